@@ -1,0 +1,215 @@
+"""The change feed: one per hub process, the committed log in revision order, shared by all watches.
+
+Guarantees:
+- The feed holds a contiguous run of recent changes (no gaps): a local commit is appended at
+  once; a gap (a write by another process) is filled by reading the log, never skipped.
+- Hints (local commits, PostgreSQL NOTIFY, a periodic poll) only say "look again"; the log is
+  the truth, so a lost hint delays an event but never loses it.
+- `read_after(rev)` returns the changes after `rev` from memory, or from the log when `rev` is
+  older than memory, or raises Gone when the log was compacted past `rev`.
+- Each watcher reads at its own pace from the shared run: a slow one never slows a writer or
+  another watcher.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import Callable
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+
+from control import errors, store
+from control.store import Change
+
+log = logging.getLogger(__name__)
+
+
+class ChangeFeed:
+    def __init__(self, *, loop: asyncio.AbstractEventLoop, start: int, capacity: int = 20000):
+        self.loop = loop
+        self.capacity = capacity
+        self.changes: list[Change] = []
+        self.first = start + 1  # revision of changes[0]
+        self.last = start  # highest revision known, all of (first-1, last] are in `changes`
+        self.compacted = 0
+        self._wake = asyncio.Event()
+        self._catching_up = False
+        self._tasks: list[asyncio.Task] = []
+        self._unsubscribe: Callable[[], None] | None = None
+
+    # --- filling ---------------------------------------------------------------------------
+
+    def offer(self, changes: list[Change]) -> None:
+        """Append committed changes; on a gap, read the log instead (runs on the loop)."""
+        grew = False
+        for change in changes:
+            if change.revision <= self.last:
+                continue
+            if change.revision != self.last + 1:
+                self.hint()
+                break
+            self.changes.append(change)
+            self.last = change.revision
+            grew = True
+        if grew:
+            self._trim()
+            self._notify()
+
+    def hint(self) -> None:
+        """Something may have been committed elsewhere: read the log soon (thread-safe)."""
+        self.loop.call_soon_threadsafe(self._schedule_catch_up)
+
+    def _schedule_catch_up(self) -> None:
+        if not self._catching_up:
+            self._catching_up = True
+            self._tasks.append(self.loop.create_task(self._catch_up()))
+
+    async def _catch_up(self) -> None:
+        try:
+            while True:
+                batch = await sync_to_async(store.events_since)(self.last, limit=1000)
+                if not batch:
+                    return
+                self.offer(batch)
+                if len(batch) < 1000:
+                    return
+        except errors.Gone:
+            # We fell behind the log's window: restart the run from the newest revision.
+            latest = await sync_to_async(store.current_revision)()
+            self.changes, self.first, self.last = [], latest + 1, latest
+            self._notify()
+        except Exception:
+            log.exception("change feed catch-up failed")
+        finally:
+            self._catching_up = False
+            self._tasks = [t for t in self._tasks if not t.done()]
+
+    def _trim(self) -> None:
+        excess = len(self.changes) - self.capacity
+        if excess > self.capacity // 4:
+            del self.changes[:excess]
+            self.first += excess
+
+    def drop_through(self, revision: int) -> None:
+        """Forget changes at or below a compacted revision."""
+        self.compacted = max(self.compacted, revision)
+        if revision >= self.first:
+            cut = min(revision - self.first + 1, len(self.changes))
+            del self.changes[:cut]
+            self.first += cut
+
+    def _notify(self) -> None:
+        wake, self._wake = self._wake, asyncio.Event()
+        wake.set()
+
+    # --- reading ---------------------------------------------------------------------------
+
+    async def read_after(self, revision: int, *, timeout: float, limit: int = 500) -> list[Change]:
+        """Changes after `revision` (up to `limit`), waiting up to `timeout` for the first one."""
+        if revision < self.compacted:
+            raise errors.expired(f"too old resource version: {revision} ({self.compacted})")
+        if revision >= self.last:
+            wake = self._wake
+            try:
+                await asyncio.wait_for(wake.wait(), timeout)
+            except asyncio.TimeoutError:
+                return []
+        if revision + 1 < self.first:
+            return await sync_to_async(store.events_since)(revision, limit=limit)
+        start = revision + 1 - self.first
+        return self.changes[start:start + limit]
+
+    # --- life ------------------------------------------------------------------------------
+
+    def start_background(self) -> None:
+        self._unsubscribe = store.subscribe(lambda changes: self.loop.call_soon_threadsafe(self.offer, changes))
+        self._tasks.append(self.loop.create_task(self._poll()))
+        self._tasks.append(self.loop.create_task(self._compact()))
+        if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+            threading.Thread(target=_listen_postgres, args=(self,), daemon=True, name="kk-listen").start()
+
+    def stop(self) -> None:
+        if self._unsubscribe:
+            self._unsubscribe()
+        for task in self._tasks:
+            task.cancel()
+
+    async def _poll(self) -> None:
+        while True:
+            await asyncio.sleep(settings.KK_POLL_INTERVAL)
+            try:
+                if await sync_to_async(store.current_revision)() > self.last:
+                    self._schedule_catch_up()
+            except Exception:
+                log.exception("change feed poll failed")
+
+    async def _compact(self) -> None:
+        while True:
+            await asyncio.sleep(settings.KK_COMPACT_INTERVAL)
+            try:
+                through = await sync_to_async(store.log_compact)(
+                    max_entries=settings.KK_LOG_MAX_ENTRIES, max_age=settings.KK_LOG_MAX_AGE)
+                self.drop_through(through)
+            except Exception:
+                log.exception("log compaction failed")
+
+
+def _listen_postgres(feed: ChangeFeed) -> None:
+    """A dedicated connection that turns NOTIFY kk_revision into hints."""
+    import psycopg
+
+    db = settings.DATABASES["default"]
+    while True:
+        try:
+            with psycopg.connect(host=db["HOST"] or None, port=db["PORT"] or None, user=db["USER"] or None,
+                                 password=db["PASSWORD"] or None, dbname=db["NAME"], autocommit=True) as conn:
+                conn.execute("LISTEN kk_revision")
+                for _ in conn.notifies():
+                    feed.hint()
+        except Exception:
+            log.warning("LISTEN connection lost; the poll keeps the feed up to date meanwhile")
+            threading.Event().wait(1.0)
+
+
+_feeds: dict[asyncio.AbstractEventLoop, ChangeFeed] = {}
+_starting: dict[asyncio.AbstractEventLoop, asyncio.Future] = {}
+
+
+def _revisions() -> tuple[int, int]:
+    return store.current_revision(), store.compacted_revision()
+
+
+async def get_feed() -> ChangeFeed:
+    """This process's feed for the running loop, started on first use."""
+    loop = asyncio.get_running_loop()
+    if loop in _feeds:
+        return _feeds[loop]
+    if loop in _starting:
+        return await asyncio.shield(_starting[loop])
+    future = _starting[loop] = loop.create_future()
+    try:
+        # Read the revision first, then subscribe: a commit that falls between the two shows up
+        # as a gap at the next offer (or poll) and is read from the log.
+        latest, compacted = await sync_to_async(_revisions)()
+        feed = ChangeFeed(loop=loop, start=latest)
+        feed.compacted = compacted
+        feed.start_background()
+    except BaseException as exc:
+        future.set_exception(exc)
+        future.exception()  # retrieved, so no "never retrieved" warning
+        del _starting[loop]
+        raise
+    _feeds[loop] = feed
+    future.set_result(feed)
+    return feed
+
+
+def stop_feeds() -> None:
+    """Stop every feed (tests; server shutdown)."""
+    for feed in list(_feeds.values()):
+        feed.stop()
+    _feeds.clear()
+    _starting.clear()

@@ -1,0 +1,208 @@
+"""The rules every write follows before it reaches the store.
+
+Guarantees:
+- `prepare_create` turns a client's object into a storable one: type meta, namespace and name
+  (incl. generateName) checked, server metadata set (uid, creationTimestamp, generation),
+  status reset where Kubernetes resets it, defaults applied, validated (422 with causes).
+- `prepare_update` merges a client's new object onto the stored one: optimistic concurrency
+  (409 on a stale resourceVersion), server metadata kept, status kept on main-resource writes
+  and spec kept on status writes, generation bumped on spec changes, validated.
+- Unknown fields are refused (fieldValidation=Strict, our default), warned about or dropped.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import uuid
+from typing import Any
+
+from control import errors, store
+from control.api.request import Call, check_type_meta
+from control.kinds.base import Kind, Obj, format_time, label_causes, name_causes
+
+GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+SERVER_METADATA = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+RESETS_STATUS_ON_CREATE = {"Pod", "Deployment", "ReplicaSet", "Service"}
+
+
+def generate_name(base: str) -> str:
+    return base[:58] + "".join(random.choice(GENERATE_ALPHABET) for _ in range(5))
+
+
+def check_fields(call: Call, kind: Kind, obj: Obj) -> Obj:
+    """Apply the request's fieldValidation to unknown fields and wrong types."""
+    from control.kinds import structure
+
+    problems = structure.check(obj, kind.definition)
+    if not problems:
+        return obj
+    mode = call.field_validation
+    type_errors = [p for p in problems if p.kind == "type"]
+    if type_errors or mode == "Strict":
+        raise errors.BadRequest(structure.message(type_errors or problems, kind.kind, kind.version))
+    if mode == "Warn":
+        call.warnings += [f'unknown field "{p.path}"' for p in problems]
+    return structure.prune(obj, kind.definition)
+
+
+def metadata_causes(kind: Kind, obj: Obj) -> list[dict[str, str]]:
+    meta = obj["metadata"]
+    out = kind.validate(obj)
+    if not any(c["field"] == "metadata.name" for c in out):
+        label = kind.kind in ("Namespace", "Service")
+        out = name_causes(meta.get("name"), label=label) + out
+    out += label_causes(meta.get("labels"), "metadata.labels")
+    annotations = meta.get("annotations")
+    if annotations is not None and (not isinstance(annotations, dict) or
+                                    not all(isinstance(v, str) for v in annotations.values())):
+        out.append({"reason": "FieldValueInvalid", "field": "metadata.annotations",
+                    "message": "Invalid value: annotations must be a map of strings"})
+    elif annotations and sum(len(k) + len(v) for k, v in annotations.items()) > 256 * 1024:
+        out.append({"reason": "FieldValueTooLong", "field": "metadata.annotations",
+                    "message": "Too long: must have at most 262144 bytes"})
+    return out
+
+
+def raise_if_invalid(kind: Kind, obj: Obj, causes: list[dict[str, str]]) -> None:
+    if causes:
+        raise errors.invalid(kind.kind, kind.group, str(obj["metadata"].get("name") or ""), causes)
+
+
+def _namespace_of(call: Call, obj: Obj) -> str:
+    meta = obj["metadata"]
+    if not call.kind.namespaced:
+        meta.pop("namespace", None)
+        return ""
+    given = meta.get("namespace")
+    if given not in (None, "") and call.namespace and given != call.namespace:
+        raise errors.BadRequest("the namespace of the provided object does not match the namespace sent on the request")
+    namespace = call.namespace or given or "default"
+    meta["namespace"] = namespace
+    return namespace
+
+
+def ensure_namespace(namespace: str) -> None:
+    """Objects may be created only in an existing namespace that is not being deleted."""
+    try:
+        ns = store.object_get(resource="/namespaces", namespace="", name=namespace)
+    except errors.NotFound:
+        raise errors.not_found("/namespaces", namespace) from None
+    if ns["metadata"].get("deletionTimestamp"):
+        raise errors.Forbidden(f"unable to create new content in namespace {namespace} because it is being terminated",
+                               details={"name": namespace, "kind": "namespaces"})
+
+
+def track_fields(call: Call, old: Obj, new: Obj, now: float) -> Obj:
+    """Record an ordinary write's field ownership in metadata.managedFields ("Update")."""
+    from control.api.apply import record_update
+    from control.api.patching import patch_meta
+
+    return record_update(old, new, manager=call.field_manager, now=format_time(now),
+                         api_version=call.kind.api_version, meta=patch_meta(call.kind.definition))
+
+
+def prepare_create(call: Call, obj: Obj, now: float, *, applied: bool = False) -> Obj:
+    """`applied`: the object comes from server-side apply and already carries its managedFields."""
+    kind = call.kind
+    check_type_meta(call, obj)
+    obj = check_fields(call, kind, obj)
+    meta = obj["metadata"]
+    namespace = _namespace_of(call, obj)
+    if not meta.get("name") and isinstance(meta.get("generateName"), str) and meta["generateName"]:
+        meta["name"] = generate_name(meta["generateName"])
+    if call.name and meta.get("name") != call.name:
+        raise errors.BadRequest(f"the name of the object ({meta.get('name')}) does not match the name on the URL ({call.name})")
+    for key in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+        meta.pop(key, None)
+    if not applied:
+        meta.pop("managedFields", None)
+    meta["uid"] = str(uuid.uuid4())
+    meta["creationTimestamp"] = format_time(now)
+    if kind.has_spec:
+        meta["generation"] = 1
+    if kind.kind in RESETS_STATUS_ON_CREATE:
+        obj["status"] = {"phase": "Pending"} if kind.kind == "Pod" else {}
+    kind.defaults(obj)
+    raise_if_invalid(kind, obj, metadata_causes(kind, obj))
+    if namespace and kind.kind != "Namespace":
+        ensure_namespace(namespace)
+    return obj if applied else track_fields(call, {}, obj, now)
+
+
+def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "", now: float,
+                   applied: bool = False) -> Obj | store.Delete:
+    """The object to store for an update (PUT or the result of a PATCH) of `current`.
+    `applied`: `new` comes from server-side apply, which already recorded its field ownership."""
+    kind = call.kind
+    check_type_meta(call, new)
+    new = check_fields(call, kind, new)
+    meta, old_meta = new["metadata"], current["metadata"]
+    if meta.get("name") not in (None, "", old_meta["name"]):
+        raise errors.BadRequest(f"the name of the object ({meta.get('name')}) does not match the name on the URL ({old_meta['name']})")
+    if kind.namespaced and meta.get("namespace") not in (None, "", old_meta.get("namespace")):
+        raise errors.BadRequest("the namespace of the provided object does not match the namespace sent on the request")
+    given_rv = meta.get("resourceVersion")
+    if given_rv not in (None, "") and str(given_rv) != old_meta["resourceVersion"]:
+        raise errors.conflict(kind.resource, old_meta["name"])
+    if given_rv is not None and not isinstance(given_rv, str):
+        raise errors.BadRequest("metadata.resourceVersion must be a string")
+    uid = meta.get("uid")
+    if uid not in (None, "") and uid != old_meta.get("uid"):
+        raise errors.conflict(kind.resource, old_meta["name"], f"Precondition failed: UID in precondition: {uid}, "
+                              f"UID in object meta: {old_meta.get('uid')}")
+    if subresource == "status":
+        result = copy.deepcopy(current)
+        result["status"] = new.get("status", {})
+    else:
+        result = new
+        for key in SERVER_METADATA:
+            if key in old_meta:
+                meta[key] = old_meta[key]
+            else:
+                meta.pop(key, None)
+        meta["name"] = old_meta["name"]
+        if kind.namespaced:
+            meta["namespace"] = old_meta["namespace"]
+        if kind.has_status and "status" in current:
+            result["status"] = current["status"]
+        elif kind.has_status:
+            result.pop("status", None)
+        kind.defaults(result)
+        if kind.has_spec and result.get("spec") != current.get("spec"):
+            meta["generation"] = int(old_meta.get("generation") or 0) + 1
+    causes = metadata_causes(kind, result) + kind.validate_update(result, current)
+    raise_if_invalid(kind, result, causes)
+    if not applied:
+        result = track_fields(call, current, result, now)
+    return deletion_if_done(result)
+
+
+def deletion_if_done(obj: Obj) -> Obj | store.Delete:
+    """An object marked for deletion goes once its finalizers are gone and no grace period remains."""
+    meta = obj["metadata"]
+    if meta.get("deletionTimestamp") and not meta.get("finalizers") and not meta.get("deletionGracePeriodSeconds"):
+        return store.Delete(obj)
+    return obj
+
+
+def check_preconditions(resource: str, current: Obj, preconditions: Any) -> None:
+    if not preconditions:
+        return
+    if not isinstance(preconditions, dict):
+        raise errors.BadRequest("preconditions must be an object")
+    meta = current["metadata"]
+    uid, rv = preconditions.get("uid"), preconditions.get("resourceVersion")
+    if uid and uid != meta.get("uid"):
+        raise errors.conflict(resource, meta["name"],
+                              f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid')}")
+    if rv and rv != meta.get("resourceVersion"):
+        raise errors.conflict(resource, meta["name"], f"Precondition failed: ResourceVersion in precondition: {rv}, "
+                              f"ResourceVersion in object meta: {meta.get('resourceVersion')}")
+
+
+def status_details(kind: Kind, obj: Obj) -> dict[str, Any]:
+    details: dict[str, Any] = {"name": obj["metadata"]["name"], "kind": kind.plural, "uid": obj["metadata"].get("uid", "")}
+    if kind.group:
+        details["group"] = kind.group
+    return details

@@ -1,0 +1,77 @@
+"""`pods/NAME/log`: the hub asks the pod's kubelet for the container's log, as the real one does.
+
+Guarantees: the container is checked against the pod (400 with Kubernetes' messages when it is
+ambiguous, unknown or not started); the kubelet is found through its Node's address and
+`daemonEndpoints.kubeletEndpoint.Port`; the answer streams through as text/plain; an unreachable
+kubelet is a 503 Status, never a hang or a 500.
+"""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator
+
+import httpx
+from asgiref.sync import sync_to_async
+from django.http import HttpResponse, StreamingHttpResponse
+
+from control import errors, store
+from control.api.request import Call, bool_param, int_param
+
+LOG_PARAMS = ("follow", "tailLines", "previous", "timestamps", "sinceSeconds", "limitBytes")
+
+
+def _target(call: Call) -> tuple[str, str]:
+    """(container, kubelet base URL) for this request."""
+    pod = store.object_get(resource="/pods", namespace=call.namespace, name=call.name)
+    containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+    containers += [c.get("name") for c in (pod.get("spec") or {}).get("initContainers") or []]
+    container = call.query.get("container", "")
+    if not container:
+        if len((pod.get("spec") or {}).get("containers") or []) != 1:
+            raise errors.BadRequest(f"a container name must be specified for pod {call.name}, choose one of: "
+                                    f"[{' '.join(c for c in containers if c)}]")
+        container = containers[0]
+    if container not in containers:
+        raise errors.BadRequest(f"container {container} is not valid for pod {call.name}")
+    node_name = (pod.get("spec") or {}).get("nodeName")
+    if not node_name:
+        raise errors.BadRequest(f'container "{container}" in pod "{call.name}" is waiting to start: ContainerCreating')
+    node = store.object_get(resource="/nodes", namespace="", name=node_name)
+    status = node.get("status") or {}
+    port = (((status.get("daemonEndpoints") or {}).get("kubeletEndpoint")) or {}).get("Port")
+    address = next((a.get("address") for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), None)
+    if not port or not address:
+        raise errors.ServiceUnavailable(f"the kubelet of node {node_name} publishes no endpoint for logs")
+    return container, f"http://{address}:{port}/containerLogs/{call.namespace}/{call.name}/{container}"
+
+
+async def pod_log(call: Call) -> HttpResponse:
+    int_param(call.query, "tailLines")
+    int_param(call.query, "sinceSeconds")
+    int_param(call.query, "limitBytes")
+    container, url = await sync_to_async(_target)(call)
+    params: dict[str, Any] = {k: call.query[k] for k in LOG_PARAMS if k in call.query}
+    client = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=None))
+    try:
+        upstream = await client.send(client.build_request("GET", url, params=params), stream=True)
+    except httpx.HTTPError as exc:
+        await client.aclose()
+        raise errors.ServiceUnavailable(f"cannot reach the kubelet for pod {call.name}: {exc}") from None
+    if upstream.status_code != 200:
+        text = (await upstream.aread()).decode(errors="replace")
+        await upstream.aclose()
+        await client.aclose()
+        raise errors.BadRequest(text.strip() or f"the kubelet answered {upstream.status_code}")
+
+    async def chunks() -> AsyncIterator[bytes]:
+        try:
+            async for chunk in upstream.aiter_raw():
+                yield chunk
+        finally:
+            await upstream.aclose()
+            await client.aclose()
+
+    if not bool_param(call.query, "follow"):
+        body = b"".join([chunk async for chunk in chunks()])
+        return HttpResponse(body, content_type="text/plain")
+    return StreamingHttpResponse(chunks(), content_type="text/plain")

@@ -1,0 +1,189 @@
+"""Turning an HTTP request into checked values: body, options, selectors, client identity.
+
+Guarantees: every malformed input becomes a BadRequest / UnsupportedMediaType /
+RequestEntityTooLarge carrying a clear message; nothing here raises anything else. YAML is read
+without anchors/aliases and without implicit timestamps, so what it yields is always plain JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from django.conf import settings
+
+from control import errors
+from control.kinds.base import Kind
+
+PATCH_TYPES = {
+    "application/json-patch+json": "json",
+    "application/merge-patch+json": "merge",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
+    "application/apply-patch+cbor": None,
+}
+FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
+
+
+@dataclass
+class Call:
+    """One API request, parsed: what it targets and who makes it."""
+
+    method: str
+    kind: Kind
+    namespace: str
+    name: str
+    subresource: str
+    query: dict[str, str]
+    actor: str
+    accept: str = ""
+    content_type: str = ""
+    raw_body: bytes = b""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def dry_run(self) -> bool:
+        value = self.query.get("dryRun", "")
+        if value not in ("", "All"):
+            raise errors.BadRequest(f'Unsupported value: "{value}": supported values: "All"')
+        return value == "All"
+
+    @property
+    def field_validation(self) -> str:
+        value = self.query.get("fieldValidation", "Strict") or "Strict"
+        if value not in FIELD_VALIDATION:
+            raise errors.BadRequest(
+                f'fieldValidation: Unsupported value: "{value}": supported values: "Ignore", "Strict", "Warn"')
+        return value
+
+    @property
+    def field_manager(self) -> str:
+        manager = self.query.get("fieldManager", "")
+        if len(manager) > 128:
+            raise errors.Invalid("fieldManager: Too long: may not be longer than 128 characters")
+        return manager or self.actor.split("/")[0] or "unknown"
+
+
+class _PlainLoader(yaml.SafeLoader):
+    """SafeLoader without aliases (no billion laughs) and without timestamps (plain JSON only)."""
+
+    def compose_node(self, parent, index):  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "YAML aliases are not allowed", event.start_mark)
+        return super().compose_node(parent, index)
+
+
+_PlainLoader.yaml_implicit_resolvers = {
+    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _plain_json(value: Any) -> Any:
+    """Make YAML output JSON-safe: keys as strings, no NaN/Infinity, no bytes."""
+    if isinstance(value, dict):
+        return {str(k) if not isinstance(k, bool) else str(k).lower(): _plain_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_json(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("NaN and Infinity are not valid JSON numbers")
+    if isinstance(value, bytes):
+        raise ValueError("binary values are not supported")
+    return value
+
+
+def load_yaml_documents(text: str) -> list[Any]:
+    """All documents of a YAML stream (empty ones dropped), as plain JSON values."""
+    return [_plain_json(doc) for doc in yaml.load_all(text, Loader=_PlainLoader) if doc is not None]
+
+
+def decode(raw: bytes, content_type: str) -> Any:
+    """Parse a request body as JSON (or YAML for yaml media types)."""
+    limit = settings.KK_MAX_BODY_BYTES
+    if len(raw) > limit:
+        raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
+    if not raw.strip():
+        raise errors.BadRequest("the request body is empty")
+    try:
+        text = raw.decode("utf-8")
+        if "yaml" in content_type:
+            docs = load_yaml_documents(text)
+            if len(docs) != 1:
+                raise ValueError(f"expected exactly one YAML document, found {len(docs)}")
+            return docs[0]
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, yaml.YAMLError, RecursionError) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        what = "yaml" if "yaml" in content_type else "json"
+        raise errors.BadRequest(f"the body of the request could not be decoded: {what} parse error: {detail}") from None
+
+
+def decode_object(call: Call) -> dict[str, Any]:
+    media = call.content_type or "application/json"
+    if media not in ("application/json", "application/yaml", "*/*") and call.method in ("POST", "PUT"):
+        raise errors.UnsupportedMediaType(f'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml')
+    body = decode(call.raw_body, media)
+    if not isinstance(body, dict):
+        raise errors.BadRequest("the body of the request must be a JSON object")
+    return body
+
+
+def check_type_meta(call: Call, obj: dict[str, Any], *, api_version: str | None = None, kind: str | None = None) -> None:
+    """apiVersion/kind in a body must match the endpoint; missing ones are filled in."""
+    expected_version = api_version or call.kind.api_version
+    expected_kind = kind or call.kind.kind
+    got_version, got_kind = obj.get("apiVersion"), obj.get("kind")
+    if got_version not in (None, "") and got_version != expected_version:
+        raise errors.BadRequest(f"the API version in the data ({got_version}) does not match the expected "
+                                f"API version ({expected_version})")
+    if got_kind not in (None, "") and got_kind != expected_kind:
+        raise errors.BadRequest(f"the kind in the data ({got_kind}) does not match the expected kind ({expected_kind})")
+    obj["apiVersion"], obj["kind"] = expected_version, expected_kind
+    if not isinstance(obj.get("metadata"), dict):
+        if obj.get("metadata") is not None:
+            raise errors.BadRequest("metadata must be an object")
+        obj["metadata"] = {}
+
+
+_PRODUCT_VERSION = re.compile(r"^v?\d")
+
+
+def client_name(user_agent: str) -> str:
+    """Who is calling, from the User-Agent product: "kubectl", "kube-scheduler", "kubelet/node-1"."""
+    first = (user_agent or "").strip().split(" ")[0]
+    if not first:
+        return "unknown"
+    product, _, rest = first.partition("/")
+    if product == "OpenAPI-Generator":
+        return "python-client"
+    if product in ("kubectl", "kubectl.exe"):
+        return "kubectl"
+    if rest and not _PRODUCT_VERSION.match(rest):
+        return f"{product}/{rest}"[:100]
+    return product[:100]
+
+
+def int_param(query: dict[str, str], key: str, *, minimum: int = 0) -> int | None:
+    value = query.get(key)
+    if value in (None, ""):
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise errors.BadRequest(f'invalid value for {key}: "{value}" is not an integer') from None
+    if number < minimum:
+        raise errors.BadRequest(f"invalid value for {key}: must be at least {minimum}")
+    return number
+
+
+def bool_param(query: dict[str, str], key: str) -> bool:
+    return query.get(key, "").lower() in ("1", "true", "yes")

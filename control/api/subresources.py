@@ -1,0 +1,114 @@
+"""Subresources: `pods/binding` (the scheduler's one write), `*/scale` (kubectl scale, HPA).
+
+Guarantees: binding sets `spec.nodeName` and the PodScheduled condition in one write and refuses
+(409) a pod that is already bound or being deleted; scale reads and writes only `spec.replicas`,
+with the same optimistic concurrency as the main resource.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from django.http import HttpResponse
+
+from control import errors, store
+from control.api.objects import raise_if_invalid
+from control.api.patching import apply_patch
+from control.api.request import PATCH_TYPES, Call, check_type_meta, decode, decode_object
+from control.api.responses import json_response, success_status
+from control.kinds.base import Obj, cause, format_time
+
+SCALE_DEFINITION = "io.k8s.api.autoscaling.v1.Scale"
+
+
+# --- binding ---------------------------------------------------------------------------------
+
+def bind(call: Call, now: float) -> HttpResponse:
+    body = decode_object(call)
+    check_type_meta(call, body, api_version="v1", kind="Binding")
+    target = body.get("target")
+    if not isinstance(target, dict) or not target.get("name"):
+        raise errors.invalid("Binding", "", call.name, [cause("target.name", "Required value", "FieldValueRequired")])
+    if target.get("kind") not in (None, "", "Node"):
+        raise errors.invalid("Binding", "", call.name, [cause("target.kind", f'Invalid value: "{target.get("kind")}": must be empty or \'Node\'')])
+    node = str(target["name"])
+    name = body["metadata"].get("name") or call.name
+    if name != call.name:
+        raise errors.BadRequest(f"the name of the object ({name}) does not match the name on the URL ({call.name})")
+
+    def mutate(pod: Obj) -> Obj:
+        spec = pod.setdefault("spec", {})
+        if pod["metadata"].get("deletionTimestamp"):
+            raise errors.conflict("/pods", call.name, "pod is being deleted, cannot be assigned to a host")
+        if spec.get("nodeName"):
+            raise errors.conflict("/pods", call.name, f"pod {call.name} is already assigned to node \"{spec['nodeName']}\"")
+        spec["nodeName"] = node
+        conditions = [c for c in (pod.setdefault("status", {}).get("conditions") or []) if c.get("type") != "PodScheduled"]
+        conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                           "lastTransitionTime": format_time(now)})
+        pod["status"]["conditions"] = conditions
+        return pod
+
+    store.object_update(resource="/pods", namespace=call.namespace, name=call.name, mutate=mutate, actor=call.actor)
+    return json_response(success_status({}), 201)
+
+
+# --- scale -----------------------------------------------------------------------------------
+
+def scale_of(call: Call, obj: Obj) -> dict[str, Any]:
+    meta = obj["metadata"]
+    return {
+        "kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta},
+        "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
+        "status": {"replicas": int((obj.get("status") or {}).get("replicas") or 0),
+                   "selector": call.kind.scale.selector(obj) if call.kind.scale else ""},
+    }
+
+
+def _apply_scale(call: Call, current: Obj, scale: Any) -> Obj:
+    if not isinstance(scale, dict):
+        raise errors.BadRequest("the body of the request must be a Scale object")
+    check_type_meta(call, scale, api_version="autoscaling/v1", kind="Scale")
+    rv = scale["metadata"].get("resourceVersion")
+    if rv not in (None, "") and rv != current["metadata"]["resourceVersion"]:
+        raise errors.conflict(call.kind.resource, call.name)
+    replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale.get("spec"), dict) else None
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        raise_if_invalid(call.kind, current, [cause("spec.replicas", f"Invalid value: {replicas!r}: must be greater than or equal to 0")])
+    result = copy.deepcopy(current)
+    spec = result.setdefault("spec", {})
+    if spec.get("replicas") != replicas:
+        spec["replicas"] = replicas
+        result["metadata"]["generation"] = int(result["metadata"].get("generation") or 0) + 1
+    return result
+
+
+def get_scale(call: Call) -> HttpResponse:
+    obj = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
+    return json_response(scale_of(call, obj))
+
+
+def update_scale(call: Call) -> HttpResponse:
+    body = decode_object(call)
+    obj = store.object_update(resource=call.kind.resource, namespace=call.namespace, name=call.name,
+                              mutate=lambda cur: _apply_scale(call, cur, body), actor=call.actor)
+    return json_response(scale_of(call, obj))
+
+
+def patch_scale(call: Call) -> HttpResponse:
+    patch_type = PATCH_TYPES.get(call.content_type)
+    if patch_type not in ("json", "merge", "strategic"):
+        raise errors.UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media types "
+                                          f"include: application/json-patch+json, application/merge-patch+json, "
+                                          f"application/strategic-merge-patch+json")
+    document = decode(call.raw_body, call.content_type)
+
+    def mutate(current: Obj) -> Obj:
+        scale = apply_patch(call.kind, scale_of(call, current), patch_type, document, definition=SCALE_DEFINITION)
+        return _apply_scale(call, current, scale)
+
+    obj = store.object_update(resource=call.kind.resource, namespace=call.namespace, name=call.name,
+                              mutate=mutate, actor=call.actor)
+    return json_response(scale_of(call, obj))

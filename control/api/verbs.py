@@ -1,0 +1,309 @@
+"""The verbs on a resource: get, list, create, update, patch, delete, deletecollection.
+
+Guarantees: each verb is one call into `control.store` (so one transaction); every failure is
+an ApiError; list pages keep the list's resourceVersion; deletion follows Kubernetes (pods are
+deleted gracefully, finalizers and foreground/orphan propagation hold an object until cleared).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from typing import Any
+
+from django.http import HttpResponse
+
+from control import errors, store
+from control.api import tables
+from control.api.objects import (
+    check_preconditions, deletion_if_done, prepare_create, prepare_update, status_details,
+)
+from control.api.patching import apply_patch
+from control.api.request import PATCH_TYPES, Call, decode, decode_object, int_param
+from control.api.responses import json_response, success_status
+from control.api.selection import Selection
+from control.kinds.base import Kind, Obj, format_time
+
+now = time.time  # injected clock for server-set timestamps
+
+
+def _object_response(call: Call, obj: Obj, status: int = 200) -> HttpResponse:
+    headers = {"Warning": ", ".join(f'299 - "{w}"' for w in call.warnings)} if call.warnings else None
+    if tables.wants_table(call.accept):
+        table = tables.table(call.kind, [obj], resource_version=obj["metadata"].get("resourceVersion", ""),
+                             include=call.query.get("includeObject", "Metadata"))
+        return json_response(table, status, headers=headers)
+    return json_response(obj, status, headers=headers)
+
+
+def get(call: Call) -> HttpResponse:
+    obj = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
+    return _object_response(call, obj)
+
+
+# --- list ------------------------------------------------------------------------------------
+
+def _encode_continue(revision: int, after: tuple[str, str]) -> str:
+    raw = json.dumps({"v": "kk.1", "rv": revision, "ns": after[0], "name": after[1]})
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        return int(data["rv"]), (str(data["ns"]), str(data["name"]))
+    except (ValueError, KeyError, TypeError):
+        raise errors.BadRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)") from None
+
+
+def wait_for_revision(revision: int) -> None:
+    """"Not older than X" for X in the future: wait up to 3 s, then 504 like the real server."""
+    deadline = time.monotonic() + 3
+    while store.current_revision() < revision:
+        if time.monotonic() > deadline:
+            raise errors.Timeout(f"Too large resource version: {revision}, current: {store.current_revision()}",
+                                 details={"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                                          "retryAfterSeconds": 1})
+        time.sleep(0.05)
+
+
+def list_objects(call: Call, selection: Selection) -> tuple[list[Obj], int, str, int | None]:
+    """The selected objects, the list revision, the continue token and the remaining count."""
+    kind, query = call.kind, call.query
+    limit = int_param(query, "limit")
+    token = query.get("continue", "")
+    requested = query.get("resourceVersion", "")
+    match = query.get("resourceVersionMatch", "")
+    if match not in ("", "Exact", "NotOlderThan"):
+        raise errors.BadRequest(f'resourceVersionMatch: Unsupported value: "{match}"')
+    if token and requested not in ("", "0"):
+        raise errors.BadRequest("specifying resource version is not allowed when using continue")
+    if requested and requested != "0":
+        try:
+            wanted = int(requested)
+        except ValueError:
+            raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
+        if (match == "Exact" or limit) and wanted < store.compacted_revision():
+            raise errors.expired(f"too old resource version: {wanted} ({store.compacted_revision()})")
+        wait_for_revision(wanted)
+    after: tuple[str, str] | None = None
+    if token:
+        revision_of_token, after = _decode_continue(token)
+        if revision_of_token < store.compacted_revision():
+            raise errors.expired("The provided continue parameter is too old to display a consistent list result. "
+                                 "You can start a new list without the continue parameter, or use the continue token "
+                                 "in this response to retrieve the remainder of the results.")
+    bodies, revision = store.object_list(resource=kind.resource, namespace=call.namespace or None,
+                                         name=selection.exact_name())
+    if token:
+        revision = revision_of_token
+    items: list[Obj] = []
+    remaining = 0
+    next_token = ""
+    for body in bodies:
+        obj = json.loads(body)
+        meta = obj["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        if after is not None and key <= after:
+            continue
+        if not selection.matches(obj):
+            continue
+        if limit and len(items) >= limit:
+            remaining += 1
+            continue
+        items.append(obj)
+    if remaining:
+        last = items[-1]["metadata"]
+        next_token = _encode_continue(revision, (last.get("namespace", ""), last["name"]))
+    return items, revision, next_token, (remaining or None)
+
+
+def list_(call: Call) -> HttpResponse:
+    selection = Selection.from_query(call.kind, call.query)
+    items, revision, token, remaining = list_objects(call, selection)
+    if tables.wants_table(call.accept):
+        table = tables.table(call.kind, items, resource_version=str(revision), cont=token,
+                             include=call.query.get("includeObject", "Metadata"))
+        return json_response(table)
+    meta: dict[str, Any] = {"resourceVersion": str(revision)}
+    if token:
+        meta["continue"] = token
+        meta["remainingItemCount"] = remaining
+    return json_response({"kind": call.kind.list_kind, "apiVersion": call.kind.api_version,
+                          "metadata": meta, "items": items})
+
+
+# --- writes ----------------------------------------------------------------------------------
+
+def create(call: Call) -> HttpResponse:
+    obj = prepare_create(call, decode_object(call), now())
+    if call.dry_run:
+        return _object_response(call, obj, 201)
+    created = store.object_create(resource=call.kind.resource, obj=obj, actor=call.actor)
+    return _object_response(call, created, 201)
+
+
+CREATE_ON_UPDATE = {"Endpoints", "Event", "Lease", "ConfigMap"}
+
+
+def update(call: Call, subresource: str = "") -> HttpResponse:
+    body = decode_object(call)
+    try:
+        current = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
+    except errors.NotFound:
+        if call.kind.kind in CREATE_ON_UPDATE and not subresource:
+            return create(call)
+        raise
+    if call.dry_run:
+        result = prepare_update(call, current, body, subresource=subresource, now=now())
+        return _object_response(call, result.final if isinstance(result, store.Delete) else result)
+    obj = store.object_update(resource=call.kind.resource, namespace=call.namespace, name=call.name,
+                              mutate=lambda cur: prepare_update(call, cur, dict(body), subresource=subresource, now=now()),
+                              actor=call.actor)
+    return _object_response(call, obj)
+
+
+def patch(call: Call, subresource: str = "") -> HttpResponse:
+    patch_type = PATCH_TYPES.get(call.content_type)
+    if patch_type is None:
+        raise errors.UnsupportedMediaType(
+            f"the body of the request was in an unknown format - accepted media types include: "
+            f"{', '.join(t for t, v in PATCH_TYPES.items() if v)}")
+    document = decode(call.raw_body, call.content_type)
+    if patch_type == "apply":
+        from control.api.applying import server_side_apply_call
+
+        return server_side_apply_call(call, document, subresource)
+
+    def mutate(current: Obj):
+        return prepare_update(call, current, apply_patch(call.kind, current, patch_type, document),
+                              subresource=subresource, now=now())
+
+    if call.dry_run:
+        current = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
+        result = mutate(current)
+        return _object_response(call, result.final if isinstance(result, store.Delete) else result)
+    obj = store.object_update(resource=call.kind.resource, namespace=call.namespace, name=call.name,
+                              mutate=mutate, actor=call.actor)
+    return _object_response(call, obj)
+
+
+# --- delete ----------------------------------------------------------------------------------
+
+def delete_options(call: Call) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if call.raw_body.strip():
+        body = decode(call.raw_body, call.content_type or "application/json")
+        if not isinstance(body, dict):
+            raise errors.BadRequest("DeleteOptions must be a JSON object")
+        options = body
+    grace = int_param(call.query, "gracePeriodSeconds", minimum=-1)
+    if grace is not None:
+        options["gracePeriodSeconds"] = grace
+    if call.query.get("propagationPolicy"):
+        options["propagationPolicy"] = call.query["propagationPolicy"]
+    if call.query.get("orphanDependents"):
+        options["orphanDependents"] = call.query["orphanDependents"].lower() == "true"
+    policy = options.get("propagationPolicy")
+    if policy not in (None, "Orphan", "Background", "Foreground"):
+        raise errors.BadRequest(f'propagationPolicy: Unsupported value: "{policy}": supported values: '
+                                '"Foreground", "Background", "Orphan"')
+    if policy is None and options.get("orphanDependents") is True:
+        options["propagationPolicy"] = "Orphan"
+    grace = options.get("gracePeriodSeconds")
+    if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
+        raise errors.BadRequest("gracePeriodSeconds must be an integer")
+    return options
+
+
+def _pod_grace(pod: Obj, options: dict[str, Any]) -> int:
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+        return 0
+    grace = options.get("gracePeriodSeconds")
+    if grace is None:
+        grace = spec.get("terminationGracePeriodSeconds", 30)
+    return max(0, int(grace if grace >= 0 else 1))
+
+
+def mark_deleted(kind: Kind, current: Obj, options: dict[str, Any], at: float) -> Obj | store.Delete:
+    """What a delete does to `current`: remove it now, or mark it and let finalizers/grace run."""
+    check_preconditions(kind.resource, current, options.get("preconditions"))
+    meta = current["metadata"]
+    finalizers = list(meta.get("finalizers") or [])
+    policy = options.get("propagationPolicy")
+    for wanted, finalizer in (("Foreground", "foregroundDeletion"), ("Orphan", "orphan")):
+        if policy == wanted and finalizer not in finalizers and not meta.get("deletionTimestamp"):
+            finalizers.append(finalizer)
+    grace = _pod_grace(current, options) if kind.kind == "Pod" else 0
+    if kind.kind == "Namespace" and (current.get("spec") or {}).get("finalizers"):
+        current.setdefault("status", {})["phase"] = "Terminating"
+        grace = 0
+        if not meta.get("deletionTimestamp"):
+            meta["deletionTimestamp"] = format_time(at)
+            meta["deletionGracePeriodSeconds"] = 0
+        return current
+    if finalizers:
+        meta["finalizers"] = finalizers
+    if meta.get("deletionTimestamp"):
+        previous = meta.get("deletionGracePeriodSeconds") or 0
+        if grace < previous:  # a shorter grace period (e.g. the kubelet's final delete) wins
+            meta["deletionGracePeriodSeconds"] = grace
+            meta["deletionTimestamp"] = format_time(at + grace)
+        return deletion_if_done(current)
+    if grace == 0 and not finalizers:
+        return store.Delete(current)
+    meta["deletionTimestamp"] = format_time(at + grace)
+    meta["deletionGracePeriodSeconds"] = grace
+    return current
+
+
+def delete_one(call: Call, name: str, options: dict[str, Any]) -> tuple[Obj, bool]:
+    """Delete (or mark) one object; returns its last state and whether it is gone."""
+    removed = {"gone": False}
+
+    def mutate(current: Obj):
+        result = mark_deleted(call.kind, current, options, now())
+        removed["gone"] = isinstance(result, store.Delete)
+        return result
+
+    if call.dry_run:
+        current = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=name)
+        result = mutate(current)
+        return (result.final if isinstance(result, store.Delete) else result), removed["gone"]
+    obj = store.object_update(resource=call.kind.resource, namespace=call.namespace, name=name,
+                              mutate=mutate, actor=call.actor)
+    return obj, removed["gone"]
+
+
+def delete(call: Call) -> HttpResponse:
+    obj, gone = delete_one(call, call.name, delete_options(call))
+    if gone and call.kind.kind != "Pod":
+        return json_response(success_status(status_details(call.kind, obj)))
+    return json_response(obj)
+
+
+def deletecollection(call: Call) -> HttpResponse:
+    options = delete_options(call)
+    selection = Selection.from_query(call.kind, call.query)
+    bodies, revision = store.object_list(resource=call.kind.resource, namespace=call.namespace or None)
+    items = []
+    for body in bodies:
+        obj = json.loads(body)
+        if not selection.matches(obj):
+            continue
+        scoped = Call(**{**call.__dict__, "namespace": obj["metadata"].get("namespace", "")})
+        try:
+            final, _ = delete_one(scoped, obj["metadata"]["name"], options)
+        except errors.NotFound:
+            continue
+        items.append(final)
+    return json_response({"kind": call.kind.list_kind, "apiVersion": call.kind.api_version,
+                          "metadata": {"resourceVersion": str(store.current_revision())}, "items": items})
+
+
+def not_allowed(call: Call) -> HttpResponse:
+    raise errors.MethodNotAllowed(f"the server does not allow this method on the requested resource",
+                                  details={"kind": call.kind.plural})
+

@@ -1,0 +1,156 @@
+"""The watch verb: newline-delimited JSON events over one chunked HTTP response.
+
+Guarantees:
+- Without a resourceVersion (or with "0") the stream opens with a synthetic ADDED for every
+  selected object, then continues from that list's revision; with one, it continues after it.
+- Events come in revision order with none lost or repeated; each is one JSON object on one line,
+  flushed as soon as it is known. A watch whose resume point was compacted gets one ERROR event
+  carrying a 410 Expired Status, then the stream ends (HTTP 200, as Kubernetes does).
+- With selectors, an object that stops matching is sent as DELETED and one that starts matching
+  as ADDED. Bookmarks are sent when asked for; the stream ends after timeoutSeconds.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any, AsyncIterator
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.http import StreamingHttpResponse
+
+from control import errors
+from control.api import tables, traffic
+from control.api.feed import get_feed
+from control.api.request import Call, bool_param, int_param
+from control.api.responses import JSON, dumps
+from control.api.selection import Selection
+from control.api.verbs import list_objects, wait_for_revision
+from control.store import Change
+
+DEFAULT_TIMEOUT = 1800  # the real server picks 30–60 minutes
+
+
+class _Encoder:
+    """Turns objects into event lines: raw JSON, or one-row Tables for `kubectl get -w`."""
+
+    def __init__(self, call: Call):
+        self.call = call
+        self.table = tables.wants_table(call.accept)
+        self.include = call.query.get("includeObject", "Metadata")
+        self.first = True
+
+    def line(self, event_type: str, body: str | None, obj: dict[str, Any] | None) -> str:
+        if self.table and obj is not None:
+            tab = tables.table(self.call.kind, [obj], resource_version=obj["metadata"].get("resourceVersion", ""),
+                               include=self.include, with_columns=self.first)
+            self.first = False
+            return f'{{"type":"{event_type}","object":{dumps(tab)}}}\n'
+        return f'{{"type":"{event_type}","object":{body if body is not None else dumps(obj)}}}\n'
+
+
+def _in_scope(call: Call, change: Change) -> bool:
+    return change.resource == call.kind.resource and (not call.namespace or change.namespace == call.namespace)
+
+
+class _Filter:
+    """Selector bookkeeping: which objects this watcher currently sees as matching."""
+
+    def __init__(self, selection: Selection, visible: set[tuple[str, str]]):
+        self.selection = selection
+        self.visible = visible
+
+    def translate(self, change: Change) -> str | None:
+        """The event type to send for a change, or None to send nothing."""
+        if self.selection.everything:
+            return change.type
+        key = (change.namespace, change.name)
+        was, now = key in self.visible, change.type != "DELETED" and self.selection.matches(change.obj())
+        if change.type == "DELETED":
+            self.visible.discard(key)
+            return "DELETED" if was or self.selection.matches(change.obj()) else None
+        if now:
+            self.visible.add(key)
+            return "MODIFIED" if was else "ADDED"
+        if was:
+            self.visible.discard(key)
+            return "DELETED"
+        return None
+
+
+async def _events(call: Call, selection: Selection, start: int, initial: list[dict[str, Any]],
+                  visible: set[tuple[str, str]], timeout: float, bookmarks: bool) -> AsyncIterator[bytes]:
+    encoder = _Encoder(call)
+    if initial:
+        yield "".join(encoder.line("ADDED", None, obj) for obj in initial).encode()
+    feed = await get_feed()
+    keep = _Filter(selection, visible)
+    revision = start
+    deadline = time.monotonic() + timeout
+    bookmark_every = settings.KK_BOOKMARK_INTERVAL
+    next_bookmark = time.monotonic() + bookmark_every
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        try:
+            changes = await feed.read_after(revision, timeout=min(remaining, max(0.05, next_bookmark - time.monotonic())))
+        except errors.Gone as gone:
+            yield f'{{"type":"ERROR","object":{dumps(gone.status())}}}\n'.encode()
+            return
+        lines = []
+        for change in changes:
+            revision = change.revision
+            if not _in_scope(call, change):
+                continue
+            event_type = keep.translate(change)
+            if event_type is not None:
+                table_obj = change.obj() if encoder.table else None
+                lines.append(encoder.line(event_type, change.body, table_obj))
+        if lines:
+            traffic.delivered(call.actor, call.kind, len(lines), revision)
+            yield "".join(lines).encode()
+        if bookmarks and time.monotonic() >= next_bookmark:
+            next_bookmark = time.monotonic() + bookmark_every
+            mark = {"kind": call.kind.kind, "apiVersion": call.kind.api_version,
+                    "metadata": {"resourceVersion": str(revision)}}
+            yield f'{{"type":"BOOKMARK","object":{dumps(mark)}}}\n'.encode()
+
+
+def _initial_state(call: Call, selection: Selection) -> tuple[list[dict[str, Any]], int]:
+    items, revision, _, _ = list_objects(Call(**{**call.__dict__, "query": {}}), selection)
+    return items, revision
+
+
+async def watch(call: Call) -> StreamingHttpResponse:
+    selection = Selection.from_query(call.kind, call.query)
+    timeout = int_param(call.query, "timeoutSeconds")
+    timeout = float(timeout) if timeout else DEFAULT_TIMEOUT * (1 + random.random())
+    if call.query.get("sendInitialEvents"):
+        raise errors.invalid("ListOptions", "meta.k8s.io", "", [
+            {"reason": "FieldValueForbidden", "field": "sendInitialEvents",
+             "message": "Forbidden: sendInitialEvents is not supported by this server"}])
+    requested = call.query.get("resourceVersion", "")
+    feed = await get_feed()
+    initial: list[dict[str, Any]] = []
+    visible: set[tuple[str, str]] = set()
+    if requested in ("", "0"):
+        initial, start = await sync_to_async(_initial_state)(call, selection)
+        visible = {(o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in initial}
+    else:
+        try:
+            start = int(requested)
+        except ValueError:
+            raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
+        if start > feed.last:
+            await sync_to_async(wait_for_revision)(start)
+        if not selection.everything:
+            current, _ = await sync_to_async(_initial_state)(call, selection)
+            visible = {(o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in current}
+    stream = _events(call, selection, start, initial, visible, timeout, bool_param(call.query, "allowWatchBookmarks"))
+    response = StreamingHttpResponse(stream, content_type=JSON)
+    response["Cache-Control"] = "no-cache, private"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+

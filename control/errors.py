@@ -1,0 +1,159 @@
+"""Errors as values with one meaning each: every one maps to exactly one Kubernetes Status reason.
+
+Guarantees: `ApiError.status()` is a complete `Status` object (kind, apiVersion, metadata, status,
+message, reason, details, code) that kubectl and the Python client can parse. The spoke toolkit
+raises the same classes for the same reasons, so both sides of the wire speak one vocabulary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ApiError(Exception):
+    code = 500
+    reason = "InternalError"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None, headers: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        self.details = details
+        self.headers = headers or {}
+
+    def status(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if self.details:
+            body["details"] = self.details
+        return body
+
+
+class BadRequest(ApiError):
+    code, reason = 400, "BadRequest"
+
+
+class Unauthorized(ApiError):
+    code, reason = 401, "Unauthorized"
+
+
+class Forbidden(ApiError):
+    code, reason = 403, "Forbidden"
+
+
+class NotFound(ApiError):
+    code, reason = 404, "NotFound"
+
+
+class MethodNotAllowed(ApiError):
+    code, reason = 405, "MethodNotAllowed"
+
+
+class NotAcceptable(ApiError):
+    code, reason = 406, "NotAcceptable"
+
+
+class AlreadyExists(ApiError):
+    code, reason = 409, "AlreadyExists"
+
+
+class Conflict(ApiError):
+    code, reason = 409, "Conflict"
+
+
+class Gone(ApiError):
+    """410 for a list whose exact resourceVersion or continue token has been compacted away."""
+
+    code, reason = 410, "Expired"
+
+
+class RequestEntityTooLarge(ApiError):
+    code, reason = 413, "RequestEntityTooLarge"
+
+
+class UnsupportedMediaType(ApiError):
+    code, reason = 415, "UnsupportedMediaType"
+
+
+class Invalid(ApiError):
+    code, reason = 422, "Invalid"
+
+
+class TooManyRequests(ApiError):
+    code, reason = 429, "TooManyRequests"
+
+
+class InternalError(ApiError):
+    code, reason = 500, "InternalError"
+
+
+class ServiceUnavailable(ApiError):
+    code, reason = 503, "ServiceUnavailable"
+
+
+class Timeout(ApiError):
+    code, reason = 504, "Timeout"
+
+
+BY_REASON: dict[str, type[ApiError]] = {
+    cls.reason: cls
+    for cls in (
+        BadRequest, Unauthorized, Forbidden, NotFound, MethodNotAllowed, NotAcceptable,
+        AlreadyExists, Conflict, Gone, RequestEntityTooLarge, UnsupportedMediaType, Invalid,
+        TooManyRequests, InternalError, ServiceUnavailable, Timeout,
+    )
+}
+
+
+def qualified_resource(resource: str) -> str:
+    """ "apps/deployments" -> "deployments.apps"; "/pods" or "pods" -> "pods"."""
+    group, _, plural = resource.rpartition("/")
+    return f"{plural}.{group}" if group else plural
+
+
+def _details(resource: str, name: str) -> dict[str, Any]:
+    group, _, plural = resource.rpartition("/")
+    details: dict[str, Any] = {"name": name, "kind": plural}
+    if group:
+        details["group"] = group
+    return details
+
+
+def not_found(resource: str, name: str) -> NotFound:
+    return NotFound(f'{qualified_resource(resource)} "{name}" not found', details=_details(resource, name))
+
+
+def already_exists(resource: str, name: str) -> AlreadyExists:
+    return AlreadyExists(
+        f'{qualified_resource(resource)} "{name}" already exists', details=_details(resource, name)
+    )
+
+
+def conflict(resource: str, name: str, why: str | None = None) -> Conflict:
+    why = why or "the object has been modified; please apply your changes to the latest version and try again"
+    return Conflict(
+        f'Operation cannot be fulfilled on {qualified_resource(resource)} "{name}": {why}',
+        details=_details(resource, name),
+    )
+
+
+def invalid(kind: str, group: str, name: str, causes: list[dict[str, str]]) -> Invalid:
+    """422 with causes; each cause is {"reason", "message", "field"} as Kubernetes sends them."""
+    summary = ", ".join(
+        f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes
+    )
+    details: dict[str, Any] = {"name": name, "kind": kind, "causes": causes}
+    if group:
+        details["group"] = group
+    qualified = f"{kind}.{group}" if group else kind
+    return Invalid(f'{qualified} "{name}" is invalid: {summary}', details=details)
+
+
+def expired(message: str) -> Gone:
+    return Gone(message)

@@ -1,0 +1,222 @@
+"""What the hub knows about one kind: names, scope, subresources, defaults, validation, printing.
+
+Guarantees: a `Kind` is pure data plus pure functions; nothing here touches the store or HTTP,
+so spokes may import it for helpers (names, label matching) without reaching past the hub.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+Obj = dict[str, Any]
+Cause = dict[str, str]
+
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str = "string"
+    format: str = ""
+    description: str = ""
+    priority: int = 0
+
+    def definition(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type, "format": self.format,
+                "description": self.description or self.name, "priority": self.priority}
+
+
+NAME_COLUMN = Column("Name", format="name", description="Name must be unique within a namespace.")
+AGE_COLUMN = Column("Age", description="CreationTimestamp is a timestamp representing the server time "
+                    "when this object was created.")
+
+
+@dataclass(frozen=True)
+class ScaleSpec:
+    """Where a kind keeps what the `scale` subresource reads and writes."""
+
+    selector: Callable[[Obj], str]
+
+
+def _no_defaults(obj: Obj) -> None:
+    return None
+
+
+def _no_causes(obj: Obj) -> list[Cause]:
+    return []
+
+
+def _no_update_causes(new: Obj, old: Obj) -> list[Cause]:
+    return []
+
+
+@dataclass(frozen=True)
+class Kind:
+    group: str
+    version: str
+    kind: str
+    plural: str
+    namespaced: bool
+    definition: str  # OpenAPI component name, e.g. "io.k8s.api.core.v1.Pod"
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()  # of "status", "scale", "binding", "log"
+    defaults: Callable[[Obj], None] = _no_defaults
+    validate: Callable[[Obj], list[Cause]] = _no_causes
+    validate_update: Callable[[Obj, Obj], list[Cause]] = _no_update_causes
+    columns: tuple[Column, ...] = (NAME_COLUMN, AGE_COLUMN)
+    cells: Callable[[Obj, float], list[Any]] | None = None
+    field_getters: dict[str, Callable[[Obj], str]] = field(default_factory=dict)
+    scale: ScaleSpec | None = None
+    has_spec: bool = True  # whether spec changes bump metadata.generation
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def resource(self) -> str:
+        """The store's key for this kind: "<group>/<plural>"."""
+        return f"{self.group}/{self.plural}"
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources
+
+    def row(self, obj: Obj, now: float) -> list[Any]:
+        if self.cells is None:
+            return [obj["metadata"]["name"], age(obj, now)]
+        return self.cells(obj, now)
+
+
+def cause(field_path: str, message: str, reason: str = "FieldValueInvalid") -> Cause:
+    return {"reason": reason, "message": message, "field": field_path}
+
+
+def required(field_path: str) -> Cause:
+    return cause(field_path, "Required value", "FieldValueRequired")
+
+
+def name_causes(name: Any, field_path: str = "metadata.name", *, label: bool = False) -> list[Cause]:
+    """DNS-1123 subdomain (or label) name rules, with Kubernetes' messages."""
+    if not name:
+        return [cause(field_path, "Required value: name or generateName is required", "FieldValueRequired")]
+    if not isinstance(name, str):
+        return [cause(field_path, f"Invalid value: {name!r}: must be a string")]
+    limit, pattern, what = (63, DNS1123_LABEL, "RFC 1123 label") if label else (253, DNS1123_SUBDOMAIN, "RFC 1123 subdomain")
+    out = []
+    if len(name) > limit:
+        out.append(cause(field_path, f'Invalid value: "{name}": must be no more than {limit} characters'))
+    if not pattern.match(name):
+        example = "'my-name',  or '123-abc'" if label else "'example.com'"
+        out.append(cause(
+            field_path,
+            f'Invalid value: "{name}": a lowercase {what} must consist of lower case alphanumeric '
+            f"characters, '-' or '.', and must start and end with an alphanumeric character "
+            f"(e.g. {example}, regex used for validation is '{pattern.pattern[1:-1]}')",
+        ))
+    return out
+
+
+def label_causes(labels: Any, field_path: str) -> list[Cause]:
+    if labels is None:
+        return []
+    if not isinstance(labels, dict):
+        return [cause(field_path, "Invalid value: must be a map of strings")]
+    out = []
+    for key, value in labels.items():
+        prefix, _, name = key.rpartition("/")
+        if (prefix and not DNS1123_SUBDOMAIN.match(prefix)) or not name or len(name) > 63 or not QUALIFIED_NAME.match(name):
+            out.append(cause(f"{field_path}", f'Invalid value: "{key}": name part must consist of alphanumeric '
+                             "characters, '-', '_' or '.', and must start and end with an alphanumeric character"))
+        if not isinstance(value, str) or len(value) > 63 or not LABEL_VALUE.match(value):
+            out.append(cause(f"{field_path}", f'Invalid value: "{value}": a valid label must be an empty string '
+                             "or consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+                             "with an alphanumeric character"))
+    return out
+
+
+def parse_time(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    try:
+        return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        return None
+
+
+def format_time(seconds: float) -> str:
+    return datetime.fromtimestamp(int(seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def human_duration(seconds: float) -> str:
+    """kubectl's short age: 45s, 5m, 3h, 2d (with one more unit while it is small)."""
+    s = max(0, int(seconds))
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        rest = s % 60
+        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 8:
+        rest = minutes % 60
+        return f"{hours}h{rest}m" if rest else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    days = hours // 24
+    if days < 8:
+        rest = hours % 24
+        return f"{days}d{rest}h" if rest else f"{days}d"
+    return f"{days}d" if days < 365 * 2 else f"{days // 365}y"
+
+
+def age(obj: Obj, now: float) -> str:
+    created = parse_time(obj.get("metadata", {}).get("creationTimestamp"))
+    return "<unknown>" if created is None else human_duration(now - created)
+
+
+def selector_string(selector: dict[str, Any] | None) -> str:
+    """A LabelSelector as the string form Scale.status.selector uses."""
+    if not selector:
+        return ""
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        op, key, values = expr.get("operator"), expr.get("key"), expr.get("values") or []
+        if op == "In":
+            parts.append(f"{key} in ({','.join(values)})")
+        elif op == "NotIn":
+            parts.append(f"{key} notin ({','.join(values)})")
+        elif op == "Exists":
+            parts.append(key)
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+    return ",".join(parts)
+
+
+def field_value(obj: Obj, *path: str) -> str:
+    """A field as the string a field selector compares against ("" when absent)."""
+    value: Any = obj
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)

@@ -1,0 +1,314 @@
+"""The other core/v1 kinds: Namespace, Node, Service, Endpoints, Event, ConfigMap.
+
+Guarantees: each kind's defaults are idempotent, its validation returns Kubernetes-style causes
+(never raises on odd input), and its table cells match kubectl's usual columns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from control.kinds.base import (
+    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, age, cause, field_value, label_causes,
+    name_causes, required,
+)
+
+SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
+PROTOCOLS = ("TCP", "UDP", "SCTP")
+
+
+# --- Namespace -------------------------------------------------------------------------------
+
+def namespace_defaults(ns: Obj) -> None:
+    spec = ns.setdefault("spec", {})
+    if isinstance(spec, dict):
+        spec.setdefault("finalizers", ["kubernetes"])
+    status = ns.setdefault("status", {})
+    if isinstance(status, dict):
+        status.setdefault("phase", "Active")
+    labels = ns["metadata"].setdefault("labels", {})
+    if isinstance(labels, dict):
+        labels["kubernetes.io/metadata.name"] = ns["metadata"].get("name", "")
+
+
+def validate_namespace(ns: Obj) -> list[Cause]:
+    return name_causes(ns["metadata"].get("name"), label=True) if ns["metadata"].get("name") else []
+
+
+NAMESPACE = Kind(
+    group="", version="v1", kind="Namespace", plural="namespaces", namespaced=False,
+    definition="io.k8s.api.core.v1.Namespace", short_names=("ns",), subresources=("status",),
+    defaults=namespace_defaults, validate=validate_namespace,
+    columns=(NAME_COLUMN, Column("Status", description="The status of the namespace"), AGE_COLUMN),
+    cells=lambda o, now: [o["metadata"]["name"], field_value(o, "status", "phase"), age(o, now)],
+    field_getters={"status.phase": lambda o: field_value(o, "status", "phase")},
+    has_spec=False,
+)
+
+
+# --- Node ------------------------------------------------------------------------------------
+
+def node_ready(node: Obj) -> str:
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return {"True": "Ready", "False": "NotReady"}.get(condition.get("status"), "Unknown")
+    return "Unknown"
+
+
+def _node_status_text(node: Obj) -> str:
+    text = node_ready(node)
+    if text == "Unknown":
+        text = "NotReady"
+    if (node.get("spec") or {}).get("unschedulable"):
+        text += ",SchedulingDisabled"
+    return text
+
+
+def _node_roles(node: Obj) -> str:
+    prefix = "node-role.kubernetes.io/"
+    roles = sorted(k[len(prefix):] for k in (node["metadata"].get("labels") or {}) if k.startswith(prefix))
+    return ",".join(roles) or "<none>"
+
+
+def _node_address(node: Obj, kind: str) -> str:
+    for address in (node.get("status") or {}).get("addresses") or []:
+        if address.get("type") == kind:
+            return address.get("address") or "<none>"
+    return "<none>"
+
+
+def node_cells(node: Obj, now: float) -> list[Any]:
+    info = (node.get("status") or {}).get("nodeInfo") or {}
+    return [node["metadata"]["name"], _node_status_text(node), _node_roles(node), age(node, now),
+            info.get("kubeletVersion", ""), _node_address(node, "InternalIP"), _node_address(node, "ExternalIP"),
+            info.get("osImage") or "<unknown>", info.get("kernelVersion") or "<unknown>",
+            info.get("containerRuntimeVersion") or "<unknown>"]
+
+
+NODE = Kind(
+    group="", version="v1", kind="Node", plural="nodes", namespaced=False,
+    definition="io.k8s.api.core.v1.Node", short_names=("no",), subresources=("status",),
+    columns=(NAME_COLUMN, Column("Status", description="The status of the node"),
+             Column("Roles", description="The roles of the node"), AGE_COLUMN,
+             Column("Version", description="Kubelet Version reported by the node."),
+             Column("Internal-IP", priority=1, description="List of internal IPs for the node."),
+             Column("External-IP", priority=1, description="List of external IPs for the node."),
+             Column("OS-Image", priority=1, description="OS Image reported by the node."),
+             Column("Kernel-Version", priority=1, description="Kernel Version reported by the node."),
+             Column("Container-Runtime", priority=1, description="Container Runtime Version reported by the node.")),
+    cells=node_cells,
+    field_getters={"spec.unschedulable": lambda o: field_value(o, "spec", "unschedulable") or "false"},
+)
+
+
+# --- Service ---------------------------------------------------------------------------------
+
+def service_defaults(svc: Obj) -> None:
+    spec = svc.setdefault("spec", {})
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("type", "ClusterIP")
+    if spec["type"] != "ExternalName":
+        spec.setdefault("sessionAffinity", "None")
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+            if spec["type"] != "ExternalName" and "port" in port:
+                port.setdefault("targetPort", port["port"])
+    if spec["type"] in ("NodePort", "LoadBalancer"):
+        spec.setdefault("externalTrafficPolicy", "Cluster")
+    svc.setdefault("status", {"loadBalancer": {}})
+
+
+def validate_service(svc: Obj) -> list[Cause]:
+    name = svc["metadata"].get("name")
+    out = name_causes(name, label=True) if name else []
+    spec = svc.get("spec")
+    if not isinstance(spec, dict):
+        return out + [required("spec")]
+    kind = spec.get("type")
+    if kind not in SERVICE_TYPES:
+        out.append(cause("spec.type", f'Unsupported value: "{kind}": supported values: "ClusterIP", '
+                         '"ExternalName", "LoadBalancer", "NodePort"', "FieldValueNotSupported"))
+    ports = spec.get("ports") or []
+    if kind == "ExternalName":
+        if not spec.get("externalName"):
+            out.append(required("spec.externalName"))
+    elif not ports and spec.get("clusterIP") != "None":
+        out.append(required("spec.ports"))
+    seen: set[Any] = set()
+    for i, port in enumerate(ports):
+        if not isinstance(port, dict):
+            out.append(cause(f"spec.ports[{i}]", "Invalid value: must be an object"))
+            continue
+        number = port.get("port")
+        if not isinstance(number, int) or not 1 <= number <= 65535:
+            out.append(cause(f"spec.ports[{i}].port", f"Invalid value: {number}: must be between 1 and 65535, inclusive"))
+        if port.get("protocol", "TCP") not in PROTOCOLS:
+            out.append(cause(f"spec.ports[{i}].protocol", f'Unsupported value: "{port.get("protocol")}": '
+                             'supported values: "SCTP", "TCP", "UDP"', "FieldValueNotSupported"))
+        if len(ports) > 1 and not port.get("name"):
+            out.append(required(f"spec.ports[{i}].name"))
+        if (port.get("name"), number) in seen:
+            out.append(cause(f"spec.ports[{i}]", f"Duplicate value: {number}", "FieldValueDuplicate"))
+        seen.add((port.get("name"), number))
+    out += label_causes(spec.get("selector"), "spec.selector")
+    return out
+
+
+def _service_ports(svc: Obj) -> str:
+    parts = []
+    for port in (svc.get("spec") or {}).get("ports") or []:
+        text = f"{port.get('port')}"
+        if port.get("nodePort"):
+            text += f":{port['nodePort']}"
+        parts.append(f"{text}/{port.get('protocol', 'TCP')}")
+    return ",".join(parts) or "<none>"
+
+
+def _external_ip(svc: Obj) -> str:
+    spec = svc.get("spec") or {}
+    if spec.get("type") == "ExternalName":
+        return spec.get("externalName") or "<none>"
+    ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    ips = [i.get("ip") or i.get("hostname") for i in ingress] + list(spec.get("externalIPs") or [])
+    if ips:
+        return ",".join(ip for ip in ips if ip)
+    return "<pending>" if spec.get("type") == "LoadBalancer" else "<none>"
+
+
+def service_cells(svc: Obj, now: float) -> list[Any]:
+    spec = svc.get("spec") or {}
+    selector = ",".join(f"{k}={v}" for k, v in sorted((spec.get("selector") or {}).items())) or "<none>"
+    return [svc["metadata"]["name"], spec.get("type", ""), spec.get("clusterIP") or "<none>",
+            _external_ip(svc), _service_ports(svc), age(svc, now), selector]
+
+
+SERVICE = Kind(
+    group="", version="v1", kind="Service", plural="services", namespaced=True,
+    definition="io.k8s.api.core.v1.Service", short_names=("svc",), categories=("all",),
+    subresources=("status",), defaults=service_defaults, validate=validate_service,
+    columns=(NAME_COLUMN, Column("Type", description="The type of the service."),
+             Column("Cluster-IP", description="The IP address of the service."),
+             Column("External-IP", description="External IP addresses of the service."),
+             Column("Port(s)", description="The ports of the service."), AGE_COLUMN,
+             Column("Selector", priority=1, description="Route service traffic to pods with label keys and values matching this selector.")),
+    cells=service_cells,
+    field_getters={"spec.clusterIP": lambda o: field_value(o, "spec", "clusterIP"),
+                   "spec.type": lambda o: field_value(o, "spec", "type")},
+)
+
+
+# --- Endpoints -------------------------------------------------------------------------------
+
+def endpoints_cells(ep: Obj, now: float) -> list[Any]:
+    shown = []
+    for subset in ep.get("subsets") or []:
+        ports = subset.get("ports") or [{}]
+        for address in subset.get("addresses") or []:
+            for port in ports:
+                shown.append(f"{address.get('ip')}:{port['port']}" if port.get("port") else f"{address.get('ip')}")
+    text = ",".join(shown[:3]) + (f" + {len(shown) - 3} more..." if len(shown) > 3 else "")
+    return [ep["metadata"]["name"], text or "<none>", age(ep, now)]
+
+
+ENDPOINTS = Kind(
+    group="", version="v1", kind="Endpoints", plural="endpoints", namespaced=True,
+    definition="io.k8s.api.core.v1.Endpoints", short_names=("ep",),
+    columns=(NAME_COLUMN, Column("Endpoints", description="Endpoints of the service."), AGE_COLUMN),
+    cells=endpoints_cells, has_spec=False,
+)
+
+
+# --- Event -----------------------------------------------------------------------------------
+
+def event_defaults(event: Obj) -> None:
+    event.setdefault("type", "Normal")
+    event.setdefault("count", 1)
+    event.setdefault("reportingComponent", "")
+    event.setdefault("reportingInstance", "")
+
+
+def validate_event(event: Obj) -> list[Cause]:
+    out = []
+    involved = event.get("involvedObject")
+    if not isinstance(involved, dict) or not involved:
+        out.append(required("involvedObject"))
+    elif involved.get("namespace") and event["metadata"].get("namespace") and involved["namespace"] != event["metadata"]["namespace"]:
+        out.append(cause("involvedObject.namespace", "Invalid value: does not match event.namespace"))
+    if event.get("type") not in ("Normal", "Warning"):
+        out.append(cause("type", f'Unsupported value: "{event.get("type")}": supported values: "Normal", "Warning"',
+                         "FieldValueNotSupported"))
+    return out
+
+
+def _event_object(event: Obj) -> str:
+    involved = event.get("involvedObject") or {}
+    return f"{(involved.get('kind') or '').lower()}/{involved.get('name', '')}"
+
+
+def event_cells(event: Obj, now: float) -> list[Any]:
+    from control.kinds.base import human_duration, parse_time
+
+    last = parse_time(event.get("lastTimestamp")) or parse_time(event.get("metadata", {}).get("creationTimestamp"))
+    first = parse_time(event.get("firstTimestamp")) or last
+    source = event.get("source") or {}
+    return [human_duration(now - last) if last else "<unknown>", event.get("type", ""), event.get("reason", ""),
+            _event_object(event), event.get("message", ""),
+            (event.get("involvedObject") or {}).get("fieldPath", ""),
+            ", ".join(v for v in (source.get("component"), source.get("host")) if v),
+            human_duration(now - first) if first else "<unknown>", event.get("count", 1), event["metadata"]["name"]]
+
+
+def _involved(key: str):
+    return lambda o: field_value(o, "involvedObject", key)
+
+
+EVENT = Kind(
+    group="", version="v1", kind="Event", plural="events", namespaced=True,
+    definition="io.k8s.api.core.v1.Event", short_names=("ev",),
+    defaults=event_defaults, validate=validate_event,
+    columns=(Column("Last Seen", description="Time when last event occurred"), Column("Type"), Column("Reason"),
+             Column("Object"), Column("Message"),
+             Column("Subobject", priority=1), Column("Source", priority=1),
+             Column("First Seen", priority=1), Column("Count", type="integer", priority=1),
+             Column("Name", format="name", priority=1)),
+    cells=event_cells, has_spec=False,
+    field_getters={
+        **{f"involvedObject.{k}": _involved(k) for k in
+           ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
+        "reason": lambda o: field_value(o, "reason"),
+        "reportingComponent": lambda o: field_value(o, "reportingComponent"),
+        "source": lambda o: field_value(o, "source", "component"),
+        "type": lambda o: field_value(o, "type"),
+    },
+)
+
+
+# --- ConfigMap -------------------------------------------------------------------------------
+
+def validate_configmap(cm: Obj) -> list[Cause]:
+    out = []
+    for section in ("data", "binaryData"):
+        values = cm.get(section)
+        if values is not None and not isinstance(values, dict):
+            out.append(cause(section, "Invalid value: must be a map of strings"))
+            continue
+        for key in values or {}:
+            if not key or len(key) > 253 or not all(ch.isalnum() or ch in "-._" for ch in key):
+                out.append(cause(f"{section}[{key}]", f'Invalid value: "{key}": a valid config key must '
+                                 "consist of alphanumeric characters, '-', '_' or '.'"))
+    return out
+
+
+def configmap_cells(cm: Obj, now: float) -> list[Any]:
+    return [cm["metadata"]["name"], len(cm.get("data") or {}) + len(cm.get("binaryData") or {}), age(cm, now)]
+
+
+CONFIGMAP = Kind(
+    group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True,
+    definition="io.k8s.api.core.v1.ConfigMap", short_names=("cm",), validate=validate_configmap,
+    columns=(NAME_COLUMN, Column("Data", type="integer", description="Number of keys."), AGE_COLUMN),
+    cells=configmap_cells, has_spec=False,
+)

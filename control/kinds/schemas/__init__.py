@@ -1,0 +1,31 @@
+"""Every OpenAPI v3 component schema the hub publishes and decodes against, by Kubernetes name.
+
+Guarantees: `DEFINITIONS` maps names such as "io.k8s.api.core.v1.Pod" to schemas in the Kubernetes
+OpenAPI v3 shape; each name is defined by exactly one module; no two schemas share a dict (callers may
+not mutate them, but a slip in one cannot leak into another); every `$ref` points at a name in
+`DEFINITIONS` (checked by the tests).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from control.kinds.schemas import apps, container, core, meta, node, pod, pod_status, volume
+
+_MODULES = (meta, container, pod, pod_status, volume, node, core, apps)
+
+
+def _merge() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for module in _MODULES:
+        for name, schema in module.DEFINITIONS.items():
+            if name in out:
+                raise RuntimeError(f"schema {name} defined twice")
+            out[name] = copy.deepcopy(schema)
+    return dict(sorted(out.items()))
+
+
+DEFINITIONS: dict[str, dict[str, Any]] = _merge()
+
+__all__ = ["DEFINITIONS"]

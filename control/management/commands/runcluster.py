@@ -1,0 +1,83 @@
+"""`python manage.py runcluster [--addr 127.0.0.1:8000] [--nodes N] [--data DIR]`: the whole cluster.
+
+Guarantees: the data folder holds the SQLite file (unless DATABASE_URL is set); the schema is
+migrated before anything serves; the hub runs in its own process and is up (its /healthz
+answers) before this command reports the URLs; Ctrl-C or SIGTERM stops every child process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from control.management.commands.runhub import split_addr
+
+
+def wait_until_up(url: str, *, seconds: float = 30.0, process: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise CommandError(f"the hub exited with code {process.returncode} before it came up")
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise CommandError(f"the hub did not answer at {url} within {seconds:.0f} s")
+
+
+class Command(BaseCommand):
+    help = "Run the whole cluster: the hub (API server + dashboard) and its spokes."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--addr", default="127.0.0.1:8000", help="where the hub listens (default loopback)")
+        parser.add_argument("--nodes", type=int, default=3, help="how many simulated nodes")
+        parser.add_argument("--data", default=str(settings.DATA_DIR), help="folder for the SQLite file")
+
+    def handle(self, *args, addr: str, nodes: int, data: str, **options):
+        host, port = split_addr(addr)
+        data_dir = Path(data).resolve()
+        data_dir.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "KK_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "control.settings"}
+        env.pop("KK_SQLITE_PATH", None)
+        manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
+        subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, check=True)
+        url = f"http://{host}:{port}"
+        children = [subprocess.Popen([*manage, "runhub", "--addr", addr], env=env)]
+        stopping = False
+
+        def stop(*_):
+            nonlocal stopping
+            stopping = True
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        try:
+            wait_until_up(url, process=children[0])
+            self.stdout.write(self.style.SUCCESS(f"Kube Kitchen is up: {url}  (data in {data_dir})"))
+            self.stdout.write(f"  kubectl:   kubectl --kubeconfig <({sys.executable} manage.py kubeconfig --server {url}) get pods")
+            self.stdout.write(f"  nodes:     {nodes} requested (simulated kubelets join with the spokes)")
+            self.stdout.flush()
+            while not stopping and all(c.poll() is None for c in children):
+                time.sleep(0.2)
+        finally:
+            for child in children:
+                if child.poll() is None:
+                    child.terminate()
+            for child in children:
+                try:
+                    child.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+        failed = [c.returncode for c in children if c.returncode not in (0, -signal.SIGTERM, None)]
+        if failed and not stopping:
+            raise CommandError(f"a cluster process exited with code {failed[0]}")

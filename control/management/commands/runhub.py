@@ -1,0 +1,38 @@
+"""`python manage.py runhub --addr HOST:PORT`: the API server alone, served by Daphne.
+
+Several of these may run against one PostgreSQL database (the scale-out shape).
+"""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+
+def split_addr(addr: str) -> tuple[str, int]:
+    host, _, port = addr.rpartition(":")
+    if not host or not port.isdigit():
+        raise CommandError(f"--addr must be HOST:PORT, not {addr!r}")
+    return host.strip("[]"), int(port)
+
+
+class Command(BaseCommand):
+    help = "Serve the hub (the Kubernetes-compatible API server) with Daphne."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--addr", default="127.0.0.1:8000")
+
+    def handle(self, *args, addr: str, **options):
+        from daphne.endpoints import build_endpoint_description_strings
+        from daphne.server import Server
+
+        from control.asgi import application
+
+        host, port = split_addr(addr)
+        Server(
+            application=application,
+            endpoints=build_endpoint_description_strings(host=host, port=port),
+            http_timeout=None,
+            websocket_timeout=-1,
+            application_close_timeout=5,
+            server_name="kube-kitchen",
+        ).run()

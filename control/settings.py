@@ -1,0 +1,124 @@
+"""Django settings for the cluster.
+
+Guarantees: the embedded default needs no configuration (SQLite in `KK_DATA_DIR`, in-memory
+channel layer); `DATABASE_URL=postgres://...` and `REDIS_URL=redis://...` switch to the
+scale-out shape without code changes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(os.environ.get("KK_DATA_DIR", BASE_DIR / "data"))
+
+SECRET_KEY = os.environ.get("KK_SECRET_KEY", "kube-kitchen-is-a-teaching-cluster-not-a-vault")
+DEBUG = os.environ.get("KK_DEBUG", "") == "1"
+ALLOWED_HOSTS = ["*"]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.staticfiles",
+    "channels",
+    "control",
+    "dashboard",
+]
+
+MIDDLEWARE = [
+    "control.api.traffic.TrafficMiddleware",
+]
+
+ROOT_URLCONF = "control.urls"
+ASGI_APPLICATION = "control.asgi.application"
+WSGI_APPLICATION = None
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {"context_processors": ["django.template.context_processors.request"]},
+    }
+]
+
+
+def _database_from_url(url: str) -> dict:
+    parsed = urlparse(url)
+    if parsed.scheme not in ("postgres", "postgresql"):
+        raise ValueError(f"DATABASE_URL scheme {parsed.scheme!r} is not supported (use postgres://)")
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": unquote(parsed.path.lstrip("/")) or "postgres",
+        "USER": unquote(parsed.username or ""),
+        "PASSWORD": unquote(parsed.password or ""),
+        "HOST": parsed.hostname or "",
+        "PORT": str(parsed.port or ""),
+        "CONN_MAX_AGE": None,
+        "TEST": {"NAME": os.environ.get("KK_PG_TEST_DB", "kk_test")},
+    }
+
+
+if os.environ.get("DATABASE_URL"):
+    DATABASES = {"default": _database_from_url(os.environ["DATABASE_URL"])}
+else:
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": os.environ.get("KK_SQLITE_PATH", str(DATA_DIR / "cluster.sqlite3")),
+            "CONN_MAX_AGE": None,
+            "OPTIONS": {
+                # Writers queue on BEGIN IMMEDIATE instead of failing with "database is locked"
+                # when a read transaction tries to upgrade.
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 30,
+                # WAL lets readers run beside the writer; synchronous=FULL makes every
+                # acknowledged commit survive a crash of the process or the machine.
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+            },
+            # A file, not memory: tests start writer processes that share the test database.
+            "TEST": {"NAME": os.environ.get("KK_SQLITE_TEST_PATH", str(DATA_DIR / "test.sqlite3"))},
+        }
+    }
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+if os.environ.get("REDIS_URL"):
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [os.environ["REDIS_URL"]]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+
+USE_TZ = True
+TIME_ZONE = "UTC"
+LANGUAGE_CODE = "en"
+
+# The version log's window (the etcd compaction role): entries are kept while they are among
+# the newest KK_LOG_MAX_ENTRIES and younger than KK_LOG_MAX_AGE seconds.
+KK_LOG_MAX_ENTRIES = int(os.environ.get("KK_LOG_MAX_ENTRIES", "100000"))
+KK_LOG_MAX_AGE = float(os.environ.get("KK_LOG_MAX_AGE", "300"))
+KK_COMPACT_INTERVAL = float(os.environ.get("KK_COMPACT_INTERVAL", "30"))
+# How often a hub process looks at the log for writes made by other processes, when no hint came.
+KK_POLL_INTERVAL = float(os.environ.get("KK_POLL_INTERVAL", "1.0"))
+KK_MAX_BODY_BYTES = 3 * 1024 * 1024
+KK_BOOKMARK_INTERVAL = float(os.environ.get("KK_BOOKMARK_INTERVAL", "60"))
+DATA_UPLOAD_MAX_MEMORY_SIZE = None  # the hub enforces KK_MAX_BODY_BYTES itself, with a Status
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        "control": {"handlers": ["console"], "level": os.environ.get("KK_LOG_LEVEL", "WARNING")},
+    },
+}

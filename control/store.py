@@ -1,0 +1,301 @@
+"""The ONE write path to the cluster's state (the etcd role).
+
+Guarantees:
+- Every write is one database transaction: check preconditions, take the next revision from the
+  single global counter (holding its row until commit, so revisions follow commit order with no
+  gaps even with several writer processes), write the object row, append the log entry.
+- Listeners (see `subscribe`) hear about a write only after it has committed; on PostgreSQL a
+  NOTIFY in the same transaction tells other processes. Both are hints: the log is the truth.
+- A write that changes nothing is not written and takes no revision.
+- Reads of a list return the items and the revision they are consistent with, from one snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from django.db import connection, transaction
+
+from control import errors
+from control.models import LogEntry, Revision, StoredObject
+
+log = logging.getLogger(__name__)
+
+# Injected time: tests replace it with a fake clock.
+clock: Callable[[], float] = time.time
+
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+
+_OBJ = StoredObject._meta.db_table
+_LOG = LogEntry._meta.db_table
+_REV = Revision._meta.db_table
+
+
+class Delete:
+    """Returned by an update's mutate function: the object is to be removed (e.g. last finalizer gone)."""
+
+    def __init__(self, final: dict[str, Any]):
+        self.final = final
+
+
+@dataclass
+class Change:
+    """One committed log entry, as watchers see it."""
+
+    revision: int
+    type: str
+    resource: str
+    namespace: str
+    name: str
+    actor: str
+    created_at: float
+    body: str
+    _obj: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+
+    def obj(self) -> dict[str, Any]:
+        """The object snapshot, parsed once and shared: callers must not change it."""
+        if self._obj is None:
+            self._obj = json.loads(self.body)
+        return self._obj
+
+
+_listeners: list[Callable[[list[Change]], None]] = []
+
+
+def subscribe(listener: Callable[[list[Change]], None]) -> Callable[[], None]:
+    """Call `listener(changes)` after each commit (in the writing thread); returns an unsubscribe."""
+    _listeners.append(listener)
+    return lambda: _listeners.remove(listener) if listener in _listeners else None
+
+
+def _publish(changes: list[Change]) -> None:
+    for listener in list(_listeners):
+        try:
+            listener(changes)
+        except Exception:  # a broken listener must not break the writer
+            log.exception("store listener failed")
+
+
+def _dumps(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def _next_revision(cursor) -> int:
+    cursor.execute(f"UPDATE {_REV} SET value = value + 1 WHERE id = 1 RETURNING value")
+    row = cursor.fetchone()
+    if row is None:  # first write ever on a fresh database
+        cursor.execute(f"INSERT INTO {_REV} (id, value, compacted) VALUES (1, 1, 0)")
+        return 1
+    return int(row[0])
+
+
+def _append_log(cursor, change: Change) -> None:
+    cursor.execute(
+        f"INSERT INTO {_LOG} (revision, event_type, resource, namespace, name, actor, created_at, body)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+        [change.revision, change.type, change.resource, change.namespace, change.name,
+         change.actor, change.created_at, change.body],
+    )
+    if _is_postgres():
+        cursor.execute("SELECT pg_notify('kk_revision', %s)", [str(change.revision)])
+    transaction.on_commit(lambda: _publish([change]))
+
+
+def _select_current(cursor, resource: str, namespace: str, name: str, *, for_update: bool):
+    lock = " FOR UPDATE" if for_update and _is_postgres() else ""
+    cursor.execute(
+        f"SELECT id, body FROM {_OBJ} WHERE resource = %s AND namespace = %s AND name = %s{lock}",
+        [resource, namespace, name],
+    )
+    return cursor.fetchone()
+
+
+def object_create(*, resource: str, obj: dict[str, Any], actor: str) -> dict[str, Any]:
+    """Store a new object; its metadata must already carry name, uid and creationTimestamp."""
+    meta = obj["metadata"]
+    namespace, name = meta.get("namespace", ""), meta["name"]
+    with transaction.atomic():
+        cursor = connection.cursor()
+        # The revision row first: holding it, we see every create that committed before us.
+        revision = _next_revision(cursor)
+        if _select_current(cursor, resource, namespace, name, for_update=False):
+            raise errors.already_exists(resource, name)
+        meta["resourceVersion"] = str(revision)
+        body = _dumps(obj)
+        cursor.execute(
+            f"INSERT INTO {_OBJ} (resource, namespace, name, uid, revision, body)"
+            " VALUES (%s, %s, %s, %s, %s, %s)",
+            [resource, namespace, name, meta.get("uid", ""), revision, body],
+        )
+        _append_log(cursor, Change(revision, ADDED, resource, namespace, name, actor, clock(), body, obj))
+    return obj
+
+
+def object_update(
+    *,
+    resource: str,
+    namespace: str,
+    name: str,
+    mutate: Callable[[dict[str, Any]], dict[str, Any] | Delete],
+    actor: str,
+) -> dict[str, Any]:
+    """Read-modify-write one object atomically.
+
+    `mutate(current)` gets a private copy of the stored object and returns the new object, or a
+    `Delete` to remove it; it may raise an ApiError (Conflict, Invalid, ...) to refuse. Nothing
+    is written when the result equals the stored object (ignoring resourceVersion).
+    """
+    with transaction.atomic():
+        cursor = connection.cursor()
+        row = _select_current(cursor, resource, namespace, name, for_update=True)
+        if row is None:
+            raise errors.not_found(resource, name)
+        row_id, body = row
+        current = json.loads(body)
+        result = mutate(json.loads(body))
+        if isinstance(result, Delete):
+            return _delete_row(cursor, row_id, resource, namespace, name, result.final, actor)
+        result["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        if result == current:
+            return current
+        revision = _next_revision(cursor)
+        result["metadata"]["resourceVersion"] = str(revision)
+        new_body = _dumps(result)
+        cursor.execute(
+            f"UPDATE {_OBJ} SET revision = %s, body = %s WHERE id = %s", [revision, new_body, row_id]
+        )
+        _append_log(cursor, Change(revision, MODIFIED, resource, namespace, name, actor, clock(), new_body, result))
+    return result
+
+
+def object_delete(
+    *,
+    resource: str,
+    namespace: str,
+    name: str,
+    actor: str,
+    precondition: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Remove an object now; `precondition(current)` may raise to refuse. Returns the final snapshot."""
+    with transaction.atomic():
+        cursor = connection.cursor()
+        row = _select_current(cursor, resource, namespace, name, for_update=True)
+        if row is None:
+            raise errors.not_found(resource, name)
+        row_id, body = row
+        current = json.loads(body)
+        if precondition:
+            precondition(current)
+        return _delete_row(cursor, row_id, resource, namespace, name, current, actor)
+
+
+def _delete_row(cursor, row_id: int, resource: str, namespace: str, name: str,
+                final: dict[str, Any], actor: str) -> dict[str, Any]:
+    revision = _next_revision(cursor)
+    final["metadata"]["resourceVersion"] = str(revision)
+    body = _dumps(final)
+    cursor.execute(f"DELETE FROM {_OBJ} WHERE id = %s", [row_id])
+    _append_log(cursor, Change(revision, DELETED, resource, namespace, name, actor, clock(), body, final))
+    return final
+
+
+def object_get(*, resource: str, namespace: str, name: str) -> dict[str, Any]:
+    cursor = connection.cursor()
+    row = _select_current(cursor, resource, namespace, name, for_update=False)
+    if row is None:
+        raise errors.not_found(resource, name)
+    return json.loads(row[1])
+
+
+def object_list(
+    *, resource: str, namespace: str | None = None, name: str | None = None
+) -> tuple[list[str], int]:
+    """Objects of a resource (optionally one namespace, optionally one name), sorted by namespace
+    and name, as JSON text, with the revision the whole list is consistent with (one statement,
+    so one snapshot)."""
+    join, params = "o.resource = %s", [resource]
+    if namespace:
+        join += " AND o.namespace = %s"
+        params.append(namespace)
+    if name:
+        join += " AND o.name = %s"
+        params.append(name)
+    cursor = connection.cursor()
+    cursor.execute(
+        f"SELECT r.value, o.body FROM {_REV} r LEFT JOIN {_OBJ} o ON {join}"
+        " WHERE r.id = 1 ORDER BY o.namespace, o.name",
+        params,
+    )
+    rows = cursor.fetchall()
+    if not rows:
+        return [], 0
+    return [body for _, body in rows if body is not None], int(rows[0][0])
+
+
+def ensure_counter() -> None:
+    """Create the revision counter row on a fresh database (idempotent)."""
+    Revision.objects.get_or_create(pk=1, defaults={"value": 0, "compacted": 0})
+
+
+def current_revision() -> int:
+    row = Revision.objects.filter(pk=1).values_list("value", flat=True).first()
+    return int(row or 0)
+
+
+def compacted_revision() -> int:
+    row = Revision.objects.filter(pk=1).values_list("compacted", flat=True).first()
+    return int(row or 0)
+
+
+def events_since(revision: int, *, limit: int = 1000) -> list[Change]:
+    """Committed changes after `revision`, oldest first. Raises Gone if the log no longer reaches
+    back that far (the caller's resume point was compacted away)."""
+    cursor = connection.cursor()
+    cursor.execute(
+        f"SELECT r.compacted, l.revision, l.event_type, l.resource, l.namespace, l.name, l.actor,"
+        f" l.created_at, l.body FROM {_REV} r LEFT JOIN {_LOG} l ON l.revision > %s"
+        f" WHERE r.id = 1 ORDER BY l.revision LIMIT %s",
+        [revision, limit],
+    )
+    rows = cursor.fetchall()
+    if not rows:
+        return []
+    compacted = int(rows[0][0])
+    if revision < compacted:
+        raise errors.expired(f"too old resource version: {revision} ({compacted})")
+    return [Change(int(r[1]), r[2], r[3], r[4], r[5], r[6], float(r[7]), r[8]) for r in rows if r[1] is not None]
+
+
+def log_compact(*, max_entries: int, max_age: float, now: float | None = None) -> int:
+    """Drop log entries outside the window (beyond the newest `max_entries`, or older than
+    `max_age` seconds). Returns the new compacted revision."""
+    now = clock() if now is None else now
+    with transaction.atomic():
+        cursor = connection.cursor()
+        cursor.execute(f"SELECT value, compacted FROM {_REV} WHERE id = 1")
+        row = cursor.fetchone()
+        if row is None:
+            return 0
+        latest, compacted = int(row[0]), int(row[1])
+        through = max(compacted, latest - max_entries)
+        cursor.execute(f"SELECT MAX(revision) FROM {_LOG} WHERE created_at < %s", [now - max_age])
+        by_age = cursor.fetchone()[0]
+        if by_age is not None:
+            through = max(through, int(by_age))
+        if through > compacted:
+            cursor.execute(f"DELETE FROM {_LOG} WHERE revision <= %s", [through])
+            cursor.execute(f"UPDATE {_REV} SET compacted = %s WHERE id = 1", [through])
+    return through
+
+
+def objects_in_namespace(namespace: str) -> Iterable[tuple[str, str]]:
+    """(resource, name) of every object stored in a namespace."""
+    return StoredObject.objects.filter(namespace=namespace).values_list("resource", "name")

@@ -1,0 +1,111 @@
+"""The change feed: contiguous, gap-filling from the log, 410 past compaction, shared by readers."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from control import errors, store
+from control.api.feed import ChangeFeed
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def configmap(name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default", "uid": str(uuid.uuid4())}}
+
+
+def write(n: int, prefix: str = "cm") -> list[store.Change]:
+    start = store.current_revision()
+    for i in range(n):
+        store.object_create(resource="/configmaps", obj=configmap(f"{prefix}-{i}"), actor="t")
+    return store.events_since(start, limit=10_000)
+
+
+def test_offered_changes_are_read_in_order_and_an_idle_read_times_out():
+    changes = write(5)
+
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=changes[0].revision - 1)
+        feed.offer(changes[:3])
+        feed.offer(changes[:2])  # repeats are ignored
+        feed.offer(changes[3:])
+        got = await feed.read_after(changes[0].revision - 1, timeout=0.01)
+        idle = await feed.read_after(changes[-1].revision, timeout=0.01)
+        return got, idle
+
+    got, idle = asyncio.run(scenario())
+    assert [c.revision for c in got] == [c.revision for c in changes]
+    assert idle == []
+
+
+def test_a_gap_is_filled_from_the_log_not_skipped():
+    changes = write(6)
+
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=changes[0].revision - 1)
+        feed.offer(changes[:2])
+        feed.offer(changes[4:])  # 3rd and 4th were written "by another process"
+        assert feed.last == changes[1].revision
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if feed.last == changes[-1].revision:
+                break
+        return await feed.read_after(changes[0].revision - 1, timeout=0.01, limit=100)
+
+    got = asyncio.run(scenario())
+    assert [c.revision for c in got] == [c.revision for c in changes]
+
+
+def test_a_waiting_reader_wakes_on_the_next_offer():
+    changes = write(2)
+
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=changes[0].revision)
+        reader = asyncio.create_task(feed.read_after(changes[0].revision, timeout=5))
+        await asyncio.sleep(0.01)
+        assert not reader.done()
+        feed.offer(changes[1:])
+        return await asyncio.wait_for(reader, 1)
+
+    assert [c.revision for c in asyncio.run(scenario())] == [changes[1].revision]
+
+
+def test_reads_older_than_memory_come_from_the_log_and_compacted_ones_are_gone():
+    changes = write(8)
+
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=changes[5].revision)
+        feed.offer(changes[6:])
+        from_log = await feed.read_after(changes[1].revision, timeout=0.01, limit=100)
+        feed.drop_through(changes[3].revision)
+        with pytest.raises(errors.Gone):
+            await feed.read_after(changes[2].revision, timeout=0.01)
+        return from_log
+
+    from_log = asyncio.run(scenario())
+    assert [c.revision for c in from_log] == [c.revision for c in changes[2:]]
+
+
+def test_readers_at_different_positions_do_not_disturb_each_other():
+    changes = write(50)
+
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=changes[0].revision - 1, capacity=1000)
+        feed.offer(changes)
+
+        async def reader(batch: int) -> list[int]:
+            seen, rev = [], changes[0].revision - 1
+            while rev < changes[-1].revision:
+                got = await feed.read_after(rev, timeout=0.01, limit=batch)
+                seen += [c.revision for c in got]
+                rev = got[-1].revision
+            return seen
+
+        return await asyncio.gather(reader(1), reader(7), reader(500))
+
+    expected = [c.revision for c in changes]
+    assert asyncio.run(scenario()) == [expected, expected, expected]

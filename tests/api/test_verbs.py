@@ -1,0 +1,229 @@
+"""The verbs through Django's test client (in-process, fast): semantics the real clients rely on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from control.bootstrap import cluster_bootstrap
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PODS = "/api/v1/namespaces/default/pods"
+DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
+
+
+@pytest.fixture
+def api():
+    cluster_bootstrap()
+    return Client(HTTP_USER_AGENT="pytest/1.0")
+
+
+def pod(name: str, **labels: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+
+
+def deployment(name: str = "web", replicas: int = 2) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+def send(api: Client, method: str, path: str, body=None, content_type="application/json", **extra):
+    data = "" if body is None else body if isinstance(body, (str, bytes)) else json.dumps(body)
+    response = getattr(api, method)(path, data=data, content_type=content_type, **extra)
+    assert response["Content-Type"].startswith("application/json") or response["Content-Type"].startswith("text/plain")
+    return response.status_code, json.loads(response.content) if response.content else None
+
+
+def test_create_sets_server_metadata_and_get_returns_it(api):
+    code, created = send(api, "post", PODS, pod("a"))
+    assert code == 201
+    meta = created["metadata"]
+    assert meta["namespace"] == "default" and meta["uid"] and meta["creationTimestamp"].endswith("Z")
+    assert int(meta["resourceVersion"]) > 0 and created["status"] == {"phase": "Pending"}
+    code, got = send(api, "get", f"{PODS}/a")
+    assert code == 200 and got == created
+
+
+def test_generate_name(api):
+    body = pod("")
+    body["metadata"] = {"generateName": "web-"}
+    code, created = send(api, "post", PODS, body)
+    name = created["metadata"]["name"]
+    assert code == 201 and name.startswith("web-") and len(name) == 9
+    assert all(ch in "bcdfghjklmnpqrstvwxz2456789" for ch in name[4:])
+
+
+def test_already_exists_and_not_found_messages(api):
+    send(api, "post", DEPLOYS, deployment())
+    code, status = send(api, "post", DEPLOYS, deployment())
+    assert (code, status["reason"], status["message"]) == (409, "AlreadyExists", 'deployments.apps "web" already exists')
+    assert status["details"] == {"name": "web", "group": "apps", "kind": "deployments"}
+    code, status = send(api, "get", f"{PODS}/nope")
+    assert (code, status["reason"], status["message"]) == (404, "NotFound", 'pods "nope" not found')
+
+
+def test_stale_put_is_conflict_with_the_kubernetes_message(api):
+    _, created = send(api, "post", DEPLOYS, deployment())
+    fresh = json.loads(json.dumps(created))
+    fresh["spec"]["replicas"] = 5
+    code, updated = send(api, "put", f"{DEPLOYS}/web", fresh)
+    assert code == 200 and updated["metadata"]["generation"] == 2
+    created["spec"]["replicas"] = 7
+    code, status = send(api, "put", f"{DEPLOYS}/web", created)
+    assert code == 409 and status["reason"] == "Conflict"
+    assert status["message"] == ('Operation cannot be fulfilled on deployments.apps "web": the object has been '
+                                 'modified; please apply your changes to the latest version and try again')
+
+
+def test_main_resource_keeps_status_and_status_subresource_keeps_spec(api):
+    _, created = send(api, "post", DEPLOYS, deployment())
+    created["status"] = {"replicas": 9}
+    _, after_put = send(api, "put", f"{DEPLOYS}/web", created)
+    assert after_put.get("status", {}) == {}
+    after_put["status"] = {"replicas": 2, "readyReplicas": 1}
+    after_put["spec"]["replicas"] = 50
+    code, after_status = send(api, "put", f"{DEPLOYS}/web/status", after_put)
+    assert code == 200 and after_status["status"]["readyReplicas"] == 1 and after_status["spec"]["replicas"] == 2
+    assert after_status["metadata"]["generation"] == 1
+
+
+def test_invalid_object_is_422_with_causes_and_nothing_is_stored(api):
+    bad = deployment()
+    bad["spec"]["template"]["metadata"]["labels"] = {"app": "else"}
+    code, status = send(api, "post", DEPLOYS, bad)
+    assert code == 422 and status["reason"] == "Invalid"
+    assert status["details"]["causes"][0]["field"] == "spec.template.metadata.labels"
+    assert status["message"].startswith('Deployment.apps "web" is invalid:')
+    assert send(api, "get", f"{DEPLOYS}/web")[0] == 404
+
+
+def test_list_selectors_and_pages_keep_the_list_revision(api):
+    for i in range(5):
+        send(api, "post", PODS, pod(f"p{i}", tier="a" if i % 2 else "b"))
+    code, page1 = send(api, "get", PODS, None, **{"QUERY_STRING": "limit=2"})
+    assert code == 200 and [p["metadata"]["name"] for p in page1["items"]] == ["p0", "p1"]
+    assert page1["metadata"]["remainingItemCount"] == 3
+    send(api, "post", PODS, pod("p9"))
+    token = page1["metadata"]["continue"]
+    _, page2 = send(api, "get", PODS, None, **{"QUERY_STRING": f"limit=10&continue={token}"})
+    assert [p["metadata"]["name"] for p in page2["items"]] == ["p2", "p3", "p4", "p9"]
+    assert page2["metadata"]["resourceVersion"] == page1["metadata"]["resourceVersion"]
+    _, selected = send(api, "get", PODS, None, **{"QUERY_STRING": "labelSelector=tier%20in%20(a)"})
+    assert [p["metadata"]["name"] for p in selected["items"]] == ["p1", "p3"]
+    _, by_name = send(api, "get", "/api/v1/pods", None, **{"QUERY_STRING": "fieldSelector=metadata.name%3Dp2"})
+    assert [p["metadata"]["name"] for p in by_name["items"]] == ["p2"]
+    code, status = send(api, "get", PODS, None, **{"QUERY_STRING": "fieldSelector=spec.color%3Dred"})
+    assert (code, status["message"]) == (400, "field label not supported: spec.color")
+
+
+def test_table_for_kubectl(api):
+    send(api, "post", PODS, pod("a", app="x"))
+    accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+    code, table = send(api, "get", PODS, None, HTTP_ACCEPT=accept)
+    assert code == 200 and table["kind"] == "Table"
+    assert [c["name"] for c in table["columnDefinitions"]][:5] == ["Name", "Ready", "Status", "Restarts", "Age"]
+    assert table["rows"][0]["cells"][:3] == ["a", "0/1", "Pending"]
+    assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+
+
+def test_binding_then_graceful_pod_deletion(api):
+    send(api, "post", PODS, pod("a"))
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "a"},
+               "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}
+    code, status = send(api, "post", f"{PODS}/a/binding", binding)
+    assert code == 201 and status["status"] == "Success"
+    assert send(api, "post", f"{PODS}/a/binding", binding)[0] == 409
+    _, bound = send(api, "get", f"{PODS}/a")
+    assert bound["spec"]["nodeName"] == "node-1"
+    code, marked = send(api, "delete", f"{PODS}/a")
+    assert code == 200 and marked["metadata"]["deletionGracePeriodSeconds"] == 30
+    assert send(api, "get", f"{PODS}/a")[0] == 200
+    code, final = send(api, "delete", f"{PODS}/a", None, **{"QUERY_STRING": "gracePeriodSeconds=0"})
+    assert code == 200 and send(api, "get", f"{PODS}/a")[0] == 404
+
+
+def test_unbound_pod_goes_at_once_and_deployment_delete_answers_status(api):
+    send(api, "post", PODS, pod("a"))
+    assert send(api, "delete", f"{PODS}/a")[0] == 200
+    assert send(api, "get", f"{PODS}/a")[0] == 404
+    send(api, "post", DEPLOYS, deployment())
+    code, status = send(api, "delete", f"{DEPLOYS}/web", {"propagationPolicy": "Background"})
+    assert code == 200 and status["kind"] == "Status" and status["details"]["group"] == "apps"
+
+
+def test_finalizers_hold_an_object_until_removed(api):
+    body = deployment()
+    body["metadata"]["finalizers"] = ["example.com/hold"]
+    send(api, "post", DEPLOYS, body)
+    code, held = send(api, "delete", f"{DEPLOYS}/web")
+    assert code == 200 and held["metadata"]["deletionTimestamp"]
+    code, _ = send(api, "patch", f"{DEPLOYS}/web", {"metadata": {"finalizers": None}},
+                   content_type="application/merge-patch+json")
+    assert code == 200 and send(api, "get", f"{DEPLOYS}/web")[0] == 404
+
+
+def test_scale_subresource(api):
+    send(api, "post", DEPLOYS, deployment(replicas=2))
+    code, scale = send(api, "get", f"{DEPLOYS}/web/scale")
+    assert code == 200 and scale["kind"] == "Scale" and scale["spec"]["replicas"] == 2
+    assert scale["status"]["selector"] == "app=web"
+    code, scale = send(api, "patch", f"{DEPLOYS}/web/scale", {"spec": {"replicas": 6}},
+                       content_type="application/merge-patch+json")
+    assert code == 200 and scale["spec"]["replicas"] == 6
+    assert send(api, "get", f"{DEPLOYS}/web")[1]["spec"]["replicas"] == 6
+
+
+def test_patch_types(api):
+    send(api, "post", DEPLOYS, deployment())
+    smp = {"spec": {"template": {"spec": {"containers": [{"name": "side", "image": "busybox"}]}}}}
+    _, patched = send(api, "patch", f"{DEPLOYS}/web", smp, content_type="application/strategic-merge-patch+json")
+    assert [c["name"] for c in patched["spec"]["template"]["spec"]["containers"]] == ["side", "c"] or \
+        [c["name"] for c in patched["spec"]["template"]["spec"]["containers"]] == ["c", "side"]
+    _, patched = send(api, "patch", f"{DEPLOYS}/web", [{"op": "replace", "path": "/spec/replicas", "value": 3}],
+                      content_type="application/json-patch+json")
+    assert patched["spec"]["replicas"] == 3
+    code, status = send(api, "patch", f"{DEPLOYS}/web", {"spec": {}}, content_type="text/plain")
+    assert code == 415 and status["reason"] == "UnsupportedMediaType"
+
+
+def test_server_side_apply_creates_then_updates(api):
+    body = deployment()
+    code, created = send(api, "patch", f"{DEPLOYS}/web?fieldManager=kubectl", body, content_type="application/apply-patch+yaml")
+    assert code == 201 and created["spec"]["replicas"] == 2
+    body["spec"]["replicas"] = 4
+    code, updated = send(api, "patch", f"{DEPLOYS}/web?fieldManager=kubectl", body, content_type="application/apply-patch+yaml")
+    assert code == 200 and updated["spec"]["replicas"] == 4
+    code, status = send(api, "patch", f"{DEPLOYS}/web", body, content_type="application/apply-patch+yaml")
+    assert code == 422
+
+
+def test_dry_run_stores_nothing(api):
+    code, _ = send(api, "post", f"{PODS}?dryRun=All", pod("ghost"))
+    assert code == 201 and send(api, "get", f"{PODS}/ghost")[0] == 404
+
+
+def test_deletecollection_with_selector(api):
+    for i in range(3):
+        send(api, "post", PODS, pod(f"p{i}", keep="yes" if i == 0 else "no"))
+    code, gone = send(api, "delete", PODS, None, **{"QUERY_STRING": "labelSelector=keep%3Dno"})
+    assert code == 200 and sorted(p["metadata"]["name"] for p in gone["items"]) == ["p1", "p2"]
+    _, left = send(api, "get", PODS)
+    assert [p["metadata"]["name"] for p in left["items"]] == ["p0"]
+
+
+def test_namespace_must_exist(api):
+    code, status = send(api, "post", "/api/v1/namespaces/nowhere/pods", pod("a"))
+    assert (code, status["message"]) == (404, 'namespaces "nowhere" not found')
+
+
+def test_unknown_paths_and_methods_answer_status(api):
+    assert send(api, "get", "/api/v1/widgets")[0] == 404
+    assert send(api, "get", "/no/such/thing")[1]["kind"] == "Status"
+    code, status = send(api, "post", f"{PODS}/a", pod("a"))
+    assert code == 405 and status["reason"] == "MethodNotAllowed"

@@ -1,0 +1,80 @@
+"""Shared fixtures: a real hub on a free loopback port, and kubectl pointed at it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KUBECTL = "/usr/bin/kubectl"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Hub:
+    """A real API server process (migrate + runhub) on its own data folder."""
+
+    def __init__(self, env: dict[str, str] | None = None):
+        self.dir = Path(tempfile.mkdtemp(prefix="kk-hub-"))
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {**os.environ, "KK_DATA_DIR": str(self.dir), **(env or {})}
+        self.env.pop("KK_SQLITE_PATH", None)
+        self.process: subprocess.Popen | None = None
+        self.log = self.dir / "hub.log"
+
+    def start(self) -> "Hub":
+        manage = [sys.executable, str(ROOT / "manage.py")]
+        subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=self.env, check=True, cwd=ROOT)
+        self.process = subprocess.Popen([*manage, "runhub", "--addr", f"127.0.0.1:{self.port}"], env=self.env,
+                                        cwd=ROOT, stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"hub exited: {self.log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("hub did not come up")
+        self.kubeconfig = self.dir / "kubeconfig"
+        out = subprocess.run([*manage, "kubeconfig", "--server", self.url], env=self.env, cwd=ROOT,
+                             check=True, capture_output=True, text=True).stdout
+        self.kubeconfig.write_text(out)
+        return self
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
+        cmd = [KUBECTL, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.dir / "kube-cache"), *args]
+        result = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+        return result
+
+
+@pytest.fixture(scope="session")
+def hub():
+    server = Hub().start()
+    yield server
+    server.stop()
