@@ -10,7 +10,7 @@ urlpatterns = [
     re_path(r"^api/?$", views.api_versions),
     re_path(r"^apis/?$", views.api_groups),
     re_path(r"^version/?$", views.version),
-    re_path(r"^(healthz|readyz|livez)/?$", views.healthz),
+    re_path(r"^(?:healthz|readyz|livez)/?$", views.healthz),
     re_path(r"^openapi/v3/?$", views.openapi_root),
     re_path(r"^openapi/v3/(?P<path>.+)$", views.openapi_group_version),
     re_path(r"^api/v1/?$", views.resource_list),

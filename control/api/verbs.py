@@ -28,8 +28,13 @@ from control.kinds.base import Kind, Obj, format_time
 now = time.time  # injected clock for server-set timestamps
 
 
+def warning_header(warnings: list[str]) -> str:
+    """RFC 7234 warn-codes 299, with the text quoted as kubectl expects."""
+    return ", ".join('299 - "{}"'.format(w.replace("\\", "\\\\").replace('"', '\\"')) for w in warnings)
+
+
 def _object_response(call: Call, obj: Obj, status: int = 200) -> HttpResponse:
-    headers = {"Warning": ", ".join(f'299 - "{w}"' for w in call.warnings)} if call.warnings else None
+    headers = {"Warning": warning_header(call.warnings)} if call.warnings else None
     if tables.wants_table(call.accept):
         table = tables.table(call.kind, [obj], resource_version=obj["metadata"].get("resourceVersion", ""),
                              include=call.query.get("includeObject", "Metadata"))

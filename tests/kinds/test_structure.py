@@ -300,19 +300,10 @@ def test_never_raises_and_prune_leaves_no_unknown_fields(value, definition):
     "minReadySeconds": JSON}))
 def test_never_raises_on_shaped_input(spec):
     obj = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": spec}
-    check(obj, DEPLOYMENT)
-    prune(obj, DEPLOYMENT)
+    assert [p for p in check(prune(obj, DEPLOYMENT), DEPLOYMENT) if p.kind == "unknown"] == []
 
 
 # --- the schemas themselves ----------------------------------------------------------------------
-
-def _walk_schema(schema, path):
-    yield path, schema
-    for key, sub in (schema.get("properties") or {}).items():
-        yield from _walk_schema(sub, f"{path}.{key}")
-    if isinstance(schema.get("items"), dict):
-        yield from _walk_schema(schema["items"], f"{path}[]")
-
 
 def test_every_reference_resolves():
     refs = set(re.findall(r'"\$ref": "#/components/schemas/([^"]+)"', json.dumps(DEFINITIONS)))

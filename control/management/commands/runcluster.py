@@ -21,9 +21,10 @@ from django.core.management.base import BaseCommand, CommandError
 from control.management.commands.runhub import split_addr
 
 
-def wait_until_up(url: str, *, seconds: float = 30.0, process: subprocess.Popen | None = None) -> None:
+def wait_until_up(url: str, *, seconds: float = 30.0, process: subprocess.Popen | None = None,
+                  stopping=lambda: False) -> None:
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not stopping():
         if process is not None and process.poll() is not None:
             raise CommandError(f"the hub exited with code {process.returncode} before it came up")
         try:
@@ -32,7 +33,8 @@ def wait_until_up(url: str, *, seconds: float = 30.0, process: subprocess.Popen 
                     return
         except OSError:
             time.sleep(0.1)
-    raise CommandError(f"the hub did not answer at {url} within {seconds:.0f} s")
+    if not stopping():
+        raise CommandError(f"the hub did not answer at {url} within {seconds:.0f} s")
 
 
 class Command(BaseCommand):
@@ -62,7 +64,7 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         try:
-            wait_until_up(url, process=children[0])
+            wait_until_up(url, process=children[0], stopping=lambda: stopping)
             self.stdout.write(self.style.SUCCESS(f"Kube Kitchen is up: {url}  (data in {data_dir})"))
             self.stdout.write(f"  kubectl:   kubectl --kubeconfig <({sys.executable} manage.py kubeconfig --server {url}) get pods")
             self.stdout.write(f"  nodes:     {nodes} requested (simulated kubelets join with the spokes)")

@@ -1,0 +1,44 @@
+"""Every request through the hub leaves one traffic record naming its client."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from control.api import traffic
+from control.api.request import client_name
+from control.bootstrap import cluster_bootstrap
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.mark.parametrize("agent, name", [
+    ("kubectl/v1.32.4 (linux/amd64) kubernetes/abc", "kubectl"),
+    ("kube-scheduler/v1.32.0 (linux/amd64) kubernetes/abc/scheduler", "kube-scheduler"),
+    ("kubelet/node-1 (kube-kitchen)", "kubelet/node-1"),
+    ("OpenAPI-Generator/32.0.0/python", "python-client"),
+    ("dashboard", "dashboard"),
+    ("", "unknown"),
+])
+def test_client_names_from_user_agents(agent, name):
+    assert client_name(agent) == name
+
+
+def test_requests_are_recorded_with_verb_resource_code_and_latency():
+    cluster_bootstrap()
+    heard = []
+    stop = traffic.listen(heard.append)
+    try:
+        api = Client(HTTP_USER_AGENT="kubelet/node-2 (kube-kitchen)")
+        api.get("/api/v1/namespaces/default/pods")
+        api.get("/api/v1/namespaces/default/pods/missing")
+        api.get("/nowhere")
+    finally:
+        stop()
+    assert [(r["who"], r["verb"], r["resource"], r["code"]) for r in heard] == [
+        ("kubelet/node-2", "list", "pods", 200),
+        ("kubelet/node-2", "get", "pods", 404),
+        ("kubelet/node-2", "get", "/nowhere", 404),
+    ]
+    assert all(r["latency_ms"] >= 0 and r["type"] == "request" for r in heard)
+    assert heard[1]["name"] == "missing" and heard[1]["namespace"] == "default"
