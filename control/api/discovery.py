@@ -20,6 +20,7 @@ _SUBRESOURCE = {
     "scale": lambda k: {"group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": ["get", "patch", "update"]},
     "binding": lambda k: {"kind": "Binding", "verbs": ["create"]},
     "log": lambda k: {"kind": k.kind, "verbs": ["get"]},
+    "finalize": lambda k: {"kind": k.kind, "verbs": ["update"]},
 }
 
 VERSION = {

@@ -154,6 +154,9 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
     if subresource == "status":
         result = copy.deepcopy(current)
         result["status"] = new.get("status", {})
+    elif subresource == "finalize":
+        result = copy.deepcopy(current)
+        result.setdefault("spec", {})["finalizers"] = (new.get("spec") or {}).get("finalizers") or []
     else:
         result = new
         for key in SERVER_METADATA:
@@ -181,6 +184,8 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
 def deletion_if_done(obj: Obj) -> Obj | store.Delete:
     """An object marked for deletion goes once its finalizers are gone and no grace period remains."""
     meta = obj["metadata"]
+    if obj.get("kind") == "Namespace" and (obj.get("spec") or {}).get("finalizers"):
+        return obj  # the namespace controller empties spec.finalizers (PUT .../finalize) when it is done
     if meta.get("deletionTimestamp") and not meta.get("finalizers") and not meta.get("deletionGracePeriodSeconds"):
         return store.Delete(obj)
     return obj

@@ -139,6 +139,7 @@ _SYNC_VERBS: dict[tuple[str, bool, str], Callable[..., HttpResponse]] = {
     ("get", True, "status"): verbs.get,
     ("update", True, "status"): lambda call: verbs.update(call, "status"),
     ("patch", True, "status"): lambda call: verbs.patch(call, "status"),
+    ("update", True, "finalize"): lambda call: verbs.update(call, "finalize"),
     ("get", True, "scale"): subresources.get_scale, ("update", True, "scale"): subresources.update_scale,
     ("patch", True, "scale"): subresources.patch_scale,
     ("create", True, "binding"): lambda call: subresources.bind(call, verbs.now()),

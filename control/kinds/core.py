@@ -37,7 +37,7 @@ def validate_namespace(ns: Obj) -> list[Cause]:
 
 NAMESPACE = Kind(
     group="", version="v1", kind="Namespace", plural="namespaces", namespaced=False,
-    definition="io.k8s.api.core.v1.Namespace", short_names=("ns",), subresources=("status",),
+    definition="io.k8s.api.core.v1.Namespace", short_names=("ns",), subresources=("status", "finalize"),
     defaults=namespace_defaults, validate=validate_namespace,
     columns=(NAME_COLUMN, Column("Status", description="The status of the namespace"), AGE_COLUMN),
     cells=lambda o, now: [o["metadata"]["name"], field_value(o, "status", "phase"), age(o, now)],

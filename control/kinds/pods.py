@@ -17,10 +17,13 @@ from control.kinds.quantity import is_quantity
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
-DEFAULT_TOLERATIONS = (
-    ("node.kubernetes.io/not-ready", 300),
-    ("node.kubernetes.io/unreachable", 300),
-)
+DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+
+def _toleration_seconds() -> int:
+    from control.client.timings import Timings
+
+    return int(Timings.from_env().toleration_seconds)
 
 
 def _container_defaults(container: dict[str, Any]) -> None:
@@ -57,10 +60,10 @@ def pod_defaults(pod: Obj) -> None:
     tolerations = spec.setdefault("tolerations", [])
     if isinstance(tolerations, list):
         present = {t.get("key") for t in tolerations if isinstance(t, dict)}
-        for key, seconds in DEFAULT_TOLERATIONS:
+        for key in DEFAULT_TOLERATIONS:
             if key not in present:
                 tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute",
-                                    "tolerationSeconds": seconds})
+                                    "tolerationSeconds": _toleration_seconds()})
 
 
 def _container_causes(container: Any, path: str, seen: set[str]) -> list[Cause]:

@@ -227,3 +227,18 @@ def test_unknown_paths_and_methods_answer_status(api):
     assert send(api, "get", "/no/such/thing")[1]["kind"] == "Status"
     code, status = send(api, "post", f"{PODS}/a", pod("a"))
     assert code == 405 and status["reason"] == "MethodNotAllowed"
+
+
+def test_namespace_deletion_waits_for_its_finalizer(api):
+    send(api, "post", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}})
+    code, ns = send(api, "delete", "/api/v1/namespaces/shop")
+    assert code == 200 and ns["status"]["phase"] == "Terminating" and ns["spec"]["finalizers"] == ["kubernetes"]
+    code, status = send(api, "post", "/api/v1/namespaces/shop/pods", pod("late"))
+    assert code == 403 and "being terminated" in status["message"]
+    _, ns = send(api, "get", "/api/v1/namespaces/shop")
+    ns["metadata"]["labels"]["touched"] = "yes"
+    assert send(api, "put", "/api/v1/namespaces/shop", ns)[0] == 200, "an ordinary update does not finish it"
+    ns = send(api, "get", "/api/v1/namespaces/shop")[1]
+    ns["spec"]["finalizers"] = []
+    assert send(api, "put", "/api/v1/namespaces/shop/finalize", ns)[0] == 200
+    assert send(api, "get", "/api/v1/namespaces/shop")[0] == 404

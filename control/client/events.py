@@ -1,0 +1,65 @@
+"""Recording core/v1 Events about objects (Scheduled, FailedScheduling, Killing, ...), as every
+Kubernetes component does, through the hub.
+
+Guarantees: recording never raises into the caller (an event is worth less than the work it
+describes); repeated identical events within a short window update the first one's count.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+from control import errors
+from control.client.clock import RealClock
+from control.client.http import HubClient
+from control.client.resources import EVENTS
+
+log = logging.getLogger(__name__)
+
+
+def _stamp(seconds: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(int(seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class EventRecorder:
+    def __init__(self, client: HubClient, component: str, host: str = "", *, clock: Any = None, window: float = 600.0):
+        self.client, self.component, self.host = client, component, host
+        self.clock = clock or RealClock()
+        self.window = window
+        self._recent: dict[tuple, dict[str, Any]] = {}
+
+    async def record(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace") or "default"
+        identity = (namespace, obj.get("kind"), meta.get("name"), meta.get("uid"), type_, reason, message)
+        now = self.clock.now()
+        try:
+            previous = self._recent.get(identity)
+            if previous and now - previous["_at"] < self.window:
+                previous["count"] += 1
+                previous["_at"] = now
+                await self.client.patch(EVENTS, previous["name"], {"count": previous["count"], "lastTimestamp": _stamp(now)},
+                                        namespace)
+                return
+            name = f"{meta.get('name', 'object')}.{secrets.token_hex(8)}"
+            event = {
+                "apiVersion": "v1", "kind": "Event",
+                "metadata": {"name": name, "namespace": namespace},
+                "involvedObject": {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"), "name": meta.get("name"),
+                                   "namespace": meta.get("namespace", ""), "uid": meta.get("uid"),
+                                   "resourceVersion": meta.get("resourceVersion")},
+                "reason": reason, "message": message, "type": type_, "count": 1,
+                "firstTimestamp": _stamp(now), "lastTimestamp": _stamp(now),
+                "source": {"component": self.component, **({"host": self.host} if self.host else {})},
+                "reportingComponent": self.component, "reportingInstance": self.host or self.component,
+            }
+            await self.client.create(EVENTS, event, namespace)
+            self._recent[identity] = {"name": name, "count": 1, "_at": now}
+            if len(self._recent) > 5000:
+                self._recent.clear()
+        except (errors.ApiError, ValueError) as exc:
+            log.debug("event %s/%s not recorded: %s", reason, meta.get("name"), exc)

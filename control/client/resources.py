@@ -1,0 +1,59 @@
+"""Where each kind lives on the hub: group, version, plural, scope. Paths are built here only.
+
+Guarantees: `Resource.path` returns the exact Kubernetes REST path for a collection, an object or
+a subresource, in a namespace or cluster-wide.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Resource:
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self, namespace: str | None = None, name: str | None = None, subresource: str | None = None) -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{namespace}"
+        base += f"/{self.plural}"
+        if name:
+            base += f"/{name}"
+            if subresource:
+                base += f"/{subresource}"
+        return base
+
+
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
+NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
+PODS = Resource("", "v1", "pods", "Pod")
+SERVICES = Resource("", "v1", "services", "Service")
+ENDPOINTS = Resource("", "v1", "endpoints", "Endpoints")
+EVENTS = Resource("", "v1", "events", "Event")
+CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")
+LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
+REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
+
+ALL = (NAMESPACES, NODES, PODS, SERVICES, ENDPOINTS, EVENTS, CONFIGMAPS, LEASES, DEPLOYMENTS, REPLICASETS)
+BY_KIND = {(r.api_version, r.kind): r for r in ALL}
+
+
+def key_of(obj: dict) -> str:
+    """The cache/queue key of an object: "namespace/name" or "name"."""
+    meta = obj.get("metadata") or {}
+    return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta.get("name", "")
+
+
+def split_key(key: str) -> tuple[str, str]:
+    namespace, _, name = key.rpartition("/")
+    return namespace, name

@@ -1,0 +1,36 @@
+"""The cluster's clocks of life and death, shared by kubelets, the node lifecycle controller and
+the hub's pod defaults: Kubernetes' values by default, a workshop's seconds with KK_PACE=workshop.
+
+Guarantees: every value can be overridden one by one from the environment (KK_LEASE_RENEW,
+KK_LEASE_DURATION, KK_NODE_GRACE, KK_NODE_MONITOR, KK_TOLERATION_SECONDS, KK_STATUS_REPORT).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+
+KUBERNETES = {"lease_renew": 10.0, "lease_duration": 40.0, "node_grace": 50.0, "node_monitor": 5.0,
+              "toleration_seconds": 300.0, "status_report": 60.0}
+WORKSHOP = {"lease_renew": 1.0, "lease_duration": 4.0, "node_grace": 5.0, "node_monitor": 1.0,
+            "toleration_seconds": 5.0, "status_report": 10.0}
+
+
+@dataclass(frozen=True)
+class Timings:
+    lease_renew: float  # kubelet renews its Lease this often
+    lease_duration: float  # the Lease's leaseDurationSeconds
+    node_grace: float  # a node whose Lease is older than this is NotReady (Unknown)
+    node_monitor: float  # how often the node lifecycle controller looks
+    toleration_seconds: float  # default tolerationSeconds for not-ready/unreachable NoExecute
+    status_report: float  # kubelet posts its full node status at least this often
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> "Timings":
+        env = os.environ if env is None else env
+        base = WORKSHOP if env.get("KK_PACE", "").lower() == "workshop" else KUBERNETES
+        values = {}
+        for f in fields(cls):
+            raw = env.get(f"KK_{f.name.upper()}")
+            values[f.name] = float(raw) if raw else base[f.name]
+        return cls(**values)

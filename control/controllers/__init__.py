@@ -1,0 +1,1 @@
+"""The controllers hosted by the controller-manager. Each imports only the spoke toolkit."""
