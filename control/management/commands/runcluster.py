@@ -37,6 +37,13 @@ def wait_until_up(url: str, *, seconds: float = 30.0, process: subprocess.Popen 
         raise CommandError(f"the hub did not answer at {url} within {seconds:.0f} s")
 
 
+def spoke_commands(url: str, nodes: int) -> list[list[str]]:
+    """The runcomponent arguments of every spoke of a cluster with `nodes` nodes."""
+    spokes = [["controller-manager", "--server", url], ["scheduler", "--server", url]]
+    spokes += [["kubelet", "--node", f"node-{i}", "--server", url] for i in range(1, nodes + 1)]
+    return spokes
+
+
 class Command(BaseCommand):
     help = "Run the whole cluster: the hub (API server + dashboard) and its spokes."
 
@@ -44,12 +51,15 @@ class Command(BaseCommand):
         parser.add_argument("--addr", default="127.0.0.1:8000", help="where the hub listens (default loopback)")
         parser.add_argument("--nodes", type=int, default=3, help="how many simulated nodes")
         parser.add_argument("--data", default=str(settings.DATA_DIR), help="folder for the SQLite file")
+        parser.add_argument("--pace", choices=("kubernetes", "workshop"), default=os.environ.get("KK_PACE", "kubernetes"),
+                            help="node heartbeat/eviction timings: Kubernetes' own, or seconds for a workshop")
+        parser.add_argument("--no-spokes", action="store_true", help="run the hub alone")
 
-    def handle(self, *args, addr: str, nodes: int, data: str, **options):
+    def handle(self, *args, addr: str, nodes: int, data: str, pace: str, no_spokes: bool, **options):
         host, port = split_addr(addr)
         data_dir = Path(data).resolve()
         data_dir.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "KK_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "control.settings"}
+        env = {**os.environ, "KK_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "control.settings", "KK_PACE": pace}
         env.pop("KK_SQLITE_PATH", None)
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, check=True)
@@ -65,11 +75,20 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, stop)
         try:
             wait_until_up(url, process=children[0], stopping=lambda: stopping)
-            self.stdout.write(self.style.SUCCESS(f"Kube Kitchen is up: {url}  (data in {data_dir})"))
+            if not no_spokes:
+                for spoke in spoke_commands(url, nodes):
+                    children.append(subprocess.Popen([*manage, "runcomponent", *spoke], env=env))
+            self.stdout.write(self.style.SUCCESS(f"Kube Kitchen is up: {url}  (data in {data_dir}, pace {pace})"))
             self.stdout.write(f"  kubectl:   kubectl --kubeconfig <({sys.executable} manage.py kubeconfig --server {url}) get pods")
-            self.stdout.write(f"  nodes:     {nodes} requested (simulated kubelets join with the spokes)")
+            if not no_spokes:
+                self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s), each its own process")
             self.stdout.flush()
-            while not stopping and all(c.poll() is None for c in children):
+            reported: set[int] = set()
+            while not stopping and children[0].poll() is None:
+                for child in children[1:]:
+                    if child.poll() is not None and child.pid not in reported:
+                        reported.add(child.pid)
+                        self.stderr.write(f"spoke {' '.join(child.args[3:5])} exited with code {child.returncode}")
                 time.sleep(0.2)
         finally:
             for child in children:
@@ -80,6 +99,5 @@ class Command(BaseCommand):
                     child.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     child.kill()
-        failed = [c.returncode for c in children if c.returncode not in (0, -signal.SIGTERM, None)]
-        if failed and not stopping:
-            raise CommandError(f"a cluster process exited with code {failed[0]}")
+        if not stopping and children[0].returncode not in (0, -signal.SIGTERM):
+            raise CommandError(f"the hub exited with code {children[0].returncode}")
