@@ -166,7 +166,7 @@ DEPLOYMENT = Kind(
              Column("Up-to-date", type="integer", description="Total number of non-terminated pods targeted by this deployment that have the desired template spec."),
              Column("Available", type="integer", description="Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."),
              AGE_COLUMN, *_WIDE),
-    cells=deployment_cells, scale=_SCALE,
+    cells=deployment_cells, scale=_SCALE, has_spec=True,
 )
 
 REPLICASET = Kind(
@@ -178,5 +178,5 @@ REPLICASET = Kind(
              Column("Current", type="integer", description="Replicas is the most recently observed number of replicas."),
              Column("Ready", type="integer", description="The number of ready replicas for this replica set."),
              AGE_COLUMN, *_WIDE),
-    cells=replicaset_cells, scale=_SCALE,
+    cells=replicaset_cells, scale=_SCALE, has_spec=True,
 )

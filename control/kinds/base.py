@@ -76,7 +76,7 @@ class Kind:
     cells: Callable[[Obj, float], list[Any]] | None = None
     field_getters: dict[str, Callable[[Obj], str]] = field(default_factory=dict)
     scale: ScaleSpec | None = None
-    has_spec: bool = True  # whether spec changes bump metadata.generation
+    has_spec: bool = False  # whether the kind keeps metadata.generation (bumped by spec changes)
 
     @property
     def api_version(self) -> str:

@@ -42,7 +42,6 @@ NAMESPACE = Kind(
     columns=(NAME_COLUMN, Column("Status", description="The status of the namespace"), AGE_COLUMN),
     cells=lambda o, now: [o["metadata"]["name"], field_value(o, "status", "phase"), age(o, now)],
     field_getters={"status.phase": lambda o: field_value(o, "status", "phase")},
-    has_spec=False,
 )
 
 
@@ -217,7 +216,7 @@ ENDPOINTS = Kind(
     group="", version="v1", kind="Endpoints", plural="endpoints", namespaced=True,
     definition="io.k8s.api.core.v1.Endpoints", short_names=("ep",),
     columns=(NAME_COLUMN, Column("Endpoints", description="Endpoints of the service."), AGE_COLUMN),
-    cells=endpoints_cells, has_spec=False,
+    cells=endpoints_cells,
 )
 
 
@@ -274,7 +273,7 @@ EVENT = Kind(
              Column("Subobject", priority=1), Column("Source", priority=1),
              Column("First Seen", priority=1), Column("Count", type="integer", priority=1),
              Column("Name", format="name", priority=1)),
-    cells=event_cells, has_spec=False,
+    cells=event_cells,
     field_getters={
         **{f"involvedObject.{k}": _involved(k) for k in
            ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")},
@@ -310,5 +309,5 @@ CONFIGMAP = Kind(
     group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True,
     definition="io.k8s.api.core.v1.ConfigMap", short_names=("cm",), validate=validate_configmap,
     columns=(NAME_COLUMN, Column("Data", type="integer", description="Number of keys."), AGE_COLUMN),
-    cells=configmap_cells, has_spec=False,
+    cells=configmap_cells,
 )

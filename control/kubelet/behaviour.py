@@ -1,0 +1,143 @@
+"""What a simulated container does, read from its pod's manifest: the workshop's remote control.
+
+Guarantees: `script_for(pod, container)` is a pure function of the manifest; a value that cannot
+be read (e.g. `crash-after: "soon"`) is ignored, never an error; annotations win over the image
+and command conventions, and a container-specific annotation wins over the pod-wide one.
+
+Annotations (on the pod; add `.<container>` to the key to aim at one container, e.g.
+`kubekitchen.dev/crash-after.sidecar: "4"`):
+- `kubekitchen.dev/start-delay: "S"`  the container spends S seconds in ContainerCreating
+  (default: the kubelet's KK_START_DELAY, 0.1-0.3 s).
+- `kubekitchen.dev/crash-after: "S"`  every run of the container exits S seconds after it
+  started, with exit code 1 unless `exit-code` says otherwise.
+- `kubekitchen.dev/exit-code: "N"`    the code the container exits with when it exits (0 reads
+  as Completed, anything else as Error). On its own it does not make the container exit.
+- `kubekitchen.dev/ready-after: "S"`  readiness turns true S seconds after each start.
+- `kubekitchen.dev/never-ready: "true"`  readiness never turns true (Unhealthy events).
+
+Conventions, used when no annotation decides (the image's name is its last path segment without
+tag or digest, e.g. `ghcr.io/x/crashy:1.0` -> `crashy`; the command is `command` + `args` joined
+by spaces):
+1. An image name containing `crash` exits with code 1 three seconds after each start.
+2. A command containing `exit N` exits with code N after the sum of its `sleep S` values
+   (1 s when there is none), e.g. `sh -c "sleep 5; exit 1"`.
+3. A shell image (busybox, alpine, ubuntu, debian) given a command without `exit` runs it and
+   exits 0 after the sum of its `sleep S` values (1 s when there is none), unless the command
+   loops (`while`, `sleep infinity`, `tail -f`): then it runs forever. Without a command it runs
+   forever (a simplification: real busybox would exit at once).
+4. Every `echo TEXT` in the command prints TEXT to the container's log when it starts.
+5. `readinessProbe.initialDelaySeconds` delays readiness when no `ready-after` is given.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+PREFIX = "kubekitchen.dev/"
+SHELL_IMAGES = ("busybox", "alpine", "ubuntu", "debian")
+CRASH_IMAGE_SECONDS = 3.0
+DEFAULT_RUN_SECONDS = 1.0
+
+_EXIT = re.compile(r"\bexit\s+(\d+)")
+_SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)\b")
+_FOREVER = re.compile(r"\bwhile\b|\bsleep\s+inf|\btail\s+-f\b|\buntil\b")
+_ECHO = re.compile(r"""\becho\s+("[^"]*"|'[^']*'|[^;&|\n]+)""")
+
+
+@dataclass(frozen=True)
+class Script:
+    """The simulated behaviour of one container, for every run of it."""
+
+    start_delay: float | None = None  # None: the kubelet's default
+    exit_after: float | None = None  # None: runs until stopped
+    exit_code: int = 0
+    ready_after: float = 0.0
+    never_ready: bool = False
+    echo: tuple[str, ...] = ()
+
+    @property
+    def exits(self) -> bool:
+        return self.exit_after is not None
+
+
+def image_name(image: str) -> str:
+    """`registry:5000/team/app:1.2@sha256:..` -> `app`."""
+    last = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    return last.split(":", 1)[0]
+
+
+def command_text(container: dict[str, Any]) -> str:
+    parts = [str(p) for p in (container.get("command") or []) + (container.get("args") or [])]
+    return " ".join(parts)
+
+
+def annotation(pod: dict[str, Any], name: str, container: str) -> str | None:
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    specific = annotations.get(f"{PREFIX}{name}.{container}")
+    return specific if specific is not None else annotations.get(f"{PREFIX}{name}")
+
+
+def _seconds(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(str(text).strip().rstrip("s"))
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
+def _integer(text: str | None) -> int | None:
+    try:
+        return int(str(text).strip()) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _echoes(command: str) -> tuple[str, ...]:
+    lines = []
+    for match in _ECHO.finditer(command):
+        text = match.group(1).strip()
+        try:
+            text = " ".join(shlex.split(text))
+        except ValueError:
+            pass
+        lines.append(text)
+    return tuple(lines)
+
+
+def _by_convention(container: dict[str, Any]) -> tuple[float | None, int]:
+    """(exit_after, exit_code) from the image and command conventions."""
+    command = command_text(container)
+    sleeps = sum(float(s) for s in _SLEEP.findall(command))
+    exit_match = _EXIT.search(command)
+    if exit_match:
+        return (sleeps or DEFAULT_RUN_SECONDS), int(exit_match.group(1))
+    name = image_name(container.get("image") or "")
+    if "crash" in name:
+        return CRASH_IMAGE_SECONDS, 1
+    if name in SHELL_IMAGES and command and not _FOREVER.search(command):
+        return (sleeps or DEFAULT_RUN_SECONDS), 0
+    return None, 0
+
+
+def script_for(pod: dict[str, Any], container: dict[str, Any]) -> Script:
+    name = container.get("name") or ""
+    exit_after, exit_code = _by_convention(container)
+    crash_after = _seconds(annotation(pod, "crash-after", name))
+    if crash_after is not None:
+        exit_after, exit_code = crash_after, 1
+    code = _integer(annotation(pod, "exit-code", name))
+    if code is not None:
+        exit_code = code
+    ready_after = _seconds(annotation(pod, "ready-after", name))
+    if ready_after is None:
+        probe = container.get("readinessProbe") or {}
+        ready_after = _seconds(probe.get("initialDelaySeconds")) if isinstance(probe, dict) else None
+    never_ready = str(annotation(pod, "never-ready", name) or "").strip().lower() in ("true", "1", "yes")
+    return Script(start_delay=_seconds(annotation(pod, "start-delay", name)), exit_after=exit_after,
+                  exit_code=exit_code, ready_after=ready_after or 0.0, never_ready=never_ready,
+                  echo=_echoes(command_text(container)))

@@ -1,0 +1,104 @@
+"""The kubelet of one simulated node, wired together: log server, Node registration, Lease and
+status heartbeats, and the pod worker fed by an informer on `spec.nodeName=<node>`.
+
+Guarantees: the log server listens before the Node is registered (the Node names its port),
+on the node's InternalIP at port 10250 when it can (each node has its own address, as real nodes
+do), else on a free port;
+pods are run only once the Node is registered (the pod CIDR comes from it); the process talks to
+the hub only, as `kubelet/<node>`; stopping it cancels every loop and closes the client.
+`python manage.py runcomponent kubelet --node NAME --server URL` calls `run_kubelet`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from typing import Any
+
+from control.client.clock import RealClock
+from control.client.component import connect, run_all
+from control.client.events import EventRecorder
+from control.client.http import HubClient
+from control.client.informer import Handlers, Informer
+from control.client.resources import NODES, PODS, key_of
+from control.client.runner import Runner
+from control.client.timings import Timings
+from control.client.workqueue import WorkQueue
+from control.kubelet.config import KubeletConfig
+from control.kubelet.heartbeat import NodeAgent
+from control.kubelet.logs import LogServer
+from control.kubelet.node import IpPool, internal_ip
+from control.kubelet.pods import PodWorker
+
+log = logging.getLogger(__name__)
+KUBELET_PORT = 10250
+
+
+class Kubelet:
+    def __init__(self, client: HubClient, node: str, *, clock: Any = None, timings: Timings | None = None,
+                 config: KubeletConfig | None = None, address: str | None = None, port: int = KUBELET_PORT,
+                 workers: int = 4, rng: random.Random | None = None):
+        self.client, self.node = client, node
+        self.clock = clock or RealClock()
+        self.timings = timings or Timings.from_env()
+        self.config = config or KubeletConfig.from_env()
+        self.address, self.port = address or internal_ip(node), port
+        self.workers, self.rng = workers, rng
+        self.pod_informer = Informer(client, PODS, field_selector=f"spec.nodeName={node}", clock=self.clock)
+        self.node_informer = Informer(client, NODES, field_selector=f"metadata.name={node}", clock=self.clock)
+        self.queue = WorkQueue(clock=self.clock)
+        self.worker: PodWorker | None = None
+        self.logs = LogServer(self._log_target, clock=self.clock, interval=self.config.log_interval)
+        self.agent: NodeAgent | None = None
+
+    def _log_target(self, namespace: str, pod: str, container: str) -> Any:
+        return self.worker.log_target(namespace, pod, container) if self.worker else None
+
+    async def start_log_server(self) -> int:
+        """Listen on the node's own address at the kubelet's usual port (stable across restarts),
+        else on a free port; without 127.0.1.x on this machine, on 127.0.0.1."""
+        for address, port in ((self.address, self.port), (self.address, 0), ("127.0.0.1", 0)):
+            try:
+                bound = await self.logs.start(address, port)
+            except OSError as exc:
+                log.info("cannot listen on %s:%s (%s)", address, port, exc)
+                continue
+            self.address = address
+            return bound
+        raise OSError(f"the kubelet of {self.node} cannot listen anywhere")
+
+    async def setup(self) -> None:
+        port = await self.start_log_server()
+        self.agent = NodeAgent(self.client, self.node, ip=self.address, port=port, clock=self.clock,
+                               timings=self.timings, config=self.config)
+        await self.agent.register_until_done()
+        events = EventRecorder(self.client, "kubelet", self.node, clock=self.clock)
+        self.worker = PodWorker(self.client, self.pod_informer.cache, node=self.node, host_ip=self.address,
+                                pool=IpPool(self.agent.pod_cidr), config=self.config, clock=self.clock,
+                                events=events, rng=self.rng)
+        enqueue = self.queue.add
+        self.pod_informer.add_handlers(Handlers(on_add=lambda o: enqueue(key_of(o)),
+                                                on_update=lambda old, new: enqueue(key_of(new)),
+                                                on_delete=lambda o: enqueue(key_of(o))))
+        agent = self.agent
+        self.node_informer.add_handlers(Handlers(on_add=agent.on_node_seen,
+                                                 on_update=lambda old, new: agent.on_node_seen(new),
+                                                 on_delete=lambda o: agent.poke()))
+
+    async def run(self) -> None:
+        try:
+            await self.setup()
+            assert self.agent is not None and self.worker is not None
+            runner = Runner(f"kubelet/{self.node}", self.worker.reconcile, self.queue, [self.pod_informer],
+                            workers=self.workers)
+            await run_all(self.client, [self.pod_informer.run(), self.node_informer.run(), runner.run(),
+                                        self.agent.lease_loop(), self.agent.status_loop()])
+        finally:
+            await self.logs.close()
+            await self.client.close()
+
+
+async def run_kubelet(server: str, *, node: str, clock: Any = None, timings: Timings | None = None) -> None:
+    """Run the kubelet of `node` against the hub at `server` until cancelled."""
+    client = connect(server, f"kubelet/{node}")
+    await Kubelet(client, node, clock=clock, timings=timings).run()

@@ -1,0 +1,254 @@
+"""Simulated container logs, and the kubelet's small HTTP server that hands them to the hub.
+
+What a container "prints" is computed, never stored: a start-up line naming its image, its
+`echo` lines, a ready line when readiness turns true, a tick every `interval` seconds while it
+runs, and a last line when it exits (the crash line, the completion line, or the SIGTERM line when
+stopped). So the log of a run is a pure function of the run and the time, and it only grows.
+
+Guarantees:
+- `GET /containerLogs/<ns>/<pod>/<container>?tailLines=&follow=&timestamps=&previous=&sinceSeconds=
+  &limitBytes=` answers text/plain: the current run's lines (the last ended run while waiting out
+  a back-off), or the previous run's with previous=true. Unknown pod or container: 404; a
+  container still being created, or no previous run: 400 with Kubernetes' wording. Malformed
+  parameters: 400. Other paths: 404; other methods: 405. `GET /healthz` answers "ok".
+- follow=true streams (chunked) every new line as its moment comes and ends when the run ends,
+  the pod goes, or the client leaves.
+- Request parsing (`parse_request`) and rendering (`run_lines`, `render_log`) are pure; the
+  server only moves bytes and waits on the injected clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from control.kubelet.behaviour import Script
+from control.kubelet.containers import Container, Run
+
+log = logging.getLogger(__name__)
+MAX_TICKS = 10_000  # older ticks of a long run are "rotated away"
+
+
+class LogError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+@dataclass(frozen=True)
+class LogRequest:
+    namespace: str
+    pod: str
+    container: str
+    follow: bool = False
+    previous: bool = False
+    timestamps: bool = False
+    tail_lines: int | None = None
+    since_seconds: float | None = None
+    limit_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class LogTarget:
+    """What the log server needs of one container: its record, its script and its image."""
+
+    container: Container
+    script: Script
+    image: str
+
+
+@dataclass(frozen=True)
+class LogLine:
+    at: float
+    text: str
+
+
+def _flag(query: dict[str, list[str]], name: str) -> bool:
+    value = (query.get(name) or ["false"])[-1].lower()
+    if value not in ("true", "false", "1", "0", ""):
+        raise LogError(400, f"invalid {name}: {value!r}")
+    return value in ("true", "1")
+
+
+def _number(query: dict[str, list[str]], name: str) -> int | None:
+    raw = (query.get(name) or [None])[-1]
+    if raw in (None, ""):
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise LogError(400, f"invalid {name}: {raw!r}") from None
+    if value < 0:
+        raise LogError(400, f"invalid {name}: must be non-negative")
+    return value
+
+
+def parse_request(method: str, target: str) -> LogRequest | None:
+    """The log request in a request line; None for `/healthz`. Raises LogError otherwise."""
+    url = urlsplit(target)
+    parts = [unquote(p) for p in url.path.split("/") if p]
+    if method != "GET":
+        raise LogError(405, f"method {method} not allowed")
+    if parts == ["healthz"]:
+        return None
+    if len(parts) != 4 or parts[0] != "containerLogs" or not all(parts):
+        raise LogError(404, f"no such path: {url.path}")
+    query = parse_qs(url.query, keep_blank_values=True)
+    since = _number(query, "sinceSeconds")
+    return LogRequest(parts[1], parts[2], parts[3], follow=_flag(query, "follow"), previous=_flag(query, "previous"),
+                      timestamps=_flag(query, "timestamps"), tail_lines=_number(query, "tailLines"),
+                      since_seconds=float(since) if since is not None else None,
+                      limit_bytes=_number(query, "limitBytes"))
+
+
+def run_lines(name: str, image: str, run: Run, script: Script, now: float, interval: float) -> list[LogLine]:
+    """Every line the run has printed by `now`, in order."""
+    start = run.started_at
+    end = min(now, run.finished_at) if run.finished_at is not None else now
+    if end < start:
+        return []
+    lines = [LogLine(start, f"kitchen: starting container {name} from image {image} (run {run.number})")]
+    lines += [LogLine(start, text) for text in script.echo]
+    ready_at = start + script.ready_after
+    if not script.never_ready and script.ready_after > 0 and ready_at <= end and \
+            (run.finished_at is None or ready_at < run.finished_at):
+        lines.append(LogLine(ready_at, f"kitchen: {name} is ready to serve"))
+    total = int((end - start) / interval)
+    for tick in range(max(1, total - MAX_TICKS + 1), total + 1):
+        at = start + tick * interval
+        if run.finished_at is None or at < run.finished_at:
+            lines.append(LogLine(at, f"kitchen: {name} is cooking (tick {tick})"))
+    if run.finished_at is not None and run.finished_at <= now:
+        if run.stopped:
+            text = f"kitchen: {name} received SIGTERM, shutting down gracefully"
+        elif run.exit_code:
+            text = f"kitchen: {name} crashed: exiting with code {run.exit_code}"
+        else:
+            text = f"kitchen: {name} finished its work: exiting with code 0"
+        lines.append(LogLine(run.finished_at, text))
+    return sorted(lines, key=lambda line: line.at)
+
+
+def select_run(target: LogTarget | None, request: LogRequest) -> Run:
+    """The run the request asks about, or LogError with Kubernetes' wording."""
+    if target is None:
+        raise LogError(404, f'container "{request.container}" in pod "{request.pod}" not found on this node')
+    c = target.container
+    if request.previous:
+        if c.previous is None:
+            raise LogError(400, f'previous terminated container "{c.name}" in pod "{request.pod}" not found')
+        return c.previous
+    run = c.current or c.previous
+    if run is None:
+        raise LogError(400, f'container "{c.name}" in pod "{request.pod}" is waiting to start: ContainerCreating')
+    return run
+
+
+def stamp(seconds: float) -> str:
+    moment = datetime.fromtimestamp(seconds, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond:06d}000Z"
+
+
+def format_lines(lines: list[LogLine], request: LogRequest, now: float) -> str:
+    if request.since_seconds is not None:
+        lines = [line for line in lines if line.at >= now - request.since_seconds]
+    if request.tail_lines is not None:
+        lines = lines[-request.tail_lines:] if request.tail_lines else []
+    text = "".join(f"{stamp(line.at) + ' ' if request.timestamps else ''}{line.text}\n" for line in lines)
+    if request.limit_bytes is not None:
+        text = text.encode()[:request.limit_bytes].decode(errors="ignore")
+    return text
+
+
+def render_log(target: LogTarget | None, request: LogRequest, now: float, interval: float) -> str:
+    run = select_run(target, request)
+    assert target is not None
+    return format_lines(run_lines(target.container.name, target.image, run, target.script, now, interval), request, now)
+
+
+Lookup = Callable[[str, str, str], "LogTarget | None"]
+
+
+def _head(status: int, *, length: int | None = None) -> bytes:
+    reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}.get(status, "Error")
+    framing = f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked"
+    return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n{framing}\r\n"
+            "Connection: close\r\n\r\n").encode()
+
+
+class LogServer:
+    """The kubelet's HTTP endpoint for logs (what the hub's pods/NAME/log proxies to)."""
+
+    def __init__(self, lookup: Lookup, *, clock: Any, interval: float, poll: float = 0.25):
+        self.lookup, self.clock, self.interval, self.poll = lookup, clock, interval, poll
+        self.server: asyncio.AbstractServer | None = None
+
+    async def start(self, host: str, port: int = 0) -> int:
+        self.server = await asyncio.start_server(self.handle, host, port)
+        return self.server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        if self.server:
+            self.server.close()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10)
+            method, target, *_ = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ") + ["", ""]
+            await self.answer(method, target, writer)
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def answer(self, method: str, target: str, writer: asyncio.StreamWriter) -> None:
+        try:
+            request = parse_request(method, target)
+            if request is None:
+                return await self._send(writer, 200, "ok\n")
+            found = self.lookup(request.namespace, request.pod, request.container)
+            now = self.clock.now()
+            text = render_log(found, request, now, self.interval)
+        except LogError as exc:
+            return await self._send(writer, exc.status, exc.message + "\n")
+        if not request.follow:
+            return await self._send(writer, 200, text)
+        writer.write(_head(200))
+        await self._chunk(writer, text)
+        await self.follow(request, select_run(found, request).container_id, now, writer)
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    async def follow(self, request: LogRequest, container_id: str, seen_until: float,
+                     writer: asyncio.StreamWriter) -> None:
+        """Send lines newer than `seen_until` as they come, until the run ends or the pod goes."""
+        while True:
+            await self.clock.sleep(self.poll)
+            found = self.lookup(request.namespace, request.pod, request.container)
+            c = found.container if found else None
+            runs = (c.current, c.previous) if c else ()
+            run = next((r for r in runs if r and r.container_id == container_id), None)
+            if c is None or found is None or run is None:
+                return
+            now = self.clock.now()
+            fresh = [line for line in run_lines(c.name, found.image, run, found.script, now, self.interval)
+                     if seen_until < line.at <= now]
+            seen_until = now
+            await self._chunk(writer, format_lines(fresh, LogRequest("", "", "", timestamps=request.timestamps), now))
+            if run.finished_at is not None and run.finished_at <= now:
+                return
+
+    async def _chunk(self, writer: asyncio.StreamWriter, text: str) -> None:
+        if text:
+            data = text.encode()
+            writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        await writer.drain()
+
+    async def _send(self, writer: asyncio.StreamWriter, status: int, text: str) -> None:
+        data = text.encode()
+        writer.write(_head(status, length=len(data)) + data)
+        await writer.drain()

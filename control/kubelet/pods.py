@@ -1,0 +1,171 @@
+"""The kubelet's pod worker: `reconcile(key)` carries out, for one pod bound to this node, what
+the pure state machine (`podstate`, `containers`) says, through the hub.
+
+Guarantees:
+- Level-triggered: it reads the pod from the informer's cache, steps its record to now, writes the
+  pod's status only when it differs (through the status subresource, with the cached
+  resourceVersion, so a stale cache gets 409 Conflict, which the runner retries; it never loops),
+  then tells Events, then asks to be woken when the next thing is due.
+- The in-memory record of a pod is committed only after its status write succeeded, so a failed
+  write replays the same transitions (and Events) next time, not new ones.
+- Graceful deletion: a pod with deletionTimestamp has its containers stopped (Killing), and after
+  min(deletionGracePeriodSeconds, termination_seconds) the final delete is sent with grace 0 and
+  a uid precondition (a new pod with the same name is never deleted by mistake).
+- A pod that vanished from the hub, or came back with a new uid, is forgotten: its IP is freed and
+  its logs go. A pod found already running here (kubelet restart) is adopted, not restarted; a
+  pod that finished before this kubelet started is left alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from typing import Any
+
+from control import errors
+from control.client.informer import Cache
+from control.client.resources import PODS
+from control.client.runner import DONE, Result, requeue_after
+from control.kubelet.behaviour import Script, script_for
+from control.kubelet.config import KubeletConfig
+from control.kubelet.containers import Happening, advance
+from control.kubelet.logs import LogTarget
+from control.kubelet.node import IpPool
+from control.kubelet.podstate import PodRecord, new_record, restart_policy, step_pod
+from control.kubelet.podstatus import record_from_status, render_status
+
+log = logging.getLogger(__name__)
+Obj = dict[str, Any]
+
+
+def container_spec(pod: Obj, name: str) -> Obj | None:
+    return next((c for c in (pod.get("spec") or {}).get("containers") or [] if c.get("name") == name), None)
+
+
+def _has_run_before(pod: Obj) -> bool:
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        state = (status.get("state") or {}) if isinstance(status, dict) else {}
+        if state.get("running") or state.get("terminated") or (status.get("lastState") or {}).get("terminated"):
+            return True
+    return False
+
+
+class PodWorker:
+    def __init__(self, client: Any, pods: Cache, *, node: str, host_ip: str, pool: IpPool, config: KubeletConfig,
+                 clock: Any, events: Any, rng: random.Random | None = None):
+        self.client, self.pods, self.node, self.host_ip = client, pods, node, host_ip
+        self.pool, self.config, self.clock, self.events = pool, config, clock, events
+        self.rng = rng or random.Random()
+        self.records: dict[str, PodRecord] = {}
+
+    # --- reconcile -------------------------------------------------------------------------------
+
+    async def reconcile(self, key: str) -> Result:
+        pod = self.pods.get(key)
+        record = self.records.get(key)
+        if record is not None and (pod is None or pod["metadata"].get("uid") != record.uid):
+            self.forget(key)
+            record = None
+        if pod is None or (pod.get("spec") or {}).get("nodeName") != self.node:
+            return DONE
+        meta = pod["metadata"]
+        now = self.clock.now()
+        if record is None:
+            if meta.get("deletionTimestamp"):  # nothing of it runs here: let it go at once
+                await self._final_delete(pod)
+                return DONE
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                return DONE
+            record = self.admit(pod, now)
+        step = step_pod(pod, record, now, backoff=self.config.backoff,
+                        termination_seconds=self.config.termination_seconds)
+        status = render_status(pod, step.record, now)
+        if status != (pod.get("status") or {}):
+            await self.client.replace_status(PODS, {**pod, "apiVersion": "v1", "kind": "Pod", "status": status})
+        self.records[key] = step.record
+        await self.tell(pod, step.happenings)
+        if step.delete_due:
+            await self._final_delete(pod)
+            self.forget(key)
+            return DONE
+        if step.wake is not None:
+            return requeue_after(max(0.0, step.wake - now))
+        return DONE
+
+    def admit(self, pod: Obj, now: float) -> PodRecord:
+        """Take a pod on: reserve its IP and create (or adopt) its record."""
+        meta, spec = pod["metadata"], pod.get("spec") or {}
+        uid, status = meta.get("uid", ""), pod.get("status") or {}
+        low, high = self.config.start_delay
+        delay = self.rng.uniform(low, high)
+        if _has_run_before(pod):
+            if spec.get("hostNetwork"):
+                ip = self.host_ip
+            else:
+                ip = self.pool.claim(uid, status["podIP"]) if status.get("podIP") else self.pool.allocate(uid)
+            record = record_from_status(pod, now, host_ip=self.host_ip, pod_ip=ip, backoff=self.config.backoff,
+                                        default_start_delay=delay)
+        else:
+            ip = self.host_ip if spec.get("hostNetwork") else self.pool.allocate(uid)
+            record = new_record(pod, now, host_ip=self.host_ip, pod_ip=ip, default_start_delay=delay)
+        self.records[record.key] = record
+        return record
+
+    def forget(self, key: str) -> None:
+        record = self.records.pop(key, None)
+        if record is not None:
+            self.pool.release(record.uid)
+
+    async def _final_delete(self, pod: Obj) -> None:
+        meta = pod["metadata"]
+        try:
+            await self.client.delete(PODS, meta["name"], meta.get("namespace"), grace_period=0,
+                                     preconditions={"uid": meta.get("uid")})
+        except (errors.NotFound, errors.Conflict):
+            pass  # already gone, or the name now belongs to another pod
+
+    # --- events --------------------------------------------------------------------------------
+
+    async def tell(self, pod: Obj, happenings: tuple[Happening, ...]) -> None:
+        """Record each distinct Event once (a fast-forward through many restarts is one count)."""
+        subject = {**pod, "apiVersion": "v1", "kind": "Pod"}
+        told: set[tuple[str, str, str]] = set()
+        for happening in happenings:
+            for type_, reason, message in self.event_texts(pod, happening):
+                if (type_, reason, message) not in told:
+                    told.add((type_, reason, message))
+                    await self.events.record(subject, type_, reason, message)
+
+    def event_texts(self, pod: Obj, happening: Happening) -> list[tuple[str, str, str]]:
+        meta = pod["metadata"]
+        spec = container_spec(pod, happening.container) or {}
+        image, name = spec.get("image", ""), happening.container
+        if happening.kind == "started":
+            pulled = (f'Successfully pulled image "{image}" in 0s' if spec.get("imagePullPolicy") == "Always"
+                      else f'Container image "{image}" already present on machine')
+            return [("Normal", "Pulled", pulled), ("Normal", "Created", f"Created container: {name}"),
+                    ("Normal", "Started", f"Started container {name}")]
+        if happening.kind == "backoff":
+            return [("Warning", "BackOff", f"Back-off restarting failed container {name} in pod "
+                     f"{meta.get('name')}_{meta.get('namespace')}({meta.get('uid')})")]
+        if happening.kind == "unready":
+            return [("Warning", "Unhealthy", "Readiness probe failed: the kitchen says this container is never ready")]
+        if happening.kind == "stopped":
+            return [("Normal", "Killing", f"Stopping container {name}")]
+        return []
+
+    # --- logs ----------------------------------------------------------------------------------
+
+    def log_target(self, namespace: str, name: str, container: str) -> LogTarget | None:
+        """The container as it is now (advanced to this moment), for the log server."""
+        key = f"{namespace}/{name}"
+        record, pod = self.records.get(key), self.pods.get(key)
+        found = record.container(container) if record else None
+        if found is None:
+            return None
+        spec = container_spec(pod, container) if pod else None
+        script = script_for(pod, spec) if pod and spec else Script()
+        if pod is not None and record and record.stopping_since is None:
+            found, _ = advance(found, script, restart_policy(pod), self.clock.now(), self.config.backoff)
+        return LogTarget(found, script, (spec or {}).get("image") or found.image)
+

@@ -1,0 +1,184 @@
+"""A pod record rendered as the pod's `status`, and a status read back into a record.
+
+Guarantees: `render_status` is pure and stable: called twice on the same record and moment it
+gives the same dict, and it keeps every condition's lastTransitionTime while its status holds, so
+an unchanged pod is never written again. It keeps what others own (PodScheduled, DisruptionTarget,
+nominatedNodeName, an eviction's reason/message) and replaces what the kubelet owns. Every
+containerStatus carries the fields the official Python client requires (name, image, imageID,
+ready, restartCount). Init containers are not simulated: Initialized is True from the start.
+`record_from_status` adopts a pod a previous kubelet ran, so a restarted
+kubelet carries on instead of starting the pod over.
+"""
+
+from __future__ import annotations
+
+import calendar
+import copy
+import hashlib
+import time
+from typing import Any
+
+from control.kubelet.config import BackoffPolicy
+from control.kubelet.containers import Container, Run, go_duration, new_container, restarts
+from control.kubelet.podstate import PodRecord, pod_phase, readiness, restart_policy
+
+Obj = dict[str, Any]
+OWNED_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
+RUNTIME = "kitchen://"
+
+
+def rfc3339(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(seconds)))
+
+
+def parse_time(text: Any) -> float | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return float(calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S")))
+    except ValueError:
+        return None
+
+
+def image_id(image: str) -> str:
+    repository = image.split("@", 1)[0]
+    if ":" in repository.rsplit("/", 1)[-1]:
+        repository = repository.rsplit(":", 1)[0]
+    return f"docker-pullable://{repository}@sha256:{hashlib.sha256(image.encode()).hexdigest()}"
+
+
+def _terminated(run: Run) -> Obj:
+    return {"exitCode": run.exit_code if run.exit_code is not None else 0, "reason": run.reason,
+            "startedAt": rfc3339(run.started_at), "finishedAt": rfc3339(run.finished_at or run.started_at),
+            "containerID": RUNTIME + run.container_id}
+
+
+def _state(c: Container, pod_meta: Obj) -> tuple[Obj, Obj]:
+    """(state, lastState) of a container as Kubernetes shows them."""
+    state = c.state
+    last = {"terminated": _terminated(c.previous)} if c.previous else {}
+    if state == "creating":
+        return {"waiting": {"reason": "ContainerCreating"}}, last
+    if state == "backoff":
+        message = (f"back-off {go_duration(c.backoff)} restarting failed container={c.name} "
+                   f"pod={pod_meta.get('name')}_{pod_meta.get('namespace')}({pod_meta.get('uid')})")
+        return {"waiting": {"reason": "CrashLoopBackOff", "message": message}}, last
+    if state == "running" and c.current:
+        return {"running": {"startedAt": rfc3339(c.current.started_at)}}, last
+    if c.current:
+        return {"terminated": _terminated(c.current)}, last
+    if c.previous:  # stopped while waiting out a back-off
+        return {"terminated": _terminated(c.previous)}, {}
+    return {"waiting": {"reason": "ContainerCreating"}}, {}
+
+
+def container_status(c: Container, image: str, ready: bool, pod_meta: Obj) -> Obj:
+    state, last_state = _state(c, pod_meta)
+    run = c.last_run
+    status: Obj = {"name": c.name, "image": image, "imageID": image_id(image) if run else "",
+                   "ready": ready, "restartCount": c.restart_count, "started": c.state == "running",
+                   "state": state, "lastState": last_state}
+    if run:
+        status["containerID"] = RUNTIME + run.container_id
+    return status
+
+
+def qos_class(pod: Obj) -> str:
+    containers = (pod.get("spec") or {}).get("containers") or []
+    resources = [c.get("resources") or {} for c in containers]
+    if not any(r.get("requests") or r.get("limits") for r in resources):
+        return "BestEffort"
+    guaranteed = all((r.get("limits") or {}).get(k) and (r.get("requests") or r.get("limits") or {}).get(k)
+                     == (r.get("limits") or {}).get(k) for r in resources for k in ("cpu", "memory"))
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def _condition(old: dict[str, Obj], type_: str, ok: bool, now: float, reason: str = "", message: str = "") -> Obj:
+    status = "True" if ok else "False"
+    previous = old.get(type_)
+    since = previous.get("lastTransitionTime") if previous and previous.get("status") == status else None
+    condition: Obj = {"type": type_, "status": status, "lastTransitionTime": since or rfc3339(now)}
+    if not ok and reason:
+        condition["reason"], condition["message"] = reason, message
+    return condition
+
+
+def render_status(pod: Obj, record: PodRecord, now: float) -> Obj:
+    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+    status = copy.deepcopy(pod.get("status") or {})
+    old = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, dict)}
+    phase = pod_phase(record)
+    ready = readiness(pod, record, now)
+    images = {c.get("name"): c.get("image", "") for c in spec.get("containers") or []}
+    unready = [name for name, ok in ready.items() if not ok]
+    all_ready = not unready and phase == "Running"
+    if phase in ("Succeeded", "Failed"):
+        reason, message = "PodCompleted", ""
+    else:
+        reason, message = "ContainersNotReady", f"containers with unready status: [{' '.join(unready)}]"
+    conditions = [
+        _condition(old, "PodReadyToStartContainers", record.sandbox_ready, now),
+        _condition(old, "Initialized", True, now),
+        _condition(old, "Ready", all_ready, now, reason, message),
+        _condition(old, "ContainersReady", all_ready, now, reason, message),
+        old.get("PodScheduled") or {"type": "PodScheduled", "status": "True",
+                                    "lastTransitionTime": rfc3339(record.started_at)},
+    ]
+    conditions += [c for t, c in old.items() if t not in OWNED_CONDITIONS and t != "PodScheduled"]
+    status.update({
+        "phase": phase, "conditions": conditions,
+        "hostIP": record.host_ip, "hostIPs": [{"ip": record.host_ip}],
+        "startTime": rfc3339(record.started_at), "qosClass": qos_class(pod),
+        "containerStatuses": [container_status(c, images.get(c.name) or c.image, ready[c.name], meta)
+                              for c in record.containers],
+    })
+    if record.sandbox_ready and record.pod_ip:
+        status["podIP"], status["podIPs"] = record.pod_ip, [{"ip": record.pod_ip}]
+    else:
+        status.pop("podIP", None), status.pop("podIPs", None)
+    return status
+
+
+def _run_from(state: Obj, number: int, container_id: str = "") -> Run | None:
+    running, terminated = state.get("running"), state.get("terminated")
+    detail = running or terminated
+    if not isinstance(detail, dict):
+        return None
+    started = parse_time(detail.get("startedAt"))
+    if started is None:
+        return None
+    cid = str(detail.get("containerID") or container_id).removeprefix(RUNTIME)
+    if running is not None:
+        return Run(number=number, container_id=cid, started_at=started)
+    return Run(number=number, container_id=cid, started_at=started,
+               finished_at=parse_time(terminated.get("finishedAt")) or started,
+               exit_code=int(terminated.get("exitCode") or 0))
+
+
+def record_from_status(pod: Obj, now: float, *, host_ip: str, pod_ip: str, backoff: BackoffPolicy,
+                       default_start_delay: float) -> PodRecord:
+    """A record for a pod found already running on this node (the kubelet was restarted)."""
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    uid, policy = meta.get("uid", ""), restart_policy(pod)
+    seen = {s.get("name"): s for s in status.get("containerStatuses") or [] if isinstance(s, dict)}
+    containers = []
+    for spec in (pod.get("spec") or {}).get("containers") or []:
+        name, image = spec.get("name", ""), spec.get("image", "")
+        fresh = new_container(name, image, uid, now, default_start_delay)
+        found = seen.get(name) or {}
+        count = int(found.get("restartCount") or 0)
+        last = _run_from(found.get("lastState") or {}, max(0, count - 1))
+        run = _run_from(found.get("state") or {}, count, str(found.get("containerID") or ""))
+        if run is not None and run.running:
+            fresh = Container(name, image, fresh.seed, now, 0.0, current=run, previous=last, restart_count=count)
+        elif run is not None and not restarts(policy, run.exit_code or 0):
+            fresh = Container(name, image, fresh.seed, now, 0.0, current=run, previous=last,
+                              restart_count=count, finished=True)
+        elif run is not None or last is not None:  # ended, or waiting out a back-off: restart now
+            fresh = Container(name, image, fresh.seed, now, 0.0, previous=run or last, restart_count=count,
+                              backoff=backoff.base, restart_at=now)
+        containers.append(fresh)
+    started = parse_time(status.get("startTime")) or now
+    return PodRecord(key=f"{meta.get('namespace')}/{meta.get('name')}", uid=uid, started_at=started,
+                     host_ip=host_ip, pod_ip=pod_ip, containers=tuple(containers))
+

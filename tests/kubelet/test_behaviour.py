@@ -1,0 +1,83 @@
+"""The manifest's remote control: annotations first, then image and command conventions."""
+
+from control.kubelet.behaviour import Script, image_name, script_for
+
+
+def pod(annotations=None, **container):
+    container.setdefault("name", "app")
+    container.setdefault("image", "nginx")
+    return {"metadata": {"name": "p", "annotations": annotations or {}}, "spec": {"containers": [container]}}
+
+
+def script(annotations=None, **container) -> Script:
+    p = pod(annotations, **container)
+    return script_for(p, p["spec"]["containers"][0])
+
+
+def test_a_plain_container_runs_forever_and_is_ready_at_once():
+    assert script() == Script()
+    assert not script().exits
+
+
+def test_crash_after_exits_with_code_1_and_exit_code_changes_the_code():
+    assert (script({"kubekitchen.dev/crash-after": "5"}).exit_after, script({"kubekitchen.dev/crash-after": "5"}).exit_code) == (5.0, 1)
+    both = script({"kubekitchen.dev/crash-after": "2", "kubekitchen.dev/exit-code": "0"})
+    assert (both.exit_after, both.exit_code) == (2.0, 0)
+
+
+def test_exit_code_alone_does_not_make_the_container_exit():
+    alone = script({"kubekitchen.dev/exit-code": "3"})
+    assert not alone.exits and alone.exit_code == 3
+
+
+def test_a_container_specific_annotation_wins_over_the_pod_wide_one():
+    annotations = {"kubekitchen.dev/crash-after": "5", "kubekitchen.dev/crash-after.app": "2",
+                   "kubekitchen.dev/ready-after.other": "9"}
+    s = script(annotations)
+    assert s.exit_after == 2.0 and s.ready_after == 0.0
+
+
+def test_readiness_annotations_and_probe_delay():
+    assert script({"kubekitchen.dev/ready-after": "3"}).ready_after == 3.0
+    assert script({"kubekitchen.dev/never-ready": "true"}).never_ready
+    assert script(readinessProbe={"initialDelaySeconds": 4}).ready_after == 4.0
+    assert script({"kubekitchen.dev/ready-after": "1"}, readinessProbe={"initialDelaySeconds": 4}).ready_after == 1.0
+
+
+def test_start_delay_annotation():
+    assert script({"kubekitchen.dev/start-delay": "2.5"}).start_delay == 2.5
+    assert script().start_delay is None
+
+
+def test_unreadable_values_are_ignored():
+    s = script({"kubekitchen.dev/crash-after": "soon", "kubekitchen.dev/exit-code": "x",
+                "kubekitchen.dev/ready-after": "-1"})
+    assert s == Script()
+
+
+def test_image_named_crash_crashes_after_three_seconds():
+    s = script(image="registry.local:5000/team/crashy:1.0")
+    assert (s.exit_after, s.exit_code) == (3.0, 1)
+    assert script({"kubekitchen.dev/crash-after": "7"}, image="crashy").exit_after == 7.0
+
+
+def test_exit_in_the_command_exits_after_its_sleeps():
+    s = script(image="busybox", command=["sh", "-c", "echo hello; sleep 5; exit 1"])
+    assert (s.exit_after, s.exit_code, s.echo) == (5.0, 1, ("hello",))
+    assert script(image="python", args=["exit 3"]).exit_after == 1.0
+
+
+def test_shell_images_run_their_command_then_complete_unless_it_loops():
+    done = script(image="busybox:1.36", command=["sh", "-c", "echo 'hi there'"])
+    assert (done.exit_after, done.exit_code, done.echo) == (1.0, 0, ("hi there",))
+    assert not script(image="busybox", command=["sh", "-c", "while true; do sleep 1; done"]).exits
+    assert not script(image="alpine", command=["sleep", "infinity"]).exits
+    assert script(image="alpine", command=["sleep", "3600"]).exit_after == 3600.0
+    assert not script(image="busybox").exits, "without a command a shell image runs forever"
+    assert not script(image="nginx", command=["nginx", "-g", "daemon off;"]).exits
+
+
+def test_image_name():
+    assert image_name("nginx") == "nginx"
+    assert image_name("docker.io/library/nginx:1.25@sha256:abc") == "nginx"
+    assert image_name("localhost:5000/crash") == "crash"

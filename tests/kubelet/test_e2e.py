@@ -1,0 +1,164 @@
+"""The kubelet as its own process against a real hub, driven by the real kubectl: the node turns
+Ready and renews its Lease, a pod runs with an IP and logs, a crashing pod loops with growing
+back-off, and `kubectl delete pod` returns after the graceful stop and final delete."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Callable
+
+import pytest
+from kubernetes import client
+
+from tests.conftest import ROOT, Hub
+
+pytestmark = pytest.mark.e2e
+
+NODE = "node-1"
+KUBELET_ENV = {"KK_PACE": "workshop", "KK_CRASH_BACKOFF": "1:4", "KK_START_DELAY": "0.1",
+               "KK_LOG_INTERVAL": "0.5", "KK_TERMINATION_SECONDS": "0.5"}
+
+
+class KubeletProcess:
+    """`manage.py runcomponent kubelet` for NODE, logging into the hub's folder."""
+
+    def __init__(self, hub: Hub):
+        self.hub, self.process = hub, None
+
+    def start(self) -> None:
+        log = (self.hub.dir / "kubelet.log").open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "manage.py"), "runcomponent", "kubelet", "--node", NODE, "--server", self.hub.url],
+            env={**os.environ, **KUBELET_ENV}, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+@pytest.fixture(scope="module")
+def hub():
+    server = Hub(env={"KK_PACE": "workshop"}).start()
+    server.kubelet = KubeletProcess(server)
+    server.kubelet.start()
+    try:
+        yield server
+    finally:
+        server.kubelet.stop()
+        server.stop()
+
+
+def eventually(check: Callable[[], object], timeout: float = 15, what: str = "") -> object:
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what or check}: last saw {last!r}")
+
+
+def pod_manifest(name: str, annotations: dict | None = None, **spec) -> str:
+    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "annotations": annotations or {}},
+           "spec": {"nodeName": NODE, "containers": [{"name": "app", "image": "nginx:1.25"}], **spec}}
+    return json.dumps(obj)
+
+
+def get_json(hub: Hub, *args: str) -> dict:
+    return json.loads(hub.kubectl("get", *args, "-o", "json").stdout)
+
+
+def test_the_node_registers_ready_and_renews_its_lease(hub):
+    line = eventually(lambda: next((l for l in hub.kubectl("get", "nodes", "-o", "wide").stdout.splitlines()
+                                    if l.startswith(NODE) and " Ready " in l), None), what="node Ready")
+    assert "127.0.1.1" in line and "kitchen://1.0" in line and "v1.32.0-kube-kitchen" in line and "worker" in line
+    node = get_json(hub, "node", NODE)
+    assert node["spec"]["podCIDR"] == "10.244.1.0/24"
+    assert node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] > 0
+    renewed = lambda: get_json(hub, "lease", NODE, "-n", "kube-node-lease")["spec"]["renewTime"]  # noqa: E731
+    first = eventually(renewed, what="a lease")
+    second = eventually(lambda: (t := renewed()) != first and t, timeout=5, what="a renewal")
+    assert second > first and get_json(hub, "lease", NODE, "-n", "kube-node-lease")["spec"]["holderIdentity"] == NODE
+
+
+def test_a_pod_runs_with_an_ip_and_prints_logs(hub):
+    hub.kubectl("apply", "-f", "-", input=pod_manifest("web"))
+    row = eventually(lambda: next((l for l in hub.kubectl("get", "pod", "web", "-o", "wide").stdout.splitlines()
+                                   if " Running " in l and "10.244.1." in l), None), what="web Running")
+    assert "1/1" in row and NODE in row
+    logs = eventually(lambda: (out := hub.kubectl("logs", "web").stdout).count("cooking") >= 1 and out, what="ticks")
+    assert "kitchen: starting container app from image nginx:1.25 (run 0)" in logs
+    assert hub.kubectl("logs", "web", "--tail=1").stdout.count("\n") == 1
+    with client.ApiClient(client.Configuration(host=hub.url)) as api:
+        pod = client.CoreV1Api(api).read_namespaced_pod("web", "default")
+    status = pod.status.container_statuses[0]
+    assert status.ready and status.state.running and status.container_id.startswith("kitchen://")
+    assert pod.status.pod_ip.startswith("10.244.1.") and pod.status.host_ip == "127.0.1.1"
+    assert {c.type: c.status for c in pod.status.conditions}["Ready"] == "True"
+    rv = get_json(hub, "pod", "web")["metadata"]["resourceVersion"]
+    time.sleep(1.5)
+    assert get_json(hub, "pod", "web")["metadata"]["resourceVersion"] == rv, "a running pod is not rewritten"
+    events = hub.kubectl("get", "events", "--field-selector", "involvedObject.name=web").stdout
+    assert "Pulled" in events and "Created" in events and "Started" in events
+
+
+def test_a_crashing_pod_loops_with_growing_restarts(hub):
+    hub.kubectl("apply", "-f", "-", input=pod_manifest("crash", {"kubekitchen.dev/crash-after": "1"}))
+    seen: set[str] = set()
+
+    def looped():
+        row = hub.kubectl("get", "pod", "crash", "--no-headers").stdout.split()
+        seen.add(row[2])
+        return int(row[3]) >= 2 and "CrashLoopBackOff" in seen and row
+
+    eventually(looped, timeout=20, what="restarts and CrashLoopBackOff")
+    previous = hub.kubectl("logs", "crash", "--previous").stdout
+    assert previous.strip().endswith("kitchen: app crashed: exiting with code 1")
+    status = get_json(hub, "pod", "crash")["status"]["containerStatuses"][0]
+    assert status["lastState"]["terminated"]["exitCode"] == 1 and status["restartCount"] >= 2
+    events = hub.kubectl("get", "events", "--field-selector", "involvedObject.name=crash").stdout
+    assert "BackOff" in events and "Back-off restarting failed container app" in events
+
+
+def test_logs_follow_until_the_run_ends_and_a_finished_pod_is_failed(hub):
+    hub.kubectl("apply", "-f", "-", input=pod_manifest("once", {"kubekitchen.dev/crash-after": "2"},
+                                                        restartPolicy="Never"))
+    eventually(lambda: "Running" in hub.kubectl("get", "pod", "once").stdout, what="once Running")
+    started = time.monotonic()
+    followed = hub.kubectl("logs", "-f", "once", timeout=15).stdout
+    assert time.monotonic() - started < 10
+    assert followed.strip().endswith("kitchen: app crashed: exiting with code 1")
+    assert eventually(lambda: get_json(hub, "pod", "once")["status"]["phase"] == "Failed", what="Failed")
+
+
+def test_a_restarted_kubelet_adopts_its_running_pods(hub):
+    before = get_json(hub, "pod", "web")
+    hub.kubelet.stop()
+    hub.kubelet.start()
+    logs = eventually(lambda: hub.kubectl("logs", "web", check=False).stdout, what="the new kubelet's logs")
+    assert "starting container app from image nginx:1.25 (run 0)" in logs, "the same run carries on"
+    after = get_json(hub, "pod", "web")
+    assert after["status"]["containerStatuses"] == before["status"]["containerStatuses"]
+    assert after["status"]["podIP"] == before["status"]["podIP"]
+    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"], "adopted, not rewritten"
+
+
+def test_delete_pod_stops_gracefully_then_deletes(hub):
+    eventually(lambda: "Running" in hub.kubectl("get", "pod", "web").stdout, what="web Running")
+    started = time.monotonic()
+    result = hub.kubectl("delete", "pod", "web", timeout=20)
+    assert result.stdout.strip() == 'pod "web" deleted' and time.monotonic() - started < 10
+    gone = hub.kubectl("get", "pod", "web", check=False)
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
+    events = hub.kubectl("get", "events", "--field-selector", "involvedObject.name=web").stdout
+    assert "Killing" in events and "Stopping container app" in events
+    hub.kubectl("delete", "pod", "crash", "once", timeout=20)
+    assert "No resources found" in hub.kubectl("get", "pods").stderr
