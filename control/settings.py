@@ -79,7 +79,8 @@ else:
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
             },
             # A file, not memory: tests start writer processes that share the test database.
-            "TEST": {"NAME": os.environ.get("KK_SQLITE_TEST_PATH", str(DATA_DIR / "test.sqlite3"))},
+            # One file per test run, so parallel runs never share it.
+            "TEST": {"NAME": os.environ.get("KK_SQLITE_TEST_PATH", str(DATA_DIR / f"test-{os.getpid()}.sqlite3"))},
         }
     }
 

@@ -40,7 +40,10 @@ def check_fields(call: Call, kind: Kind, obj: Obj) -> Obj:
     mode = call.field_validation
     type_errors = [p for p in problems if p.kind == "type"]
     if type_errors or mode == "Strict":
-        raise errors.BadRequest(structure.message(type_errors or problems, kind.kind, kind.version))
+        text = structure.message(type_errors or problems, kind.kind, kind.version)
+        if not type_errors and call.method in ("POST", "PUT"):
+            text = f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: {text}'
+        raise errors.BadRequest(text)
     if mode == "Warn":
         call.warnings += [f'unknown field "{p.path}"' for p in problems]
     return structure.prune(obj, kind.definition)

@@ -8,6 +8,7 @@ BadRequest, a patch that cannot be applied to this object is Invalid (422); noth
 from __future__ import annotations
 
 import copy
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -49,7 +50,10 @@ def apply_patch(kind: Kind, current: dict[str, Any], patch_type: str, patch: Any
         try:
             result = jsonpatch.JsonPatch(patch).apply(copy.deepcopy(current))
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
-            raise errors.Invalid(f"the server rejected our request due to an error in our request: {exc}") from None
+            detail = re.sub(r" \(<class '[^']+'>\)", "", str(exc))
+            raise errors.Invalid(f"the server rejected our request due to an error in our request: {detail}") from None
+        except RecursionError:
+            raise errors.BadRequest("the patch is nested too deeply") from None
         except (TypeError, KeyError, ValueError, AttributeError, IndexError) as exc:
             raise errors.BadRequest(f"invalid json patch: {exc}") from None
     elif patch_type == "merge":
@@ -63,6 +67,8 @@ def apply_patch(kind: Kind, current: dict[str, Any], patch_type: str, patch: Any
             result = strategic_merge_patch(current, patch, patch_meta(definition or kind.definition))
         except PatchError as exc:
             raise errors.Invalid(f"the server rejected our request due to an error in our request: {exc}") from None
+        except RecursionError:
+            raise errors.BadRequest("the patch is nested too deeply") from None
     else:
         raise errors.UnsupportedMediaType(f"patch type {patch_type} is not supported")
     if not isinstance(result, dict):

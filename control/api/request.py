@@ -44,21 +44,29 @@ class Call:
     content_type: str = ""
     raw_body: bytes = b""
     warnings: list[str] = field(default_factory=list)
+    body_dry_run: str = ""  # DeleteOptions carry dryRun in the body
 
     @property
     def dry_run(self) -> bool:
-        value = self.query.get("dryRun", "")
+        value = self.query.get("dryRun", "") or self.body_dry_run
         if value not in ("", "All"):
-            raise errors.BadRequest(f'Unsupported value: "{value}": supported values: "All"')
+            raise errors.invalid("CreateOptions", "meta.k8s.io", "", [{
+                "reason": "FieldValueNotSupported", "field": "dryRun",
+                "message": f'Unsupported value: "{value}": supported values: "All"'}])
         return value == "All"
 
     @property
     def field_validation(self) -> str:
         value = self.query.get("fieldValidation", "Strict") or "Strict"
         if value not in FIELD_VALIDATION:
-            raise errors.BadRequest(
-                f'fieldValidation: Unsupported value: "{value}": supported values: "Ignore", "Strict", "Warn"')
+            raise errors.invalid("CreateOptions", "meta.k8s.io", "", [{
+                "reason": "FieldValueNotSupported", "field": "fieldValidation",
+                "message": f'Unsupported value: "{value}": supported values: "Ignore", "Strict", "Warn"'}])
         return value
+
+    def check_options(self) -> None:
+        """Refuse unsupported write options before anything else happens."""
+        self.dry_run, self.field_validation, self.field_manager  # noqa: B018 - each property validates
 
     @property
     def field_manager(self) -> str:

@@ -50,8 +50,11 @@ def bind(call: Call, now: float) -> HttpResponse:
         pod["status"]["conditions"] = conditions
         return pod
 
-    store.object_update(resource="/pods", namespace=call.namespace, name=call.name, mutate=mutate, actor=call.actor)
-    return json_response(success_status({}), 201)
+    if call.dry_run:
+        mutate(store.object_get(resource="/pods", namespace=call.namespace, name=call.name))
+    else:
+        store.object_update(resource="/pods", namespace=call.namespace, name=call.name, mutate=mutate, actor=call.actor)
+    return json_response({**success_status({}), "code": 201}, 201)
 
 
 # --- scale -----------------------------------------------------------------------------------
@@ -74,7 +77,8 @@ def _apply_scale(call: Call, current: Obj, scale: Any) -> Obj:
     rv = scale["metadata"].get("resourceVersion")
     if rv not in (None, "") and rv != current["metadata"]["resourceVersion"]:
         raise errors.conflict(call.kind.resource, call.name)
-    replicas = (scale.get("spec") or {}).get("replicas") if isinstance(scale.get("spec"), dict) else None
+    spec = scale.get("spec") if scale.get("spec") is not None else {}
+    replicas = spec.get("replicas", 0) if isinstance(spec, dict) else None  # Go omits a zero
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise_if_invalid(call.kind, current, [cause("spec.replicas", f"Invalid value: {replicas!r}: must be greater than or equal to 0")])
     result = copy.deepcopy(current)
@@ -92,8 +96,15 @@ def get_scale(call: Call) -> HttpResponse:
 
 def update_scale(call: Call) -> HttpResponse:
     body = decode_object(call)
+    return _write_scale(call, lambda cur: _apply_scale(call, cur, body))
+
+
+def _write_scale(call: Call, mutate) -> HttpResponse:
+    if call.dry_run:
+        current = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
+        return json_response(scale_of(call, mutate(current)))
     obj = store.object_update(resource=call.kind.resource, namespace=call.namespace, name=call.name,
-                              mutate=lambda cur: _apply_scale(call, cur, body), actor=call.actor)
+                              mutate=mutate, actor=call.actor)
     return json_response(scale_of(call, obj))
 
 
@@ -109,6 +120,4 @@ def patch_scale(call: Call) -> HttpResponse:
         scale = apply_patch(call.kind, scale_of(call, current), patch_type, document, definition=SCALE_DEFINITION)
         return _apply_scale(call, current, scale)
 
-    obj = store.object_update(resource=call.kind.resource, namespace=call.namespace, name=call.name,
-                              mutate=mutate, actor=call.actor)
-    return json_response(scale_of(call, obj))
+    return _write_scale(call, mutate)

@@ -203,6 +203,13 @@ def delete_options(call: Call) -> dict[str, Any]:
         if not isinstance(body, dict):
             raise errors.BadRequest("DeleteOptions must be a JSON object")
         options = body
+        dry = body.get("dryRun")
+        if dry not in (None, [], ""):
+            if not isinstance(dry, list) or any(v != "All" for v in dry):
+                raise errors.invalid("DeleteOptions", "meta.k8s.io", "", [{
+                    "reason": "FieldValueNotSupported", "field": "dryRun",
+                    "message": f'Unsupported value: {dry!r}: supported values: "All"'}])
+            call.body_dry_run = "All"
     grace = int_param(call.query, "gracePeriodSeconds", minimum=-1)
     if grace is not None:
         options["gracePeriodSeconds"] = grace

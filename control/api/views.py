@@ -20,6 +20,7 @@ from control.api import discovery, subresources, verbs
 from control.api.podlog import pod_log
 from control.api.request import Call, client_name
 from control.api.responses import error_response, json_response
+from control.api.feed import get_feed
 from control.api.watch import watch
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,8 @@ def _guard_sync(fn: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
             return fn(*args)
         except errors.ApiError as exc:
             return error_response(exc)
+        except RecursionError:
+            return error_response(errors.BadRequest("the object is nested too deeply"))
         except Exception:
             log.exception("unexpected error in %s", getattr(fn, "__name__", fn))
             return error_response(errors.InternalError("an internal error occurred; the server logged it"))
@@ -95,6 +98,7 @@ async def openapi_group_version(request: HttpRequest, path: str) -> HttpResponse
 
 async def healthz(request: HttpRequest) -> HttpResponse:
     _tag(request, "get", "healthz")
+    await get_feed()
     return HttpResponse(b"ok", content_type="text/plain")
 
 
@@ -161,6 +165,9 @@ async def resource(request: HttpRequest, rest: str, group: str = "", version: st
         call = Call(method=request.method or "GET", kind=kind, namespace=namespace, name=name, subresource=sub,
                     query=query, actor=actor, accept=request.headers.get("Accept", ""),
                     content_type=(request.content_type or "").lower(), raw_body=request.body)
+        await get_feed()  # starts this process's change feed and log compaction on first use
+        if verb in ("create", "update", "patch", "delete", "deletecollection"):
+            call.check_options()
         if verb == "watch" and not name and not sub:
             return await watch(call)
         if verb == "get" and sub == "log":

@@ -82,6 +82,7 @@ class _Filter:
 async def _events(call: Call, selection: Selection, start: int, initial: list[dict[str, Any]],
                   visible: set[tuple[str, str]], timeout: float, bookmarks: bool) -> AsyncIterator[bytes]:
     encoder = _Encoder(call)
+    yield b""  # sends the status line and headers now: clients wait for them before the first event
     if initial:
         yield "".join(encoder.line("ADDED", None, obj) for obj in initial).encode()
     feed = await get_feed()

@@ -79,7 +79,7 @@ def _template_causes(spec: Any, *, deployment: bool) -> list[Cause]:
         else:
             if not parsed.matches(labels if isinstance(labels, dict) else {}):
                 out.append(cause("spec.template.metadata.labels",
-                                 f"Invalid value: {labels or {}!r}: `selector` does not match template `labels`"))
+                                 f"Invalid value: {go_map(labels)}: `selector` does not match template `labels`"))
     if not isinstance(template, dict):
         out.append(required("spec.template"))
         return out
@@ -106,6 +106,14 @@ def _template_causes(spec: Any, *, deployment: bool) -> list[Cause]:
                 out.append(cause("spec.strategy.rollingUpdate.maxUnavailable",
                                  "Invalid value: 0: may not be 0 when `maxSurge` is 0"))
     return out
+
+
+def go_map(labels: Any) -> str:
+    """Labels as Kubernetes prints them in messages: map[string]string{"app":"web"}."""
+    if not isinstance(labels, dict):
+        return "map[string]string(nil)"
+    inner = ", ".join(f'"{k}":"{v}"' for k, v in sorted(labels.items()))
+    return f"map[string]string{{{inner}}}"
 
 
 def validate_deployment(deploy: Obj) -> list[Cause]:

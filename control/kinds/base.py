@@ -161,8 +161,13 @@ def parse_time(stamp: str | None) -> float | None:
         return None
 
 
+LATEST_TIME = 253402300799  # 9999-12-31T23:59:59Z
+
+
 def format_time(seconds: float) -> str:
-    return datetime.fromtimestamp(int(seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """RFC 3339 in whole seconds; times past year 9999 (absurd grace periods) are clamped."""
+    seconds = min(max(int(seconds), 0), LATEST_TIME)
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def human_duration(seconds: float) -> str:

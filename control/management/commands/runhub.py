@@ -24,6 +24,12 @@ class Command(BaseCommand):
     def handle(self, *args, addr: str, **options):
         from daphne.endpoints import build_endpoint_description_strings
         from daphne.server import Server
+        from twisted.web import http
+
+        # Kubernetes accepts long request lines (big selectors) and answers 422 with its name.
+        http.HTTPChannel.MAX_LENGTH = 1 << 20
+        http.HTTPChannel.totalHeadersSize = 1 << 20
+        http.RESPONSES.setdefault(422, b"Unprocessable Entity")
 
         from control.asgi import application
 

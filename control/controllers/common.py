@@ -1,0 +1,155 @@
+"""Pure helpers the controllers share: time stamps, pod predicates, owner references, taints.
+
+Guarantees: nothing here does I/O or keeps state; every function reads its arguments without
+changing them (cached objects are read-only), so any controller may call any helper from any
+handler or `reconcile`.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable
+
+from control.client.informer import Informer
+from control.client.resources import key_of
+from control.kinds.selectors import LabelSelector, SelectorError, label_selector_from_object
+
+Obj = dict[str, Any]
+
+
+# --- time --------------------------------------------------------------------------------------
+
+def parse_stamp(stamp: Any) -> float | None:
+    """RFC 3339 (`Time`, whole seconds) or `MicroTime` (fractional) to epoch seconds; None if unreadable."""
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.timestamp()
+
+
+def stamp(seconds: float) -> str:
+    """Kubernetes' `Time` format: whole seconds, UTC."""
+    return datetime.fromtimestamp(int(seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def created_at(obj: Obj) -> float:
+    return parse_stamp(meta(obj).get("creationTimestamp")) or 0.0
+
+
+# --- metadata ----------------------------------------------------------------------------------
+
+def meta(obj: Obj) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def uid_of(obj: Obj) -> str:
+    return meta(obj).get("uid", "")
+
+
+def terminating(obj: Obj) -> bool:
+    return bool(meta(obj).get("deletionTimestamp"))
+
+
+def controller_ref(obj: Obj) -> dict[str, Any] | None:
+    for ref in meta(obj).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def owner_ref(owner: Obj, *, block: bool = True) -> dict[str, Any]:
+    """The controller reference a controller puts on what it creates or adopts."""
+    return {"apiVersion": owner.get("apiVersion", ""), "kind": owner.get("kind", ""), "name": meta(owner)["name"],
+            "uid": uid_of(owner), "controller": True, "blockOwnerDeletion": block}
+
+
+def adopt_patch(obj: Obj, owner: Obj) -> Obj:
+    """A merge patch that adds `owner` as controller, guarded by the object's resourceVersion."""
+    refs = [copy.deepcopy(r) for r in meta(obj).get("ownerReferences") or [] if r.get("uid") != uid_of(owner)]
+    return {"metadata": {"ownerReferences": refs + [owner_ref(owner)], "resourceVersion": meta(obj)["resourceVersion"],
+                         "uid": uid_of(obj)}}
+
+
+def release_patch(obj: Obj, owner_uid: str) -> Obj:
+    """A merge patch that drops the reference to `owner_uid`, guarded by the resourceVersion."""
+    refs = [copy.deepcopy(r) for r in meta(obj).get("ownerReferences") or [] if r.get("uid") != owner_uid]
+    return {"metadata": {"ownerReferences": refs or None, "resourceVersion": meta(obj)["resourceVersion"],
+                         "uid": uid_of(obj)}}
+
+
+def selector_of(obj: Obj) -> LabelSelector:
+    """The object's `spec.selector` (a LabelSelector object); a broken one matches nothing."""
+    try:
+        return label_selector_from_object((obj.get("spec") or {}).get("selector"))
+    except SelectorError:
+        return LabelSelector.nothing()
+
+
+def labels_of(obj: Obj) -> dict[str, str]:
+    return meta(obj).get("labels") or {}
+
+
+# --- pods --------------------------------------------------------------------------------------
+
+def pod_condition(pod: Obj, kind: str) -> dict[str, Any] | None:
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == kind:
+            return condition
+    return None
+
+
+def pod_ready(pod: Obj) -> bool:
+    condition = pod_condition(pod, "Ready")
+    return bool(condition and condition.get("status") == "True")
+
+
+def pod_available(pod: Obj, min_ready_seconds: int, now: float) -> bool:
+    """Ready, and Ready for at least `min_ready_seconds` (Kubernetes' IsPodAvailable)."""
+    if not pod_ready(pod):
+        return False
+    if min_ready_seconds <= 0:
+        return True
+    since = parse_stamp((pod_condition(pod, "Ready") or {}).get("lastTransitionTime"))
+    return since is not None and since + min_ready_seconds <= now
+
+
+def pod_active(pod: Obj) -> bool:
+    """Counts towards a ReplicaSet: not terminating and not finished."""
+    return not terminating(pod) and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
+
+def restarts(pod: Obj) -> int:
+    return sum(int(c.get("restartCount") or 0) for c in (pod.get("status") or {}).get("containerStatuses") or [])
+
+
+# --- taints and tolerations --------------------------------------------------------------------
+
+def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
+    """Kubernetes' Toleration.ToleratesTaint."""
+    if toleration.get("effect") and toleration["effect"] != taint.get("effect"):
+        return False
+    if toleration.get("key") and toleration["key"] != taint.get("key"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Exists":
+        return True
+    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
+
+
+# --- handler plumbing --------------------------------------------------------------------------
+
+def enqueue_keys(add: Callable[[str], None], objs: Iterable[Obj]) -> None:
+    for obj in objs:
+        add(key_of(obj))
+
+
+def matching_in_namespace(informer: Informer, namespace: str, labels: dict[str, str],
+                          selector: Callable[[Obj], LabelSelector] = selector_of) -> list[Obj]:
+    """The objects in `namespace` whose selector matches `labels` (e.g. ReplicaSets for an orphan pod)."""
+    return [o for o in informer.cache.by_index("namespace", namespace) if selector(o).matches(labels)]

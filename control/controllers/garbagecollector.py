@@ -1,0 +1,218 @@
+"""The garbage collector: honours ownerReferences across every watched resource.
+
+Guarantees (kube-controller-manager's garbage collector):
+- An object whose owners are all gone is deleted (Background). An owner is gone when no object
+  of its kind, name and *uid* exists: a new object with the same name is not the owner. A cache
+  miss is confirmed by a live GET before anything is deleted, so a lagging cache never kills a
+  dependent of a live owner; owners known to be gone are remembered by uid.
+- References to gone owners are removed from an object that still has a live owner.
+- Foreground: an owner carrying the `foregroundDeletion` finalizer gets its dependents deleted
+  first (dependents that have dependents of their own in foreground too); once no dependent with
+  `blockOwnerDeletion` remains, the finalizer is removed and the hub deletes the owner.
+- Orphan: an owner carrying the `orphan` finalizer gets the references to it removed from its
+  dependents, then the finalizer removed.
+- Every write is guarded by a resourceVersion or uid precondition; a 409 is retried by the runner.
+Watched: pods, replicasets, deployments, services, endpoints, configmaps, leases, nodes. Owners of
+other kinds the hub serves are looked up live; owners of kinds it does not serve are kept.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from typing import Any
+
+from control import errors
+from control.client.informer import Handlers, Informer, by_owner
+from control.client.resources import (
+    BY_KIND, CONFIGMAPS, DEPLOYMENTS, ENDPOINTS, LEASES, NODES, PODS, REPLICASETS, SERVICES, Resource, key_of,
+)
+from control.client.runner import DONE, Result, Runner
+from control.client.workqueue import WorkQueue
+from control.controllers.common import Obj, meta, terminating, uid_of
+
+log = logging.getLogger(__name__)
+
+WATCHED = (PODS, REPLICASETS, DEPLOYMENTS, SERVICES, ENDPOINTS, CONFIGMAPS, LEASES, NODES)
+FOREGROUND, ORPHAN = "foregroundDeletion", "orphan"
+
+
+def by_uid(obj: Obj) -> list[str]:
+    uid = uid_of(obj)
+    return [uid] if uid else []
+
+
+def resource_id(resource: Resource) -> str:
+    return f"{resource.plural}.{resource.group}" if resource.group else resource.plural
+
+
+def item_key(resource: Resource, obj: Obj) -> str:
+    return f"{resource_id(resource)}|{key_of(obj)}"
+
+
+def owner_refs(obj: Obj) -> list[dict[str, Any]]:
+    return [r for r in meta(obj).get("ownerReferences") or [] if r.get("uid")]
+
+
+def finalizer_patch(obj: Obj, finalizer: str) -> Obj:
+    rest = [f for f in meta(obj).get("finalizers") or [] if f != finalizer]
+    return {"metadata": {"finalizers": rest or None, "resourceVersion": meta(obj)["resourceVersion"]}}
+
+
+def drop_refs_patch(obj: Obj, uids: set[str]) -> Obj:
+    refs = [r for r in meta(obj).get("ownerReferences") or [] if r.get("uid") not in uids]
+    return {"metadata": {"ownerReferences": refs or None, "resourceVersion": meta(obj)["resourceVersion"]}}
+
+
+class GarbageCollector:
+    def __init__(self, client: Any, informers: dict[Resource, Informer], *, clock: Any, absent_memory: int = 4096):
+        self.client, self.informers = client, informers
+        self.by_id = {resource_id(r): r for r in informers}
+        self.queue = WorkQueue(clock=clock)
+        self.absent: OrderedDict[str, None] = OrderedDict()
+        self.absent_memory = absent_memory
+        for resource, informer in informers.items():
+            informer.cache.add_indexer("by_owner", by_owner)
+            informer.cache.add_indexer("by_uid", by_uid)
+            informer.add_handlers(Handlers(
+                on_add=lambda obj, r=resource: self._changed(r, obj),
+                on_update=lambda old, new, r=resource: self._updated(r, old, new),
+                on_delete=lambda obj, r=resource: self._deleted(r, obj)))
+
+    # --- handlers ------------------------------------------------------------------------------
+
+    def _changed(self, resource: Resource, obj: Obj) -> None:
+        finalizers = meta(obj).get("finalizers") or []
+        if owner_refs(obj) or (terminating(obj) and (FOREGROUND in finalizers or ORPHAN in finalizers)):
+            self.queue.add(item_key(resource, obj))
+
+    def _updated(self, resource: Resource, old: Obj, new: Obj) -> None:
+        dropped = {r["uid"] for r in owner_refs(old)} - {r["uid"] for r in owner_refs(new)}
+        self._enqueue_uids(dropped)  # an owner waiting for its dependents may be done
+        self._changed(resource, new)
+
+    def _deleted(self, resource: Resource, obj: Obj) -> None:
+        self._remember_absent(uid_of(obj))
+        for dep_resource, dependent in self.dependents_of(uid_of(obj)):
+            self.queue.add(item_key(dep_resource, dependent))
+        self._enqueue_uids({r["uid"] for r in owner_refs(obj)})
+
+    def _enqueue_uids(self, uids: set[str]) -> None:
+        for uid in uids:
+            found = self.find_by_uid(uid)
+            if found:
+                self.queue.add(item_key(*found))
+
+    # --- the graph, read from the caches -------------------------------------------------------
+
+    def dependents_of(self, uid: str) -> list[tuple[Resource, Obj]]:
+        return [(r, o) for r, informer in self.informers.items() for o in informer.cache.by_index("by_owner", uid)]
+
+    def find_by_uid(self, uid: str, resource: Resource | None = None) -> tuple[Resource, Obj] | None:
+        for r, informer in self.informers.items():
+            if resource is None or r == resource:
+                for obj in informer.cache.by_index("by_uid", uid):
+                    return r, obj
+        return None
+
+    def _remember_absent(self, uid: str) -> None:
+        if uid:
+            self.absent[uid] = None
+            while len(self.absent) > self.absent_memory:
+                self.absent.popitem(last=False)
+
+    async def owner_state(self, ref: dict[str, Any], namespace: str) -> str:
+        """"solid", "waiting" (being deleted in foreground) or "absent"."""
+        resource = BY_KIND.get((ref.get("apiVersion"), ref.get("kind")))
+        if resource is None:
+            return "solid"  # a kind the hub does not serve: not ours to judge
+        if ref["uid"] in self.absent:
+            return "absent"
+        found = self.find_by_uid(ref["uid"], resource)
+        owner = found[1] if found else None
+        if owner is None:  # confirm a cache miss with the hub before acting on it
+            try:
+                owner = await self.client.get(resource, ref.get("name", ""), namespace if resource.namespaced else None)
+            except errors.NotFound:
+                owner = None
+            if owner is None or uid_of(owner) != ref["uid"]:
+                self._remember_absent(ref["uid"])
+                return "absent"
+        if terminating(owner) and FOREGROUND in (meta(owner).get("finalizers") or []):
+            return "waiting"
+        return "solid"
+
+    # --- reconcile ------------------------------------------------------------------------------
+
+    async def reconcile(self, key: str) -> Result:
+        rid, _, obj_key = key.partition("|")
+        resource = self.by_id.get(rid)
+        obj = self.informers[resource].cache.get(obj_key) if resource else None
+        if obj is None:
+            return DONE
+        finalizers = meta(obj).get("finalizers") or []
+        if terminating(obj) and ORPHAN in finalizers:
+            return await self.orphan_dependents(resource, obj)
+        if terminating(obj) and FOREGROUND in finalizers:
+            return await self.delete_dependents_first(resource, obj)
+        if owner_refs(obj) and not terminating(obj):
+            return await self.collect(resource, obj)
+        return DONE
+
+    async def collect(self, resource: Resource, obj: Obj) -> Result:
+        namespace = meta(obj).get("namespace", "")
+        states = {ref["uid"]: await self.owner_state(ref, namespace) for ref in owner_refs(obj)}
+        absent = {u for u, s in states.items() if s == "absent"}
+        if "solid" in states.values():
+            if absent:
+                await self._patch(resource, obj, drop_refs_patch(obj, absent))
+            return DONE
+        waiting = any(s == "waiting" for s in states.values())
+        policy = "Foreground" if waiting and self.dependents_of(uid_of(obj)) else "Background"
+        log.info("garbage collecting %s %s (owners gone)", resource.kind, key_of(obj))
+        await self._delete(resource, obj, policy)
+        return DONE
+
+    async def delete_dependents_first(self, resource: Resource, owner: Obj) -> Result:
+        blocking = 0
+        for dep_resource, dependent in self.dependents_of(uid_of(owner)):
+            ref = next(r for r in owner_refs(dependent) if r["uid"] == uid_of(owner))
+            if len(owner_refs(dependent)) > 1:
+                await self._patch(dep_resource, dependent, drop_refs_patch(dependent, {uid_of(owner)}))
+                continue  # its other owners decide its fate
+            if not terminating(dependent):
+                policy = "Foreground" if self.dependents_of(uid_of(dependent)) else "Background"
+                await self._delete(dep_resource, dependent, policy)
+            if ref.get("blockOwnerDeletion"):
+                blocking += 1
+        if blocking:
+            return DONE  # each dependent's disappearance brings the owner back here
+        await self._patch(resource, owner, finalizer_patch(owner, FOREGROUND))
+        return DONE
+
+    async def orphan_dependents(self, resource: Resource, owner: Obj) -> Result:
+        for dep_resource, dependent in self.dependents_of(uid_of(owner)):
+            await self._patch(dep_resource, dependent, drop_refs_patch(dependent, {uid_of(owner)}))
+        await self._patch(resource, owner, finalizer_patch(owner, ORPHAN))
+        return DONE
+
+    # --- writes ---------------------------------------------------------------------------------
+
+    async def _patch(self, resource: Resource, obj: Obj, patch: Obj) -> None:
+        try:
+            await self.client.patch(resource, meta(obj)["name"], patch, meta(obj).get("namespace") or None)
+        except errors.NotFound:
+            pass
+
+    async def _delete(self, resource: Resource, obj: Obj, policy: str) -> None:
+        try:
+            await self.client.delete(resource, meta(obj)["name"], meta(obj).get("namespace") or None,
+                                     propagation=policy, preconditions={"uid": uid_of(obj)})
+        except errors.NotFound:
+            pass
+
+
+def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
+    watched = {r: informers.get(r, indexers={"by_owner": by_owner, "by_uid": by_uid}) for r in WATCHED}
+    collector = GarbageCollector(client, watched, clock=clock)
+    return Runner("garbagecollector", collector.reconcile, collector.queue, list(watched.values()), workers=4)

@@ -1,0 +1,282 @@
+"""The ReplicaSet controller: keeps exactly `spec.replicas` active pods for every ReplicaSet.
+
+Guarantees (kube-controller-manager's replicaset controller):
+- Active pods (not terminating, not Succeeded/Failed) that match the selector and are controlled
+  by the ReplicaSet (ownerReference uid, `controller: true`) are counted; matching orphans are
+  adopted and owned pods that stopped matching are released, each by a patch guarded by the
+  pod's resourceVersion.
+- Creates and deletes are remembered as expectations until the informer shows them, so a lagging
+  cache never over-creates or over-deletes; creates go out in slow-start batches (1, 2, 4, ...)
+  and stop at the first failure; at most `BURST` pods are created or deleted per pass.
+- Scaling down deletes the least valuable pods first: unscheduled, pending, not ready, most
+  restarted, newest.
+- Status (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas, observedGeneration)
+  goes through the status subresource, only when it changed; a stale write (409) is retried by
+  the runner, never looped on here.
+Not done: pod-deletion-cost, ReplicaFailure conditions, the sort by co-located pods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from typing import Any
+
+from control import errors
+from control.client.expectations import Expectations
+from control.client.informer import Handlers, Informer
+from control.client.resources import PODS, REPLICASETS, key_of
+from control.client.runner import DONE, Result, Runner, drop, requeue_after, retry
+from control.client.workqueue import WorkQueue
+from control.controllers.common import (
+    Obj, adopt_patch, controller_ref, created_at, labels_of, matching_in_namespace, meta, parse_stamp, pod_active,
+    pod_available, pod_condition, pod_ready, release_patch, restarts, selector_of, terminating, uid_of,
+)
+
+log = logging.getLogger(__name__)
+
+BURST = 500  # the most pods created or deleted in one pass (Kubernetes' burstReplicas)
+PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
+
+
+def new_pod(rs: Obj) -> Obj:
+    """A pod from the ReplicaSet's template, controlled by it."""
+    template = (rs.get("spec") or {}).get("template") or {}
+    tmeta = template.get("metadata") or {}
+    pod_meta: dict[str, Any] = {"generateName": f"{meta(rs)['name']}-", "namespace": meta(rs)["namespace"],
+                                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                                     "name": meta(rs)["name"], "uid": uid_of(rs),
+                                                     "controller": True, "blockOwnerDeletion": True}]}
+    for field in ("labels", "annotations"):
+        if tmeta.get(field):
+            pod_meta[field] = copy.deepcopy(tmeta[field])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": copy.deepcopy(template.get("spec") or {})}
+
+
+def deletion_order(pod: Obj) -> tuple:
+    """Sort key: the pod to delete first sorts first (Kubernetes' ActivePods ordering)."""
+    return (1 if (pod.get("spec") or {}).get("nodeName") else 0,
+            PHASE_RANK.get((pod.get("status") or {}).get("phase", ""), 0),
+            1 if pod_ready(pod) else 0,
+            -restarts(pod),
+            -created_at(pod))
+
+
+def pods_to_delete(pods: list[Obj], count: int) -> list[Obj]:
+    return sorted(pods, key=deletion_order)[:count]
+
+
+def slow_start_batches(total: int, first: int = 1) -> list[int]:
+    out, size = [], first
+    while total > 0:
+        out.append(min(size, total))
+        total -= out[-1]
+        size *= 2
+    return out
+
+
+def compute_status(rs: Obj, pods: list[Obj], now: float) -> dict[str, Any]:
+    spec = rs.get("spec") or {}
+    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+    min_ready = int(spec.get("minReadySeconds") or 0)
+    status = copy.deepcopy(rs.get("status") or {})
+    status.update({
+        "replicas": len(pods),
+        "fullyLabeledReplicas": sum(1 for p in pods if template_labels.items() <= labels_of(p).items()),
+        "readyReplicas": sum(1 for p in pods if pod_ready(p)),
+        "availableReplicas": sum(1 for p in pods if pod_available(p, min_ready, now)),
+        "observedGeneration": meta(rs).get("generation", 0),
+    })
+    return status
+
+
+class ReplicaSetController:
+    def __init__(self, client: Any, replicasets: Informer, pods: Informer, *, clock: Any, recorder: Any = None):
+        self.client, self.replicasets, self.pods = client, replicasets, pods
+        self.clock, self.recorder = clock, recorder
+        self.queue = WorkQueue(clock=clock)
+        self.expectations = Expectations(clock=clock)
+        replicasets.add_handlers(Handlers(on_add=self._rs_changed, on_update=lambda old, new: self._rs_changed(new),
+                                          on_delete=self._rs_deleted))
+        pods.add_handlers(Handlers(on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted))
+
+    # --- handlers: objects to keys -------------------------------------------------------------
+
+    def _rs_changed(self, rs: Obj) -> None:
+        self.queue.add(key_of(rs))
+
+    def _rs_deleted(self, rs: Obj) -> None:
+        self.expectations.forget(key_of(rs))
+        self.queue.add(key_of(rs))
+
+    def _owner_key(self, pod: Obj) -> str | None:
+        ref = controller_ref(pod)
+        if not ref or ref.get("kind") != "ReplicaSet" or not str(ref.get("apiVersion", "")).startswith("apps/"):
+            return None
+        return f"{meta(pod).get('namespace')}/{ref.get('name')}"
+
+    def _enqueue_for(self, pod: Obj) -> None:
+        owner = self._owner_key(pod)
+        if owner:
+            self.queue.add(owner)
+        elif not controller_ref(pod) and not terminating(pod):
+            for rs in matching_in_namespace(self.replicasets, meta(pod).get("namespace", ""), labels_of(pod)):
+                self.queue.add(key_of(rs))
+
+    def _pod_added(self, pod: Obj) -> None:
+        owner = self._owner_key(pod)
+        if owner and terminating(pod):
+            self.expectations.deleted(owner, uid_of(pod))
+        elif owner:
+            self.expectations.created(owner)
+        self._enqueue_for(pod)
+
+    def _pod_updated(self, old: Obj, new: Obj) -> None:
+        owner = self._owner_key(new)
+        if owner and terminating(new) and not terminating(old):
+            self.expectations.deleted(owner, uid_of(new))
+        if controller_ref(old) != controller_ref(new) or labels_of(old) != labels_of(new):
+            self._enqueue_for(old)
+        self._enqueue_for(new)
+
+    def _pod_deleted(self, pod: Obj) -> None:
+        owner = self._owner_key(pod)
+        if owner:
+            self.expectations.deleted(owner, uid_of(pod))
+        self._enqueue_for(pod)
+
+    # --- reconcile ------------------------------------------------------------------------------
+
+    async def reconcile(self, key: str) -> Result:
+        rs = self.replicasets.cache.get(key)
+        if rs is None:
+            self.expectations.forget(key)
+            return DONE
+        try:
+            return await self.sync(key, rs)
+        except errors.NotFound as exc:  # deleted under our feet: the next pass sees it in the cache
+            return retry(f"{key}: {exc}")
+
+    async def sync(self, key: str, rs: Obj) -> Result:
+        pods = await self.claim_pods(rs)
+        active = [p for p in pods if pod_active(p)]
+        outcome: Result = DONE
+        if self.expectations.satisfied(key) and not terminating(rs):
+            outcome = await self.manage_replicas(key, rs, active)
+        await self.update_status(rs, active)
+        if outcome == DONE:
+            return self._wake_for_availability(rs, active)
+        return outcome
+
+    async def claim_pods(self, rs: Obj) -> list[Obj]:
+        """The pods this ReplicaSet controls after adopting matching orphans and releasing strays."""
+        selector, uid = selector_of(rs), uid_of(rs)
+        owned: list[Obj] = []
+        checked_owner = False
+        for pod in self.pods.cache.by_index("namespace", meta(rs)["namespace"]):
+            ref = controller_ref(pod)
+            matches = selector.matches(labels_of(pod))
+            if ref is not None and ref.get("uid") == uid:
+                if matches or terminating(rs):
+                    owned.append(pod)
+                else:
+                    await self._patch_pod(pod, release_patch(pod, uid))
+                continue
+            if ref is not None or not matches or terminating(pod) or terminating(rs):
+                continue
+            if not checked_owner:  # adopt only for a live ReplicaSet (a fresh read, as Kubernetes does)
+                fresh = await self.client.get(REPLICASETS, meta(rs)["name"], meta(rs)["namespace"])
+                if uid_of(fresh) != uid or terminating(fresh):
+                    raise errors.NotFound("the ReplicaSet was replaced or is being deleted")
+                checked_owner = True
+            adopted = await self._patch_pod(pod, adopt_patch(pod, rs))
+            if adopted is not None:
+                owned.append(adopted)
+        return owned
+
+    async def _patch_pod(self, pod: Obj, patch: Obj) -> Obj | None:
+        try:
+            return await self.client.patch(PODS, meta(pod)["name"], patch, meta(pod)["namespace"])
+        except errors.NotFound:
+            return None
+
+    async def manage_replicas(self, key: str, rs: Obj, active: list[Obj]) -> Result:
+        wanted = int((rs.get("spec") or {}).get("replicas", 1))
+        diff = len(active) - wanted
+        if diff < 0:
+            return await self.create_pods(key, rs, min(-diff, BURST))
+        if diff > 0:
+            return await self.delete_pods(key, rs, pods_to_delete(active, min(diff, BURST)))
+        return DONE
+
+    async def create_pods(self, key: str, rs: Obj, count: int) -> Result:
+        self.expectations.expect(key, adds=count)
+        batches = slow_start_batches(count)
+        for i, size in enumerate(batches):
+            results = await asyncio.gather(*(self.client.create(PODS, new_pod(rs), meta(rs)["namespace"])
+                                             for _ in range(size)), return_exceptions=True)
+            failures = [r for r in results if isinstance(r, BaseException)]
+            for _ in failures:
+                self.expectations.create_failed(key)
+            if failures:
+                for _ in range(sum(batches[i + 1:])):  # never sent: do not wait for them
+                    self.expectations.create_failed(key)
+                first = failures[0]
+                if isinstance(first, errors.Forbidden):
+                    return drop(f"cannot create pods: {first}")  # e.g. the namespace is terminating
+                if not isinstance(first, errors.ApiError):
+                    raise first
+                return retry(f"creating pods for {key}: {first}")
+        if self.recorder:
+            await self.recorder.record(rs, "Normal", "SuccessfulCreate", f"Created {count} pod(s) for {meta(rs)['name']}")
+        return DONE
+
+    async def delete_pods(self, key: str, rs: Obj, victims: list[Obj]) -> Result:
+        self.expectations.expect(key, deletes={uid_of(p) for p in victims})
+
+        async def delete(pod: Obj) -> None:
+            try:
+                await self.client.delete(PODS, meta(pod)["name"], meta(pod)["namespace"],
+                                         preconditions={"uid": uid_of(pod)})
+            except errors.ApiError:
+                self.expectations.deleted(key, uid_of(pod))  # we will not see it go; do not wait for it
+                raise
+
+        results = await asyncio.gather(*(delete(p) for p in victims), return_exceptions=True)
+        failures = [r for r in results if isinstance(r, BaseException) and not isinstance(r, errors.NotFound)]
+        if self.recorder:
+            names = ", ".join(meta(p)["name"] for p, r in zip(victims, results) if not isinstance(r, BaseException))
+            if names:
+                await self.recorder.record(rs, "Normal", "SuccessfulDelete", f"Deleted pod(s): {names}")
+        if failures:
+            if not isinstance(failures[0], errors.ApiError):
+                raise failures[0]
+            return retry(f"deleting pods of {key}: {failures[0]}")
+        return DONE
+
+    async def update_status(self, rs: Obj, active: list[Obj]) -> None:
+        status = compute_status(rs, active, self.clock.now())
+        if status == (rs.get("status") or {}):
+            return
+        body = copy.deepcopy(rs)
+        body["status"] = status
+        await self.client.replace_status(REPLICASETS, body)  # 409 → the runner retries
+
+    def _wake_for_availability(self, rs: Obj, active: list[Obj]) -> Result:
+        """With minReadySeconds, look again when the next ready pod becomes available."""
+        min_ready = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
+        now, waits = self.clock.now(), []
+        for pod in active:
+            since = parse_stamp((pod_condition(pod, "Ready") or {}).get("lastTransitionTime"))
+            if min_ready and pod_ready(pod) and since is not None and since + min_ready > now:
+                waits.append(since + min_ready - now)
+        return requeue_after(min(waits) + 0.5) if waits else DONE
+
+
+def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
+    replicasets = informers.get(REPLICASETS)
+    pods = informers.get(PODS)
+    controller = ReplicaSetController(client, replicasets, pods, clock=clock, recorder=recorder)
+    return Runner("replicaset", controller.reconcile, controller.queue, [replicasets, pods], workers=4)
+

@@ -1,0 +1,206 @@
+"""Node filters: may this pod run on that node, and if not, why not — pure functions of the pod,
+its requests and a `NodeInfo`.
+
+Guarantees:
+- Each filter returns None when the node passes, or a reason worded like kube-scheduler's, so
+  `failure_message` reads like a real FailedScheduling event:
+  `0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: },
+  2 Insufficient cpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for
+  scheduling, 2 No preemption victims found for incoming pod.`
+- `node_reasons` stops at the first failing placement filter (unschedulable, taints, readiness,
+  selector/affinity); only when those pass are resources checked, and then every short resource
+  is named (a node can be short of both CPU and memory).
+- Toleration matching is Kubernetes' `ToleratesTaint`: an empty effect matches every effect, an
+  empty key with `Exists` matches every taint, `Equal` (or no operator) compares values; only
+  NoSchedule and NoExecute taints keep pods away (PreferNoSchedule only discourages).
+- Resources: the pods counted on a node plus this pod must fit `allocatable` (a zero request
+  always fits), and the pod count must stay within `allocatable.pods`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Callable, Iterable
+
+from control.scheduler.demand import NodeInfo, Obj, Requests
+
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+HARD_EFFECTS = ("NoSchedule", "NoExecute")
+
+NOT_READY = "node(s) were not ready"
+UNSCHEDULABLE = "node(s) were unschedulable"
+SELECTOR_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
+TOO_MANY_PODS = "Too many pods"
+INSUFFICIENT_CPU = "Insufficient cpu"
+INSUFFICIENT_MEMORY = "Insufficient memory"
+RESOURCE_REASONS = (TOO_MANY_PODS, INSUFFICIENT_CPU, INSUFFICIENT_MEMORY)
+NO_NODES = "no nodes available to schedule pods"
+
+
+# --- taints and tolerations ------------------------------------------------------------------
+
+def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
+    """Kubernetes' Toleration.ToleratesTaint."""
+    effect = toleration.get("effect") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    key = toleration.get("key") or ""
+    operator = toleration.get("operator") or "Equal"
+    if not key:
+        return operator == "Exists"
+    if key != taint.get("key"):
+        return False
+    if operator == "Exists":
+        return True
+    if operator == "Equal":
+        return (toleration.get("value") or "") == (taint.get("value") or "")
+    return False
+
+
+def untolerated_taint(tolerations: Iterable[dict[str, Any]], taints: Iterable[dict[str, Any]],
+                      effects: tuple[str, ...] = HARD_EFFECTS) -> dict[str, Any] | None:
+    """The first taint with one of `effects` that no toleration tolerates, or None."""
+    tolerations = [t for t in tolerations if isinstance(t, dict)]
+    for taint in taints:
+        if not isinstance(taint, dict) or taint.get("effect") not in effects:
+            continue
+        if not any(tolerates(t, taint) for t in tolerations):
+            return taint
+    return None
+
+
+def _tolerations(pod: Obj) -> list[dict[str, Any]]:
+    return (pod.get("spec") or {}).get("tolerations") or []
+
+
+def _node(info: NodeInfo) -> Obj:
+    return info.node or {}
+
+
+# --- the filters -----------------------------------------------------------------------------
+
+def check_unschedulable(pod: Obj, info: NodeInfo) -> str | None:
+    """A cordoned node (`spec.unschedulable`) takes only pods tolerating its unschedulable taint."""
+    if not (_node(info).get("spec") or {}).get("unschedulable"):
+        return None
+    if any(tolerates(t, UNSCHEDULABLE_TAINT) for t in _tolerations(pod) if isinstance(t, dict)):
+        return None
+    return UNSCHEDULABLE
+
+
+def check_taints(pod: Obj, info: NodeInfo) -> str | None:
+    taint = untolerated_taint(_tolerations(pod), (_node(info).get("spec") or {}).get("taints") or [])
+    if taint is None:
+        return None
+    return f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value') or ''}}}"
+
+
+def node_is_ready(node: Obj) -> bool:
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        if isinstance(condition, dict) and condition.get("type") == "Ready":
+            return condition.get("status") == "True"
+    return False
+
+
+def check_ready(pod: Obj, info: NodeInfo) -> str | None:
+    return None if node_is_ready(_node(info)) else NOT_READY
+
+
+def _expression_matches(expression: dict[str, Any], value: str | None) -> bool:
+    operator, values = expression.get("operator"), [str(v) for v in expression.get("values") or []]
+    if operator == "In":
+        return value is not None and value in values
+    if operator == "NotIn":
+        return value is None or value not in values
+    if operator == "Exists":
+        return value is not None
+    if operator == "DoesNotExist":
+        return value is None
+    if operator in ("Gt", "Lt") and value is not None and len(values) == 1:
+        try:
+            have, want = int(value), int(values[0])
+        except ValueError:
+            return False
+        return have > want if operator == "Gt" else have < want
+    return False
+
+
+def _term_matches(term: dict[str, Any], labels: dict[str, str], name: str) -> bool:
+    expressions = term.get("matchExpressions") or []
+    fields = term.get("matchFields") or []
+    if not expressions and not fields:
+        return False  # an empty term matches no node
+    return (all(_expression_matches(e, labels.get(e.get("key", ""))) for e in expressions)
+            and all(_expression_matches(f, name if f.get("key") == "metadata.name" else None) for f in fields))
+
+
+def matches_node_selector(pod: Obj, node: Obj) -> bool:
+    """`spec.nodeSelector` (every label equal) and, if present, the required node affinity terms (any)."""
+    spec = pod.get("spec") or {}
+    meta = node.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    for key, value in (spec.get("nodeSelector") or {}).items():
+        if labels.get(key) != value:
+            return False
+    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    if required is None:
+        return True
+    return any(_term_matches(term, labels, meta.get("name", "")) for term in required.get("nodeSelectorTerms") or []
+               if isinstance(term, dict))
+
+
+def check_selector(pod: Obj, info: NodeInfo) -> str | None:
+    return None if matches_node_selector(pod, _node(info)) else SELECTOR_MISMATCH
+
+
+def check_resources(pod: Obj, requests: Requests, info: NodeInfo) -> list[str]:
+    """Every resource this node is short of for this pod ([] when it fits)."""
+    reasons = []
+    if info.pods + 1 > info.allocatable.pods:
+        reasons.append(TOO_MANY_PODS)
+    if requests.cpu > 0 and info.requested.cpu + requests.cpu > info.allocatable.cpu:
+        reasons.append(INSUFFICIENT_CPU)
+    if requests.memory > 0 and info.requested.memory + requests.memory > info.allocatable.memory:
+        reasons.append(INSUFFICIENT_MEMORY)
+    return reasons
+
+
+PLACEMENT_FILTERS: tuple[Callable[[Obj, NodeInfo], str | None], ...] = (
+    check_unschedulable, check_taints, check_ready, check_selector)
+
+
+def node_reasons(pod: Obj, requests: Requests, info: NodeInfo) -> list[str]:
+    """Why this pod cannot go to this node; [] means it fits."""
+    for check in PLACEMENT_FILTERS:
+        reason = check(pod, info)
+        if reason:
+            return [reason]
+    return check_resources(pod, requests, info)
+
+
+# --- the FailedScheduling message ------------------------------------------------------------
+
+def _histogram(counts: Counter) -> str:
+    return ", ".join(sorted(f"{count} {reason}" for reason, count in counts.items()))
+
+
+def failure_message(total_nodes: int, reasons_by_node: dict[str, list[str]]) -> str:
+    """kube-scheduler's FitError text, including its preemption post-filter sentence."""
+    if total_nodes == 0:
+        return NO_NODES
+    counts: Counter = Counter()
+    preemption: Counter = Counter()
+    for reasons in reasons_by_node.values():
+        counts.update(reasons)
+        helpful = all(r in RESOURCE_REASONS for r in reasons)
+        preemption["No preemption victims found for incoming pod" if helpful
+                   else "Preemption is not helpful for scheduling"] += 1
+    message = f"0/{total_nodes} nodes are available"
+    if counts:
+        message += f": {_histogram(counts)}."
+    else:
+        message += "."
+    if preemption:
+        message += f" preemption: 0/{total_nodes} nodes are available: {_histogram(preemption)}."
+    return message
