@@ -30,10 +30,21 @@ def generate_name(base: str) -> str:
     return base[:58] + "".join(random.choice(GENERATE_ALPHABET) for _ in range(5))
 
 
+def without_nulls(value: Any) -> Any:
+    """JSON nulls dropped, as decoding into typed objects does (kubectl sends a few, e.g.
+    `creationTimestamp: null` in templates, and they must not make a template look changed)."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value
+
+
 def check_fields(call: Call, kind: Kind, obj: Obj) -> Obj:
-    """Apply the request's fieldValidation to unknown fields and wrong types."""
+    """Apply the request's fieldValidation to unknown fields and wrong types; drop nulls."""
     from control.kinds import structure
 
+    obj = without_nulls(obj)
     problems = structure.check(obj, kind.definition)
     if not problems:
         return obj

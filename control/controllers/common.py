@@ -1,8 +1,10 @@
-"""Pure helpers the controllers share: time stamps, pod predicates, owner references, taints.
+"""Helpers the controllers share: time stamps, pod predicates, owner references, taints, and
+timed looks again.
 
-Guarantees: nothing here does I/O or keeps state; every function reads its arguments without
-changing them (cached objects are read-only), so any controller may call any helper from any
-handler or `reconcile`.
+Guarantees: nothing here does I/O; every function reads its arguments without changing them
+(cached objects are read-only), so any controller may call any helper from any handler or
+`reconcile`. `Wakeups` is the one stateful helper: at most one timed requeue per key is pending,
+so events arriving while a key waits never multiply its timers.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, Callable, Iterable
 
 from control.client.informer import Informer
 from control.client.resources import key_of
+from control.client.runner import DONE, Result, requeue_after
 from control.kinds.selectors import LabelSelector, SelectorError, label_selector_from_object
 
 Obj = dict[str, Any]
@@ -153,3 +156,29 @@ def matching_in_namespace(informer: Informer, namespace: str, labels: dict[str, 
                           selector: Callable[[Obj], LabelSelector] = selector_of) -> list[Obj]:
     """The objects in `namespace` whose selector matches `labels` (e.g. ReplicaSets for an orphan pod)."""
     return [o for o in informer.cache.by_index("namespace", namespace) if selector(o).matches(labels)]
+
+
+# --- timed looks again -------------------------------------------------------------------------
+
+class Wakeups:
+    """Per key, the earliest pending `requeue_after`; a later one is not asked for twice."""
+
+    SLACK = 0.05  # event-loop timers may fire a hair early
+
+    def __init__(self, clock: Any):
+        self.clock = clock
+        self.pending: dict[str, float] = {}
+
+    def after(self, key: str, delay: float) -> Result:
+        now = self.clock.now()
+        at = self.pending.get(key)
+        if at is not None and at <= now + self.SLACK:
+            del self.pending[key]  # that timer has fired (this may be its pass)
+            at = None
+        if at is not None and at <= now + delay + self.SLACK:
+            return DONE  # an earlier (or equal) look is already on its way
+        self.pending[key] = now + delay
+        return requeue_after(delay)
+
+    def forget(self, key: str) -> None:
+        self.pending.pop(key, None)

@@ -27,11 +27,11 @@ from typing import Any
 from control import errors
 from control.client.informer import Handlers, Informer, by_controller
 from control.client.resources import DEPLOYMENTS, PODS, REPLICASETS, key_of
-from control.client.runner import DONE, Result, Runner, requeue_after, retry
+from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
 from control.controllers import rollout
 from control.controllers.common import (
-    Obj, adopt_patch, controller_ref, created_at, labels_of, matching_in_namespace, meta, owner_ref, release_patch,
+    Obj, Wakeups, adopt_patch, controller_ref, created_at, labels_of, matching_in_namespace, meta, owner_ref, release_patch,
     selector_of, terminating, uid_of,
 )
 from control.controllers.rollout import DESIRED, MAX_REPLICAS, REVISION, replicas
@@ -62,6 +62,7 @@ class DeploymentController:
         self.client, self.deployments, self.replicasets, self.pods = client, deployments, replicasets, pods
         self.clock, self.recorder = clock, recorder
         self.queue = WorkQueue(clock=clock)
+        self.wakeups = Wakeups(clock)
         pods.cache.add_indexer("by_controller", by_controller)
         deployments.add_handlers(Handlers(on_add=self._enqueue, on_update=lambda old, new: self._enqueue(new),
                                           on_delete=self._enqueue))
@@ -162,7 +163,7 @@ class DeploymentController:
             body["status"] = status
             await self.client.replace_status(DEPLOYMENTS, body)
         at = rollout.progress_deadline_at(deploy, status) if estimate and not rollout.complete(deploy, status) else None
-        return requeue_after(max(1.0, at - now + 1)) if at is not None else DONE
+        return self.wakeups.after(key_of(deploy), max(1.0, at - now + 1)) if at is not None else DONE
 
 
 class _Pass:
@@ -258,9 +259,10 @@ class _Pass:
         else:
             new_rs = await self.refresh_new(new_rs, next_revision)
         revision = str(rollout.revision(new_rs))
-        if (meta(self.deploy).get("annotations") or {}).get(REVISION) != revision:
-            patch = {"metadata": {"annotations": {REVISION: revision}, "resourceVersion": meta(self.deploy)["resourceVersion"]}}
-            self.deploy = await self.c.client.patch(DEPLOYMENTS, meta(self.deploy)["name"], patch, meta(self.deploy)["namespace"])
+        dmeta = meta(self.deploy)
+        if (dmeta.get("annotations") or {}).get(REVISION) != revision:
+            patch = {"metadata": {"annotations": {REVISION: revision}, "resourceVersion": dmeta["resourceVersion"]}}
+            self.deploy = await self.c.client.patch(DEPLOYMENTS, dmeta["name"], patch, dmeta["namespace"])
 
     async def refresh_new(self, rs: Obj, next_revision: int) -> Obj:
         body = copy.deepcopy(rs)
@@ -299,7 +301,8 @@ class _Pass:
             status = copy.deepcopy(self.deploy)
             status.setdefault("status", {})["collisionCount"] = collisions + 1
             await self.c.client.replace_status(DEPLOYMENTS, status)
-            raise errors.Conflict(f"hash collision on {body['metadata']['name']}; collisionCount is now {collisions + 1}") from None
+            raise errors.Conflict(f"hash collision on {body['metadata']['name']}; "
+                                  f"collisionCount is now {collisions + 1}") from None
         self.rss.append(created)
         self.new_name = meta(created)["name"]
         if rollout.deadline(self.deploy) is not None:

@@ -26,17 +26,6 @@ CONTROLLERS = {
 }
 
 
-def available() -> list[str]:
-    out = []
-    for name, module in CONTROLLERS.items():
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError:
-            continue
-        out.append(name)
-    return out
-
-
 async def run_controller_manager(server: str, *, controllers: list[str] | None = None, clock: Any = None,
                                  timings: Timings | None = None) -> None:
     clock = clock or RealClock()
@@ -45,7 +34,9 @@ async def run_controller_manager(server: str, *, controllers: list[str] | None =
     informers = SharedInformers(client, clock=clock)
     recorder = EventRecorder(client, "controller-manager", clock=clock)
     runners = []
-    for name in controllers or available():
+    for name in controllers or list(CONTROLLERS):
+        if name not in CONTROLLERS:
+            raise ValueError(f"unknown controller {name!r}; choose from {', '.join(CONTROLLERS)}")
         module = importlib.import_module(CONTROLLERS[name])
         runners.append(module.build(client=client, informers=informers, clock=clock, timings=timings, recorder=recorder))
     await run_all(client, [informers.run(), *(runner.run() for runner in runners)])

@@ -28,10 +28,10 @@ from typing import Any
 from control import errors
 from control.client.informer import Handlers, Informer, by_node
 from control.client.resources import LEASES, NODES, PODS, key_of
-from control.client.runner import DONE, Result, Runner, requeue_after
+from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
 from control.controllers.common import (
-    Obj, created_at, meta, parse_stamp, pod_condition, pod_ready, stamp, terminating, tolerates, uid_of,
+    Obj, Wakeups, created_at, meta, parse_stamp, pod_condition, pod_ready, stamp, terminating, tolerates, uid_of,
 )
 
 log = logging.getLogger(__name__)
@@ -105,6 +105,7 @@ class NodeLifecycleController:
         self.client, self.nodes, self.leases, self.pods = client, nodes, leases, pods
         self.clock, self.timings, self.recorder = clock, timings, recorder
         self.queue = WorkQueue(clock=clock)
+        self.wakeups = Wakeups(clock)
         pods.cache.add_indexer("by_node", by_node)
         nodes.add_handlers(Handlers(on_add=self._node_added, on_update=self._node_updated, on_delete=self._node_deleted))
         leases.add_handlers(Handlers(on_add=self._lease_changed, on_update=lambda old, new: self._lease_changed(new)))
@@ -175,13 +176,13 @@ class NodeLifecycleController:
         if ready != "True":
             await self.mark_pods_not_ready(name, now)
         if not stale and ready == "Unknown":
-            return requeue_after(self.timings.node_monitor)  # alive again (or new): wait for its kubelet's word
+            return self.wakeups.after(f"node:{name}", self.timings.node_monitor)  # alive again (or new): wait for its kubelet
         taints = wanted_taints(node, ready, now)
         if taints != ((node.get("spec") or {}).get("taints") or []):
             body = copy.deepcopy(node)
             body.setdefault("spec", {})["taints"] = taints
             await self.client.replace(NODES, body)
-        return requeue_after(self.timings.node_monitor)
+        return self.wakeups.after(f"node:{name}", self.timings.node_monitor)
 
     async def mark_pods_not_ready(self, node_name: str, now: float) -> None:
         for pod in self.pods.cache.by_index("by_node", node_name):
@@ -215,12 +216,12 @@ class NodeLifecycleController:
             if deadline <= now:
                 await self.delete_pod(pod, grace=0)
                 return DONE
-            return requeue_after(deadline - now + 0.5)
+            return self.wakeups.after(f"pod:{key}", deadline - now + 0.5)
         due = eviction_due(pod, no_execute_taints(node), now)
         if due is None:
             return DONE
         if due > now:
-            return requeue_after(due - now)
+            return self.wakeups.after(f"pod:{key}", due - now)
         if self.recorder:
             await self.recorder.record(pod, "Normal", "TaintManagerEviction", f"Marking for deletion Pod {key}")
         await self.delete_pod(pod)

@@ -27,10 +27,10 @@ from control import errors
 from control.client.expectations import Expectations
 from control.client.informer import Handlers, Informer
 from control.client.resources import PODS, REPLICASETS, key_of
-from control.client.runner import DONE, Result, Runner, drop, requeue_after, retry
+from control.client.runner import DONE, Result, Runner, drop, retry
 from control.client.workqueue import WorkQueue
 from control.controllers.common import (
-    Obj, adopt_patch, controller_ref, created_at, labels_of, matching_in_namespace, meta, parse_stamp, pod_active,
+    Obj, Wakeups, adopt_patch, controller_ref, created_at, labels_of, matching_in_namespace, meta, parse_stamp, pod_active,
     pod_available, pod_condition, pod_ready, release_patch, restarts, selector_of, terminating, uid_of,
 )
 
@@ -97,6 +97,7 @@ class ReplicaSetController:
         self.clock, self.recorder = clock, recorder
         self.queue = WorkQueue(clock=clock)
         self.expectations = Expectations(clock=clock)
+        self.wakeups = Wakeups(clock)
         replicasets.add_handlers(Handlers(on_add=self._rs_changed, on_update=lambda old, new: self._rs_changed(new),
                                           on_delete=self._rs_deleted))
         pods.add_handlers(Handlers(on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted))
@@ -271,7 +272,7 @@ class ReplicaSetController:
             since = parse_stamp((pod_condition(pod, "Ready") or {}).get("lastTransitionTime"))
             if min_ready and pod_ready(pod) and since is not None and since + min_ready > now:
                 waits.append(since + min_ready - now)
-        return requeue_after(min(waits) + 0.5) if waits else DONE
+        return self.wakeups.after(key_of(rs), min(waits) + 0.5) if waits else DONE
 
 
 def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:

@@ -322,23 +322,19 @@ def calculate_status(deploy: Obj, base: Obj, all_rss: list[Obj], new_rs: Obj | N
 
 
 def _estimate_progress(deploy: Obj, base: Obj, status: Obj, new_rs: Obj | None, now: float) -> None:
+    """Kubernetes' syncRolloutStatus: complete, progressing, or past the progress deadline."""
     current = condition(base, "Progressing")
-    finished = (status["replicas"] == status["updatedReplicas"] and current is not None
-                and current.get("reason") == "NewReplicaSetAvailable")
-    if finished:
-        return
-    name = meta(deploy)["name"]
-    rs_name = meta(new_rs)["name"] if new_rs else None
+    if (status["replicas"] == status["updatedReplicas"] and current is not None
+            and current.get("reason") == "NewReplicaSetAvailable"):
+        return  # a finished rollout being resynced: nothing to estimate
+    subject = f'ReplicaSet "{meta(new_rs)["name"]}"' if new_rs else f'Deployment "{meta(deploy)["name"]}"'
     if complete(deploy, status):
-        message = f'ReplicaSet "{rs_name}" has successfully progressed.' if rs_name else f'Deployment "{name}" has successfully progressed.'
-        set_condition(status, "Progressing", "True", "NewReplicaSetAvailable", message, now)
-    elif progressed(base, status):
-        set_condition(status, "Progressing", "True", "ReplicaSetUpdated", f'ReplicaSet "{rs_name}" is progressing.', now,
-                      refresh=True)
-    else:
-        at = progress_deadline_at(deploy, status)
-        timed_out = condition(status, "Progressing") is not None and (
-            (condition(status, "Progressing") or {}).get("reason") == "ProgressDeadlineExceeded" or (at is not None and at < now))
-        if timed_out:
-            message = f'ReplicaSet "{rs_name}" has timed out progressing.' if rs_name else f'Deployment "{name}" has timed out progressing.'
-            set_condition(status, "Progressing", "False", "ProgressDeadlineExceeded", message, now)
+        set_condition(status, "Progressing", "True", "NewReplicaSetAvailable", f"{subject} has successfully progressed.", now)
+        return
+    if progressed(base, status):
+        set_condition(status, "Progressing", "True", "ReplicaSetUpdated", f"{subject} is progressing.", now, refresh=True)
+        return
+    progressing = condition(status, "Progressing")
+    at = progress_deadline_at(deploy, status)
+    if progressing is not None and (progressing.get("reason") == "ProgressDeadlineExceeded" or (at is not None and at < now)):
+        set_condition(status, "Progressing", "False", "ProgressDeadlineExceeded", f"{subject} has timed out progressing.", now)

@@ -1,0 +1,92 @@
+"""Decode request bodies sent as `application/vnd.kubernetes.protobuf` into their JSON shape.
+
+kubectl's imperative commands (`create namespace|configmap|deployment|service`, `autoscale`, `run`)
+POST protobuf. The body is the magic `k8s\\x00` followed by a runtime.Unknown envelope: field 1
+TypeMeta {1 apiVersion, 2 kind}, 2 the object's own message, 3 contentEncoding, 4 contentType.
+
+Guarantees: `decode_kubernetes_protobuf` returns the dict the object would be in JSON, with
+`apiVersion` and `kind` from the envelope; Go's JSON rules are mirrored (zero non-pointer scalars
+left out, empty structs as `{}`, zero times as null, bytes as base64, IntOrString as int or
+string). For any input bytes it either returns or raises `ProtobufError` - never another
+exception, never unbounded recursion or looping.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from control.api.protobuf.core import CORE
+from control.api.protobuf.decoder import decode_message
+from control.api.protobuf.meta import META
+from control.api.protobuf.schema import compile_tables
+from control.api.protobuf.volumes import VOLUMES
+from control.api.protobuf.wire import LENGTH_DELIMITED, ProtobufError, fields
+from control.api.protobuf.workloads import WORKLOADS
+
+__all__ = ["MEDIA_TYPE", "ProtobufError", "decode_kubernetes_protobuf", "supported_kinds"]
+
+MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
+MAGIC = b"k8s\x00"
+
+TABLES = compile_tables(META, CORE, VOLUMES, WORKLOADS)
+
+_CORE_KINDS = ("Binding", "ConfigMap", "Endpoints", "Event", "LimitRange", "Namespace", "Node",
+               "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodTemplate", "ReplicationController",
+               "ResourceQuota", "Secret", "Service", "ServiceAccount")
+# (apiVersion, kind) -> the message its body is.
+KINDS: dict[tuple[str, str], str] = {
+    **{("v1", kind): kind for kind in _CORE_KINDS},
+    **{("apps/v1", kind): kind for kind in
+       ("ControllerRevision", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet")},
+    ("autoscaling/v1", "Scale"): "Scale",
+    ("autoscaling/v1", "HorizontalPodAutoscaler"): "HorizontalPodAutoscalerV1",
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",
+    ("coordination.k8s.io/v1", "Lease"): "Lease",
+}
+
+
+def supported_kinds() -> list[tuple[str, str]]:
+    """(apiVersion, kind) pairs with a table; DeleteOptions is accepted under any apiVersion."""
+    return sorted(KINDS) + [("*", "DeleteOptions")]
+
+
+def decode_kubernetes_protobuf(body: bytes) -> dict[str, Any]:
+    data = memoryview(bytes(body))
+    if bytes(data[:len(MAGIC)]) != MAGIC:
+        raise ProtobufError("not a Kubernetes protobuf body: it must start with the bytes 'k8s\\x00'")
+    api_version, kind, raw, encoding = _envelope(data[len(MAGIC):])
+    if encoding:
+        raise ProtobufError(f"protobuf content encoding {encoding!r} is not supported")
+    if not kind:
+        raise ProtobufError("the protobuf envelope names no kind; send application/json")
+    message = "DeleteOptions" if kind == "DeleteOptions" and api_version else KINDS.get((api_version, kind))
+    if message is None:
+        raise ProtobufError(f"protobuf is not supported for {api_version or '(no apiVersion)'} {kind}; "
+                            f"send application/json")
+    return {"apiVersion": api_version, "kind": kind, **decode_message(TABLES, message, raw)}
+
+
+def _envelope(data: memoryview) -> tuple[str, str, memoryview, str]:
+    """apiVersion, kind, raw object bytes and contentEncoding of a runtime.Unknown."""
+    api_version = kind = encoding = ""
+    raw = memoryview(b"")
+    for number, wire_type, value in fields(data):
+        if number in (1, 2, 3, 4) and wire_type != LENGTH_DELIMITED:
+            raise ProtobufError(f"envelope field {number}: expected length-delimited wire type")
+        if number == 1:
+            for inner, inner_type, text in fields(value):
+                if inner in (1, 2) and inner_type != LENGTH_DELIMITED:
+                    raise ProtobufError(f"envelope typeMeta field {inner}: expected length-delimited wire type")
+                if inner == 1:
+                    api_version = _utf8(text)
+                elif inner == 2:
+                    kind = _utf8(text)
+        elif number == 2:
+            raw = value
+        elif number == 3:
+            encoding = _utf8(value)
+    return api_version, kind, raw, encoding
+
+
+def _utf8(value: memoryview) -> str:
+    return bytes(value).decode("utf-8", "replace")
