@@ -78,3 +78,52 @@ def hub():
     server = Hub().start()
     yield server
     server.stop()
+
+
+class Cluster(Hub):
+    """A hub plus its spokes (controller-manager, scheduler, one kubelet per node), each its own
+    process, at the workshop's pace so healing takes seconds."""
+
+    def __init__(self, nodes: int = 3, env: dict[str, str] | None = None):
+        super().__init__({"KK_PACE": "workshop", "KK_CRASH_BACKOFF": "1:4", "KK_START_DELAY": "0.05",
+                          **(env or {})})
+        self.nodes = nodes
+        self.spokes: dict[str, subprocess.Popen] = {}
+
+    def start(self) -> "Cluster":
+        super().start()
+        self.start_spoke("controller-manager")
+        self.start_spoke("scheduler")
+        for i in range(1, self.nodes + 1):
+            self.start_spoke("kubelet", node=f"node-{i}")
+        return self
+
+    def start_spoke(self, component: str, node: str | None = None) -> None:
+        name = f"kubelet/{node}" if node else component
+        args = [sys.executable, str(ROOT / "manage.py"), "runcomponent", component, "--server", self.url]
+        if node:
+            args += ["--node", node]
+        log = (self.dir / f"{name.replace('/', '-')}.log").open("ab")
+        self.spokes[name] = subprocess.Popen(args, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+
+    def stop_spoke(self, name: str) -> None:
+        process = self.spokes.pop(name)
+        process.terminate()
+        process.wait(timeout=10)
+
+    def stop(self) -> None:
+        for name in list(self.spokes):
+            self.stop_spoke(name)
+        super().stop()
+
+
+def wait_for(predicate, *, timeout: float = 30.0, interval: float = 0.2, what: str = "condition"):
+    """Poll until predicate() returns something truthy; return it (end-to-end tests only)."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
