@@ -137,12 +137,32 @@ def decode(raw: bytes, content_type: str) -> Any:
 
 def decode_object(call: Call) -> dict[str, Any]:
     media = call.content_type or "application/json"
+    if media == PROTOBUF and call.method in ("POST", "PUT"):
+        return _decode_protobuf(call.raw_body)
     if media not in ("application/json", "application/yaml", "*/*") and call.method in ("POST", "PUT"):
         raise errors.UnsupportedMediaType(f'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml')
     body = decode(call.raw_body, media)
     if not isinstance(body, dict):
         raise errors.BadRequest("the body of the request must be a JSON object")
     return body
+
+
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+
+
+def _decode_protobuf(raw: bytes) -> dict[str, Any]:
+    """kubectl's typed commands (create namespace/deployment/configmap/service, autoscale) send protobuf."""
+    from control.api.protobuf import ProtobufError, ProtobufUnsupported, decode_kubernetes_protobuf
+
+    limit = settings.KK_MAX_BODY_BYTES
+    if len(raw) > limit:
+        raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
+    try:
+        return decode_kubernetes_protobuf(raw)
+    except ProtobufUnsupported as exc:
+        raise errors.UnsupportedMediaType(str(exc)) from None
+    except ProtobufError as exc:
+        raise errors.BadRequest(f"the body of the request could not be decoded: protobuf: {exc}") from None
 
 
 def check_type_meta(call: Call, obj: dict[str, Any], *, api_version: str | None = None, kind: str | None = None) -> None:

@@ -1,14 +1,17 @@
 """Decode request bodies sent as `application/vnd.kubernetes.protobuf` into their JSON shape.
 
-kubectl's imperative commands (`create namespace|configmap|deployment|service`, `autoscale`, `run`)
-POST protobuf. The body is the magic `k8s\\x00` followed by a runtime.Unknown envelope: field 1
-TypeMeta {1 apiVersion, 2 kind}, 2 the object's own message, 3 contentEncoding, 4 contentType.
+kubectl 1.32's `create namespace|configmap|deployment|service|secret|serviceaccount|job` and
+`autoscale` POST protobuf (`run`, `expose`, `apply` and `create -f` send JSON). The body is the
+magic `k8s\\x00` followed by a runtime.Unknown envelope: field 1 TypeMeta {1 apiVersion, 2 kind},
+2 the object's own message, 3 contentEncoding, 4 contentType.
 
 Guarantees: `decode_kubernetes_protobuf` returns the dict the object would be in JSON, with
 `apiVersion` and `kind` from the envelope; Go's JSON rules are mirrored (zero non-pointer scalars
 left out, empty structs as `{}`, zero times as null, bytes as base64, IntOrString as int or
 string). For any input bytes it either returns or raises `ProtobufError` - never another
-exception, never unbounded recursion or looping.
+exception, never unbounded recursion or looping. `ProtobufUnsupported` (a `ProtobufError`) means
+the body is fine but names a kind or encoding without a table (a 415); any other `ProtobufError`
+means a malformed body (a 400).
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ from control.api.protobuf.decoder import decode_message
 from control.api.protobuf.meta import META
 from control.api.protobuf.schema import compile_tables
 from control.api.protobuf.volumes import VOLUMES
-from control.api.protobuf.wire import LENGTH_DELIMITED, ProtobufError, fields
+from control.api.protobuf.wire import LENGTH_DELIMITED, ProtobufError, ProtobufUnsupported, fields
 from control.api.protobuf.workloads import WORKLOADS
 
-__all__ = ["MEDIA_TYPE", "ProtobufError", "decode_kubernetes_protobuf", "supported_kinds"]
+__all__ = ["MEDIA_TYPE", "ProtobufError", "ProtobufUnsupported", "decode_kubernetes_protobuf", "supported_kinds"]
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
@@ -56,12 +59,12 @@ def decode_kubernetes_protobuf(body: bytes) -> dict[str, Any]:
         raise ProtobufError("not a Kubernetes protobuf body: it must start with the bytes 'k8s\\x00'")
     api_version, kind, raw, encoding = _envelope(data[len(MAGIC):])
     if encoding:
-        raise ProtobufError(f"protobuf content encoding {encoding!r} is not supported")
+        raise ProtobufUnsupported(f"protobuf content encoding {encoding!r} is not supported")
     if not kind:
         raise ProtobufError("the protobuf envelope names no kind; send application/json")
     message = "DeleteOptions" if kind == "DeleteOptions" and api_version else KINDS.get((api_version, kind))
     if message is None:
-        raise ProtobufError(f"protobuf is not supported for {api_version or '(no apiVersion)'} {kind}; "
+        raise ProtobufUnsupported(f"protobuf is not supported for {api_version or '(no apiVersion)'} {kind}; "
                             f"send application/json")
     return {"apiVersion": api_version, "kind": kind, **decode_message(TABLES, message, raw)}
 

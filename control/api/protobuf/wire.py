@@ -20,6 +20,10 @@ class ProtobufError(ValueError):
     """The body is not a Kubernetes protobuf message this server can decode."""
 
 
+class ProtobufUnsupported(ProtobufError):
+    """A well-formed envelope around a kind (or content encoding) with no table: answer 415."""
+
+
 def wire_name(wire_type: int) -> str:
     return _WIRE_NAMES.get(wire_type, f"wire type {wire_type}")
 
