@@ -1,0 +1,290 @@
+"""Shared helpers for the benchmarks: a hub of our own, a lean HTTP/1.1 client, CPU and percentiles.
+
+Everything here is stdlib only, so the client side stays cheap and adds no dependency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def log(*args: Any) -> None:
+    """Progress goes to stderr; stdout carries only the one JSON line."""
+    print(*args, file=sys.stderr, flush=True)
+
+
+def emit(figures: dict[str, Any]) -> None:
+    print(json.dumps(figures, separators=(",", ":")), flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# --- the hub --------------------------------------------------------------------------------------
+
+class Hub:
+    """`manage.py migrate` + `manage.py runhub` on a free loopback port and a temp data dir."""
+
+    def __init__(self, env: dict[str, str] | None = None, keep: bool = False):
+        self.dir = Path(tempfile.mkdtemp(prefix="kk-bench-hub-"))
+        self.port = free_port()
+        self.host = "127.0.0.1"
+        self.url = f"http://{self.host}:{self.port}"
+        self.env = {**os.environ, "KK_DATA_DIR": str(self.dir), **(env or {})}
+        self.env.pop("KK_SQLITE_PATH", None)
+        self.env.pop("DATABASE_URL", None)
+        self.process: subprocess.Popen | None = None
+        self.log_path = self.dir / "hub.log"
+        self.keep = keep
+
+    @property
+    def db_path(self) -> Path:
+        return self.dir / "cluster.sqlite3"
+
+    def start(self) -> "Hub":
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()  # never leave a half-started hub behind
+            raise
+
+    def _start(self) -> "Hub":
+        manage = [sys.executable, str(ROOT / "manage.py")]
+        subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=self.env, check=True, cwd=ROOT)
+        # KK_BENCH_RUNHUB=/path/to/script.py serves instead of `manage.py runhub` (it gets --addr too):
+        # for trying a server variant out of tree without touching the project.
+        alt = os.environ.get("KK_BENCH_RUNHUB")
+        serve = [sys.executable, alt] if alt else [*manage, "runhub"]
+        self.process = subprocess.Popen([*serve, "--addr", f"{self.host}:{self.port}"], env=self.env,
+                                        cwd=ROOT, stdout=self.log_path.open("wb"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"hub exited: {self.log_path.read_text()[-2000:]}")
+            try:  # /version, not /healthz: any answer at all means the server is up
+                with urllib.request.urlopen(f"{self.url}/version", timeout=1):
+                    break
+            except urllib.error.HTTPError:
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("hub did not come up")
+        log(f"hub pid {self.process.pid} on {self.url}, data {self.dir}")
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def cpu_seconds(self) -> float:
+        return proc_cpu_seconds(self.pid)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if not self.keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        else:
+            log(f"kept hub data in {self.dir}")
+
+    def __enter__(self) -> "Hub":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+# --- CPU accounting -------------------------------------------------------------------------------
+
+def proc_cpu_seconds(pid: int) -> float:
+    """user+system CPU seconds of a process (all its threads), from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # after the ")" : state(0) ppid(1) ... utime(11) stime(12)
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds all cores spent not idle (not idle/iowait), from /proc/stat."""
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return (sum(values[:8]) - idle) / CLK_TCK
+
+
+def self_cpu_seconds() -> float:
+    return time.process_time()
+
+
+class CpuMeter:
+    """CPU used by this process and by the hub between start() and stop(), as % of one core."""
+
+    def __init__(self, hub_pid: int | None = None, extra_pids: dict[str, int] | None = None):
+        self.hub_pid = hub_pid
+        self.extra = extra_pids or {}
+
+    def start(self) -> "CpuMeter":
+        self.t0 = time.monotonic()
+        self.c0 = self_cpu_seconds()
+        self.m0 = machine_busy_seconds()
+        self.h0 = proc_cpu_seconds(self.hub_pid) if self.hub_pid else 0.0
+        self.e0 = {k: proc_cpu_seconds(p) for k, p in self.extra.items()}
+        return self
+
+    def stop(self) -> dict[str, float]:
+        wall = time.monotonic() - self.t0
+        out = {"wall_s": round(wall, 3),
+               "client_cpu_s": round(self_cpu_seconds() - self.c0, 3)}
+        out["client_cpu_pct"] = round(100 * out["client_cpu_s"] / wall, 1) if wall else 0.0
+        if self.hub_pid:
+            out["server_cpu_s"] = round(proc_cpu_seconds(self.hub_pid) - self.h0, 3)
+            out["server_cpu_pct"] = round(100 * out["server_cpu_s"] / wall, 1) if wall else 0.0
+        ours = out["client_cpu_s"] + out.get("server_cpu_s", 0.0)
+        for key, pid in self.extra.items():
+            try:
+                used = proc_cpu_seconds(pid) - self.e0[key]
+            except FileNotFoundError:
+                continue
+            ours += used
+            out[f"{key}_cpu_s"] = round(used, 3)
+            out[f"{key}_cpu_pct"] = round(100 * used / wall, 1) if wall else 0.0
+        # CPU the rest of the machine used meanwhile (other jobs skew the figures when this is high)
+        other = machine_busy_seconds() - self.m0 - ours
+        out["other_processes_cpu_pct"] = round(max(0.0, 100 * other / wall), 1) if wall else 0.0
+        return out
+
+
+# --- statistics -----------------------------------------------------------------------------------
+
+def percentile(sorted_values: list[float], p: float) -> float:
+    """Nearest-rank percentile of an already sorted list (p in 0..100)."""
+    if not sorted_values:
+        return float("nan")
+    k = max(0, min(len(sorted_values) - 1, int(round(p / 100 * len(sorted_values) + 0.5)) - 1))
+    return sorted_values[k]
+
+
+def latency_summary(seconds: list[float], prefix: str = "") -> dict[str, float]:
+    """p50/p90/p99/max (and min) in milliseconds."""
+    values = sorted(seconds)
+    if not values:
+        return {f"{prefix}n": 0}
+    ms = lambda v: round(v * 1000, 3)  # noqa: E731
+    return {f"{prefix}n": len(values), f"{prefix}min_ms": ms(values[0]),
+            f"{prefix}p50_ms": ms(percentile(values, 50)), f"{prefix}p90_ms": ms(percentile(values, 90)),
+            f"{prefix}p99_ms": ms(percentile(values, 99)), f"{prefix}max_ms": ms(values[-1])}
+
+
+# --- a lean HTTP/1.1 client (asyncio streams, keep-alive) ---------------------------------------
+
+class HttpError(Exception):
+    pass
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection; requests are sent one at a time."""
+
+    def __init__(self, host: str, port: int, user_agent: str = "kk-bench/1.0"):
+        self.host, self.port = host, port
+        self.user_agent = user_agent
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def open(self) -> "Connection":
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        sock = self.writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return self
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    def encode(self, method: str, path: str, body: bytes = b"",
+               content_type: str = "application/json") -> bytes:
+        head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+                f"User-Agent: {self.user_agent}\r\nAccept: application/json\r\n")
+        if body or method in ("POST", "PUT", "PATCH"):
+            head += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
+        return head.encode() + b"\r\n" + body
+
+    async def request(self, method: str, path: str, body: bytes = b"",
+                      content_type: str = "application/json") -> tuple[int, bytes]:
+        if self.writer is None:
+            await self.open()
+        assert self.reader is not None and self.writer is not None
+        self.writer.write(self.encode(method, path, body, content_type))
+        status, headers = await read_head(self.reader)
+        data = await read_body(self.reader, headers)
+        if headers.get("connection", "").lower() == "close":
+            self.close()
+        return status, data
+
+
+async def read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
+    raw = await reader.readuntil(b"\r\n\r\n")
+    lines = raw.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/"):
+        raise HttpError(f"bad status line {lines[0]!r}")
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if not line:
+            continue
+        key, _, value = line.partition(":")
+        headers[key.strip().lower()] = value.strip()
+    return int(parts[1]), headers
+
+
+async def read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
+    if "content-length" in headers:
+        return await reader.readexactly(int(headers["content-length"]))
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        out = bytearray()
+        while True:
+            size_line = await reader.readuntil(b"\r\n")
+            size = int(size_line.split(b";", 1)[0].strip(), 16)
+            if size == 0:
+                # trailers until an empty line
+                while (await reader.readuntil(b"\r\n")) != b"\r\n":
+                    pass
+                return bytes(out)
+            out += await reader.readexactly(size)
+            await reader.readexactly(2)
+    return await reader.read()  # until close
+
+
+def http_json(url: str, method: str = "GET", body: Any = None, timeout: float = 60) -> Any:
+    """Blocking one-off JSON request (setup/verification only, not on a measured path)."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json", "Accept": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        return json.loads(resp.read())
