@@ -26,9 +26,7 @@ INSTALLED_APPS = [
     "dashboard",
 ]
 
-MIDDLEWARE = [
-    "control.api.traffic.TrafficMiddleware",
-]
+MIDDLEWARE: list[str] = []
 
 ROOT_URLCONF = "control.urls"
 ASGI_APPLICATION = "control.asgi.application"

@@ -55,12 +55,19 @@ class Change:
     created_at: float
     body: str
     _obj: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    _line: bytes | None = field(default=None, repr=False, compare=False)
 
     def obj(self) -> dict[str, Any]:
         """The object snapshot, parsed once and shared: callers must not change it."""
         if self._obj is None:
             self._obj = json.loads(self.body)
         return self._obj
+
+    def line(self) -> bytes:
+        """This change as one watch event line, encoded once and shared by every watcher."""
+        if self._line is None:
+            self._line = f'{{"type":"{self.type}","object":{self.body}}}\n'.encode()
+        return self._line
 
 
 _listeners: list[Callable[[list[Change]], None]] = []
@@ -81,7 +88,7 @@ def _publish(changes: list[Change]) -> None:
 
 
 def _dumps(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(obj, separators=(",", ":"))  # ASCII: lone surrogates stay valid escapes
 
 
 def _is_postgres() -> bool:

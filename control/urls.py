@@ -1,21 +1,15 @@
-"""URL map of the hub (the Kubernetes API paths) and, later, the dashboard."""
+"""URL map of the Django side (the dashboard, as it arrives). The Kubernetes API paths never
+reach Django: `control.asgi` hands them to the hub's own ASGI app."""
 
-from django.urls import re_path
+from django.http import JsonResponse
 
-from control.api import views
+from control import errors
 
-handler404 = "control.api.views.not_found"
+urlpatterns: list = []
 
-urlpatterns = [
-    re_path(r"^api/?$", views.api_versions),
-    re_path(r"^apis/?$", views.api_groups),
-    re_path(r"^version/?$", views.version),
-    re_path(r"^(?:healthz|readyz|livez)/?$", views.healthz),
-    re_path(r"^openapi/v3/?$", views.openapi_root),
-    re_path(r"^openapi/v3/(?P<path>.+)$", views.openapi_group_version),
-    re_path(r"^api/v1/?$", views.resource_list),
-    re_path(r"^api/v1/(?P<rest>.+)$", views.resource),
-    re_path(r"^apis/(?P<group>[^/]+)/?$", views.api_group),
-    re_path(r"^apis/(?P<group>[^/]+)/(?P<version>[^/]+)/?$", views.resource_list),
-    re_path(r"^apis/(?P<group>[^/]+)/(?P<version>[^/]+)/(?P<rest>.+)$", views.resource),
-]
+
+def not_found(request, exception=None):
+    return JsonResponse(errors.NotFound("the server could not find the requested resource").status(), status=404)
+
+
+handler404 = "control.urls.not_found"

@@ -219,6 +219,11 @@ def _with_managed(obj: dict, managed: list[dict]) -> dict:
     return obj
 
 
+def _copy_with_metadata(obj: dict) -> dict:
+    """A copy that may get new metadata keys without touching `obj` (only metadata is written)."""
+    return {**obj, "metadata": dict(obj.get("metadata") or {})}
+
+
 def _describe(head: dict) -> str:
     if head.get("operation") == "Update":
         return f'"{head["manager"]}" using {head.get("apiVersion", "")}'
@@ -331,6 +336,11 @@ def record_update(old: dict, new: dict, *, manager: str, now: str, api_version: 
     Pass the kind's `meta` so list items are owned by merge key, as applies own them; without it
     every list is owned atomically. `old` may be {} for a create.
     """
+    meta = meta or PatchMeta.empty()
+    if not old and not (new.get("metadata") or {}).get("managedFields"):
+        # A create: the writer owns everything it sent; nothing to compare, nobody to take from.
+        owned = field_set(new, meta)
+        return _with_managed(_copy_with_metadata(new), _render([(_entry(manager, "Update", api_version, now), owned)]))
     result = copy.deepcopy(new)
     old = old or {}
     entries = _entries(old)
@@ -339,7 +349,6 @@ def record_update(old: dict, new: dict, *, manager: str, now: str, api_version: 
     if isinstance(sent, list) and sent and sent != old_managed:
         # The client rewrote managedFields on purpose; `[{}]` is Kubernetes' way to reset them.
         entries = _entries(new) if any(e for e in sent) else []
-    meta = meta or PatchMeta.empty()
     before, after = field_set(old, meta), field_set(new, meta)
     changed = {p for p in after if _differs(old, new, p)}
     gone = {p for p in before - after if _lookup(new, p) is _MISSING}

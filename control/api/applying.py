@@ -6,17 +6,16 @@ conflicts with other managers are 409 unless `force=true`; the write is one stor
 
 from __future__ import annotations
 
-from django.http import HttpResponse
 
 from control import errors, store
 from control.api.objects import prepare_create, prepare_update
 from control.api.patching import patch_meta
 from control.api.request import Call, bool_param, check_type_meta
-from control.api.responses import json_response
+from control.api.responses import Reply, json_response
 from control.kinds.base import Obj, format_time
 
 
-def server_side_apply_call(call: Call, document: object, subresource: str) -> HttpResponse:
+def server_side_apply_call(call: Call, document: object, subresource: str) -> Reply:
     from control.api.apply import server_side_apply
     from control.api import verbs
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any, AsyncIterator
 
 import httpx
-from asgiref.sync import sync_to_async
-from django.http import HttpResponse, StreamingHttpResponse
 
 from control import errors, store
+from control.api.db import run_db
 from control.api.request import Call, bool_param, int_param
+from control.api.responses import Reply, Stream
 
 LOG_PARAMS = ("follow", "tailLines", "previous", "timestamps", "sinceSeconds", "limitBytes")
 
@@ -45,11 +45,11 @@ def _target(call: Call) -> tuple[str, str]:
     return container, f"http://{address}:{port}/containerLogs/{call.namespace}/{call.name}/{container}"
 
 
-async def pod_log(call: Call) -> HttpResponse:
+async def pod_log(call: Call) -> Reply | Stream:
     int_param(call.query, "tailLines")
     int_param(call.query, "sinceSeconds")
     int_param(call.query, "limitBytes")
-    container, url = await sync_to_async(_target)(call)
+    container, url = await run_db(_target, call)
     params: dict[str, Any] = {k: call.query[k] for k in LOG_PARAMS if k in call.query}
     client = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=None))
     try:
@@ -73,5 +73,5 @@ async def pod_log(call: Call) -> HttpResponse:
 
     if not bool_param(call.query, "follow"):
         body = b"".join([chunk async for chunk in chunks()])
-        return HttpResponse(body, content_type="text/plain")
-    return StreamingHttpResponse(chunks(), content_type="text/plain")
+        return Reply(200, body, "text/plain")
+    return Stream(chunks(), content_type="text/plain")

@@ -1,37 +1,54 @@
-"""Building HTTP responses the real clients accept.
+"""What the hub answers, before it goes on the wire: a whole reply or a stream of chunks.
 
-Guarantees: every response carries `Content-Type: application/json` (kubectl picks its decoder
+Guarantees: every JSON reply carries `Content-Type: application/json` (kubectl picks its decoder
 from it); errors always come out as a complete Kubernetes Status; JSON is compact and UTF-8.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
-
-from django.http import HttpResponse
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
 
 from control.errors import ApiError
 
 JSON = "application/json"
 
 
+@dataclass
+class Reply:
+    status: int
+    body: bytes
+    content_type: str = JSON
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Stream:
+    """A chunked response (watch, `logs -f`): headers first, then chunks as they come."""
+
+    chunks: AsyncIterator[bytes]
+    status: int = 200
+    content_type: str = JSON
+    headers: dict[str, str] = field(default_factory=dict)
+
+
 def dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(obj, separators=(",", ":"))  # ASCII: lone surrogates stay valid escapes
 
 
-def json_response(obj: Any, status: int = 200, *, headers: dict[str, str] | None = None) -> HttpResponse:
-    return raw_json_response(dumps(obj), status, headers=headers)
+def json_response(obj: Any, status: int = 200, *, headers: dict[str, str] | None = None) -> Reply:
+    return Reply(status, dumps(obj).encode(), JSON, headers or {})
 
 
-def raw_json_response(text: str, status: int = 200, *, headers: dict[str, str] | None = None) -> HttpResponse:
-    response = HttpResponse(text.encode(), status=status, content_type=JSON)
-    for key, value in (headers or {}).items():
-        response[key] = value
-    return response
+def raw_json_response(text: str, status: int = 200, *, headers: dict[str, str] | None = None) -> Reply:
+    return Reply(status, text.encode(), JSON, headers or {})
 
 
-def error_response(error: ApiError) -> HttpResponse:
+def error_response(error: ApiError) -> Reply:
     return json_response(error.status(), error.code, headers=error.headers)
 
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from django.http import HttpResponse
 
 from control import errors, store
 from control.api.objects import raise_if_invalid
 from control.api.patching import apply_patch
 from control.api.request import PATCH_TYPES, Call, check_type_meta, decode, decode_object
-from control.api.responses import json_response, success_status
+from control.api.responses import Reply, json_response, success_status
 from control.kinds.base import Obj, cause, format_time
 
 SCALE_DEFINITION = "io.k8s.api.autoscaling.v1.Scale"
@@ -24,7 +23,7 @@ SCALE_DEFINITION = "io.k8s.api.autoscaling.v1.Scale"
 
 # --- binding ---------------------------------------------------------------------------------
 
-def bind(call: Call, now: float) -> HttpResponse:
+def bind(call: Call, now: float) -> Reply:
     body = decode_object(call)
     check_type_meta(call, body, api_version="v1", kind="Binding")
     target = body.get("target")
@@ -89,17 +88,17 @@ def _apply_scale(call: Call, current: Obj, scale: Any) -> Obj:
     return result
 
 
-def get_scale(call: Call) -> HttpResponse:
+def get_scale(call: Call) -> Reply:
     obj = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
     return json_response(scale_of(call, obj))
 
 
-def update_scale(call: Call) -> HttpResponse:
+def update_scale(call: Call) -> Reply:
     body = decode_object(call)
     return _write_scale(call, lambda cur: _apply_scale(call, cur, body))
 
 
-def _write_scale(call: Call, mutate) -> HttpResponse:
+def _write_scale(call: Call, mutate) -> Reply:
     if call.dry_run:
         current = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
         return json_response(scale_of(call, mutate(current)))
@@ -108,7 +107,7 @@ def _write_scale(call: Call, mutate) -> HttpResponse:
     return json_response(scale_of(call, obj))
 
 
-def patch_scale(call: Call) -> HttpResponse:
+def patch_scale(call: Call) -> Reply:
     patch_type = PATCH_TYPES.get(call.content_type)
     if patch_type not in ("json", "merge", "strategic"):
         raise errors.UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media types "

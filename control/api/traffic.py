@@ -3,7 +3,8 @@ events the hub delivered to whom. The dashboard draws these as movements along t
 
 Guarantees: every HTTP request through the hub produces exactly one record (also errors and
 unknown paths); recording never blocks or fails a request; records are kept in a bounded ring
-and handed to in-process listeners and, in batches, to the channel layer group `kk.traffic`.
+and handed to in-process listeners and, in batches (bounded), to the channel layer group
+`kk.traffic`; watch deliveries are summed per client and resource between flushes.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ import time
 from collections import deque
 from typing import Any, Callable
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-
 log = logging.getLogger(__name__)
 
 GROUP = "kk.traffic"
+MAX_PENDING = 10_000
 recent: deque[dict[str, Any]] = deque(maxlen=2000)
 _listeners: list[Callable[[dict[str, Any]], None]] = []
 _pending: list[dict[str, Any]] = []
@@ -41,6 +41,8 @@ def publish(record: dict[str, Any]) -> None:
         except Exception:
             log.exception("traffic listener failed")
     _pending.append(record)
+    if len(_pending) > MAX_PENDING:  # nobody is draining fast enough: keep the newest
+        del _pending[:len(_pending) - MAX_PENDING]
     _ensure_flusher()
 
 
@@ -60,6 +62,7 @@ async def _flush_forever() -> None:
     layer = get_channel_layer()
     while True:
         await asyncio.sleep(0.05)
+        _drain_deliveries()
         if not _pending or layer is None:
             continue
         batch = _pending[:500]
@@ -70,30 +73,35 @@ async def _flush_forever() -> None:
             log.warning("could not publish traffic to the channel layer", exc_info=True)
 
 
+def request_done(actor: str, tag: dict[str, str], code: int, started: float) -> None:
+    """One request answered (called once per request by the hub's ASGI app)."""
+    publish({"type": "request", "who": actor, **tag, "code": code,
+             "latency_ms": round((time.perf_counter() - started) * 1000, 3), "ts": time.time()})
+
+
+_deliveries: dict[tuple[str, str, str], list[int]] = {}
+
+
 def delivered(actor: str, kind: Any, count: int, revision: int) -> None:
-    """A watch stream just carried `count` events up to `revision` to `actor`."""
-    publish({"type": "watch", "who": actor, "resource": kind.plural, "group": kind.group,
-             "count": count, "revision": revision, "ts": time.time()})
+    """A watch stream just carried `count` events up to `revision` to `actor`. Deliveries are
+    summed per (client, resource) and published every flush, so a busy fan-out (100 watchers ×
+    500 events/s) costs a dictionary update per batch, not a record."""
+    key = (actor, kind.plural, kind.group)
+    total = _deliveries.get(key)
+    if total is None:
+        _deliveries[key] = [count, revision]
+    else:
+        total[0] += count
+        total[1] = max(total[1], revision)
+    _ensure_flusher()
 
 
-class TrafficMiddleware:
-    """Times each request and publishes one record after the view answered."""
-
-    async_capable = True
-    sync_capable = False
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-        if iscoroutinefunction(self.get_response):
-            markcoroutinefunction(self)
-
-    async def __call__(self, request):
-        from control.api.request import client_name
-
-        started = time.perf_counter()
-        response = await self.get_response(request)
-        info = getattr(request, "kk_traffic", None) or {"verb": request.method.lower(), "resource": request.path}
-        publish({"type": "request", "who": client_name(request.headers.get("User-Agent", "")),
-                 **info, "code": response.status_code,
-                 "latency_ms": round((time.perf_counter() - started) * 1000, 3), "ts": time.time()})
-        return response
+def _drain_deliveries() -> None:
+    if not _deliveries:
+        return
+    now = time.time()
+    items = list(_deliveries.items())
+    _deliveries.clear()
+    for (actor, plural, group), (count, revision) in items:
+        publish({"type": "watch", "who": actor, "resource": plural, "group": group,
+                 "count": count, "revision": revision, "ts": now})

@@ -12,7 +12,6 @@ import json
 import time
 from typing import Any
 
-from django.http import HttpResponse
 
 from control import errors, store
 from control.api import tables
@@ -21,7 +20,7 @@ from control.api.objects import (
 )
 from control.api.patching import apply_patch
 from control.api.request import PATCH_TYPES, Call, decode, decode_object, int_param
-from control.api.responses import json_response, success_status
+from control.api.responses import Reply, json_response, success_status
 from control.api.selection import Selection
 from control.kinds.base import Kind, Obj, format_time
 
@@ -33,7 +32,7 @@ def warning_header(warnings: list[str]) -> str:
     return ", ".join('299 - "{}"'.format(w.replace("\\", "\\\\").replace('"', '\\"')) for w in warnings)
 
 
-def _object_response(call: Call, obj: Obj, status: int = 200) -> HttpResponse:
+def _object_response(call: Call, obj: Obj, status: int = 200) -> Reply:
     headers = {"Warning": warning_header(call.warnings)} if call.warnings else None
     if tables.wants_table(call.accept):
         table = tables.table(call.kind, [obj], resource_version=obj["metadata"].get("resourceVersion", ""),
@@ -42,7 +41,7 @@ def _object_response(call: Call, obj: Obj, status: int = 200) -> HttpResponse:
     return json_response(obj, status, headers=headers)
 
 
-def get(call: Call) -> HttpResponse:
+def get(call: Call) -> Reply:
     obj = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
     return _object_response(call, obj)
 
@@ -62,15 +61,21 @@ def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
         raise errors.BadRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)") from None
 
 
-def wait_for_revision(revision: int) -> None:
-    """"Not older than X" for X in the future: wait up to 3 s, then 504 like the real server."""
-    deadline = time.monotonic() + 3
-    while store.current_revision() < revision:
-        if time.monotonic() > deadline:
-            raise errors.Timeout(f"Too large resource version: {revision}, current: {store.current_revision()}",
-                                 details={"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
-                                          "retryAfterSeconds": 1})
-        time.sleep(0.05)
+class FutureRevision(errors.Timeout):
+    """A read asked for a revision this hub has not seen yet. The async layer waits for it (up to
+    3 s, like the real server) and retries; only then does the client get this 504."""
+
+    def __init__(self, revision: int, current: int):
+        super().__init__(f"Too large resource version: {revision}, current: {current}",
+                         details={"causes": [{"reason": "ResourceVersionTooLarge",
+                                              "message": "Too large resource version"}], "retryAfterSeconds": 1})
+        self.revision = revision
+
+
+def require_revision(revision: int) -> None:
+    current = store.current_revision()
+    if current < revision:
+        raise FutureRevision(revision, current)
 
 
 def list_objects(call: Call, selection: Selection) -> tuple[list[Obj], int, str, int | None]:
@@ -91,7 +96,7 @@ def list_objects(call: Call, selection: Selection) -> tuple[list[Obj], int, str,
             raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
         if (match == "Exact" or limit) and wanted < store.compacted_revision():
             raise errors.expired(f"too old resource version: {wanted} ({store.compacted_revision()})")
-        wait_for_revision(wanted)
+        require_revision(wanted)
     after: tuple[str, str] | None = None
     if token:
         revision_of_token, after = _decode_continue(token)
@@ -124,7 +129,7 @@ def list_objects(call: Call, selection: Selection) -> tuple[list[Obj], int, str,
     return items, revision, next_token, (remaining or None)
 
 
-def list_(call: Call) -> HttpResponse:
+def list_(call: Call) -> Reply:
     selection = Selection.from_query(call.kind, call.query)
     items, revision, token, remaining = list_objects(call, selection)
     if tables.wants_table(call.accept):
@@ -141,7 +146,7 @@ def list_(call: Call) -> HttpResponse:
 
 # --- writes ----------------------------------------------------------------------------------
 
-def create(call: Call) -> HttpResponse:
+def create(call: Call) -> Reply:
     obj = prepare_create(call, decode_object(call), now())
     if call.dry_run:
         return _object_response(call, obj, 201)
@@ -152,7 +157,7 @@ def create(call: Call) -> HttpResponse:
 CREATE_ON_UPDATE = {"Endpoints", "Event", "Lease", "ConfigMap"}
 
 
-def update(call: Call, subresource: str = "") -> HttpResponse:
+def update(call: Call, subresource: str = "") -> Reply:
     body = decode_object(call)
     try:
         current = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
@@ -169,7 +174,7 @@ def update(call: Call, subresource: str = "") -> HttpResponse:
     return _object_response(call, obj)
 
 
-def patch(call: Call, subresource: str = "") -> HttpResponse:
+def patch(call: Call, subresource: str = "") -> Reply:
     patch_type = PATCH_TYPES.get(call.content_type)
     if patch_type is None:
         raise errors.UnsupportedMediaType(
@@ -289,14 +294,14 @@ def delete_one(call: Call, name: str, options: dict[str, Any]) -> tuple[Obj, boo
     return obj, removed["gone"]
 
 
-def delete(call: Call) -> HttpResponse:
+def delete(call: Call) -> Reply:
     obj, gone = delete_one(call, call.name, delete_options(call))
     if gone and call.kind.kind != "Pod":
         return json_response(success_status(status_details(call.kind, obj)))
     return json_response(obj)
 
 
-def deletecollection(call: Call) -> HttpResponse:
+def deletecollection(call: Call) -> Reply:
     options = delete_options(call)
     selection = Selection.from_query(call.kind, call.query)
     bodies, revision = store.object_list(resource=call.kind.resource, namespace=call.namespace or None)
@@ -315,7 +320,7 @@ def deletecollection(call: Call) -> HttpResponse:
                           "metadata": {"resourceVersion": str(store.current_revision())}, "items": items})
 
 
-def not_allowed(call: Call) -> HttpResponse:
+def not_allowed(call: Call) -> Reply:
     raise errors.MethodNotAllowed(f"the server does not allow this method on the requested resource",
                                   details={"kind": call.kind.plural})
 

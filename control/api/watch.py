@@ -12,21 +12,21 @@ Guarantees:
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from typing import Any, AsyncIterator
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.http import StreamingHttpResponse
 
 from control import errors
 from control.api import tables, traffic
+from control.api.db import run_db
 from control.api.feed import get_feed
 from control.api.request import Call, bool_param, int_param
-from control.api.responses import JSON, dumps
+from control.api.responses import Stream, dumps
 from control.api.selection import Selection
-from control.api.verbs import list_objects, wait_for_revision
+from control.api.verbs import list_objects, require_revision
 from control.store import Change
 
 DEFAULT_TIMEOUT = 1800  # the real server picks 30–60 minutes
@@ -106,12 +106,17 @@ async def _events(call: Call, selection: Selection, start: int, initial: list[di
             if not _in_scope(call, change):
                 continue
             event_type = keep.translate(change)
-            if event_type is not None:
-                table_obj = change.obj() if encoder.table else None
-                lines.append(encoder.line(event_type, change.body, table_obj))
+            if event_type is None:
+                continue
+            if encoder.table:
+                lines.append(encoder.line(event_type, None, change.obj()).encode())
+            elif event_type == change.type:
+                lines.append(change.line())  # encoded once, shared by every watcher
+            else:
+                lines.append(encoder.line(event_type, change.body, None).encode())
         if lines:
             traffic.delivered(call.actor, call.kind, len(lines), revision)
-            yield "".join(lines).encode()
+            yield b"".join(lines)
         if bookmarks and time.monotonic() >= next_bookmark:
             next_bookmark = time.monotonic() + bookmark_every
             mark = {"kind": call.kind.kind, "apiVersion": call.kind.api_version,
@@ -124,7 +129,19 @@ def _initial_state(call: Call, selection: Selection) -> tuple[list[dict[str, Any
     return items, revision
 
 
-async def watch(call: Call) -> StreamingHttpResponse:
+async def wait_for_revision(revision: int, seconds: float = 3.0) -> None:
+    """Until this hub has seen `revision` (it may have been written by another hub process)."""
+    feed = await get_feed()
+    deadline = time.monotonic() + seconds
+    while feed.last < revision:
+        if time.monotonic() > deadline:
+            await run_db(require_revision, revision)  # raises the 504 unless the log got there after all
+            return
+        feed.hint()
+        await asyncio.sleep(0.05)
+
+
+async def watch(call: Call) -> Stream:
     selection = Selection.from_query(call.kind, call.query)
     timeout = int_param(call.query, "timeoutSeconds")
     timeout = float(timeout) if timeout else DEFAULT_TIMEOUT * (1 + random.random())
@@ -137,7 +154,7 @@ async def watch(call: Call) -> StreamingHttpResponse:
     initial: list[dict[str, Any]] = []
     visible: set[tuple[str, str]] = set()
     if requested in ("", "0"):
-        initial, start = await sync_to_async(_initial_state)(call, selection)
+        initial, start = await run_db(_initial_state, call, selection)
         visible = {(o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in initial}
     else:
         try:
@@ -145,13 +162,10 @@ async def watch(call: Call) -> StreamingHttpResponse:
         except ValueError:
             raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
         if start > feed.last:
-            await sync_to_async(wait_for_revision)(start)
+            await wait_for_revision(start)
         if not selection.everything:
-            current, _ = await sync_to_async(_initial_state)(call, selection)
+            current, _ = await run_db(_initial_state, call, selection)
             visible = {(o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in current}
     stream = _events(call, selection, start, initial, visible, timeout, bool_param(call.query, "allowWatchBookmarks"))
-    response = StreamingHttpResponse(stream, content_type=JSON)
-    response["Cache-Control"] = "no-cache, private"
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+    return Stream(stream, headers={"Cache-Control": "no-cache, private", "X-Content-Type-Options": "nosniff"})
 

@@ -8,6 +8,7 @@ immutable after creation except for the fields Kubernetes lets change.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from control.kinds.base import (
@@ -20,6 +21,7 @@ PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
 
 
+@lru_cache(maxsize=1)
 def _toleration_seconds() -> int:
     from control.client.timings import Timings
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from control.api import traffic
 from control.api.request import client_name
 from control.bootstrap import cluster_bootstrap
+from tests.api.client import ApiClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,16 +29,17 @@ def test_requests_are_recorded_with_verb_resource_code_and_latency():
     heard = []
     stop = traffic.listen(heard.append)
     try:
-        api = Client(HTTP_USER_AGENT="kubelet/node-2 (kube-kitchen)")
+        api = ApiClient("kubelet/node-2 (kube-kitchen)")
         api.get("/api/v1/namespaces/default/pods")
         api.get("/api/v1/namespaces/default/pods/missing")
-        api.get("/nowhere")
+        api.get("/api/v1/nowhere")
     finally:
         stop()
+        api.close()
     assert [(r["who"], r["verb"], r["resource"], r["code"]) for r in heard] == [
         ("kubelet/node-2", "list", "pods", 200),
         ("kubelet/node-2", "get", "pods", 404),
-        ("kubelet/node-2", "get", "/nowhere", 404),
+        ("kubelet/node-2", "get", "/api/v1/nowhere", 404),
     ]
     assert all(r["latency_ms"] >= 0 and r["type"] == "request" for r in heard)
     assert heard[1]["name"] == "missing" and heard[1]["namespace"] == "default"

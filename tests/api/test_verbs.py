@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.test import Client
-
 from control.bootstrap import cluster_bootstrap
+from tests.api.client import ApiClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -18,7 +17,9 @@ DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
 @pytest.fixture
 def api():
     cluster_bootstrap()
-    return Client(HTTP_USER_AGENT="pytest/1.0")
+    client = ApiClient()
+    yield client
+    client.close()
 
 
 def pod(name: str, **labels: str) -> dict:
@@ -33,7 +34,7 @@ def deployment(name: str = "web", replicas: int = 2) -> dict:
                                   "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
 
 
-def send(api: Client, method: str, path: str, body=None, content_type="application/json", **extra):
+def send(api: ApiClient, method: str, path: str, body=None, content_type="application/json", **extra):
     data = "" if body is None else body if isinstance(body, (str, bytes)) else json.dumps(body)
     response = getattr(api, method)(path, data=data, content_type=content_type, **extra)
     assert response["Content-Type"].startswith("application/json") or response["Content-Type"].startswith("text/plain")

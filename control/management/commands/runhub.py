@@ -30,6 +30,8 @@ class Command(BaseCommand):
         http.HTTPChannel.MAX_LENGTH = 1 << 20
         http.HTTPChannel.totalHeadersSize = 1 << 20
         http.RESPONSES.setdefault(422, b"Unprocessable Entity")
+        # Twisted parses every Content-Type through the email package; the hub needs only the type.
+        http._parseContentType = lambda line: line.split(b";", 1)[0].strip().lower()
 
         from control.asgi import application
 

@@ -1,0 +1,75 @@
+"""A synchronous in-process client of the hub's ASGI app, for fast API tests (no sockets)."""
+
+from __future__ import annotations
+
+import asyncio
+from urllib.parse import urlsplit
+
+from control.api.app import hub_app
+
+
+class Answer:
+    def __init__(self, status: int, headers: dict[str, str], content: bytes):
+        self.status_code, self.headers, self.content = status, headers, content
+
+    def __getitem__(self, name: str) -> str:
+        return self.headers[name.lower()]
+
+
+class ApiClient:
+    """`get/post/put/patch/delete(path, data=..., content_type=..., QUERY_STRING=..., HTTP_X=...)`,
+    the call shape of Django's test client, served by `hub_app` on one persistent event loop."""
+
+    def __init__(self, user_agent: str = "pytest/1.0"):
+        self.user_agent = user_agent
+        self.runner = asyncio.Runner()
+
+    def close(self) -> None:
+        self.runner.close()
+
+    def request(self, method: str, path: str, data: bytes | str = b"", content_type: str = "application/json",
+                **extra: str) -> Answer:
+        parts = urlsplit(path)
+        query = extra.pop("QUERY_STRING", parts.query)
+        body = data.encode() if isinstance(data, str) else data
+        headers = [(b"user-agent", self.user_agent.encode()), (b"host", b"testserver")]
+        if body:
+            headers += [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]
+        headers += [(k[5:].replace("_", "-").lower().encode(), v.encode()) for k, v in extra.items() if k.startswith("HTTP_")]
+        scope = {"type": "http", "method": method.upper(), "path": parts.path, "query_string": query.encode(),
+                 "headers": headers}
+        return self.runner.run(self._call(scope, body))
+
+    async def _call(self, scope: dict, body: bytes) -> Answer:
+        sent: list[dict] = []
+        delivered = False
+
+        async def receive():
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await asyncio.sleep(3600)
+
+        async def send(message):
+            sent.append(message)
+
+        await hub_app(scope, receive, send)
+        start = sent[0]
+        headers = {k.decode().lower(): v.decode() for k, v in start["headers"]}
+        return Answer(start["status"], headers, b"".join(m.get("body", b"") for m in sent[1:]))
+
+    def get(self, path: str, data="", content_type="application/json", **extra) -> Answer:
+        return self.request("GET", path, data, content_type, **extra)
+
+    def post(self, path: str, data="", content_type="application/json", **extra) -> Answer:
+        return self.request("POST", path, data, content_type, **extra)
+
+    def put(self, path: str, data="", content_type="application/json", **extra) -> Answer:
+        return self.request("PUT", path, data, content_type, **extra)
+
+    def patch(self, path: str, data="", content_type="application/json", **extra) -> Answer:
+        return self.request("PATCH", path, data, content_type, **extra)
+
+    def delete(self, path: str, data="", content_type="application/json", **extra) -> Answer:
+        return self.request("DELETE", path, data, content_type, **extra)
