@@ -125,6 +125,14 @@ def _select_current(cursor, resource: str, namespace: str, name: str, *, for_upd
     return cursor.fetchone()
 
 
+def _locked_row(cursor, resource: str, namespace: str, name: str) -> tuple[int, str]:
+    """(row id, JSON body) of an object, locked until commit; NotFound if there is none."""
+    row = _select_current(cursor, resource, namespace, name, for_update=True)
+    if row is None:
+        raise errors.not_found(resource, name)
+    return row
+
+
 def object_create(*, resource: str, obj: dict[str, Any], actor: str) -> dict[str, Any]:
     """Store a new object; its metadata must already carry name, uid and creationTimestamp."""
     meta = obj["metadata"]
@@ -162,10 +170,7 @@ def object_update(
     """
     with transaction.atomic():
         cursor = connection.cursor()
-        row = _select_current(cursor, resource, namespace, name, for_update=True)
-        if row is None:
-            raise errors.not_found(resource, name)
-        row_id, body = row
+        row_id, body = _locked_row(cursor, resource, namespace, name)
         current = json.loads(body)
         result = mutate(json.loads(body))
         if isinstance(result, Delete):
@@ -194,10 +199,7 @@ def object_delete(
     """Remove an object now; `precondition(current)` may raise to refuse. Returns the final snapshot."""
     with transaction.atomic():
         cursor = connection.cursor()
-        row = _select_current(cursor, resource, namespace, name, for_update=True)
-        if row is None:
-            raise errors.not_found(resource, name)
-        row_id, body = row
+        row_id, body = _locked_row(cursor, resource, namespace, name)
         current = json.loads(body)
         if precondition:
             precondition(current)

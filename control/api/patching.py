@@ -18,19 +18,6 @@ from control import errors
 from control.kinds.base import Kind
 
 
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: objects merge recursively, null deletes, everything else replaces."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
-
-
 @lru_cache(maxsize=None)
 def patch_meta(definition: str):
     from control.api.smp import PatchMeta
@@ -42,7 +29,7 @@ def patch_meta(definition: str):
 
 
 def apply_patch(kind: Kind, current: dict[str, Any], patch_type: str, patch: Any, *, definition: str | None = None) -> dict[str, Any]:
-    from control.api.smp import PatchError, strategic_merge_patch
+    from control.api.smp import PatchError, json_merge_patch, strategic_merge_patch
 
     if patch_type == "json":
         if not isinstance(patch, list):
@@ -59,7 +46,7 @@ def apply_patch(kind: Kind, current: dict[str, Any], patch_type: str, patch: Any
     elif patch_type == "merge":
         if not isinstance(patch, dict):
             raise errors.BadRequest("merge patch must be a JSON object")
-        result = merge_patch(current, patch)
+        result = json_merge_patch(current, patch)
     elif patch_type == "strategic":
         if not isinstance(patch, dict):
             raise errors.BadRequest("strategic merge patch must be a JSON object")
