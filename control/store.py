@@ -254,6 +254,24 @@ def ensure_counter() -> None:
     Revision.objects.get_or_create(pk=1, defaults={"value": 0, "compacted": 0})
 
 
+def objects_of(resources: list[str]) -> tuple[dict[str, list[str]], int]:
+    """Every object of several resources and the revision they are consistent with, from one
+    statement (one snapshot) — what a dashboard needs before it follows the change stream."""
+    marks = ", ".join(["%s"] * len(resources))
+    cursor = connection.cursor()
+    cursor.execute(
+        f"SELECT r.value, o.resource, o.body FROM {_REV} r LEFT JOIN {_OBJ} o ON o.resource IN ({marks})"
+        " WHERE r.id = 1 ORDER BY o.resource, o.namespace, o.name",
+        list(resources),
+    )
+    rows = cursor.fetchall()
+    found: dict[str, list[str]] = {resource: [] for resource in resources}
+    for _, resource, body in rows:
+        if body is not None:
+            found[resource].append(body)
+    return found, int(rows[0][0]) if rows else 0
+
+
 def current_revision() -> int:
     row = Revision.objects.filter(pk=1).values_list("value", flat=True).first()
     return int(row or 0)

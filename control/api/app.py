@@ -33,7 +33,7 @@ from control.api.watch import wait_for_revision, watch
 log = logging.getLogger(__name__)
 
 WATCH_VALUES = ("1", "true", "True")
-API_PREFIXES = ("/api", "/apis", "/version", "/openapi", "/healthz", "/readyz", "/livez")
+API_PREFIXES = ("/api", "/apis", "/version", "/openapi", "/healthz", "/readyz", "/livez", "/kubekitchen")
 NOT_FOUND = "the server could not find the requested resource"
 
 
@@ -154,6 +154,13 @@ async def route(request: Request) -> Reply | Stream:
     if head in ("healthz", "readyz", "livez") and len(parts) == 1:
         request.tag = {"verb": "get", "resource": head}
         return Reply(200, b"ok", "text/plain")
+    if head == "kubekitchen" and len(parts) == 2 and parts[1] in ("snapshot", "changes"):
+        from control.api import kitchen
+
+        request.tag = {"verb": "watch" if parts[1] == "changes" else "list", "resource": parts[1]}
+        if parts[1] == "snapshot":
+            return await kitchen.snapshot()
+        return await kitchen.changes(request.query, request.actor)
     if head == "version" and len(parts) == 1:
         return _document(request, "get", discovery.VERSION)
     if head == "openapi" and parts[1:2] == ["v3"]:

@@ -138,11 +138,19 @@ class ChangeFeed:
     # --- life ------------------------------------------------------------------------------
 
     def start_background(self) -> None:
-        self._unsubscribe = store.subscribe(lambda changes: self.loop.call_soon_threadsafe(self.offer, changes))
+        self._unsubscribe = store.subscribe(self._committed)
         self._tasks.append(self.loop.create_task(self._poll()))
         self._tasks.append(self.loop.create_task(self._compact()))
         if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
             threading.Thread(target=_listen_postgres, args=(self,), daemon=True, name="kk-listen").start()
+
+    def _committed(self, changes: list[Change]) -> None:
+        """Store listener (runs on the database thread)."""
+        if self.loop.is_closed():  # the loop this feed served is gone (tests): stop listening
+            self.stop()
+            _feeds.pop(self.loop, None)
+            return
+        self.loop.call_soon_threadsafe(self.offer, changes)
 
     def stop(self) -> None:
         if self._unsubscribe:

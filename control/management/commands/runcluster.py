@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -19,6 +20,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from control.management.commands.runhub import split_addr
+from control.supervisor import Supervisor
 
 
 def wait_until_up(url: str, *, seconds: float = 30.0, process: subprocess.Popen | None = None,
@@ -37,10 +39,11 @@ def wait_until_up(url: str, *, seconds: float = 30.0, process: subprocess.Popen 
         raise CommandError(f"the hub did not answer at {url} within {seconds:.0f} s")
 
 
-def spoke_commands(url: str, nodes: int) -> list[list[str]]:
-    """The runcomponent arguments of every spoke of a cluster with `nodes` nodes."""
-    spokes = [["controller-manager", "--server", url], ["scheduler", "--server", url]]
-    spokes += [["kubelet", "--node", f"node-{i}", "--server", url] for i in range(1, nodes + 1)]
+def spoke_commands(url: str, nodes: int) -> dict[str, list[str]]:
+    """The runcomponent arguments of every spoke of a cluster with `nodes` nodes, by spoke name."""
+    spokes = {"controller-manager": ["controller-manager", "--server", url], "scheduler": ["scheduler", "--server", url]}
+    for i in range(1, nodes + 1):
+        spokes[f"kubelet/node-{i}"] = ["kubelet", "--node", f"node-{i}", "--server", url]
     return spokes
 
 
@@ -64,7 +67,8 @@ class Command(BaseCommand):
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, check=True)
         url = f"http://{host}:{port}"
-        children = [subprocess.Popen([*manage, "runhub", "--addr", addr], env=env)]
+        hub = subprocess.Popen([*manage, "runhub", "--addr", addr], env=env)
+        supervisor = Supervisor(url, [*manage, "runcomponent"], env, {} if no_spokes else spoke_commands(url, nodes))
         stopping = False
 
         def stop(*_):
@@ -74,30 +78,29 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         try:
-            wait_until_up(url, process=children[0], stopping=lambda: stopping)
-            if not no_spokes:
-                for spoke in spoke_commands(url, nodes):
-                    children.append(subprocess.Popen([*manage, "runcomponent", *spoke], env=env))
+            wait_until_up(url, process=hub, stopping=lambda: stopping)
+            if not stopping:
+                supervisor.publish_desired()
+                supervisor.tick()
+                threading.Thread(target=supervisor.watch_forever, name="supervisor", daemon=True).start()
             self.stdout.write(self.style.SUCCESS(f"Kube Kitchen is up: {url}  (data in {data_dir}, pace {pace})"))
+            self.stdout.write(f"  dashboard: {url}/")
             self.stdout.write(f"  kubectl:   kubectl --kubeconfig <({sys.executable} manage.py kubeconfig --server {url}) get pods")
             if not no_spokes:
-                self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s), each its own process")
+                self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s), each its own process; "
+                                  f"desired states in ConfigMap kube-system/kubekitchen-spokes")
             self.stdout.flush()
-            reported: set[int] = set()
-            while not stopping and children[0].poll() is None:
-                for child in children[1:]:
-                    if child.poll() is not None and child.pid not in reported:
-                        reported.add(child.pid)
-                        self.stderr.write(f"spoke {' '.join(child.args[3:5])} exited with code {child.returncode}")
+            while not stopping and hub.poll() is None:
+                for name in supervisor.tick():
+                    self.stderr.write(f"spoke {name} exited")
                 time.sleep(0.2)
         finally:
-            for child in children:
-                if child.poll() is None:
-                    child.terminate()
-            for child in children:
-                try:
-                    child.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    child.kill()
-        if not stopping and children[0].returncode not in (0, -signal.SIGTERM):
-            raise CommandError(f"the hub exited with code {children[0].returncode}")
+            supervisor.stop()
+            if hub.poll() is None:
+                hub.terminate()
+            try:
+                hub.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                hub.kill()
+        if not stopping and hub.returncode not in (0, -signal.SIGTERM):
+            raise CommandError(f"the hub exited with code {hub.returncode}")

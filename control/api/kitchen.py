@@ -1,0 +1,89 @@
+"""Kube Kitchen's own two paths for the dashboard (not part of the Kubernetes API):
+
+- `GET /kubekitchen/snapshot`: the objects the picture draws, and the revision they are
+  consistent with (the "list" half of list-then-watch).
+- `GET /kubekitchen/changes?watch=1&resourceVersion=N`: every committed change after N, of every
+  kind, in revision order, each with the client that caused it (the "watch" half; the version log).
+
+Guarantees: the same semantics as a Kubernetes watch — nothing missed or repeated when resumed
+from the last revision seen, and one ERROR line with a 410 Status when N was compacted away.
+"""
+
+from __future__ import annotations
+
+
+import time
+from types import SimpleNamespace
+from typing import AsyncIterator
+
+from control import errors, store
+from control import kinds as registry
+from control.api import traffic
+from control.api.db import run_db
+from control.api.feed import get_feed
+from control.api.request import int_param
+from control.api.responses import Reply, Stream, dumps, raw_json_response
+
+SNAPSHOT_KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "endpoints")
+BOOKMARK_EVERY = 10.0
+_CHANGES = SimpleNamespace(plural="changes", group="kubekitchen")
+
+
+def _resource_key(plural: str) -> str:
+    kind = next(k for k in registry.KINDS if k.plural == plural)
+    return kind.resource
+
+
+def _snapshot_text() -> str:
+    keys = {plural: _resource_key(plural) for plural in SNAPSHOT_KINDS}
+    bodies, revision = store.objects_of(list(keys.values()))
+    parts = ",".join(f'"{plural}":[{",".join(bodies[key])}]' for plural, key in keys.items())
+    return f'{{"revision":{revision},"objects":{{{parts}}}}}'
+
+
+async def snapshot() -> Reply:
+    return raw_json_response(await run_db(_snapshot_text))
+
+
+def change_line(change: store.Change) -> bytes:
+    group, _, plural = change.resource.rpartition("/")
+    head = {"type": change.type, "revision": change.revision, "resource": plural, "group": group,
+            "namespace": change.namespace, "name": change.name, "actor": change.actor}
+    return (dumps(head)[:-1] + f',"object":{change.body}}}\n').encode()
+
+
+async def _changes(start: int, timeout: float, actor: str) -> AsyncIterator[bytes]:
+    yield b""  # headers now
+    feed = await get_feed()
+    revision, deadline = start, time.monotonic() + timeout
+    next_mark = time.monotonic() + BOOKMARK_EVERY
+    while time.monotonic() < deadline:
+        try:
+            batch = await feed.read_after(revision, timeout=max(0.05, min(deadline, next_mark) - time.monotonic()))
+        except errors.Gone as gone:
+            yield f'{{"type":"ERROR","object":{dumps(gone.status())}}}\n'.encode()
+            return
+        if batch:
+            revision = batch[-1].revision
+            traffic.delivered(actor, _CHANGES, len(batch), revision)
+            yield b"".join(change_line(c) for c in batch)
+        if time.monotonic() >= next_mark:
+            next_mark = time.monotonic() + BOOKMARK_EVERY
+            yield f'{{"type":"BOOKMARK","revision":{revision}}}\n'.encode()
+
+
+async def changes(query: dict[str, str], actor: str) -> Stream:
+    if query.get("watch") not in ("1", "true", "True"):
+        raise errors.BadRequest("the change stream is a watch: add watch=1")
+    requested = query.get("resourceVersion", "")
+    if requested:
+        try:
+            start = int(requested)
+        except ValueError:
+            raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
+    else:
+        start = (await get_feed()).last
+    timeout = float(int_param(query, "timeoutSeconds") or 3600)
+    return Stream(_changes(start, timeout, actor))
+
+
