@@ -13,6 +13,10 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test]"
+	@# The browser tests drive Debian's Chromium (never a downloaded browser) and need CJK fonts
+	@# for the Korean view; gettext recompiles the catalogues.
+	@test -x /usr/bin/chromium && fc-list 2>/dev/null | grep -qi "noto sans cjk" && command -v msgfmt >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk gettext; }
 	touch $(STAMP)
 
 run: setup

@@ -23,7 +23,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "control",
-    "dashboard",
+    "dashboard.apps.DashboardConfig",
 ]
 
 MIDDLEWARE: list[str] = []
@@ -96,6 +96,13 @@ else:
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+
+# The dashboard's catalogues (English source, Korean translation) live at the top level.
+LOCALE_PATHS = [BASE_DIR / "locale"]
+LANGUAGES = [("en", "English"), ("ko", "한국어")]
+USE_I18N = True
+# Where the dashboard reaches the hub; empty = the address the browser's request arrived on.
+KK_HUB_URL = os.environ.get("KK_HUB_URL", "")
 
 USE_TZ = True
 TIME_ZONE = "UTC"

@@ -1,11 +1,14 @@
-"""URL map of the Django side (the dashboard, as it arrives). The Kubernetes API paths never
-reach Django: `control.asgi` hands them to the hub's own ASGI app."""
+"""URL map of the Django side: the dashboard. The Kubernetes API paths never reach Django:
+`control.asgi` hands them to the hub's own ASGI app."""
 
 from django.http import JsonResponse
+from django.urls import include, path
 
 from control import errors
 
-urlpatterns: list = []
+urlpatterns: list = [
+    path("", include("dashboard.urls")),
+]
 
 
 def not_found(request, exception=None):
