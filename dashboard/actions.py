@@ -1,0 +1,98 @@
+"""The buttons on the objects, each one request (or a read then one write) to the hub, made by the
+dashboard as its own client so it travels along the dashboard's spoke.
+
+Guarantees:
+- Every action returns a short human result or raises the hub's error (`control.errors`), never
+  anything else; arguments are checked before any request (`ActionError`).
+- Writes that depend on a read (scaling) carry the resourceVersion they read, so a concurrent
+  change answers 409 Conflict instead of being overwritten.
+- Spokes are stopped and started declaratively: the dashboard writes the desired state into the
+  ConfigMap `kube-system/kubekitchen-spokes` (merge patch on `data`), the supervisor acts on it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Awaitable, Callable
+
+from control import errors
+from control.client.http import HubClient
+from control.client.resources import CONFIGMAPS, DEPLOYMENTS, NODES, PODS
+from dashboard.presenters import CRASH_ANNOTATION, SPOKES_CONFIGMAP
+
+NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+SPOKES = re.compile(r"^(scheduler|controller-manager|kubelet/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$")
+CRASH_AFTER_SECONDS = "1"
+
+
+class ActionError(ValueError):
+    """The form did not name a valid target."""
+
+
+def _name(form: dict[str, str], field: str = "name") -> str:
+    value = (form.get(field) or "").strip()
+    if not NAME.match(value):
+        raise ActionError(f"{field}: {value!r} is not a valid name")
+    return value
+
+
+async def delete_pod(client: HubClient, form: dict[str, str]) -> str:
+    namespace, name = _name(form, "namespace"), _name(form)
+    await client.delete(PODS, name, namespace)
+    return f"pod/{name} deleted"
+
+
+async def crash_pod(client: HubClient, form: dict[str, str]) -> str:
+    namespace, name = _name(form, "namespace"), _name(form)
+    patch = {"metadata": {"annotations": {CRASH_ANNOTATION: CRASH_AFTER_SECONDS}}}
+    await client.patch(PODS, name, patch, namespace)
+    return f"pod/{name} annotated {CRASH_ANNOTATION}={CRASH_AFTER_SECONDS}"
+
+
+async def cordon(client: HubClient, form: dict[str, str]) -> str:
+    name = _name(form)
+    await client.patch(NODES, name, {"spec": {"unschedulable": True}})
+    return f"node/{name} cordoned"
+
+
+async def uncordon(client: HubClient, form: dict[str, str]) -> str:
+    name = _name(form)
+    await client.patch(NODES, name, {"spec": {"unschedulable": None}})
+    return f"node/{name} uncordoned"
+
+
+async def scale(client: HubClient, form: dict[str, str]) -> str:
+    namespace, name = _name(form, "namespace"), _name(form)
+    try:
+        delta = int(form.get("delta", ""))
+    except ValueError:
+        raise ActionError("delta must be an integer") from None
+    current = await client.request("GET", DEPLOYMENTS.path(namespace, name, "scale"))
+    replicas = max(0, int((current.get("spec") or {}).get("replicas") or 0) + delta)
+    patch = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]}, "spec": {"replicas": replicas}}
+    await client.patch(DEPLOYMENTS, name, patch, namespace, subresource="scale")
+    return f"deployment.apps/{name} scaled to {replicas}"
+
+
+async def set_spoke(client: HubClient, form: dict[str, str]) -> str:
+    spoke, state = (form.get("spoke") or "").strip(), (form.get("state") or "").strip()
+    if not SPOKES.match(spoke) or state not in ("running", "stopped"):
+        raise ActionError(f"cannot set spoke {spoke!r} to {state!r}")
+    namespace, name = SPOKES_CONFIGMAP
+    try:
+        await client.patch(CONFIGMAPS, name, {"data": {spoke: state}}, namespace)
+    except errors.NotFound:
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace},
+                "data": {spoke: state}}
+        await client.create(CONFIGMAPS, body, namespace)
+    return f"{spoke}: {state}"
+
+
+ACTIONS: dict[str, Callable[[HubClient, dict[str, str]], Awaitable[str]]] = {
+    "delete-pod": delete_pod, "crash": crash_pod, "cordon": cordon, "uncordon": uncordon,
+    "scale": scale, "spoke": set_spoke,
+}
+
+
+def form_of(data: Any) -> dict[str, str]:
+    return {key: str(data.get(key, "")) for key in data}

@@ -1,0 +1,72 @@
+"""The page's two websockets. Thin by design: they translate websocket messages into calls of
+`live.LiveFeed` / `wire.relay` and channel-layer messages into websocket messages, nothing more.
+
+Guarantees:
+- `LiveConsumer` forwards every traffic batch the hub publishes (`{"t": "traffic", "records": [...]}`)
+  and, when the browser asks `{"op": "watch", "revision": N|null}`, the list-then-watch of
+  `LiveFeed` from that revision (a new request replaces the previous one).
+- `WireConsumer` forwards the raw bytes of one watch stream as binary frames, then closes.
+- Closing the socket stops everything it started and leaves the traffic group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
+
+from dashboard import hub, live, wire
+
+
+async def _cancel(task: asyncio.Task | None) -> None:
+    if task is not None and not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+
+
+class LiveConsumer(AsyncJsonWebsocketConsumer):
+    feed_task: asyncio.Task | None = None
+
+    async def connect(self) -> None:
+        self.client = hub.connect(hub.hub_url(self.scope))
+        if self.channel_layer is not None:
+            await self.channel_layer.group_add(hub.TRAFFIC_GROUP, self.channel_name)
+        await self.accept()
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if isinstance(content, dict) and content.get("op") == "watch":
+            revision = content.get("revision")
+            await _cancel(self.feed_task)
+            feed = live.LiveFeed(self.client, self.send_json)
+            self.feed_task = asyncio.ensure_future(feed.run(revision if isinstance(revision, int) else None))
+
+    async def traffic_batch(self, message: dict[str, Any]) -> None:
+        await self.send_json({"t": "traffic", "records": message["records"]})
+
+    async def disconnect(self, code: int) -> None:
+        await _cancel(self.feed_task)
+        if self.channel_layer is not None:
+            await self.channel_layer.group_discard(hub.TRAFFIC_GROUP, self.channel_name)
+        await self.client.close()
+
+
+class WireConsumer(AsyncWebsocketConsumer):
+    relay_task: asyncio.Task | None = None
+
+    async def connect(self) -> None:
+        await self.accept()
+        host, port = hub.hub_address(self.scope)
+        self.relay_task = asyncio.ensure_future(self._relay(host, port))
+
+    async def _relay(self, host: str, port: int) -> None:
+        try:
+            await wire.relay(host, port, lambda data: self.send(bytes_data=data))
+        except OSError as exc:
+            await self.send(text_data=f"cannot reach the hub at {host}:{port}: {exc}")
+        await self.close()
+
+    async def disconnect(self, code: int) -> None:
+        await _cancel(self.relay_task)

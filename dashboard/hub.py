@@ -1,0 +1,76 @@
+"""Where the hub is, and the dashboard's own client of it.
+
+Guarantees:
+- The dashboard reaches the hub only over HTTP, as the client "dashboard" (its User-Agent), so
+  every request it makes is drawn on its own spoke; it never imports the store or the API server.
+- The hub's base URL is `settings.KK_HUB_URL` when set, otherwise the address of the very socket
+  the browser's request arrived on (the dashboard is served by the hub's own process), otherwise
+  the request's Host header.
+- `TRAFFIC_GROUP` is the channel-layer group the hub publishes its traffic records to
+  (duplicated from `control.api.traffic.GROUP`, which the dashboard may not import).
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator
+
+import httpx
+from django.conf import settings
+
+from control.client.http import HubClient
+
+AGENT = "dashboard (kube-kitchen)"
+WIRE_AGENT = "dashboard/wire (kube-kitchen)"
+TRAFFIC_GROUP = "kk.traffic"
+# Tests put an httpx transport here to stand in for the hub.
+transport: httpx.AsyncBaseTransport | None = None
+
+
+def configured_url() -> str:
+    return (getattr(settings, "KK_HUB_URL", "") or os.environ.get("KK_HUB_URL", "")).rstrip("/")
+
+
+def hub_url(scope: dict[str, Any]) -> str:
+    """The hub's base URL for a request or websocket with this ASGI scope."""
+    configured = configured_url()
+    if configured:
+        return configured
+    secure = scope.get("scheme") in ("https", "wss")
+    scheme = "https" if secure else "http"
+    server = scope.get("server")
+    if server and server[0] and server[1]:
+        host = str(server[0])
+        if ":" in host:  # an IPv6 address
+            host = f"[{host}]"
+        return f"{scheme}://{host}:{server[1]}"
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    return f"{scheme}://{headers.get('host', '127.0.0.1:8000')}"
+
+
+def scope_of(request: Any) -> dict[str, Any]:
+    """The ASGI scope of a Django request (a WSGI request, in some tests, has only its Host)."""
+    scope = getattr(request, "scope", None)
+    if scope is not None:
+        return scope
+    return {"scheme": request.scheme, "headers": [(b"host", request.get_host().encode("latin-1"))]}
+
+
+def hub_address(scope: dict[str, Any]) -> tuple[str, int]:
+    """(host, port) of the hub, for the wire view's raw TCP connection."""
+    url = httpx.URL(hub_url(scope))
+    return url.host, url.port or (443 if url.scheme == "https" else 80)
+
+
+def connect(base_url: str) -> HubClient:
+    return HubClient(base_url, agent=AGENT, transport=transport)
+
+
+@asynccontextmanager
+async def client_for(scope: dict[str, Any]) -> AsyncIterator[HubClient]:
+    client = connect(hub_url(scope))
+    try:
+        yield client
+    finally:
+        await client.close()

@@ -1,0 +1,131 @@
+"""The manifest form's work: read a YAML stream, then apply each object through the hub as
+`kubectl apply --server-side --force-conflicts` would (create or update, one request per object).
+
+Guarantees:
+- YAML is read without aliases and without implicit timestamps, so a document is plain JSON; a
+  stream that cannot be read, or a document that is not an object with apiVersion, kind and
+  metadata.name, raises `ManifestError` with a message naming the document, and nothing is sent.
+- All objects are first applied with `dryRun=All`; if the hub refuses any, its message is shown
+  for that object and nothing is stored. Only when all pass are they applied for real, in order.
+- Each result says what kubectl would print: `deployment.apps/web created|configured|unchanged`.
+Limitation: an object in a namespace created by an earlier document of the same stream fails its
+dry run (the namespace does not exist yet); apply the namespace first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from control import errors
+from control.client.http import HubClient
+from control.client.resources import BY_KIND, Resource
+
+FIELD_MANAGER = "dashboard"
+APPLY_TYPE = "application/apply-patch+yaml"
+MAX_DOCUMENTS = 50
+
+
+class ManifestError(ValueError):
+    """The text is not a stream of Kubernetes objects."""
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases (no billion laughs) and reads timestamps as strings."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise ManifestError(f"YAML aliases are not allowed (line {event.start_mark.line + 1})")
+        return super().compose_node(parent, index)
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+@dataclass
+class Outcome:
+    ref: str
+    verdict: str  # created | configured | unchanged | valid | error
+    message: str = ""
+    code: int = 200
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict != "error"
+
+
+def parse(text: str) -> list[dict[str, Any]]:
+    try:
+        documents = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
+    except yaml.YAMLError as exc:
+        raise ManifestError(f"the YAML cannot be read: {exc}") from None
+    if not documents:
+        raise ManifestError("the manifest is empty")
+    if len(documents) > MAX_DOCUMENTS:
+        raise ManifestError(f"at most {MAX_DOCUMENTS} documents at once")
+    for number, doc in enumerate(documents, 1):
+        if not isinstance(doc, dict):
+            raise ManifestError(f"document {number} is not an object")
+        missing = [f for f in ("apiVersion", "kind") if not isinstance(doc.get(f), str) or not doc.get(f)]
+        name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
+        if not name:
+            missing.append("metadata.name")
+        if missing:
+            raise ManifestError(f"document {number}: {', '.join(missing)} must be set")
+    return documents
+
+
+def reference(doc: dict[str, Any], resource: Resource | None = None) -> str:
+    kind = str(doc.get("kind", "")).lower()
+    group = resource.group if resource else str(doc.get("apiVersion", "")).rpartition("/")[0]
+    return f"{kind}.{group}/{doc['metadata']['name']}" if group else f"{kind}/{doc['metadata']['name']}"
+
+
+def _target(doc: dict[str, Any], default_namespace: str) -> tuple[Resource | None, str | None, str]:
+    resource = BY_KIND.get((doc["apiVersion"], doc["kind"]))
+    namespace = None
+    if resource is not None and resource.namespaced:
+        namespace = doc["metadata"].get("namespace") or default_namespace
+    return resource, namespace, doc["metadata"]["name"]
+
+
+async def _apply_one(client: HubClient, doc: dict[str, Any], default_namespace: str, *, dry_run: bool) -> Outcome:
+    resource, namespace, name = _target(doc, default_namespace)
+    ref = reference(doc, resource)
+    if resource is None:
+        return Outcome(ref, "error", f'no matches for kind "{doc["kind"]}" in version "{doc["apiVersion"]}"', 404)
+    params = {"fieldManager": FIELD_MANAGER, "force": "true"}
+    if dry_run:
+        params["dryRun"] = "All"
+    before = None
+    try:
+        if not dry_run:
+            try:
+                before = await client.get(resource, name, namespace)
+            except errors.NotFound:
+                before = None
+        after = await client.request("PATCH", resource.path(namespace, name), params=params, body=doc,
+                                     content_type=APPLY_TYPE)
+    except errors.ApiError as exc:
+        return Outcome(ref, "error", exc.message, exc.code)
+    if dry_run:
+        return Outcome(ref, "valid")
+    if before is None:
+        return Outcome(ref, "created", code=201)
+    changed = (after or {}).get("metadata", {}).get("resourceVersion") != before["metadata"].get("resourceVersion")
+    return Outcome(ref, "configured" if changed else "unchanged")
+
+
+async def apply_all(client: HubClient, documents: list[dict[str, Any]], *,
+                    default_namespace: str = "default") -> tuple[bool, list[Outcome]]:
+    """(stored, outcomes): every object checked by a dry run first, then applied if all passed."""
+    checks = [await _apply_one(client, doc, default_namespace, dry_run=True) for doc in documents]
+    if not all(check.ok for check in checks):
+        return False, checks
+    return True, [await _apply_one(client, doc, default_namespace, dry_run=False) for doc in documents]

@@ -1,0 +1,17 @@
+"""The dashboard's URLs, for `control.urls` to include at the root. Static files are served here
+too (the dashboard is one Daphne process with the hub; there is no separate web server)."""
+
+from django.contrib.staticfiles.views import serve
+from django.urls import include, path, re_path
+
+from dashboard import views
+
+app_name = "dashboard"
+
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("apply/", views.apply, name="apply"),
+    path("actions/<slug:name>/", views.action, name="action"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    re_path(r"^static/(?P<path>.*)$", serve, {"insecure": True}),
+]

@@ -1,0 +1,77 @@
+"""The dashboard's HTTP views: the page, the manifest form and the object buttons. Thin: each turns
+a form into one call of `manifests` or `actions` and renders the answer as an htmx partial.
+
+Guarantees: the page and partials render in the language the browser chose (the `django_language`
+cookie set by Django's `set_language`, else Accept-Language); a partial always carries the hub's
+own message when the hub refused, with the hub's status code (htmx is configured to show it).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import translation
+from django.views.decorators.http import require_GET, require_POST
+
+from control import errors
+from dashboard import hub, manifests, presenters
+from dashboard.actions import ACTIONS, ActionError, form_of
+
+EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
+EXAMPLES = ("deployment", "service", "crashing-pod")
+
+View = Callable[..., Awaitable[HttpResponse]]
+
+
+def localized(view: View) -> View:
+    @functools.wraps(view)
+    async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        with translation.override(translation.get_language_from_request(request)):
+            return await view(request, *args, **kwargs)
+    return wrapper
+
+
+def page_context() -> dict[str, Any]:
+    examples = {name: (EXAMPLES_DIR / f"{name}.yaml").read_text() for name in EXAMPLES}
+    return {"words": presenters.terms(), "examples": examples,
+            "initial_manifest": examples["deployment"]}
+
+
+@require_GET
+@localized
+async def index(request: HttpRequest) -> HttpResponse:
+    return render(request, "dashboard/index.html", page_context())
+
+
+@require_POST
+@localized
+async def apply(request: HttpRequest) -> HttpResponse:
+    try:
+        documents = manifests.parse(request.POST.get("manifest", ""))
+    except manifests.ManifestError as exc:
+        return render(request, "dashboard/_apply_result.html", {"error": str(exc)}, status=400)
+    async with hub.client_for(hub.scope_of(request)) as client:
+        stored, outcomes = await manifests.apply_all(client, documents)
+    status = 200 if stored else next(o.code for o in outcomes if not o.ok)
+    return render(request, "dashboard/_apply_result.html", {"stored": stored, "outcomes": outcomes}, status=status)
+
+
+@require_POST
+@localized
+async def action(request: HttpRequest, name: str) -> HttpResponse:
+    run = ACTIONS.get(name)
+    if run is None:
+        raise Http404(name)
+    try:
+        async with hub.client_for(hub.scope_of(request)) as client:
+            message, status = await run(client, form_of(request.POST)), 200
+    except ActionError as exc:
+        message, status = str(exc), 400
+    except errors.ApiError as exc:
+        message, status = exc.message, exc.code
+    return render(request, "dashboard/_action_result.html",
+                  {"message": message, "ok": status < 300, "action": name}, status=status)

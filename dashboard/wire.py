@@ -1,0 +1,48 @@
+"""The wire view: one real watch request to the hub over a raw TCP connection, its bytes passed on
+untouched, so the page can show HTTP/1.1 chunked transfer (hex chunk sizes, then JSON lines).
+
+Guarantees: the request is exactly `GET /api/v1/namespaces/<ns>/pods?watch=1 HTTP/1.1` with a Host,
+a User-Agent naming the client `dashboard/wire` and `Connection: close`; every byte read from the
+socket is handed to `forward` in arrival order, nothing added, decoded or dropped; the socket is
+closed when the stream ends, when `forward` fails, or when the task is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Awaitable, Callable
+
+from dashboard.hub import WIRE_AGENT
+
+Forward = Callable[[bytes], Awaitable[None]]
+READ_SIZE = 16 * 1024
+
+
+def request_bytes(host: str, port: int, namespace: str = "default") -> bytes:
+    target = f"/api/v1/namespaces/{namespace}/pods?watch=1"
+    host_header = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    lines = [f"GET {target} HTTP/1.1", f"Host: {host_header}", f"User-Agent: {WIRE_AGENT}",
+             "Accept: application/json", "Connection: close", "", ""]
+    return "\r\n".join(lines).encode("ascii")
+
+
+async def relay(host: str, port: int, forward: Forward, *, namespace: str = "default",
+                limit_bytes: int = 64 * 1024 * 1024) -> None:
+    """Open the watch and forward its raw bytes until it ends (or `limit_bytes` were passed on)."""
+    reader, writer = await asyncio.open_connection(host, port)
+    try:
+        writer.write(request_bytes(host, port, namespace))
+        await writer.drain()
+        passed = 0
+        while passed < limit_bytes:
+            data = await reader.read(READ_SIZE)
+            if not data:
+                return
+            passed += len(data)
+            await forward(data)
+    finally:
+        writer.close()
+        try:
+            await writer.wait_closed()
+        except (ConnectionError, OSError):
+            pass

@@ -1,0 +1,112 @@
+// The dashboard page: wires the websocket to the model, and the model to the renderers, which run
+// once per animation frame. Nothing here draws on a timer: every movement follows a record or a
+// change that arrived.
+import { onNextFrame } from "./frame.js";
+import { LiveSocket } from "./live.js";
+import { VersionLog } from "./log.js";
+import { Model } from "./model.js";
+import { Panels } from "./panels.js";
+import { Picture } from "./picture.js";
+import { WireView } from "./wire.js";
+import { setMode, ui } from "./words.js";
+
+const model = new Model();
+const picture = new Picture(document.getElementById("hub-svg"));
+const panels = new Panels(model);
+const versionLog = new VersionLog();
+const wire = new WireView(() => onNextFrame(() => wire.render()));
+const connection = document.getElementById("connection");
+let fullRender = false;
+
+function draw() {
+  if (fullRender) {
+    fullRender = false;
+    panels.renderAll();
+  } else {
+    panels.render();
+  }
+  if (model.spokesDirty) {
+    picture.setSpokeStates(model.spokes);
+    model.spokesDirty = false;
+  }
+  picture.setRevision(model.revision);
+  picture.render();
+  versionLog.render();
+  if (picture.pending()) onNextFrame(draw);
+}
+
+function receive(message) {
+  if (message.t === "snapshot") {
+    model.loadSnapshot(message);
+    model.setSpokes(message.spokes);
+    versionLog.clear();
+    fullRender = true;
+  } else if (message.t === "history") {
+    versionLog.add(message.items);
+  } else if (message.t === "changes") {
+    const applied = model.applyChanges(message);
+    versionLog.add(applied);
+    picture.storeWrites(applied.length);
+  } else if (message.t === "traffic") {
+    picture.traffic(message.records);
+  } else if (message.t === "expired") {
+    model.revision = null;
+  }
+  onNextFrame(draw);
+}
+
+function showState(state) {
+  connection.dataset.state = state;
+  connection.textContent = state === "connected" ? `● ${ui("connected")}` : ui(state);
+}
+
+const live = new LiveSocket({ onMessage: receive, onState: showState, revision: () => model.revision });
+live.connect();
+window.kubeKitchen = { model, picture, live, versionLog, receive };
+
+// --- the switches ------------------------------------------------------------------------------
+
+function chooseMode(mode) {
+  setMode(mode);
+  localStorage.setItem("kk-mode", mode);
+  for (const button of document.querySelectorAll("[data-mode]")) {
+    button.setAttribute("aria-pressed", String(button.dataset.mode === mode));
+  }
+  fullRender = true;
+  versionLog.rebuild = true;
+  onNextFrame(draw);
+}
+
+for (const button of document.querySelectorAll("[data-mode]")) {
+  button.addEventListener("click", () => chooseMode(button.dataset.mode));
+}
+chooseMode(localStorage.getItem("kk-mode") || "k8s");
+
+document.getElementById("log-pause").addEventListener("click", () => {
+  versionLog.setPaused(!versionLog.paused);
+  onNextFrame(draw);
+});
+document.getElementById("log-quiet").addEventListener("change", (event) => {
+  versionLog.setQuiet(event.target.checked);
+  onNextFrame(draw);
+});
+
+const examples = JSON.parse(document.getElementById("kk-examples").textContent);
+for (const button of document.querySelectorAll("[data-example]")) {
+  button.addEventListener("click", () => {
+    document.getElementById("manifest-text").value = examples[button.dataset.example];
+  });
+}
+
+// Buttons on objects: one POST each, sent with htmx, answered with a line in #action-result.
+const actionUrl = document.body.dataset.actionUrl;
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-action]");
+  if (!button) return;
+  const values = { ...button.dataset };
+  delete values.action;
+  button.disabled = true;
+  window.htmx.ajax("POST", actionUrl.replace("ACTION", button.dataset.action), {
+    target: "#action-result", swap: "innerHTML", values,
+  }).finally(() => { button.disabled = false; });
+});

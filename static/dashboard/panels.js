@@ -1,0 +1,295 @@
+// The live panels: nodes with their pods, Deployments with their ReplicaSets, Services with their
+// endpoints. Each object has one element, found by key; a frame updates only the objects that
+// changed since the last frame (a full redraw happens only after a snapshot or a change of labels).
+// Buttons carry data-action and are sent with htmx by app.js.
+import { statusWord, term, ui } from "./words.js";
+
+const DENSE_AT = 48;
+
+function h(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function button(action, label, data, className = "") {
+  const node = h("button", `act ${className}`.trim(), label);
+  node.type = "button";
+  node.dataset.action = action;
+  for (const [key, value] of Object.entries(data)) node.dataset[key] = value;
+  return node;
+}
+
+function shortName(vm) {
+  if (vm.owner && vm.name.startsWith(`${vm.owner}-`)) return vm.name.slice(vm.owner.length + 1);
+  return vm.name;
+}
+
+function podClass(vm) {
+  let phase = vm.phase.toLowerCase();
+  if (vm.status === "CrashLoopBackOff" || vm.status === "Error") phase = "failed";
+  if (vm.phase === "Running" && vm.ready) phase = "ready";
+  return `pod phase-${phase}${vm.terminating ? " terminating" : ""}`;
+}
+
+function podStatus(vm) {
+  if (vm.status === "Running" && vm.ready) return "Ready";
+  return vm.status;
+}
+
+export class Panels {
+  constructor(model) {
+    this.model = model;
+    this.nodeList = document.getElementById("node-list");
+    this.workloadRows = document.getElementById("workload-rows");
+    this.serviceList = document.getElementById("service-list");
+    this.controlPlane = document.getElementById("control-plane");
+    this.cards = new Map();
+    this.pods = new Map();
+    this.deployments = new Map();
+    this.replicasets = new Map();
+    this.services = new Map();
+  }
+
+  clear() {
+    this.nodeList.replaceChildren();
+    this.workloadRows.replaceChildren();
+    this.serviceList.replaceChildren();
+    for (const map of [this.cards, this.pods, this.deployments, this.replicasets, this.services]) map.clear();
+  }
+
+  // Everything again (after a snapshot or when the labels change).
+  renderAll() {
+    this.clear();
+    const objects = this.model.objects;
+    for (const resource of Object.keys(objects)) this.model.take(resource);
+    for (const key of objects.nodes.keys()) this.node(key);
+    for (const key of objects.pods.keys()) this.pod(key);
+    for (const key of objects.deployments.keys()) this.deployment(key);
+    for (const key of objects.replicasets.keys()) this.replicaset(key);
+    for (const key of objects.services.keys()) this.service(key);
+    this.spokes();
+  }
+
+  render() {
+    for (const key of this.model.take("nodes")) this.node(key);
+    for (const key of this.model.take("pods")) this.pod(key);
+    for (const key of this.model.take("deployments")) this.deployment(key);
+    for (const key of this.model.take("replicasets")) this.replicaset(key);
+    const services = this.model.take("services");
+    for (const key of this.model.take("endpoints")) services.add(key);
+    for (const key of services) this.service(key);
+    if (this.model.spokesDirty) this.spokes();
+  }
+
+  // --- nodes and pods ----------------------------------------------------------------------
+
+  card(name) {
+    let card = this.cards.get(name);
+    if (card) return card;
+    const root = h("article", "node-card");
+    root.dataset.node = name;
+    const head = h("header", "node-head");
+    const title = h("h3", "node-name", name || term("unscheduled"));
+    const badges = h("span", "badges");
+    const buttons = h("span", "node-buttons");
+    const count = h("span", "count", "0");
+    head.append(title, badges, count, buttons);
+    const pods = h("div", "pods");
+    root.append(head, pods);
+    card = { root, title, badges, buttons, count, pods, size: 0 };
+    this.cards.set(name, card);
+    if (name) this.nodeList.append(root);
+    else this.nodeList.prepend(root);
+    return card;
+  }
+
+  node(name) {
+    const vm = this.model.objects.nodes.get(name);
+    const card = this.card(name);
+    if (!vm && card.size === 0) {
+      card.root.remove();
+      this.cards.delete(name);
+      return;
+    }
+    this.decorateNode(card, name, vm);
+  }
+
+  decorateNode(card, name, vm) {
+    const state = this.model.spokes[`kubelet/${name}`] || "running";
+    const badges = [];
+    if (!vm) badges.push(h("span", "badge bad", "gone"));
+    else if (vm.ready === false || vm.ready === null) badges.push(h("span", "badge bad", ui("not-ready")));
+    if (vm && vm.unschedulable) badges.push(h("span", "badge warn", ui("cordoned")));
+    if (state === "stopped") badges.push(h("span", "badge bad", `kubelet ${ui("stopped")}`));
+    card.badges.replaceChildren(...badges);
+    card.root.classList.toggle("not-ready", Boolean(vm) && vm.ready !== true);
+    card.root.classList.toggle("cordoned", Boolean(vm && vm.unschedulable));
+    if (!vm) {
+      card.buttons.replaceChildren();
+      return;
+    }
+    card.buttons.replaceChildren(
+      vm.unschedulable ? button("uncordon", term("uncordon"), { name }) : button("cordon", term("cordon"), { name }),
+      state === "stopped"
+        ? button("spoke", term("start-kubelet"), { spoke: `kubelet/${name}`, state: "running" })
+        : button("spoke", term("stop-kubelet"), { spoke: `kubelet/${name}`, state: "stopped" }, "danger"),
+    );
+  }
+
+  resize(card, delta) {
+    card.size += delta;
+    card.count.textContent = String(card.size);
+    card.root.classList.toggle("dense", card.size > DENSE_AT);
+    if (card.size === 0 && !this.model.objects.nodes.has(card.root.dataset.node)) {
+      card.root.remove();
+      this.cards.delete(card.root.dataset.node);
+    }
+  }
+
+  pod(key) {
+    const vm = this.model.objects.pods.get(key);
+    let entry = this.pods.get(key);
+    if (!vm) {
+      if (entry) {
+        entry.el.remove();
+        this.pods.delete(key);
+        this.resize(this.card(entry.node), -1);
+      }
+      return;
+    }
+    if (!entry) {
+      const el = h("div", "");
+      el.dataset.key = key;
+      el.dataset.name = vm.name;
+      entry = { el, node: null };
+      this.pods.set(key, entry);
+    }
+    if (entry.node !== vm.node) {
+      if (entry.node !== null) this.resize(this.card(entry.node), -1);
+      const card = this.card(vm.node);
+      card.pods.append(entry.el);
+      entry.node = vm.node;
+      this.resize(card, 1);
+    }
+    this.drawPod(entry.el, vm);
+  }
+
+  drawPod(el, vm) {
+    el.className = podClass(vm);
+    el.dataset.status = podStatus(vm);
+    el.title = `${vm.ns}/${vm.name} · ${vm.status}${vm.ip ? ` · ${vm.ip}` : ""}`;
+    const name = h("span", "pod-name", shortName(vm));
+    const status = h("span", "pod-status", statusWord(podStatus(vm)));
+    const parts = [name, status];
+    if (vm.restarts) parts.push(h("span", "restarts", `↻${vm.restarts}`));
+    if (!vm.terminating) {
+      const data = { namespace: vm.ns, name: vm.name };
+      parts.push(button("delete-pod", "✕", data, "pod-delete"), button("crash", "↯", data, "pod-crash"));
+      parts[parts.length - 2].title = term("delete-pod");
+      parts[parts.length - 1].title = term("crash");
+    }
+    el.replaceChildren(...parts);
+  }
+
+  // --- deployments and replicasets ---------------------------------------------------------
+
+  deployment(key) {
+    const vm = this.model.objects.deployments.get(key);
+    let row = this.deployments.get(key);
+    if (!vm) {
+      if (row) row.remove();
+      this.deployments.delete(key);
+      return;
+    }
+    if (!row) {
+      row = h("tr", "deployment");
+      row.dataset.key = key;
+      this.deployments.set(key, row);
+      this.workloadRows.append(row);
+      for (const rs of this.replicasets.values()) if (rs.dataset.owner === key) row.after(rs);
+    }
+    const name = h("th", "", `${term("deployment")} ${vm.name}`);
+    const buttons = h("td", "buttons");
+    buttons.append(
+      button("scale", "−", { namespace: vm.ns, name: vm.name, delta: "-1" }),
+      button("scale", "+", { namespace: vm.ns, name: vm.name, delta: "1" }),
+    );
+    buttons.firstChild.title = term("scale-down");
+    buttons.lastChild.title = term("scale-up");
+    row.replaceChildren(name, h("td", "num", String(vm.desired)), h("td", "num", String(vm.current)),
+      h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)), buttons);
+  }
+
+  replicaset(key) {
+    const vm = this.model.objects.replicasets.get(key);
+    let row = this.replicasets.get(key);
+    if (!vm) {
+      if (row) row.remove();
+      this.replicasets.delete(key);
+      return;
+    }
+    const owner = vm.owner ? `${vm.ns}/${vm.owner}` : "";
+    if (!row) {
+      row = h("tr", "replicaset");
+      row.dataset.key = key;
+      row.dataset.owner = owner;
+      this.replicasets.set(key, row);
+      const parent = this.deployments.get(owner);
+      if (parent) parent.after(row);
+      else this.workloadRows.append(row);
+    }
+    row.classList.toggle("idle", vm.desired === 0 && vm.current === 0);
+    const label = `${term("replicaset")} ${vm.name}${vm.revision ? ` (#${vm.revision})` : ""}`;
+    row.replaceChildren(h("th", "", label), h("td", "num", String(vm.desired)), h("td", "num", String(vm.current)),
+      h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)), h("td", ""));
+  }
+
+  // --- services and endpoints --------------------------------------------------------------
+
+  service(key) {
+    const vm = this.model.objects.services.get(key);
+    const endpoints = this.model.objects.endpoints.get(key);
+    let block = this.services.get(key);
+    if (!vm) {
+      if (block) block.remove();
+      this.services.delete(key);
+      return;
+    }
+    if (!block) {
+      block = h("article", "service");
+      block.dataset.key = key;
+      this.services.set(key, block);
+      this.serviceList.append(block);
+    }
+    const head = h("h3", "", `${term("service")} ${vm.name}`);
+    const meta = h("p", "service-meta", `${vm.type} ${vm.clusterIP} · ${vm.ports.join(", ")} · ${vm.selector}`);
+    const list = h("ul", "addresses");
+    const addresses = endpoints ? endpoints.addresses : [];
+    for (const address of addresses) {
+      list.append(h("li", address.ready ? "ready" : "not-ready", `${address.ip} → ${address.pod}`));
+    }
+    if (!addresses.length) list.append(h("li", "none", ui("no-endpoints")));
+    block.replaceChildren(head, meta, list);
+  }
+
+  // --- spokes the supervisor controls --------------------------------------------------------
+
+  spokes() {
+    const buttons = [];
+    for (const [component, key] of [["controller-manager", "kube-controller-manager"], ["scheduler", "kube-scheduler"]]) {
+      const state = this.model.spokes[component] || "running";
+      const wrap = h("span", `spoke-control ${state}`);
+      wrap.append(h("span", "", `${term(key)}: ${ui(state)}`));
+      wrap.append(state === "stopped"
+        ? button("spoke", term("start"), { spoke: component, state: "running" })
+        : button("spoke", term("stop"), { spoke: component, state: "stopped" }, "danger"));
+      buttons.push(wrap);
+    }
+    this.controlPlane.replaceChildren(...buttons);
+    for (const [name, card] of this.cards) {
+      if (name) this.decorateNode(card, name, this.model.objects.nodes.get(name));
+    }
+  }
+}

@@ -1,0 +1,92 @@
+"""The manifest form and the buttons against a real hub process: what the dashboard stores is what
+`kubectl apply --server-side` would store, the hub's own message comes back for a refused object,
+and a refused stream stores nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+pytestmark = pytest.mark.e2e
+
+MANIFEST = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: soup}}
+spec:
+  replicas: {replicas}
+  selector: {{matchLabels: {{app: soup}}}}
+  template:
+    metadata: {{labels: {{app: soup}}}}
+    spec: {{containers: [{{name: soup, image: nginx}}]}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: soup-recipe}}
+data: {{salt: "a pinch"}}
+"""
+BROKEN = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: fine-before-the-broken-one}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: broken}
+spec:
+  selector: {matchLabels: {app: one}}
+  template:
+    metadata: {labels: {app: another}}
+    spec: {containers: [{name: c, image: nginx}]}
+"""
+
+
+@pytest.fixture
+def client(hub, settings):
+    settings.KK_HUB_URL = hub.url
+    return Client()
+
+
+def get(hub, *args: str) -> dict:
+    result = hub.kubectl("get", *args, "-o", "json", check=False)
+    return json.loads(result.stdout) if result.returncode == 0 else {}
+
+
+def test_apply_creates_then_leaves_unchanged_then_configures(hub, client):
+    first = client.post("/apply/", {"manifest": MANIFEST.format(replicas=2)}).content.decode()
+    assert "deployment.apps/soup</code>" in first and "configmap/soup-recipe</code>" in first
+    assert first.count('class="verdict">created<') == 2
+    assert get(hub, "deployment", "soup")["spec"]["replicas"] == 2
+    again = client.post("/apply/", {"manifest": MANIFEST.format(replicas=2)}).content.decode()
+    assert again.count('class="verdict">unchanged<') == 2
+    changed = client.post("/apply/", {"manifest": MANIFEST.format(replicas=4)}).content.decode()
+    assert 'class="verdict">configured<' in changed and 'class="verdict">unchanged<' in changed
+    deployment = get(hub, "deployment", "soup", "--show-managed-fields")
+    assert deployment["spec"]["replicas"] == 4
+    assert any(m["manager"] == "dashboard" and m["operation"] == "Apply" for m in deployment["metadata"]["managedFields"])
+
+
+def test_a_refused_object_shows_the_hubs_message_and_stores_nothing(hub, client):
+    response = client.post("/apply/", {"manifest": BROKEN})
+    assert response.status_code == 422
+    text = response.content.decode()
+    assert "selector" in text and "does not match template" in text  # the hub's own words
+    assert "Nothing was stored" in text
+    assert get(hub, "configmap", "fine-before-the-broken-one") == {}
+    assert get(hub, "deployment", "broken") == {}
+
+
+def test_buttons_change_the_objects_on_the_hub(hub, client):
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: omelette}\n"
+           "spec: {containers: [{name: egg, image: nginx}]}\n")
+    assert client.post("/apply/", {"manifest": pod}).status_code == 200
+    assert client.post("/actions/crash/", {"namespace": "default", "name": "omelette"}).status_code == 200
+    annotations = get(hub, "pod", "omelette")["metadata"]["annotations"]
+    assert annotations["kubekitchen.dev/crash-after"] == "1"
+    assert client.post("/actions/spoke/", {"spoke": "scheduler", "state": "stopped"}).status_code == 200
+    assert get(hub, "configmap", "-n", "kube-system", "kubekitchen-spokes")["data"] == {"scheduler": "stopped"}
+    assert client.post("/actions/delete-pod/", {"namespace": "default", "name": "omelette"}).status_code == 200
+    pod_now = get(hub, "pod", "omelette")
+    assert pod_now == {} or pod_now["metadata"].get("deletionTimestamp")

@@ -1,0 +1,225 @@
+"""The page's websockets, driven with Channels' WebsocketCommunicator against a fake hub: traffic
+is forwarded as it is published, list-then-watch resumes exactly from the revision the browser
+holds, a compacted revision ends in `expired`, and the wire view passes raw bytes on untouched."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+
+from dashboard import hub
+from dashboard.consumers import LiveConsumer, WireConsumer
+from tests.dashboard.fakehub import FakeHub, pod
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    fake = FakeHub(revision=10, objects={"pods": [pod("pasta-1")], "nodes": [], "deployments": [],
+                                         "replicasets": [], "services": [], "endpoints": []})
+    fake.change("pods", pod("pasta-2", phase="Pending", ready=False), 11, actor="kube-controller-manager")
+    fake.change("pods", pod("pasta-2"), 12, type_="MODIFIED", actor="kubelet/node-1")
+    monkeypatch.setattr(hub, "transport", fake.transport())
+    return fake
+
+
+def run(scenario):
+    return asyncio.run(asyncio.wait_for(scenario(), timeout=10))
+
+
+async def connected(consumer=LiveConsumer, path="/ws/live/") -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(consumer.as_asgi(), path)
+    ok, _ = await communicator.connect()
+    assert ok
+    return communicator
+
+
+async def changes_until(communicator: WebsocketCommunicator, revision: int) -> list[dict]:
+    """Every change item received until the batch that reaches `revision`."""
+    items = []
+    while True:
+        message = await communicator.receive_json_from(timeout=5)
+        assert message["t"] == "changes", message
+        items += message["items"]
+        if message["revision"] >= revision:
+            return items
+
+
+def test_traffic_batches_are_forwarded_as_published(fake):
+    record = {"type": "request", "who": "kubectl", "verb": "create", "resource": "pods", "namespace": "default",
+              "name": "x", "code": 201, "latency_ms": 1.2, "ts": 1.0, "seq": 7}
+
+    async def scenario():
+        communicator = await connected()
+        await get_channel_layer().group_send(hub.TRAFFIC_GROUP, {"type": "traffic.batch", "records": [record]})
+        assert await communicator.receive_json_from(timeout=5) == {"t": "traffic", "records": [record]}
+        await communicator.disconnect()
+
+    run(scenario)
+
+
+def test_without_a_revision_the_snapshot_comes_first_then_the_changes_after_it(fake):
+    async def scenario():
+        communicator = await connected()
+        await communicator.send_json_to({"op": "watch", "revision": None})
+        snapshot = await communicator.receive_json_from(timeout=5)
+        assert snapshot["t"] == "snapshot" and snapshot["revision"] == 10 and snapshot["spokes"] == {}
+        assert [p["name"] for p in snapshot["objects"]["pods"]] == ["pasta-1"]
+        items = await changes_until(communicator, 12)
+        assert [(i["rv"], i["type"], i["name"], i["actor"]) for i in items] == [
+            (11, "ADDED", "pasta-2", "kube-controller-manager"), (12, "MODIFIED", "pasta-2", "kubelet/node-1")]
+        assert items[1]["vm"]["ready"] is True and items[0]["vm"]["phase"] == "Pending"
+        await communicator.disconnect()
+
+    run(scenario)
+    watches = [r for r in fake.requests if r.path == "/kubekitchen/changes"]
+    assert [r.query["resourceVersion"] for r in watches] == ["0"]  # with up to 200 changes of history
+    assert all(r.agent.startswith("dashboard") for r in fake.requests)
+
+
+def test_after_a_snapshot_the_changes_before_it_come_as_history_for_the_log(fake):
+    fake.log.insert(0, {**fake.log[0], "revision": 9, "name": "pasta-1", "object": pod("pasta-1")})
+
+    async def scenario():
+        communicator = await connected()
+        await communicator.send_json_to({"op": "watch", "revision": None})
+        assert (await communicator.receive_json_from(timeout=5))["t"] == "snapshot"
+        history = await communicator.receive_json_from(timeout=5)
+        assert history["t"] == "history" and [i["rv"] for i in history["items"]] == [9]
+        assert [i["rv"] for i in await changes_until(communicator, 12)] == [11, 12]
+        await communicator.disconnect()
+
+    run(scenario)
+
+
+def test_history_that_was_compacted_is_skipped_not_an_error(fake):
+    fake.compacted_through = 5
+
+    async def scenario():
+        communicator = await connected()
+        await communicator.send_json_to({"op": "watch", "revision": None})
+        assert (await communicator.receive_json_from(timeout=5))["t"] == "snapshot"
+        assert [i["rv"] for i in await changes_until(communicator, 12)] == [11, 12]
+        await communicator.disconnect()
+
+    run(scenario)
+    assert [r.query["resourceVersion"] for r in fake.requests if r.path == "/kubekitchen/changes"] == ["0", "10"]
+
+
+def test_a_reconnect_resumes_from_the_revision_held_with_nothing_missed_or_repeated(fake):
+    async def scenario():
+        communicator = await connected()
+        await communicator.send_json_to({"op": "watch", "revision": 11})
+        items = await changes_until(communicator, 12)
+        assert [i["rv"] for i in items] == [12]
+        await communicator.disconnect()
+
+    run(scenario)
+    assert not [r for r in fake.requests if r.path == "/kubekitchen/snapshot"]
+    assert [r.query["resourceVersion"] for r in fake.requests if r.path == "/kubekitchen/changes"] == ["11"]
+
+
+def test_a_compacted_revision_ends_in_expired_and_a_new_watch_relists(fake):
+    fake.compacted_through = 8
+
+    async def scenario():
+        communicator = await connected()
+        await communicator.send_json_to({"op": "watch", "revision": 3})
+        messages = [await communicator.receive_json_from(timeout=5)]
+        while messages[-1]["t"] != "expired":
+            messages.append(await communicator.receive_json_from(timeout=5))
+        assert all(m["t"] == "changes" and not m["items"] for m in messages[:-1])
+        await communicator.send_json_to({"op": "watch", "revision": None})
+        assert (await communicator.receive_json_from(timeout=5))["t"] == "snapshot"
+        await communicator.disconnect()
+
+    run(scenario)
+
+
+def test_spoke_states_come_with_the_snapshot(fake):
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap",
+                 "metadata": {"name": "kubekitchen-spokes", "namespace": "kube-system"},
+                 "data": {"scheduler": "stopped", "kubelet/node-1": "running"}}
+    fake.answers[("GET", "/api/v1/namespaces/kube-system/configmaps/kubekitchen-spokes")] = (200, configmap)
+
+    async def scenario():
+        communicator = await connected()
+        await communicator.send_json_to({"op": "watch", "revision": None})
+        snapshot = await communicator.receive_json_from(timeout=5)
+        assert snapshot["spokes"] == {"scheduler": "stopped", "kubelet/node-1": "running"}
+        await communicator.disconnect()
+
+    run(scenario)
+
+
+LINE = b'{"type":"ADDED","object":{}}\n'
+CHUNKED = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"
+           + f"{len(LINE):x}\r\n".encode() + LINE + b"\r\n")
+
+
+def test_the_wire_view_forwards_the_raw_bytes_of_one_watch(settings):
+    heard = []
+
+    async def scenario():
+        async def fake_hub(reader, writer):
+            heard.append(await reader.readuntil(b"\r\n\r\n"))
+            writer.write(CHUNKED[:40])
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            writer.write(CHUNKED[40:])
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(fake_hub, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        settings.KK_HUB_URL = f"http://127.0.0.1:{port}"
+        communicator = await connected(WireConsumer, "/ws/wire/")
+        received = b""
+        while len(received) < len(CHUNKED):
+            message = await communicator.receive_output(timeout=5)
+            assert message["type"] == "websocket.send"
+            received += message["bytes"]
+        assert received == CHUNKED
+        await communicator.disconnect()
+        server.close()
+
+    run(scenario)
+    request = heard[0].decode()
+    assert request.startswith("GET /api/v1/namespaces/default/pods?watch=1 HTTP/1.1\r\n")
+    assert "User-Agent: dashboard/wire" in request and "Host: 127.0.0.1:" in request
+
+
+def _redis_up() -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", 6379), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _redis_up(), reason="no Redis server on 127.0.0.1:6379")
+def test_traffic_is_forwarded_through_the_redis_channel_layer_too(fake, settings):
+    from channels.layers import channel_layers
+
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                                           "CONFIG": {"hosts": ["redis://127.0.0.1:6379/0"],
+                                                      "prefix": f"kk-test-{id(fake)}"}}}
+    channel_layers.backends.clear()
+    record = {"type": "watch", "who": "kubelet/node-1", "resource": "pods", "group": "", "count": 3,
+              "revision": 12, "ts": 1.0, "seq": 8}
+
+    async def scenario():
+        communicator = await connected()
+        await get_channel_layer().group_send(hub.TRAFFIC_GROUP, {"type": "traffic.batch", "records": [record]})
+        assert await communicator.receive_json_from(timeout=5) == {"t": "traffic", "records": [record]}
+        await communicator.disconnect()
+
+    try:
+        run(scenario)
+    finally:
+        channel_layers.backends.clear()

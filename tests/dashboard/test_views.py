@@ -1,0 +1,178 @@
+"""The page and its forms, through Django's test client, against a fake hub that records every
+request: the manifest form applies each object as server-side apply after a dry run of all of
+them; bad YAML or a refused object shows a message and stores nothing; each button sends the one
+request it stands for."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.test import Client
+
+from dashboard import hub
+from tests.dashboard.fakehub import FakeHub, status
+
+DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: pasta}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: pasta}}
+  template:
+    metadata: {labels: {app: pasta}}
+    spec: {containers: [{name: pasta, image: nginx}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: pasta}
+spec:
+  selector: {app: pasta}
+  ports: [{port: 80}]
+"""
+DEPLOYMENT_PATH = "/apis/apps/v1/namespaces/default/deployments/pasta"
+SERVICE_PATH = "/api/v1/namespaces/default/services/pasta"
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    fake = FakeHub()
+    monkeypatch.setattr(hub, "transport", fake.transport())
+    return fake
+
+
+@pytest.fixture
+def client():
+    return Client()
+
+
+def applied(fake: FakeHub, path: str, *, resource_version: str = "5") -> None:
+    obj = {"metadata": {"name": path.rsplit("/", 1)[1], "resourceVersion": resource_version}}
+    fake.answers[("PATCH", path)] = (200, obj)
+
+
+def test_the_page_draws_the_hub_the_store_the_panels_and_the_form(client):
+    response = client.get("/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    for part in ('id="hub-svg"', 'id="node-list"', 'id="log-list"', 'id="manifest-form"', 'id="wire-out"',
+                 "vendor/htmx.min.js", "dashboard/app.js", 'id="kk-words"', "API server", "kind: Deployment"):
+        assert part in page, part
+
+
+def test_the_page_speaks_korean_when_chosen(client):
+    response = client.post("/i18n/setlang/", {"language": "ko", "next": "/"})
+    assert response.status_code == 302
+    page = client.get("/").content.decode()
+    assert 'lang="ko"' in page and "API 서버" in page and "노드와 파드" in page
+    words = json.loads(re.search(r'<script id="kk-words" type="application/json">(.*?)</script>', page).group(1))
+    assert words["terms"]["hub"] == {"k8s": "API 서버", "kitchen": "웨이터"}
+    assert words["terms"]["store"]["kitchen"] == "메모장"
+    assert words["terms"]["delete-pod"]["kitchen"] == "파스타를 바닥에 쏟기"
+
+
+def test_a_good_manifest_is_dry_run_then_applied_object_by_object(fake, client):
+    applied(fake, DEPLOYMENT_PATH)
+    applied(fake, SERVICE_PATH)
+    fake.answers[("GET", SERVICE_PATH)] = (200, {"metadata": {"name": "pasta", "resourceVersion": "5"}})
+    response = client.post("/apply/", {"manifest": DEPLOYMENT})
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert "deployment.apps/pasta</code>" in text and "created" in text
+    assert "service/pasta</code>" in text and "unchanged" in text
+    patches = [r for r in fake.requests if r.method == "PATCH"]
+    assert [(r.path, r.query.get("dryRun")) for r in patches] == [
+        (DEPLOYMENT_PATH, "All"), (SERVICE_PATH, "All"), (DEPLOYMENT_PATH, None), (SERVICE_PATH, None)]
+    assert all(r.content_type == "application/apply-patch+yaml" and r.query["fieldManager"] == "dashboard"
+               and r.query["force"] == "true" for r in patches)
+    assert patches[2].body["spec"]["replicas"] == 2
+
+
+@pytest.mark.parametrize("text, message", [
+    ("kind: [unclosed", "the YAML cannot be read"),
+    ("apiVersion: v1\nkind: Pod\n", "metadata.name must be set"),
+    ("- just\n- a list\n", "document 1 is not an object"),
+    ("a: &x [1]\nb: *x\n", "aliases are not allowed"),
+    ("", "the manifest is empty"),
+])
+def test_bad_yaml_shows_a_message_and_sends_nothing(fake, client, text, message):
+    response = client.post("/apply/", {"manifest": text})
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert fake.requests == []
+
+
+def test_an_object_the_hub_refuses_shows_the_hubs_message_and_nothing_is_stored(fake, client):
+    applied(fake, DEPLOYMENT_PATH)
+    refusal = status(422, "Invalid", 'Service "pasta" is invalid: spec.ports[0].port: Invalid value: 0')
+    fake.answers[("PATCH", SERVICE_PATH)] = (422, refusal)
+    response = client.post("/apply/", {"manifest": DEPLOYMENT})
+    assert response.status_code == 422
+    text = response.content.decode()
+    assert "spec.ports[0].port: Invalid value: 0" in text and "Nothing was stored" in text
+    assert fake.writes() == []
+
+
+@pytest.mark.parametrize("action, form, method, path, body", [
+    ("delete-pod", {"namespace": "default", "name": "pasta-x"}, "DELETE", "/api/v1/namespaces/default/pods/pasta-x",
+     {"kind": "DeleteOptions", "apiVersion": "v1"}),
+    ("crash", {"namespace": "default", "name": "pasta-x"}, "PATCH", "/api/v1/namespaces/default/pods/pasta-x",
+     {"metadata": {"annotations": {"kubekitchen.dev/crash-after": "1"}}}),
+    ("cordon", {"name": "node-2"}, "PATCH", "/api/v1/nodes/node-2", {"spec": {"unschedulable": True}}),
+    ("uncordon", {"name": "node-2"}, "PATCH", "/api/v1/nodes/node-2", {"spec": {"unschedulable": None}}),
+    ("spoke", {"spoke": "kubelet/node-2", "state": "stopped"}, "PATCH",
+     "/api/v1/namespaces/kube-system/configmaps/kubekitchen-spokes", {"data": {"kubelet/node-2": "stopped"}}),
+    ("spoke", {"spoke": "scheduler", "state": "running"}, "PATCH",
+     "/api/v1/namespaces/kube-system/configmaps/kubekitchen-spokes", {"data": {"scheduler": "running"}}),
+])
+def test_each_button_sends_its_one_request(fake, client, action, form, method, path, body):
+    fake.answers[(method, path)] = (200, {"metadata": {"name": "x"}})
+    response = client.post(f"/actions/{action}/", form)
+    assert response.status_code == 200, response.content
+    assert [(r.method, r.path, r.body) for r in fake.requests] == [(method, path, body)]
+    if method == "PATCH":
+        assert fake.requests[0].content_type == "application/merge-patch+json"
+    assert fake.requests[0].agent.startswith("dashboard ")
+
+
+def test_scaling_reads_the_scale_then_writes_it_with_the_resourceversion_read(fake, client):
+    scale_path = "/apis/apps/v1/namespaces/default/deployments/pasta/scale"
+    fake.answers[("GET", scale_path)] = (200, {"metadata": {"name": "pasta", "resourceVersion": "41"},
+                                               "spec": {"replicas": 3}})
+    fake.answers[("PATCH", scale_path)] = (200, {"spec": {"replicas": 2}})
+    response = client.post("/actions/scale/", {"namespace": "default", "name": "pasta", "delta": "-1"})
+    assert response.status_code == 200 and "scaled to 2" in response.content.decode()
+    assert fake.requests[-1].body == {"metadata": {"resourceVersion": "41"}, "spec": {"replicas": 2}}
+
+
+def test_the_hubs_refusal_of_an_action_is_shown_with_its_code(fake, client):
+    response = client.post("/actions/delete-pod/", {"namespace": "default", "name": "gone"})
+    assert response.status_code == 404
+    assert "not found" in response.content.decode()
+
+
+def test_a_stopped_spoke_without_the_configmap_creates_it(fake, client):
+    path = "/api/v1/namespaces/kube-system/configmaps"
+    fake.answers[("POST", path)] = (201, {"metadata": {"name": "kubekitchen-spokes"}})
+    response = client.post("/actions/spoke/", {"spoke": "controller-manager", "state": "stopped"})
+    assert response.status_code == 200
+    assert [(r.method, r.path) for r in fake.requests] == [("PATCH", f"{path}/kubekitchen-spokes"), ("POST", path)]
+    assert fake.requests[1].body["data"] == {"controller-manager": "stopped"}
+
+
+@pytest.mark.parametrize("action, form", [
+    ("delete-pod", {"namespace": "default", "name": "../../nodes/x"}),
+    ("spoke", {"spoke": "etcd", "state": "stopped"}),
+    ("spoke", {"spoke": "scheduler", "state": "paused"}),
+    ("scale", {"namespace": "default", "name": "pasta", "delta": "many"}),
+])
+def test_bad_targets_are_refused_before_any_request(fake, client, action, form):
+    response = client.post(f"/actions/{action}/", form)
+    assert response.status_code == 400
+    assert fake.requests == []
+
+
+def test_unknown_actions_are_404(client):
+    assert client.post("/actions/explode/", {}).status_code == 404
