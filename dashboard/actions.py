@@ -7,7 +7,8 @@ Guarantees:
 - Writes that depend on a read (scaling) carry the resourceVersion they read, so a concurrent
   change answers 409 Conflict instead of being overwritten.
 - Spokes are stopped and started declaratively: the dashboard writes the desired state into the
-  ConfigMap `kube-system/kubekitchen-spokes` (merge patch on `data`), the supervisor acts on it.
+  ConfigMap `kube-system/kubekitchen-spokes` (merge patch on `data`; a kubelet's key is
+  `kubelet.<node>`, as ConfigMap keys cannot hold a "/"), the supervisor acts on it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Awaitable, Callable
 from control import errors
 from control.client.http import HubClient
 from control.client.resources import CONFIGMAPS, DEPLOYMENTS, NODES, PODS
-from dashboard.presenters import CRASH_ANNOTATION, SPOKES_CONFIGMAP
+from dashboard.presenters import CRASH_ANNOTATION, SPOKES_CONFIGMAP, spoke_key
 
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 SPOKES = re.compile(r"^(scheduler|controller-manager|kubelet/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$")
@@ -79,11 +80,12 @@ async def set_spoke(client: HubClient, form: dict[str, str]) -> str:
     if not SPOKES.match(spoke) or state not in ("running", "stopped"):
         raise ActionError(f"cannot set spoke {spoke!r} to {state!r}")
     namespace, name = SPOKES_CONFIGMAP
+    data = {spoke_key(spoke): state}
     try:
-        await client.patch(CONFIGMAPS, name, {"data": {spoke: state}}, namespace)
+        await client.patch(CONFIGMAPS, name, {"data": data}, namespace)
     except errors.NotFound:
         body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": namespace},
-                "data": {spoke: state}}
+                "data": data}
         await client.create(CONFIGMAPS, body, namespace)
     return f"{spoke}: {state}"
 

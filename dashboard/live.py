@@ -20,15 +20,12 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Any, Awaitable, Callable
 
 from control import errors
 from control.client.http import HubClient
 from control.client.resources import CONFIGMAPS
 from dashboard import presenters
-
-log = logging.getLogger(__name__)
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 SNAPSHOT_PATH = "/kubekitchen/snapshot"

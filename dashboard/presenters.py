@@ -114,10 +114,19 @@ def endpoints_vm(endpoints: Obj) -> Obj:
     return {**_base(endpoints), "addresses": addresses}
 
 
+def spoke_key(spoke: str) -> str:
+    """A spoke's key in the supervisor's ConfigMap (keys cannot hold a "/"): kubelet/node-1 -> kubelet.node-1."""
+    return spoke.replace("/", ".", 1) if spoke.startswith("kubelet/") else spoke
+
+
+def spoke_name(key: str) -> str:
+    return key.replace(".", "/", 1) if key.startswith("kubelet.") else key
+
+
 def spokes_vm(configmap: Obj) -> Obj:
-    """The desired state of each spoke, from the supervisor's ConfigMap."""
+    """The desired state of each spoke, by spoke name, from the supervisor's ConfigMap."""
     data = configmap.get("data") or {}
-    return {"key": _key(configmap), "states": {str(k): str(v) for k, v in data.items()}}
+    return {"key": _key(configmap), "states": {spoke_name(str(k)): str(v) for k, v in data.items()}}
 
 
 PRESENTERS: dict[str, Callable[[Obj], Obj]] = {
@@ -168,11 +177,11 @@ TERMS: dict[str, tuple[Any, Any]] = {
     "store": (_("etcd (store)"), _("Notepad")),
     "kube-controller-manager": (_("controller-manager"), _("Cook: keeps every count")),
     "kube-scheduler": (_("scheduler"), _("Cook: picks a stove")),
-    "kubelet": (_("kubelet"), _("Cook at stove")),
+    "kubelet": (_("kubelet"), _("Stove cook")),
     "kubectl": (_("kubectl"), _("Guest (kubectl)")),
     "python-client": (_("Python client"), _("Guest (Python)")),
-    "dashboard": (_("dashboard"), _("Guest at the counter (this page)")),
-    "dashboard/wire": (_("dashboard: wire view"), _("Guest listening in (wire view)")),
+    "dashboard": (_("dashboard"), _("This page (a guest)")),
+    "dashboard/wire": (_("dashboard: wire view"), _("Listener (wire view)")),
     "supervisor": (_("supervisor"), _("Kitchen manager")),
     "unknown": (_("unknown client"), _("Unknown guest")),
     "controllers": (_("replicaset · deployment · endpoints · garbage collector · namespace · node lifecycle"),

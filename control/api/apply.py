@@ -326,7 +326,17 @@ def server_side_apply(live: dict | None, applied: dict, *, manager: str, force: 
         updated.append(own)
     else:
         updated.insert(mine, own)
-    return _with_managed(result, _render(updated))
+    rendered = _render(updated)
+    before = ((live or {}).get("metadata") or {}).get("managedFields")
+    if live is not None and _without_times(rendered) == _without_times(before):
+        rendered = before  # an apply that changes nothing, ownership included, is not a write
+    return _with_managed(result, rendered)
+
+
+def _without_times(managed: Any) -> Any:
+    if not isinstance(managed, list):
+        return managed
+    return [{k: v for k, v in entry.items() if k != "time"} if isinstance(entry, dict) else entry for entry in managed]
 
 
 def record_update(old: dict, new: dict, *, manager: str, now: str, api_version: str,

@@ -193,7 +193,7 @@ def client_name(user_agent: str) -> str:
     product, _, rest = first.partition("/")
     if product == "OpenAPI-Generator":
         return "python-client"
-    if product in ("kubectl", "kubectl.exe"):
+    if product in ("kubectl", "kubectl.exe", "kubectl-dispatcher"):
         return "kubectl"
     if rest and not _PRODUCT_VERSION.match(rest):
         return f"{product}/{rest}"[:100]

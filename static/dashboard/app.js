@@ -43,6 +43,7 @@ function receive(message) {
     fullRender = true;
   } else if (message.t === "history") {
     versionLog.add(message.items);
+    picture.know(new Set(message.items.map((item) => item.actor)));
   } else if (message.t === "changes") {
     const applied = model.applyChanges(message);
     versionLog.add(applied);

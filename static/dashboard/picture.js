@@ -11,6 +11,8 @@ const RADIUS = 275;
 const HUB_EDGE = 105;
 const NODE_R = 46;
 const STORE_AT = { x: 0, y: -300 };
+const HUB_ITSELF = "kube-apiserver"; // the hub's own writes (bootstrap): the centre, not a spoke
+const HALF_WIDTH = 630; // the viewBox reaches ±640: labels must end before that
 const MAX_ACTIVE = 260;
 const MAX_WAITING = 600;
 const STARTS_PER_FRAME = 60;
@@ -108,11 +110,15 @@ export class Picture {
       this.label(spoke);
       this.dirtyCounters.add(spoke);
     }
+    this.layoutNeeded = true;
   }
 
   setSpokeStates(states) {
     this.states = states || {};
-    for (const spoke of this.spokes.values()) this.label(spoke);
+    for (const spoke of this.spokes.values()) {
+      this.label(spoke);
+      this.dirtyCounters.add(spoke); // "stopped" is part of the counters line
+    }
   }
 
   layout() {
@@ -139,7 +145,25 @@ export class Picture {
       spoke.name.setAttribute("text-anchor", anchor);
       spoke.counts.setAttribute("text-anchor", anchor);
       if (spoke.controllers) spoke.controllers.setAttribute("text-anchor", anchor);
+      this.fit(spoke, anchor, spoke.x + lx, lx, ly);
     });
+  }
+
+  // Shrink a label that would run off the picture (long names, other languages), never grow it.
+  fit(spoke, anchor, at, lx, ly) {
+    const width = Math.max(spoke.name.getComputedTextLength(), spoke.counts.getComputedTextLength(),
+      spoke.controllers ? spoke.controllers.getComputedTextLength() / Math.max(1, spoke.controllers.childElementCount) : 0);
+    let room = 2 * (HALF_WIDTH - Math.abs(at));
+    if (anchor === "start") room = HALF_WIDTH - at;
+    if (anchor === "end") room = at + HALF_WIDTH;
+    const scale = width > room && width > 0 ? room / width : 1;
+    spoke.label.setAttribute("transform", `translate(${lx.toFixed(1)},${ly.toFixed(1)}) scale(${scale.toFixed(3)})`);
+  }
+
+  // Clients the version log names as the cause of a change are clients of the hub: give each its
+  // spoke at once (counters start at zero; only records arriving from now on move or count).
+  know(actors) {
+    for (const who of actors) if (who && who !== HUB_ITSELF) this.spoke(who);
   }
 
   // Traffic records from the hub: count them, and queue one dot for each.
@@ -173,12 +197,12 @@ export class Picture {
   }
 
   render() {
+    for (const spoke of this.dirtyCounters) this.drawCounts(spoke);
+    this.dirtyCounters.clear();
     if (this.layoutNeeded) {
       this.layout();
       this.layoutNeeded = false;
     }
-    for (const spoke of this.dirtyCounters) this.drawCounts(spoke);
-    this.dirtyCounters.clear();
     let starts = 0;
     while (this.waiting.length && this.active < MAX_ACTIVE && starts < STARTS_PER_FRAME) {
       this.launch(this.waiting.shift());
@@ -197,6 +221,11 @@ export class Picture {
     });
     if (this.desiredState(spoke.who) === "stopped") {
       el("tspan", { class: "count-stopped" }, spoke.counts).textContent = ` · ${ui("stopped")}`;
+    }
+    const length = spoke.counts.textContent.length;
+    if (length !== spoke.countsLength) {
+      spoke.countsLength = length;
+      this.layoutNeeded = true; // a longer line may need shrinking to fit
     }
   }
 

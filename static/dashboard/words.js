@@ -38,6 +38,7 @@ export function ui(key) {
 
 // A client as the picture names it: "kubelet/node-2" -> "kubelet node-2" or "Cook at stove node-2".
 export function clientName(who) {
+  if (who === "kube-apiserver") return term("hub");
   if (who.startsWith("kubelet/")) return `${term("kubelet")} ${who.slice(8)}`;
   return words.terms[who] ? term(who) : who;
 }

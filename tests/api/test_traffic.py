@@ -14,6 +14,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.mark.parametrize("agent, name", [
     ("kubectl/v1.32.4 (linux/amd64) kubernetes/abc", "kubectl"),
+    ("kubectl-dispatcher/v1.32.4 (linux/amd64) kubernetes/abc", "kubectl"),
     ("kube-scheduler/v1.32.0 (linux/amd64) kubernetes/abc/scheduler", "kube-scheduler"),
     ("kubelet/node-1 (kube-kitchen)", "kubelet/node-1"),
     ("OpenAPI-Generator/32.0.0/python", "python-client"),

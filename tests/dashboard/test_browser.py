@@ -109,7 +109,7 @@ def test_the_workshop_in_the_browser(page, cluster):
     victim = page.locator(READY_PODS).first
     name = victim.get_attribute("data-name")
     victim.locator("button[data-action=delete-pod]").click()
-    page.wait_for_selector(f"#action-result .result.ok")
+    page.wait_for_selector("#action-result .result.ok")
     page.wait_for_selector(f".pod[data-name='{name}'].terminating, #log-list .entry.deleted", timeout=15_000)
     shoot(page, "02-pod-dropped")
     page.wait_for_selector(f".pod[data-name='{name}']", state="detached", timeout=30_000)
@@ -118,6 +118,14 @@ def test_the_workshop_in_the_browser(page, cluster):
     assert name not in names and len(set(names)) == 3
     assert re.search(rf"DELETED\s+Pod/{re.escape(name)}\s", log_text(page))
     shoot(page, "03-pod-replaced")
+
+    # The version log can be paused for reading: it stands still while the ring keeps filling.
+    page.click("#log-pause")
+    cluster.kubectl("create", "configmap", "written-while-paused")
+    page.wait_for_function("document.querySelector('#log-waiting').textContent.includes('+')")
+    assert "written-while-paused" not in log_text(page)
+    page.click("#log-pause")
+    page.wait_for_function("document.querySelector('#log-list').innerText.includes('written-while-paused')")
 
     # The dashboard is a client like any other: its requests are counted on its own spoke.
     requests = page.text_content("#spokes .spoke[data-who='dashboard'] .spoke-count .count-req")
@@ -134,6 +142,8 @@ def test_the_workshop_in_the_browser(page, cluster):
     page.click("button[name=language][value=ko]")
     page.wait_for_selector("html[lang=ko]")
     page.wait_for_selector("#connection[data-state=connected]")
+    # After a reload the spokes come back at once: the version log's history names its clients.
+    page.wait_for_selector("#spokes .spoke[data-who='kubelet/node-3']", timeout=5_000)
     page.wait_for_function(f"document.querySelectorAll({READY_PODS!r}).length === 3", timeout=15_000)
     assert page.text_content("#hub .hub-name").startswith("웨이터")
     assert "메모장" in page.text_content("#store-spoke .spoke-name")
@@ -170,8 +180,10 @@ def test_buttons_crash_cordon_and_scale(page, cluster):
     page.wait_for_selector("#control-plane .spoke-control.stopped")
     data = json.loads(cluster.kubectl("get", "configmap", "-n", "kube-system", "kubekitchen-spokes", "-o", "json").stdout)
     assert data["data"]["scheduler"] == "stopped"
+    page.wait_for_selector("#spokes .spoke[data-who='kube-scheduler'].stopped .count-stopped")
     page.click("#control-plane button[data-spoke=scheduler]")
     page.wait_for_selector("#control-plane .spoke-control.stopped", state="detached")
+    page.wait_for_selector("#spokes .spoke[data-who='kube-scheduler'] .count-stopped", state="detached")
     shoot(page, "07-buttons")
 
 
@@ -202,6 +214,78 @@ def test_a_dropped_connection_resumes_without_missing_or_repeating_a_change(page
     assert len(seen) == len(set(seen)), "a change was shown twice"
     assert seen == list(range(seen[0], seen[-1] + 1)), "a change is missing"
     assert seen[-1] > before
+
+
+def test_the_traffic_travels_through_redis_too(browser):
+    """The scale-out shape's channel layer: the hub publishes traffic to Redis, the page's consumer
+    reads it from there."""
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", 6379), timeout=0.5).close()
+    except OSError:
+        pytest.skip("no Redis server on 127.0.0.1:6379")
+    running = Cluster(nodes=1, env={"REDIS_URL": "redis://127.0.0.1:6379/0"}).start()
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        page = context.new_page()
+        page.goto(f"{running.url}/")
+        page.wait_for_selector("#connection[data-state=connected]")
+        running.kubectl("create", "configmap", "through-redis")
+        page.wait_for_selector("#spokes .spoke[data-who='kubectl']", timeout=15_000)
+        page.wait_for_function("Number(document.querySelector(\"#spokes .spoke[data-who='kubectl'] .count-req\")"
+                               "?.textContent) >= 1", timeout=15_000)
+        page.wait_for_selector("#spokes .spoke[data-who='kubelet/node-1']", timeout=15_000)
+    finally:
+        context.close()
+        running.stop()
+
+
+def test_stopping_a_kubelet_from_its_node_card(browser):
+    """With `runcluster`, the supervisor follows the desired states the dashboard writes: the
+    kubelet's process stops, its node turns NotReady; started again, the node is Ready again."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+
+    from tests.conftest import ROOT, free_port
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runcluster", "--addr", f"127.0.0.1:{port}",
+                                "--nodes", "2", "--data", tempfile.mkdtemp(prefix="kk-dashboard-"),
+                                "--pace", "workshop"], cwd=ROOT, env={**os.environ},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    context = browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        page = context.new_page()
+        wait_for(lambda: _answers(url), timeout=30, what="runcluster's hub")
+        page.goto(f"{url}/")
+        node = ".node-card[data-node='node-2']"
+        page.wait_for_selector(f"{node}:not(.not-ready) button[data-state=stopped]", timeout=30_000)
+        page.click(f"{node} button[data-state=stopped]")
+        page.wait_for_selector(f"{node} button[data-state=running]")
+        page.wait_for_selector("#spokes .spoke[data-who='kubelet/node-2'].stopped")
+        page.wait_for_selector(f"{node}.not-ready", timeout=30_000)  # its Lease is no longer renewed
+        shoot(page, "10-kubelet-stopped")
+        page.click(f"{node} button[data-state=running]")
+        page.wait_for_selector(f"{node}:not(.not-ready)", timeout=30_000)
+    finally:
+        context.close()
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+
+
+def _answers(url: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}/healthz", timeout=1):
+            return True
+    except OSError:
+        return False
 
 
 DEPLOYMENT = """

@@ -5,7 +5,6 @@ holds, a compacted revision ends in `expired`, and the wire view passes raw byte
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 from channels.layers import get_channel_layer
@@ -142,7 +141,7 @@ def test_a_compacted_revision_ends_in_expired_and_a_new_watch_relists(fake):
 def test_spoke_states_come_with_the_snapshot(fake):
     configmap = {"apiVersion": "v1", "kind": "ConfigMap",
                  "metadata": {"name": "kubekitchen-spokes", "namespace": "kube-system"},
-                 "data": {"scheduler": "stopped", "kubelet/node-1": "running"}}
+                 "data": {"scheduler": "stopped", "kubelet.node-1": "running"}}
     fake.answers[("GET", "/api/v1/namespaces/kube-system/configmaps/kubekitchen-spokes")] = (200, configmap)
 
     async def scenario():

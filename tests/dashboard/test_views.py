@@ -123,7 +123,7 @@ def test_an_object_the_hub_refuses_shows_the_hubs_message_and_nothing_is_stored(
     ("cordon", {"name": "node-2"}, "PATCH", "/api/v1/nodes/node-2", {"spec": {"unschedulable": True}}),
     ("uncordon", {"name": "node-2"}, "PATCH", "/api/v1/nodes/node-2", {"spec": {"unschedulable": None}}),
     ("spoke", {"spoke": "kubelet/node-2", "state": "stopped"}, "PATCH",
-     "/api/v1/namespaces/kube-system/configmaps/kubekitchen-spokes", {"data": {"kubelet/node-2": "stopped"}}),
+     "/api/v1/namespaces/kube-system/configmaps/kubekitchen-spokes", {"data": {"kubelet.node-2": "stopped"}}),
     ("spoke", {"spoke": "scheduler", "state": "running"}, "PATCH",
      "/api/v1/namespaces/kube-system/configmaps/kubekitchen-spokes", {"data": {"scheduler": "running"}}),
 ])
