@@ -7,9 +7,8 @@ one to docs/dashboard.png)."""
 
 from __future__ import annotations
 
-import os
-
 import json
+import os
 import re
 from pathlib import Path
 
