@@ -63,6 +63,9 @@ class Change:
             self._obj = json.loads(self.body)
         return self._obj
 
+    def forget_parsed(self) -> None:
+        self._obj = None
+
     def line(self) -> bytes:
         """This change as one watch event line, encoded once and shared by every watcher."""
         if self._line is None:
@@ -150,7 +153,7 @@ def object_create(*, resource: str, obj: dict[str, Any], actor: str) -> dict[str
             " VALUES (%s, %s, %s, %s, %s, %s)",
             [resource, namespace, name, meta.get("uid", ""), revision, body],
         )
-        _append_log(cursor, Change(revision, ADDED, resource, namespace, name, actor, clock(), body, obj))
+        _append_log(cursor, Change(revision, ADDED, resource, namespace, name, actor, clock(), body))
     return obj
 
 
@@ -184,7 +187,7 @@ def object_update(
         cursor.execute(
             f"UPDATE {_OBJ} SET revision = %s, body = %s WHERE id = %s", [revision, new_body, row_id]
         )
-        _append_log(cursor, Change(revision, MODIFIED, resource, namespace, name, actor, clock(), new_body, result))
+        _append_log(cursor, Change(revision, MODIFIED, resource, namespace, name, actor, clock(), new_body))
     return result
 
 
@@ -212,7 +215,7 @@ def _delete_row(cursor, row_id: int, resource: str, namespace: str, name: str,
     final["metadata"]["resourceVersion"] = str(revision)
     body = _dumps(final)
     cursor.execute(f"DELETE FROM {_OBJ} WHERE id = %s", [row_id])
-    _append_log(cursor, Change(revision, DELETED, resource, namespace, name, actor, clock(), body, final))
+    _append_log(cursor, Change(revision, DELETED, resource, namespace, name, actor, clock(), body))
     return final
 
 

@@ -27,8 +27,11 @@ from control.store import Change
 log = logging.getLogger(__name__)
 
 
+PARSED_WINDOW = 1000
+
+
 class ChangeFeed:
-    def __init__(self, *, loop: asyncio.AbstractEventLoop, start: int, capacity: int = 20000,
+    def __init__(self, *, loop: asyncio.AbstractEventLoop, start: int, capacity: int = 10000,
                  batch_window: float = 0.003):
         self.loop = loop
         self.capacity = capacity
@@ -57,6 +60,9 @@ class ChangeFeed:
             self.changes.append(change)
             self.last = change.revision
             grew = True
+            if len(self.changes) > PARSED_WINDOW:
+                # Keep parsed objects (for selector watches) only near the head: memory stays flat.
+                self.changes[-PARSED_WINDOW - 1].forget_parsed()
         if grew:
             self._trim()
             self._notify()

@@ -7,8 +7,10 @@ describes); repeated identical events within a short window update the first one
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
+from collections import deque
 from typing import Any
 
 from control import errors
@@ -63,3 +65,29 @@ class EventRecorder:
                 self._recent.clear()
         except (errors.ApiError, ValueError) as exc:
             log.debug("event %s/%s not recorded: %s", reason, meta.get("name"), exc)
+
+
+class EventQueue:
+    """Records events from a background task, so a worker never waits on them. When more than
+    `limit` are waiting, new ones are dropped (and counted), as client-go's broadcaster does:
+    an event is worth less than the work it describes."""
+
+    def __init__(self, recorder: EventRecorder, *, limit: int = 1000):
+        self.recorder, self.limit = recorder, limit
+        self.waiting: deque[tuple[dict[str, Any], str, str, str]] = deque()
+        self.dropped = 0
+        self._wake = asyncio.Event()
+
+    async def record(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        if len(self.waiting) >= self.limit:
+            self.dropped += 1
+            return
+        self.waiting.append((obj, type_, reason, message))
+        self._wake.set()
+
+    async def run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self.waiting:
+                await self.recorder.record(*self.waiting.popleft())

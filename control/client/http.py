@@ -11,12 +11,15 @@ Guarantees:
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, AsyncIterator
+from urllib.parse import urlencode
 
 import httpx
 
 from control import errors
+from control.client.lean import ConnectionPool
 from control.client.resources import PODS, Resource
 
 
@@ -40,16 +43,23 @@ class HubClient:
     def __init__(self, server: str, *, agent: str, timeout: float = 10.0, transport: httpx.AsyncBaseTransport | None = None):
         self.server = server.rstrip("/")
         self.agent = agent
+        self.timeout = timeout
+        # Ordinary requests take the lean pool; watches (and tests that inject a transport) use httpx.
+        self._lean = ConnectionPool(self.server, agent) if transport is None else None
         self._http = httpx.AsyncClient(
             base_url=self.server, transport=transport, headers={"User-Agent": agent, "Accept": "application/json"},
             timeout=httpx.Timeout(timeout), limits=httpx.Limits(max_connections=50, max_keepalive_connections=20))
 
     async def close(self) -> None:
+        if self._lean is not None:
+            await self._lean.close()
         await self._http.aclose()
 
     async def request(self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None,
                       content_type: str = "application/json") -> Any:
         content = None if body is None else json.dumps(body).encode()
+        if self._lean is not None:
+            return await self._lean_request(method, path, params, content, content_type)
         headers = {"Content-Type": content_type} if content is not None else None
         try:
             response = await self._http.request(method, path, params=params, content=content, headers=headers)
@@ -64,6 +74,21 @@ class HubClient:
         if not response.content:
             return None
         return response.json()
+
+    async def _lean_request(self, method: str, path: str, params: dict[str, Any] | None, content: bytes | None,
+                            content_type: str) -> Any:
+        target = path + ("?" + urlencode(params) if params else "")
+        try:
+            code, data = await self._lean.request(method, target, content, content_type, self.timeout)
+        except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
+            raise HubUnreachable(f"cannot reach the hub at {self.server}: {exc!r}") from None
+        if code >= 300:
+            try:
+                status = json.loads(data)
+            except ValueError:
+                status = {"message": data[:500].decode(errors="replace")}
+            raise error_from_status(status, code)
+        return json.loads(data) if data else None
 
     # --- verbs ---------------------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ class NodeAgent:
         self.client, self.node, self.ip, self.port = client, node, ip, port
         self.clock, self.timings, self.config = clock, timings, config
         self.node_uid = ""
-        self.pod_cidr = pod_cidr(node)
+        self.pod_cidr = pod_cidr(node, _pod_count(config))
         self.lease: Obj | None = None
         self._poked = asyncio.Event()
 
@@ -51,7 +51,7 @@ class NodeAgent:
             existing: Obj | None = await self.client.get(NODES, self.node)
         except errors.NotFound:
             existing = None
-        desired = registered_node(existing, self.node)
+        desired = registered_node(existing, self.node, _pod_count(config=self.config))
         if existing is None:
             saved = await self.client.create(NODES, desired)
         elif desired != existing:
@@ -140,3 +140,10 @@ class NodeAgent:
             sleeper.cancel()
             poked.cancel()
             self._poked.clear()
+
+
+def _pod_count(config: KubeletConfig) -> int:
+    try:
+        return int(config.pods)
+    except (TypeError, ValueError):
+        return 110

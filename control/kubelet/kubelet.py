@@ -12,12 +12,13 @@ the hub only, as `kubelet/<node>`; stopping it cancels every loop and closes the
 from __future__ import annotations
 
 import logging
+import os
 import random
 from typing import Any
 
 from control.client.clock import RealClock
 from control.client.component import connect, run_all
-from control.client.events import EventRecorder
+from control.client.events import EventQueue, EventRecorder
 from control.client.http import HubClient
 from control.client.informer import Handlers, Informer
 from control.client.resources import NODES, PODS, key_of
@@ -37,7 +38,7 @@ KUBELET_PORT = 10250
 class Kubelet:
     def __init__(self, client: HubClient, node: str, *, clock: Any = None, timings: Timings | None = None,
                  config: KubeletConfig | None = None, address: str | None = None, port: int = KUBELET_PORT,
-                 workers: int = 4, rng: random.Random | None = None):
+                 workers: int = int(os.environ.get("KK_KUBELET_WORKERS") or 16), rng: random.Random | None = None):
         self.client, self.node = client, node
         self.clock = clock or RealClock()
         self.timings = timings or Timings.from_env()
@@ -72,10 +73,10 @@ class Kubelet:
         self.agent = NodeAgent(self.client, self.node, ip=self.address, port=port, clock=self.clock,
                                timings=self.timings, config=self.config)
         await self.agent.register_until_done()
-        events = EventRecorder(self.client, "kubelet", self.node, clock=self.clock)
+        self.events = EventQueue(EventRecorder(self.client, "kubelet", self.node, clock=self.clock))
         self.worker = PodWorker(self.client, self.pod_informer.cache, node=self.node, host_ip=self.address,
                                 pool=IpPool(self.agent.pod_cidr), config=self.config, clock=self.clock,
-                                events=events, rng=self.rng)
+                                events=self.events, rng=self.rng)
         enqueue = self.queue.add
         self.pod_informer.add_handlers(Handlers(on_add=lambda o: enqueue(key_of(o)),
                                                 on_update=lambda old, new: enqueue(key_of(new)),
@@ -92,7 +93,7 @@ class Kubelet:
             runner = Runner(f"kubelet/{self.node}", self.worker.reconcile, self.queue, [self.pod_informer],
                             workers=self.workers)
             await run_all(self.client, [self.pod_informer.run(), self.node_informer.run(), runner.run(),
-                                        self.agent.lease_loop(), self.agent.status_loop()])
+                                        self.agent.lease_loop(), self.agent.status_loop(), self.events.run()])
         finally:
             await self.logs.close()
             await self.client.close()

@@ -44,8 +44,12 @@ def internal_ip(node: str) -> str:
     return f"127.0.1.{node_number(node)}"
 
 
-def pod_cidr(node: str) -> str:
-    return f"10.244.{node_number(node)}.0/24"
+def pod_cidr(node: str, pods: int = 110) -> str:
+    """The node's pod range: 10.244.N.0/24 (253 pod IPs) for an ordinary node; a node asked to hold
+    more pods (the kwok-style 10,000 on one node) gets a /16 of its own, 10.(200+N%50).0.0/16."""
+    if pods <= 250:
+        return f"10.244.{node_number(node)}.0/24"
+    return f"10.{200 + node_number(node) % 50}.0.0/16"
 
 
 class IpPool:
@@ -130,7 +134,7 @@ def node_status(existing: Obj | None, *, node: str, ip: str, port: int, config: 
     return status
 
 
-def registered_node(existing: Obj | None, node: str) -> Obj:
+def registered_node(existing: Obj | None, node: str, pods: int = 110) -> Obj:
     """The Node object to create (existing None) or to write back over `existing`."""
     obj = copy.deepcopy(existing) if existing else {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}
     obj.setdefault("apiVersion", "v1")
@@ -139,7 +143,7 @@ def registered_node(existing: Obj | None, node: str) -> Obj:
     meta["labels"] = {**(meta.get("labels") or {}), **node_labels(node)}
     spec = obj.setdefault("spec", {})
     if not spec.get("podCIDR"):
-        spec["podCIDR"] = pod_cidr(node)
+        spec["podCIDR"] = pod_cidr(node, pods)
     spec.setdefault("podCIDRs", [spec["podCIDR"]])
     return obj
 

@@ -17,7 +17,7 @@ Guarantees:
 - Unschedulable pods are retried when a node appears, becomes Ready, changes allocatable, taints,
   labels or `unschedulable`, and when a counted pod is deleted or finishes; and periodically
   with backoff from `initial_backoff` doubling to `max_backoff` (60 s).
-- A few workers (KK_SCHEDULER_WORKERS, default 8) overlap bindings; the hub's write rate, not
+- Many workers (KK_SCHEDULER_WORKERS, default 32) overlap bindings; the hub's write rate, not
   the decisions (about 0.3 ms per pod for 10 nodes), bounds the throughput.
 """
 
@@ -47,7 +47,7 @@ from control.scheduler.score import pick_node
 log = logging.getLogger(__name__)
 
 SCHEDULER_NAME = "default-scheduler"
-DEFAULT_WORKERS = int(os.environ.get("KK_SCHEDULER_WORKERS") or 8)
+DEFAULT_WORKERS = int(os.environ.get("KK_SCHEDULER_WORKERS") or 32)
 
 
 def wants_scheduling(pod: Obj) -> bool:

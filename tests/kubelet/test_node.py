@@ -25,6 +25,7 @@ TIMINGS = Timings.from_env({"KK_PACE": "workshop"})
 
 def test_node_numbers_addresses_and_cidrs():
     assert (node_number("node-3"), internal_ip("node-3"), pod_cidr("node-3")) == (3, "127.0.1.3", "10.244.3.0/24")
+    assert pod_cidr("node-3", pods=11000) == "10.203.0.0/16"
     assert node_number("worker") == node_number("worker") and 1 <= node_number("worker") <= 254
     assert 1 <= node_number("node-0") <= 254 and 1 <= node_number("node-999") <= 254
 
