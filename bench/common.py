@@ -288,3 +288,250 @@ def http_json(url: str, method: str = "GET", body: Any = None, timeout: float = 
                                  headers={"Content-Type": "application/json", "Accept": "application/json"})
     with urllib.request.urlopen(req, timeout=timeout) as resp:
         return json.loads(resp.read())
+
+
+# --- a whole cluster: the hub plus its spokes (added for self_healing.py and scale.py) -------------
+
+SPOKE_ENV = {"KK_PACE": "workshop", "KK_START_DELAY": "0", "KK_CRASH_BACKOFF": "1:4"}
+
+
+class Cluster(Hub):
+    """A Hub plus controller-manager, scheduler and one kubelet per node, each
+    `manage.py runcomponent ...` in its own process (as tests/conftest.py's Cluster), all sharing
+    the hub's environment. Spokes are stopped before the hub; their output goes to <dir>/<name>.log."""
+
+    def __init__(self, nodes: int = 3, env: dict[str, str] | None = None, keep: bool = False,
+                 verbose: bool = False, prepare: Any = None):
+        super().__init__({**SPOKE_ENV, **(env or {})}, keep=keep)
+        self.prepare = prepare  # called with the cluster once the hub is up, before any spoke starts
+        self.nodes = nodes
+        self.verbose = verbose  # spokes log at INFO (runcomponent -v 2) into their .log files
+        self.spokes: dict[str, subprocess.Popen] = {}
+
+    def _start(self) -> "Cluster":
+        super()._start()
+        if self.prepare is not None:
+            self.prepare(self)
+        self.start_spoke("controller-manager")
+        self.start_spoke("scheduler")
+        for i in range(1, self.nodes + 1):
+            self.start_spoke("kubelet", node=f"node-{i}")
+        return self
+
+    def start_spoke(self, component: str, node: str | None = None) -> None:
+        name = f"kubelet/{node}" if node else component
+        args = [sys.executable, str(ROOT / "manage.py"), "runcomponent", component, "--server", self.url]
+        if node:
+            args += ["--node", node]
+        if self.verbose:
+            args += ["-v", "2"]
+        out = (self.dir / f"{name.replace('/', '-')}.log").open("ab")
+        self.spokes[name] = subprocess.Popen(args, env=self.env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+
+    def spoke_pids(self) -> dict[str, int]:
+        return {name: p.pid for name, p in self.spokes.items()}
+
+    def dead_spokes(self) -> list[str]:
+        return [name for name, p in self.spokes.items() if p.poll() is not None]
+
+    def stop_spokes(self) -> None:
+        for process in self.spokes.values():
+            if process.poll() is None:
+                process.terminate()
+        for process in self.spokes.values():
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def stop(self) -> None:
+        try:
+            self.stop_spokes()
+        finally:
+            super().stop()
+
+    def wait_nodes_ready(self, count: int, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        ready = 0
+        while time.monotonic() < deadline:
+            dead = self.dead_spokes()
+            if dead:
+                raise RuntimeError(f"spokes exited: {dead}")
+            try:
+                nodes = http_json(f"{self.url}/api/v1/nodes", timeout=10)["items"]
+            except OSError:
+                nodes = []
+            ready = sum(1 for n in nodes if any(c.get("type") == "Ready" and c.get("status") == "True"
+                                                for c in (n.get("status") or {}).get("conditions") or []))
+            if ready >= count:
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"only {ready} of {count} nodes Ready after {timeout:.0f} s")
+
+
+class CpuSampler:
+    """CPU seconds of named processes (and the machine) between mark() calls: mark(label) stores the
+    usage since the previous mark under that label."""
+
+    def __init__(self, pids: dict[str, int]):
+        self.pids = dict(pids)
+        self.c0 = self._read()
+
+    def _read(self) -> dict[str, float]:
+        out = {"_wall": time.monotonic(), "_machine": machine_busy_seconds(), "bench": self_cpu_seconds()}
+        for key, pid in self.pids.items():
+            try:
+                out[key] = proc_cpu_seconds(pid)
+            except (FileNotFoundError, ProcessLookupError):
+                out[key] = float("nan")
+        return out
+
+    def since(self, start: dict[str, float]) -> dict[str, Any]:
+        now = self._read()
+        wall = now["_wall"] - start["_wall"]
+        out: dict[str, Any] = {"wall_s": round(wall, 3)}
+        ours = 0.0
+        for key in now:
+            if key.startswith("_"):
+                continue
+            used = now[key] - start.get(key, now[key])
+            if used == used:  # not NaN
+                ours += used
+            out[f"{key}_cpu_s"] = round(used, 3)
+            out[f"{key}_cpu_pct"] = round(100 * used / wall, 1) if wall else 0.0
+        other = now["_machine"] - start["_machine"] - ours
+        out["other_processes_cpu_pct"] = round(max(0.0, 100 * other / wall), 1) if wall else 0.0
+        return out
+
+    def mark(self) -> dict[str, float]:
+        return self._read()
+
+
+def group_cpu(figures: dict[str, Any]) -> dict[str, Any]:
+    """Sum the per-kubelet CPU of a CpuSampler result into kubelets_cpu_s/_pct (keeps the rest)."""
+    out = {k: v for k, v in figures.items() if not k.startswith("kubelet/")}
+    ks = [v for k, v in figures.items() if k.startswith("kubelet/") and k.endswith("_cpu_s")]
+    if ks:
+        out["kubelets_cpu_s"] = round(sum(ks), 3)
+        wall = figures.get("wall_s") or 0
+        out["kubelets_cpu_pct"] = round(100 * sum(ks) / wall, 1) if wall else 0.0
+    return out
+
+
+def memory_kb(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM (peak RSS) of a process in kB, from /proc/<pid>/status."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    key, value = line.split(":", 1)
+                    out[key] = int(value.split()[0])
+    except FileNotFoundError:
+        pass
+    return out
+
+
+def log_entry_counts(db_path: Path, after: int = 0, through: int | None = None) -> list[tuple[str, str, str, int]]:
+    """(resource, event_type, actor, count) of the hub's version log entries with
+    after < revision <= through, most frequent first (read-only, WAL-safe). Entries the hub
+    compacted away are not counted: run with a large KK_LOG_MAX_ENTRIES/KK_LOG_MAX_AGE."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30)
+    try:
+        return con.execute("SELECT resource, event_type, actor, COUNT(*) FROM control_logentry "
+                           "WHERE revision > ? AND revision <= ? "
+                           "GROUP BY resource, event_type, actor ORDER BY COUNT(*) DESC",
+                           (after, through if through is not None else 1 << 62)).fetchall()
+    finally:
+        con.close()
+
+
+def writes_summary(rows: list[tuple[str, str, str, int]], per: int) -> dict[str, Any]:
+    """Log entries grouped as "resource EVENT by actor" -> count, plus the total and the total per
+    `per` (e.g. per pod or per kill)."""
+    total = sum(r[3] for r in rows)
+    detail: dict[str, int] = {}
+    for res, typ, actor, n in rows:
+        who = (actor or "?").split(" (")[0]
+        who = "kubelet/*" if who.startswith("kubelet/") else who
+        key = f"{res or '?'} {typ} by {who}"
+        detail[key] = detail.get(key, 0) + n
+    by_resource: dict[str, int] = {}
+    for res, _, _, n in rows:
+        by_resource[res] = by_resource.get(res, 0) + n
+    return {"total": total, "per_unit": round(total / per, 2) if per else None,
+            "by_resource_per_unit": {k: round(v / per, 2) for k, v in by_resource.items()} if per else {},
+            "detail": detail}
+
+
+async def open_watch(host: str, port: int, path: str, user_agent: str = "kk-bench-watch/1.0"):
+    """Start a watch (GET path with watch=1 in it) and return (status, lines): an async iterator of
+    the raw NDJSON lines (bytes, without newline) as they arrive, chunked or not."""
+    reader, writer = await asyncio.open_connection(host, port)
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    writer.write((f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: {user_agent}\r\n"
+                  f"Accept: application/json\r\n\r\n").encode())
+    await writer.drain()
+    status, headers = await read_head(reader)
+    chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+
+    async def raw_chunks():
+        if not chunked:
+            while True:
+                data = await reader.read(1 << 16)
+                if not data:
+                    return
+                yield data
+        while True:
+            size_line = await reader.readuntil(b"\r\n")
+            size = int(size_line.split(b";", 1)[0].strip(), 16)
+            if size == 0:
+                return
+            data = await reader.readexactly(size + 2)
+            yield data[:-2]
+
+    async def lines():
+        buffer = b""
+        try:
+            async for data in raw_chunks():
+                buffer += data
+                if b"\n" not in data:
+                    continue
+                *complete, buffer = buffer.split(b"\n")
+                for line in complete:
+                    if line.strip():
+                        yield line
+        finally:
+            writer.close()
+
+    return status, lines()
+
+
+def wait_for_quiet(max_wait: float = 120.0, busy_pct: float = 40.0, window: float = 2.0) -> float:
+    """Wait (up to max_wait s) until the whole machine was busy less than busy_pct % of one core
+    over `window` s, so a run does not start on top of someone else's burst; return the last
+    busy % seen (reported as machine_busy_pct_before)."""
+    deadline = time.monotonic() + max_wait
+    while True:
+        m0 = machine_busy_seconds()
+        time.sleep(window)
+        busy = 100 * (machine_busy_seconds() - m0) / window
+        if busy < busy_pct or time.monotonic() >= deadline:
+            return round(busy, 1)
+        log(f"machine busy {busy:.0f}% of a core; waiting for a quieter moment")
+
+
+def stop_on_sigterm() -> None:
+    """Turn SIGTERM (e.g. from `timeout`) into KeyboardInterrupt, so `finally:` blocks still stop
+    the hub and the spokes instead of leaving them running."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)
