@@ -34,6 +34,9 @@ test-postgres: setup
 bench: setup
 	$(PY) bench/create_throughput.py
 	$(PY) bench/watch_fanout.py
+	$(PY) bench/self_healing.py
+	$(PY) bench/scale.py
+	$(PY) bench/scale.py --kwok
 
 clean:
 	rm -rf $(VENV) data

@@ -535,3 +535,25 @@ def stop_on_sigterm() -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
     signal.signal(signal.SIGTERM, handler)
+
+
+def run_cluster_bench(name: str, settings: dict[str, Any], cluster: Any, *, quiet_wait: float, nodes: int,
+                      body: Any) -> None:
+    """The frame every cluster benchmark shares: wait for a quiet machine, start the cluster, run
+    `body(cluster)` (a coroutine function returning figures), stop everything, print one JSON line."""
+    stop_on_sigterm()
+    figures: dict[str, Any] = {"bench": name, "settings": settings}
+    try:
+        figures["machine_busy_pct_before"] = wait_for_quiet(quiet_wait)
+        cluster.start()
+        cluster.wait_nodes_ready(nodes)
+        figures.update(asyncio.run(body(cluster)))
+        dead = cluster.dead_spokes()
+        if dead:
+            figures["dead_spokes"] = dead
+    except (Exception, KeyboardInterrupt) as exc:
+        figures["error"] = f"{type(exc).__name__}: {exc}"
+        log(f"error: {figures['error']}")
+    finally:
+        cluster.stop()
+    emit(figures)

@@ -48,8 +48,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (  # noqa: E402
-    Cluster, Connection, CpuSampler, emit, group_cpu, http_json, latency_summary, log, log_entry_counts, memory_kb,
-    open_watch, stop_on_sigterm, wait_for_quiet, writes_summary,
+    run_cluster_bench,
+    Cluster, Connection, CpuSampler, group_cpu, http_json, latency_summary, log, log_entry_counts, memory_kb,
+    open_watch, writes_summary,
 )
 
 NS = "default"
@@ -391,23 +392,9 @@ def main() -> None:
                 "KK_START_DELAY": args.start_delay, "KK_TERMINATION_SECONDS": "1 (default)",
                 **{k: v for k, v in env.items() if k.startswith("KK_NODE")}, **extra}
     env.update(extra)
-    stop_on_sigterm()
-    figures: dict[str, Any] = {"bench": "scale", "settings": settings}
     cluster = Cluster(nodes=args.nodes, env=env, keep=args.keep, verbose=args.verbose)
-    try:
-        figures["machine_busy_pct_before"] = wait_for_quiet(args.quiet_wait)
-        cluster.start()
-        cluster.wait_nodes_ready(args.nodes)
-        figures.update(asyncio.run(run(cluster, args)))
-        dead = cluster.dead_spokes()
-        if dead:
-            figures["dead_spokes"] = dead
-    except (Exception, KeyboardInterrupt) as exc:
-        figures["error"] = f"{type(exc).__name__}: {exc}"
-        log(f"error: {figures['error']}")
-    finally:
-        cluster.stop()
-    emit(figures)
+    run_cluster_bench("scale", settings, cluster, quiet_wait=args.quiet_wait, nodes=args.nodes,
+                      body=lambda running: run(running, args))
 
 
 if __name__ == "__main__":

@@ -37,6 +37,10 @@ _lock = threading.Lock()
 
 
 def _run_batch(batch: list[tuple[Future, Callable[..., Any], tuple]]) -> None:
+    # A call whose caller went away (its request was cancelled) is not run at all.
+    batch = [call for call in batch if call[0].set_running_or_notify_cancel()]
+    if not batch:
+        return
     outcomes: list[tuple[Future, Any, BaseException | None]] = []
     try:
         with transaction.atomic():
@@ -65,7 +69,10 @@ def _serve() -> None:
                 batch.append(_calls.get_nowait())
             except queue.Empty:
                 break
-        _run_batch(batch)
+        try:
+            _run_batch(batch)
+        except BaseException:  # the thread must outlive anything one batch does
+            log.exception("database thread: a batch failed")
 
 
 def _ensure_thread() -> None:

@@ -1,0 +1,38 @@
+"""The database thread: calls run in order, each atomic, and a caller that went away harms nobody."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from control.api import db
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_cancelled_call_is_skipped_and_the_thread_keeps_serving():
+    gate = threading.Event()
+    blocker = db.submit(gate.wait, 5)
+    abandoned = db.submit(lambda: "never")
+    abandoned.cancel()
+    gate.set()
+    assert blocker.result(timeout=5) is True
+    assert db.submit(lambda: 41 + 1).result(timeout=5) == 42
+
+
+def test_a_failing_call_does_not_disturb_its_batch():
+    gate = threading.Event()
+    db.submit(gate.wait, 5)
+    first = db.submit(lambda: "first")
+    broken = db.submit(lambda: 1 / 0)
+    last = db.submit(lambda: "last")
+    gate.set()
+    assert first.result(timeout=5) == "first" and last.result(timeout=5) == "last"
+    with pytest.raises(ZeroDivisionError):
+        broken.result(timeout=5)
+
+
+def test_run_db_from_the_event_loop():
+    assert asyncio.run(db.run_db(lambda a, b: a * b, 6, 7)) == 42
