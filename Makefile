@@ -4,6 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
+PACE ?= kubernetes
 
 .PHONY: setup run test test-sqlite test-postgres bench clean
 
@@ -20,7 +21,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: setup
-	$(PY) manage.py runcluster
+	$(PY) manage.py runcluster --pace $(PACE)
 
 test: setup test-sqlite test-postgres
 
