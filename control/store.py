@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from django.db import connection, transaction
 
@@ -324,8 +324,3 @@ def log_compact(*, max_entries: int, max_age: float, now: float | None = None) -
             cursor.execute(f"DELETE FROM {_LOG} WHERE revision <= %s", [through])
             cursor.execute(f"UPDATE {_REV} SET compacted = %s WHERE id = 1", [through])
     return through
-
-
-def objects_in_namespace(namespace: str) -> Iterable[tuple[str, str]]:
-    """(resource, name) of every object stored in a namespace."""
-    return StoredObject.objects.filter(namespace=namespace).values_list("resource", "name")

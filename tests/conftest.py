@@ -80,6 +80,33 @@ def hub():
     server.stop()
 
 
+class Spoke:
+    """One `manage.py runcomponent` process against a hub, logging into the hub's folder."""
+
+    def __init__(self, hub: Hub, component: str, node: str | None = None, env: dict[str, str] | None = None):
+        self.hub, self.component, self.node = hub, component, node
+        self.env = {**hub.env, **(env or {})}
+        self.name = f"kubelet/{node}" if node else component
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "Spoke":
+        args = [sys.executable, str(ROOT / "manage.py"), "runcomponent", self.component, "--server", self.hub.url]
+        if self.node:
+            args += ["--node", self.node]
+        log = (self.hub.dir / f"{self.name.replace('/', '-')}.log").open("ab")
+        self.process = subprocess.Popen(args, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        return self
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
 class Cluster(Hub):
     """A hub plus its spokes (controller-manager, scheduler, one kubelet per node), each its own
     process, at the workshop's pace so healing takes seconds."""
@@ -88,7 +115,7 @@ class Cluster(Hub):
         super().__init__({"KK_PACE": "workshop", "KK_CRASH_BACKOFF": "1:4", "KK_START_DELAY": "0.05",
                           **(env or {})})
         self.nodes = nodes
-        self.spokes: dict[str, subprocess.Popen] = {}
+        self.spokes: dict[str, Spoke] = {}
 
     def start(self) -> "Cluster":
         super().start()
@@ -99,17 +126,11 @@ class Cluster(Hub):
         return self
 
     def start_spoke(self, component: str, node: str | None = None) -> None:
-        name = f"kubelet/{node}" if node else component
-        args = [sys.executable, str(ROOT / "manage.py"), "runcomponent", component, "--server", self.url]
-        if node:
-            args += ["--node", node]
-        log = (self.dir / f"{name.replace('/', '-')}.log").open("ab")
-        self.spokes[name] = subprocess.Popen(args, env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        spoke = Spoke(self, component, node).start()
+        self.spokes[spoke.name] = spoke
 
     def stop_spoke(self, name: str) -> None:
-        process = self.spokes.pop(name)
-        process.terminate()
-        process.wait(timeout=10)
+        self.spokes.pop(name).stop()
 
     def stop(self) -> None:
         for name in list(self.spokes):

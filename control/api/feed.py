@@ -232,11 +232,3 @@ async def get_feed() -> ChangeFeed:
     _feeds[loop] = feed
     future.set_result(feed)
     return feed
-
-
-def stop_feeds() -> None:
-    """Stop every feed (tests; server shutdown)."""
-    for feed in list(_feeds.values()):
-        feed.stop()
-    _feeds.clear()
-    _starting.clear()

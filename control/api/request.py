@@ -140,7 +140,7 @@ def decode_object(call: Call) -> dict[str, Any]:
     if media == PROTOBUF and call.method in ("POST", "PUT"):
         return _decode_protobuf(call.raw_body)
     if media not in ("application/json", "application/yaml", "*/*") and call.method in ("POST", "PUT"):
-        raise errors.UnsupportedMediaType(f'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml')
+        raise errors.UnsupportedMediaType('the body of the request was in an unknown format - accepted media types include: application/json, application/yaml')
     body = decode(call.raw_body, media)
     if not isinstance(body, dict):
         raise errors.BadRequest("the body of the request must be a JSON object")

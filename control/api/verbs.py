@@ -318,9 +318,3 @@ def deletecollection(call: Call) -> Reply:
         items.append(final)
     return json_response({"kind": call.kind.list_kind, "apiVersion": call.kind.api_version,
                           "metadata": {"resourceVersion": str(store.current_revision())}, "items": items})
-
-
-def not_allowed(call: Call) -> Reply:
-    raise errors.MethodNotAllowed(f"the server does not allow this method on the requested resource",
-                                  details={"kind": call.kind.plural})
-

@@ -12,7 +12,6 @@ import asyncio
 import logging
 from typing import Any, Awaitable, Iterable
 
-from control.client.clock import RealClock
 from control.client.http import HubClient
 
 log = logging.getLogger(__name__)
@@ -39,5 +38,3 @@ async def run_all(client: HubClient, tasks: Iterable[Awaitable[Any]]) -> None:
         await asyncio.gather(*running, return_exceptions=True)
         await client.close()
 
-
-CLOCK = RealClock()

@@ -5,17 +5,15 @@ writing pod status itself."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
+from functools import partial
 
 import httpx
 import pytest
 
-from tests.conftest import ROOT, Hub
+from tests.conftest import Hub, Spoke, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -25,17 +23,11 @@ PACE = {"KK_PACE": "workshop"}
 @pytest.fixture(scope="module")
 def cluster():
     hub = Hub(PACE).start()
-    log = (hub.dir / "controller-manager.log").open("wb")
-    manager = subprocess.Popen([sys.executable, "manage.py", "runcomponent", "controller-manager", "--server", hub.url],
-                               cwd=ROOT, env={**os.environ, **PACE}, stdout=log, stderr=subprocess.STDOUT)
+    manager = Spoke(hub, "controller-manager").start()
     try:
         yield hub
     finally:
-        manager.terminate()
-        try:
-            manager.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            manager.kill()
+        manager.stop()
         hub.stop()
 
 
@@ -52,15 +44,7 @@ def ns(cluster):
     return name
 
 
-def eventually(check, timeout=15.0, every=0.1):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true within {timeout}s: {check.__doc__ or check}")
-        time.sleep(every)
+eventually = partial(wait_for, timeout=15.0, interval=0.1)
 
 
 def items(api, path):
@@ -188,7 +172,7 @@ def test_a_node_with_a_stale_lease_turns_not_ready_and_is_tainted(cluster, api):
                       "renewTime": then.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}}
     api.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-node-lease"}})
     assert api.post("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", json=lease).status_code == 201
-    eventually(lambda: "NotReady" in cluster.kubectl("get", "node", name).stdout, timeout=10, every=0.5)
+    eventually(lambda: "NotReady" in cluster.kubectl("get", "node", name).stdout, timeout=10, interval=0.5)
     node = eventually(lambda: (n := api.get(f"/api/v1/nodes/{name}").json())["spec"].get("taints") and n)
     assert {(t["key"], t["effect"]) for t in node["spec"]["taints"]} == {
         ("node.kubernetes.io/unreachable", "NoExecute"), ("node.kubernetes.io/unreachable", "NoSchedule")}

@@ -5,16 +5,13 @@ back-off, and `kubectl delete pod` returns after the graceful stop and final del
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
-from typing import Callable
+from functools import partial
 
 import pytest
 from kubernetes import client
 
-from tests.conftest import ROOT, Hub
+from tests.conftest import Hub, Spoke, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -23,31 +20,10 @@ KUBELET_ENV = {"KK_PACE": "workshop", "KK_CRASH_BACKOFF": "1:4", "KK_START_DELAY
                "KK_LOG_INTERVAL": "0.5", "KK_TERMINATION_SECONDS": "0.5"}
 
 
-class KubeletProcess:
-    """`manage.py runcomponent kubelet` for NODE, logging into the hub's folder."""
-
-    def __init__(self, hub: Hub):
-        self.hub, self.process = hub, None
-
-    def start(self) -> None:
-        log = (self.hub.dir / "kubelet.log").open("ab")
-        self.process = subprocess.Popen(
-            [sys.executable, str(ROOT / "manage.py"), "runcomponent", "kubelet", "--node", NODE, "--server", self.hub.url],
-            env={**os.environ, **KUBELET_ENV}, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-
-
 @pytest.fixture(scope="module")
 def hub():
     server = Hub(env={"KK_PACE": "workshop"}).start()
-    server.kubelet = KubeletProcess(server)
-    server.kubelet.start()
+    server.kubelet = Spoke(server, "kubelet", node=NODE, env=KUBELET_ENV).start()
     try:
         yield server
     finally:
@@ -55,16 +31,7 @@ def hub():
         server.stop()
 
 
-def eventually(check: Callable[[], object], timeout: float = 15, what: str = "") -> object:
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what or check}: last saw {last!r}")
-
+eventually = partial(wait_for, timeout=15)
 
 def pod_manifest(name: str, annotations: dict | None = None, **spec) -> str:
     obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "annotations": annotations or {}},

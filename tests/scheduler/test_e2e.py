@@ -8,18 +8,18 @@ so bound pods stay Pending — only `spec.nodeName` and the PodScheduled conditi
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
-from typing import Any, Callable
+from functools import partial
+from typing import Any
 
 import httpx
 import pytest
 
 from control.kinds.quantity import parse_quantity
-from tests.conftest import ROOT, Hub
+from tests.conftest import Hub, Spoke
+from tests.conftest import wait_for as conftest_wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -47,42 +47,13 @@ def pod(name: str, *, cpu: str = "100m", owner: str = "", node_selector: dict[st
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
-def wait_for(check: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-class Scheduler:
-    """`manage.py runcomponent scheduler --server URL` as a child process."""
-
-    def __init__(self, hub: Hub):
-        self.hub, self.process = hub, None
-        self.log = hub.dir / "scheduler.log"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(ROOT / "manage.py"), "runcomponent", "scheduler", "--server", self.hub.url],
-            env=self.hub.env, cwd=ROOT, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+wait_for = partial(conftest_wait_for, timeout=20.0, interval=0.1)
 
 
 @pytest.fixture(scope="module")
 def cluster():
     hub = Hub().start()
-    scheduler = Scheduler(hub)
+    scheduler = Spoke(hub, "scheduler")
     api = httpx.Client(base_url=hub.url, timeout=30)
     try:
         for i in range(1, 4):
