@@ -557,3 +557,22 @@ def run_cluster_bench(name: str, settings: dict[str, Any], cluster: Any, *, quie
     finally:
         cluster.stop()
     emit(figures)
+
+
+async def follow_pods(cluster: Any, tracker: Any, rv: str, opened: asyncio.Event, *, namespace: str, app: str,
+                      user_agent: str) -> None:
+    """Watch the pods labelled app=`app` from `rv`, feeding each line to `tracker.apply`; when the hub
+    ends the stream, resume from the last resourceVersion the tracker saw."""
+    resume, streams = rv, 0
+    while True:
+        path = (f"/api/v1/namespaces/{namespace}/pods?watch=1&labelSelector=app%3D{app}"
+                f"&resourceVersion={resume}&timeoutSeconds=3600")
+        status, lines = await open_watch(cluster.host, cluster.port, path, user_agent=user_agent)
+        streams += 1
+        if status != 200:
+            raise RuntimeError(f"watch answered {status}")
+        opened.set()
+        async for line in lines:
+            tracker.apply(line, time.perf_counter())
+        resume = tracker.last_rv or resume
+        log(f"watch stream {streams} ended; resuming from {resume}")

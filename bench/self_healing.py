@@ -39,9 +39,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (  # noqa: E402
+    follow_pods,
     run_cluster_bench,
     Cluster, Connection, CpuSampler, group_cpu, http_json, latency_summary, log, log_entry_counts, memory_kb,
-    open_watch, writes_summary,
+    writes_summary,
 )
 
 NS = "default"
@@ -130,21 +131,7 @@ class Tracker:
 
 
 async def watch_loop(cluster: Cluster, tracker: Tracker, rv: str, opened: asyncio.Event) -> None:
-    """One watch stream; if the hub ends it, resume from the last resourceVersion seen."""
-    resume = rv
-    streams = 0
-    while True:
-        path = (f"/api/v1/namespaces/{NS}/pods?watch=1&labelSelector=app%3D{APP}"
-                f"&resourceVersion={resume}&timeoutSeconds=3600")
-        status, lines = await open_watch(cluster.host, cluster.port, path, user_agent="kk-bench-heal-watch/1.0")
-        streams += 1
-        if status != 200:
-            raise RuntimeError(f"watch answered {status}")
-        opened.set()
-        async for line in lines:
-            tracker.apply(line, time.perf_counter())
-        resume = tracker.last_rv or resume
-        log(f"watch stream {streams} ended; resuming from {resume}")
+    await follow_pods(cluster, tracker, rv, opened, namespace=NS, app=APP, user_agent="kk-bench-heal-watch/1.0")
 
 
 async def run(cluster: Cluster, args) -> dict[str, Any]:
