@@ -20,7 +20,7 @@ from control.api.objects import (
 )
 from control.api.patching import apply_patch
 from control.api.request import PATCH_TYPES, Call, decode, decode_object, int_param
-from control.api.responses import Reply, json_response, success_status
+from control.api.responses import Reply, json_response, raw_json_response, success_status
 from control.api.selection import Selection
 from control.kinds.base import Kind, Obj, format_time
 
@@ -78,11 +78,8 @@ def require_revision(revision: int) -> None:
         raise FutureRevision(revision, current)
 
 
-def list_objects(call: Call, selection: Selection) -> tuple[list[Obj], int, str, int | None]:
-    """The selected objects, the list revision, the continue token and the remaining count."""
-    kind, query = call.kind, call.query
-    limit = int_param(query, "limit")
-    token = query.get("continue", "")
+def _check_resource_version(query: dict[str, str], limit: int | None, token: str) -> None:
+    """resourceVersion / resourceVersionMatch of a list: refused, expired (410) or waited for."""
     requested = query.get("resourceVersion", "")
     match = query.get("resourceVersionMatch", "")
     if match not in ("", "Exact", "NotOlderThan"):
@@ -97,6 +94,14 @@ def list_objects(call: Call, selection: Selection) -> tuple[list[Obj], int, str,
         if (match == "Exact" or limit) and wanted < store.compacted_revision():
             raise errors.expired(f"too old resource version: {wanted} ({store.compacted_revision()})")
         require_revision(wanted)
+
+
+def list_objects(call: Call, selection: Selection) -> tuple[list[Obj], int, str, int | None]:
+    """The selected objects, the list revision, the continue token and the remaining count."""
+    kind, query = call.kind, call.query
+    limit = int_param(query, "limit")
+    token = query.get("continue", "")
+    _check_resource_version(query, limit, token)
     after: tuple[str, str] | None = None
     if token:
         revision_of_token, after = _decode_continue(token)
@@ -131,8 +136,16 @@ def list_objects(call: Call, selection: Selection) -> tuple[list[Obj], int, str,
 
 def list_(call: Call) -> Reply:
     selection = Selection.from_query(call.kind, call.query)
+    table = tables.wants_table(call.accept)
+    limit, token = int_param(call.query, "limit"), call.query.get("continue", "")
+    if selection.everything and not table and not limit and not token:
+        # The common case (informers' relists, plain gets): the stored JSON goes out as it is.
+        _check_resource_version(call.query, limit, token)
+        bodies, revision = store.object_list(resource=call.kind.resource, namespace=call.namespace or None)
+        return raw_json_response(f'{{"kind":"{call.kind.list_kind}","apiVersion":"{call.kind.api_version}",'
+                                 f'"metadata":{{"resourceVersion":"{revision}"}},"items":[{",".join(bodies)}]}}')
     items, revision, token, remaining = list_objects(call, selection)
-    if tables.wants_table(call.accept):
+    if table:
         table = tables.table(call.kind, items, resource_version=str(revision), cont=token,
                              include=call.query.get("includeObject", "Metadata"))
         return json_response(table)
