@@ -30,9 +30,9 @@ from control.client.resources import DEPLOYMENTS, PODS, REPLICASETS, key_of
 from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
 from control.controllers import rollout
+from control.controllers.claiming import claim
 from control.controllers.common import (
-    Obj, Wakeups, adopt_patch, controller_ref, created_at, labels_of, matching_in_namespace, meta, owner_ref, release_patch,
-    selector_of, terminating, uid_of,
+    Obj, Wakeups, controller_ref, created_at, labels_of, matching_in_namespace, meta, owner_ref, terminating, uid_of,
 )
 from control.controllers.rollout import DESIRED, MAX_REPLICAS, REVISION, replicas
 
@@ -125,33 +125,8 @@ class DeploymentController:
         return await pass_.recreate()
 
     async def claim_replicasets(self, deploy: Obj) -> list[Obj]:
-        selector, uid = selector_of(deploy), uid_of(deploy)
-        owned, checked = [], False
-        for rs in self.replicasets.cache.by_index("namespace", meta(deploy)["namespace"]):
-            ref, matches = controller_ref(rs), selector.matches(labels_of(rs))
-            if ref is not None and ref.get("uid") == uid:
-                if matches or terminating(deploy):
-                    owned.append(rs)
-                else:
-                    await self._patch_rs(rs, release_patch(rs, uid))
-                continue
-            if ref is not None or not matches or terminating(rs) or terminating(deploy):
-                continue
-            if not checked:
-                fresh = await self.client.get(DEPLOYMENTS, meta(deploy)["name"], meta(deploy)["namespace"])
-                if uid_of(fresh) != uid or terminating(fresh):
-                    raise errors.NotFound("the Deployment was replaced or is being deleted")
-                checked = True
-            adopted = await self._patch_rs(rs, adopt_patch(rs, deploy))
-            if adopted is not None:
-                owned.append(adopted)
-        return owned
-
-    async def _patch_rs(self, rs: Obj, patch: Obj) -> Obj | None:
-        try:
-            return await self.client.patch(REPLICASETS, meta(rs)["name"], patch, meta(rs)["namespace"])
-        except errors.NotFound:
-            return None
+        candidates = self.replicasets.cache.by_index("namespace", meta(deploy)["namespace"])
+        return await claim(self.client, deploy, DEPLOYMENTS, candidates, REPLICASETS)
 
     async def write_status(self, deploy: Obj, base: Obj | None, rss: list[Obj], new_rs: Obj | None, *,
                            estimate: bool) -> Result:

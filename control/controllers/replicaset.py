@@ -29,9 +29,10 @@ from control.client.informer import Handlers, Informer
 from control.client.resources import PODS, REPLICASETS, key_of
 from control.client.runner import DONE, Result, Runner, drop, retry
 from control.client.workqueue import WorkQueue
+from control.controllers.claiming import claim
 from control.controllers.common import (
-    Obj, Wakeups, adopt_patch, controller_ref, created_at, labels_of, matching_in_namespace, meta, parse_stamp, pod_active,
-    pod_available, pod_condition, pod_ready, release_patch, restarts, selector_of, terminating, uid_of,
+    Obj, Wakeups, controller_ref, created_at, labels_of, matching_in_namespace, meta, parse_stamp, pod_active,
+    pod_available, pod_condition, pod_ready, restarts, terminating, uid_of,
 )
 
 log = logging.getLogger(__name__)
@@ -172,35 +173,8 @@ class ReplicaSetController:
 
     async def claim_pods(self, rs: Obj) -> list[Obj]:
         """The pods this ReplicaSet controls after adopting matching orphans and releasing strays."""
-        selector, uid = selector_of(rs), uid_of(rs)
-        owned: list[Obj] = []
-        checked_owner = False
-        for pod in self.pods.cache.by_index("namespace", meta(rs)["namespace"]):
-            ref = controller_ref(pod)
-            matches = selector.matches(labels_of(pod))
-            if ref is not None and ref.get("uid") == uid:
-                if matches or terminating(rs):
-                    owned.append(pod)
-                else:
-                    await self._patch_pod(pod, release_patch(pod, uid))
-                continue
-            if ref is not None or not matches or terminating(pod) or terminating(rs):
-                continue
-            if not checked_owner:  # adopt only for a live ReplicaSet (a fresh read, as Kubernetes does)
-                fresh = await self.client.get(REPLICASETS, meta(rs)["name"], meta(rs)["namespace"])
-                if uid_of(fresh) != uid or terminating(fresh):
-                    raise errors.NotFound("the ReplicaSet was replaced or is being deleted")
-                checked_owner = True
-            adopted = await self._patch_pod(pod, adopt_patch(pod, rs))
-            if adopted is not None:
-                owned.append(adopted)
-        return owned
-
-    async def _patch_pod(self, pod: Obj, patch: Obj) -> Obj | None:
-        try:
-            return await self.client.patch(PODS, meta(pod)["name"], patch, meta(pod)["namespace"])
-        except errors.NotFound:
-            return None
+        candidates = self.pods.cache.by_index("namespace", meta(rs)["namespace"])
+        return await claim(self.client, rs, REPLICASETS, candidates, PODS)
 
     async def manage_replicas(self, key: str, rs: Obj, active: list[Obj]) -> Result:
         wanted = int((rs.get("spec") or {}).get("replicas", 1))
