@@ -1,0 +1,24 @@
+"""The cluster's network plan: address ranges and well-known ports, shared by the hub and spokes.
+
+Guarantees: plain constants and pure helpers only (no store, no HTTP), so the hub's allocators,
+kube-proxy, the kubelet and the dashboard agree on one plan.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+
+CLUSTER_DOMAIN = "cluster.local"
+# Kubernetes' default service range is 10.96.0.0/12; a /16 is plenty here and reads better on a projector.
+SERVICE_CIDR = ipaddress.ip_network(os.environ.get("KK_SERVICE_CIDR", "10.96.0.0/16"))
+NODE_PORT_RANGE = range(30000, 32768)  # --service-node-port-range=30000-32767
+# What a simulated cloud load balancer hands out (kind's and MetalLB's demos use such a pool).
+LOAD_BALANCER_POOL = ipaddress.ip_network(os.environ.get("KK_LOAD_BALANCER_POOL", "172.18.255.0/24"))
+KUBE_PROXY_PORT = 10256  # kube-proxy's healthz port; here it also serves its rules and sends traffic
+
+
+def node_address(node: dict) -> str | None:
+    """A Node's InternalIP, where its kubelet and kube-proxy listen."""
+    addresses = ((node.get("status") or {}).get("addresses")) or []
+    return next((a.get("address") for a in addresses if a.get("type") == "InternalIP"), None)
