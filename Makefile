@@ -28,9 +28,9 @@ test: setup test-sqlite test-postgres
 test-sqlite: setup
 	$(PY) -m pytest -p no:cacheprovider
 
-# The store suite again on PostgreSQL; it fails (not skips) when PostgreSQL is not there.
+# The store suite and the Service allocators (whose no-duplicates race only PostgreSQL shows) again on PostgreSQL; it fails (not skips) when PostgreSQL is not there.
 test-postgres: setup
-	KK_REQUIRE_POSTGRES=1 DATABASE_URL=$(PG_URL) $(PY) -m pytest -p no:cacheprovider tests/test_store.py
+	KK_REQUIRE_POSTGRES=1 DATABASE_URL=$(PG_URL) $(PY) -m pytest -p no:cacheprovider tests/test_store.py tests/api/test_allocation.py
 
 bench: setup
 	$(PY) bench/create_throughput.py
@@ -38,6 +38,7 @@ bench: setup
 	$(PY) bench/self_healing.py
 	$(PY) bench/scale.py
 	$(PY) bench/scale.py --kwok
+	$(PY) bench/endpoint_propagation.py
 
 clean:
 	rm -rf $(VENV) data

@@ -275,6 +275,14 @@ def objects_of(resources: list[str]) -> tuple[dict[str, list[str]], int]:
     return found, int(rows[0][0]) if rows else 0
 
 
+def writes_held() -> None:
+    """Inside a transaction: take the revision row now, as every write does before it commits, so
+    no other write commits until this transaction ends. For a write that decides from what is
+    stored (a Service's free addresses). SQLite's BEGIN IMMEDIATE already serialises writers."""
+    if _is_postgres():
+        connection.cursor().execute(f"SELECT value FROM {_REV} WHERE id = 1 FOR UPDATE")
+
+
 def current_revision() -> int:
     row = Revision.objects.filter(pk=1).values_list("value", flat=True).first()
     return int(row or 0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 
 from control import errors, store
+from control.api.allocation import serialised
 from control.api.objects import prepare_create, prepare_update
 from control.api.patching import patch_meta
 from control.api.request import Call, bool_param, check_type_meta
@@ -39,10 +40,11 @@ def server_side_apply_call(call: Call, document: object, subresource: str) -> Re
     except errors.NotFound:
         if subresource:
             raise
-        obj = prepare_create(call, applied_to(None), verbs.now(), applied=True)
-        if call.dry_run:
-            return json_response(obj, 201)
-        return json_response(store.object_create(resource=call.kind.resource, obj=obj, actor=call.actor), 201)
+        with serialised(call.kind, dry_run=call.dry_run):  # a Service's addresses: chosen and stored in one transaction
+            obj = prepare_create(call, applied_to(None), verbs.now(), applied=True)
+            if call.dry_run:
+                return json_response(obj, 201)
+            return json_response(store.object_create(resource=call.kind.resource, obj=obj, actor=call.actor), 201)
 
     def mutate(current: Obj):
         return prepare_update(call, current, applied_to(current), subresource=subresource, now=verbs.now(),

@@ -6,6 +6,7 @@ Guarantees: each kind's defaults are idempotent, its validation returns Kubernet
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from control.kinds.base import (
@@ -117,6 +118,8 @@ def service_defaults(svc: Obj) -> None:
                 port.setdefault("targetPort", port["port"])
     if spec["type"] in ("NodePort", "LoadBalancer"):
         spec.setdefault("externalTrafficPolicy", "Cluster")
+    if spec["type"] == "LoadBalancer":
+        spec.setdefault("allocateLoadBalancerNodePorts", True)
     svc.setdefault("status", {"loadBalancer": {}})
 
 
@@ -153,7 +156,59 @@ def validate_service(svc: Obj) -> list[Cause]:
             out.append(cause(f"spec.ports[{i}]", f"Duplicate value: {number}", "FieldValueDuplicate"))
         seen.add((port.get("name"), number))
     out += label_causes(spec.get("selector"), "spec.selector")
+    return out + _cluster_ip_causes(spec) + _node_port_causes(spec)
+
+
+def _cluster_ip_causes(spec: Obj) -> list[Cause]:
+    kind, ip, ips = spec.get("type"), spec.get("clusterIP"), spec.get("clusterIPs")
+    if kind == "ExternalName":
+        out = [] if not ip and not ips else [cause("spec.clusterIPs", "Forbidden: may not be set for ExternalName services",
+                                                     "FieldValueForbidden")]
+        external = str(spec.get("externalName") or "")
+        return out + (name_causes(external[:-1] if external.endswith(".") else external, "spec.externalName")
+                      if external else [])
+    out = []
+    if ips is not None and (not isinstance(ips, list) or len(ips) > 1 or not all(isinstance(i, str) for i in ips)):
+        out.append(cause("spec.clusterIPs", "Invalid value: only one IPv4 address is supported here"))
+    elif ips and ip and ips[0] != ip:
+        out.append(cause("spec.clusterIPs[0]", f'Invalid value: "{ips[0]}": must match `clusterIP` when both are set'))
+    chosen = ip or (ips[0] if isinstance(ips, list) and ips else None)
+    if chosen == "None" and kind in ("NodePort", "LoadBalancer"):
+        out.append(cause("spec.clusterIPs[0]", f"Invalid value: \"None\": may not be set to 'None' for {kind} services"))
+    elif chosen not in (None, "", "None"):
+        try:
+            ipaddress.IPv4Address(str(chosen))
+        except ValueError:
+            out.append(cause("spec.clusterIPs[0]", f'Invalid value: "{chosen}": must be a valid IP address, '
+                             "(e.g. 10.9.8.7 or 2001:db8::ffff)"))
     return out
+
+
+def _node_port_causes(spec: Obj) -> list[Cause]:
+    kind, out, seen = spec.get("type"), [], set()
+    for i, port in enumerate(spec.get("ports") or []):
+        number = port.get("nodePort") if isinstance(port, dict) else None
+        if number in (None, 0):
+            continue
+        if kind not in ("NodePort", "LoadBalancer"):
+            out.append(cause(f"spec.ports[{i}].nodePort", f"Forbidden: may not be used when `type` is '{kind}'",
+                             "FieldValueForbidden"))
+        elif not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= 65535:
+            out.append(cause(f"spec.ports[{i}].nodePort", f"Invalid value: {number}: must be between 1 and 65535, inclusive"))
+        elif (number, port.get("protocol", "TCP")) in seen:
+            out.append(cause(f"spec.ports[{i}].nodePort", f"Duplicate value: {number}", "FieldValueDuplicate"))
+        seen.add((number, port.get("protocol", "TCP")))
+    return out
+
+
+def validate_service_update(new: Obj, old: Obj) -> list[Cause]:
+    """An allocated cluster IP stays for the Service's life (unless it becomes or was ExternalName)."""
+    spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    if "ExternalName" in (spec.get("type"), old_spec.get("type")) or not old_spec.get("clusterIP"):
+        return []
+    if spec.get("clusterIP") != old_spec["clusterIP"]:
+        return [cause("spec.clusterIP", f'Invalid value: "{spec.get("clusterIP") or ""}": field is immutable')]
+    return []
 
 
 def _service_ports(svc: Obj) -> str:
@@ -188,6 +243,7 @@ SERVICE = Kind(
     group="", version="v1", kind="Service", plural="services", namespaced=True,
     definition="io.k8s.api.core.v1.Service", short_names=("svc",), categories=("all",),
     subresources=("status",), defaults=service_defaults, validate=validate_service,
+    validate_update=validate_service_update,
     columns=(NAME_COLUMN, Column("Type", description="The type of the service."),
              Column("Cluster-IP", description="The IP address of the service."),
              Column("External-IP", description="External IP addresses of the service."),

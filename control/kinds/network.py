@@ -16,6 +16,8 @@ NODE_PORT_RANGE = range(30000, 32768)  # --service-node-port-range=30000-32767
 # What a simulated cloud load balancer hands out (kind's and MetalLB's demos use such a pool).
 LOAD_BALANCER_POOL = ipaddress.ip_network(os.environ.get("KK_LOAD_BALANCER_POOL", "172.18.255.0/24"))
 KUBE_PROXY_PORT = 10256  # kube-proxy's healthz port; here it also serves its rules and sends traffic
+# Where a kube-proxy that had to take another port (another cluster on the machine holds 10256) says so.
+KUBE_PROXY_PORT_ANNOTATION = "kubekitchen.dev/kube-proxy-port"
 
 
 def node_address(node: dict) -> str | None:

@@ -1,0 +1,196 @@
+"""Services at work, through the hub: cluster DNS, traffic sent through a node's kube-proxy, and
+that kube-proxy's forwarding rules.
+
+Routes (under /kubekitchen):
+- `GET resolve?name=<name>&namespace=<ns>` -> 200 the DNS answer (`control.kinds.dns`, from the
+  stored Services and Endpoints); NXDOMAIN -> 404 NotFound; bad input -> 400.
+- `POST traffic?node=<node>&target=<name|clusterIP>&namespace=&count=&port=&interval=` -> the
+  node's kube-proxy `POST /send` streamed through line by line (application/x-ndjson); every
+  request line is also published as a traffic record `{"type": "service.request", ...line}` on
+  the channel layer group `kk.traffic`, so every dashboard draws which pod answered (the line's own
+  `seq` is kept as `index`, since records carry the hub's sequence number in `seq`).
+- `GET proxyrules?node=<node>[&format=text][&service=ns/name]` -> the node's kube-proxy `/rules`.
+
+Guarantees: the hub finds a kube-proxy as it finds a kubelet (the Node's InternalIP; the port
+kube-proxy advertises in the Node annotation `kubekitchen.dev/kube-proxy-port`, else
+KUBE_PROXY_PORT); an unknown node is 404, an unreachable kube-proxy 503, kube-proxy's own refusal
+of bad parameters 400 — each a Kubernetes Status, never a hang or a 500.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from typing import Any, AsyncIterator
+
+import httpx
+
+from control import errors, store
+from control.api import traffic
+from control.api.db import run_db
+from control.api.responses import Reply, Stream, json_response
+from control.kinds import dns
+from control.kinds.base import DNS1123_LABEL, DNS1123_SUBDOMAIN
+from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, node_address
+
+ROUTES = {"resolve": "GET", "traffic": "POST", "proxyrules": "GET"}
+# Where kube-proxy says it listens when KUBE_PROXY_PORT was taken (control/proxy/proxy.py writes it).
+SEND_PARAMS = ("target", "namespace", "port", "count", "interval")
+DNS_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?\.?$")
+CONNECT_TIMEOUT = 5.0
+LINE_TIMEOUT = 60.0  # the longest wait for the next answer of a traffic run
+
+
+async def serve(request: Any, what: str) -> Reply | Stream:
+    """One /kubekitchen/<what> request (`what` in ROUTES)."""
+    if request.method not in ({"GET", "HEAD"} if ROUTES[what] == "GET" else {"POST"}):
+        raise errors.MethodNotAllowed(f"the server does not allow {request.method} on /kubekitchen/{what}")
+    request.tag = {"verb": "get" if ROUTES[what] == "GET" else "create", "resource": what}
+    if what == "resolve":
+        return await resolve(request.query)
+    if what == "traffic":
+        return await send_traffic(request.query, request.actor)
+    return await proxy_rules(request.query)
+
+
+# --- resolve ---------------------------------------------------------------------------------
+
+def _lookup(resource: str):
+    def get(namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return store.object_get(resource=resource, namespace=namespace, name=name)
+        except errors.NotFound:
+            return None
+    return get
+
+
+def _answer(name: str, namespace: str) -> dict[str, Any]:
+    try:
+        answer = dns.resolve(name, namespace, services=_lookup("/services"), endpoints=_lookup("/endpoints"))
+    except dns.NameNotFound as exc:
+        raise errors.NotFound(str(exc), details={"name": name, "kind": "services"}) from None
+    return answer.to_dict()
+
+
+async def resolve(query: dict[str, str]) -> Reply:
+    name, namespace = query.get("name", "").strip(), query.get("namespace", "default") or "default"
+    if not name:
+        raise errors.BadRequest("name is required: /kubekitchen/resolve?name=<service>[&namespace=<namespace>]")
+    if len(name) > 253 or not DNS_NAME.match(name):
+        raise errors.BadRequest(f"name: Invalid value: {name!r}: not a DNS name")
+    if not DNS1123_LABEL.match(namespace):
+        raise errors.BadRequest(f"namespace: Invalid value: {namespace!r}: not a namespace name")
+    return json_response(await run_db(_answer, name, namespace))
+
+
+# --- reaching a node's kube-proxy ------------------------------------------------------------
+
+def proxy_base_url(node: dict[str, Any]) -> str | None:
+    """http://<InternalIP>:<port> of a Node's kube-proxy; None when the Node has no address."""
+    address = node_address(node)
+    if not address:
+        return None
+    advertised = ((node.get("metadata") or {}).get("annotations") or {}).get(KUBE_PROXY_PORT_ANNOTATION, "")
+    port = int(advertised) if advertised.isdigit() and 0 < int(advertised) < 65536 else KUBE_PROXY_PORT
+    return f"http://{address}:{port}"
+
+
+def _node_name(query: dict[str, str]) -> str:
+    node = query.get("node", "")
+    if not node:
+        raise errors.BadRequest("node is required")
+    if len(node) > 253 or not DNS1123_SUBDOMAIN.match(node):
+        raise errors.BadRequest(f"node: Invalid value: {node!r}: not a node name")
+    return node
+
+
+def _node(name: str) -> dict[str, Any]:
+    return store.object_get(resource="/nodes", namespace="", name=name)
+
+
+async def _proxy_url(node_name: str) -> str:
+    node = await run_db(_node, node_name)
+    base = proxy_base_url(node)
+    if base is None:
+        raise errors.ServiceUnavailable(f"node {node_name} publishes no address for its kube-proxy")
+    return base
+
+
+def _refusal(node: str, status: int, body: bytes) -> errors.ApiError:
+    """kube-proxy's non-200 answer as a Status: its 400 stays a 400, anything else is a 503."""
+    try:
+        message = json.loads(body).get("error") or ""
+    except (ValueError, AttributeError):
+        message = body.decode(errors="replace").strip()
+    if status == 400:
+        return errors.BadRequest(message or "kube-proxy refused the request")
+    return errors.ServiceUnavailable(f"the kube-proxy of node {node} answered {status}: {message}".rstrip(": "))
+
+
+# --- traffic ---------------------------------------------------------------------------------
+
+def request_record(line: dict[str, Any], *, who: str, node: str, run: str) -> dict[str, Any]:
+    """The traffic record of one answered request, as the dashboard draws it."""
+    record = {**line, "type": "service.request", "who": who, "node": node, "run": run, "ts": time.time()}
+    record["index"] = record.pop("seq", None)
+    return record
+
+
+async def send_traffic(query: dict[str, str], actor: str) -> Stream:
+    node = _node_name(query)
+    if not query.get("target"):
+        raise errors.BadRequest("target is required: a Service name or a cluster IP")
+    base = await _proxy_url(node)
+    params = {k: query[k] for k in SEND_PARAMS if query.get(k, "") != ""}
+    client = httpx.AsyncClient(timeout=httpx.Timeout(LINE_TIMEOUT, connect=CONNECT_TIMEOUT))
+    try:
+        upstream = await client.send(client.build_request("POST", f"{base}/send", params=params), stream=True)
+    except httpx.HTTPError as exc:
+        await client.aclose()
+        raise errors.ServiceUnavailable(f"cannot reach the kube-proxy of node {node}: {exc}") from None
+    if upstream.status_code != 200:
+        body = await upstream.aread()
+        await upstream.aclose()
+        await client.aclose()
+        raise _refusal(node, upstream.status_code, body)
+    run = uuid.uuid4().hex[:12]
+
+    async def lines() -> AsyncIterator[bytes]:
+        try:
+            async for text in upstream.aiter_lines():
+                if not text.strip():
+                    continue
+                try:
+                    line = json.loads(text)
+                except ValueError:
+                    line = None
+                if isinstance(line, dict) and not line.get("done"):
+                    traffic.publish(request_record(line, who=actor, node=node, run=run))
+                yield text.encode() + b"\n"
+        except httpx.HTTPError as exc:  # kube-proxy went away mid-run: say so in the stream's own format
+            yield json.dumps({"done": True, "error": f"the kube-proxy of node {node} stopped answering: {exc}"}).encode() + b"\n"
+        finally:
+            await upstream.aclose()
+            await client.aclose()
+
+    return Stream(lines(), content_type="application/x-ndjson")
+
+
+# --- rules -----------------------------------------------------------------------------------
+
+async def proxy_rules(query: dict[str, str]) -> Reply:
+    node = _node_name(query)
+    base = await _proxy_url(node)
+    params = {k: query[k] for k in ("format", "service") if query.get(k)}
+    try:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=CONNECT_TIMEOUT)) as client:
+            upstream = await client.get(f"{base}/rules", params=params)
+    except httpx.HTTPError as exc:
+        raise errors.ServiceUnavailable(f"cannot reach the kube-proxy of node {node}: {exc}") from None
+    if upstream.status_code != 200:
+        raise _refusal(node, upstream.status_code, upstream.content)
+    if params.get("format") == "text":
+        return Reply(200, upstream.content, "text/plain; charset=utf-8")
+    return Reply(200, upstream.content, "application/json")

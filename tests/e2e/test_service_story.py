@@ -1,0 +1,219 @@
+"""The Service story with the whole cluster running (hub, controller-manager, scheduler, and per
+node a kubelet and a kube-proxy, each its own process): a Deployment behind a Service, its name
+resolved, traffic from a node spread over the ready pods, moved off a deleted pod without one
+request to an endpoint already gone from Endpoints, and off a pod whose readiness fails; then
+what kubectl shows for ClusterIP, NodePort and LoadBalancer Services."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import subprocess
+import sys
+import threading
+from collections import Counter
+
+import httpx
+import pytest
+
+from control.kinds.network import LOAD_BALANCER_POOL, NODE_PORT_RANGE, SERVICE_CIDR
+from tests.conftest import ROOT, Cluster, Spoke, wait_for
+
+pytestmark = pytest.mark.e2e
+
+MANIFEST = """
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      terminationGracePeriodSeconds: 2
+      containers:
+      - name: web
+        image: nginx:1.25
+        ports:
+        - {name: http, containerPort: 8080}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector: {app: web}
+  ports:
+  - {name: http, port: 80, targetPort: http}
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    running = Cluster(nodes=3).start()
+    for i in range(1, 4):
+        spoke = Spoke(running, "kube-proxy", node=f"node-{i}")
+        spoke.name = f"kube-proxy/node-{i}"  # Spoke names node components as kubelets
+        running.spokes[spoke.name] = spoke.start()
+    try:
+        wait_for(lambda: all(rules(running, f"node-{i}") is not None for i in range(1, 4)), timeout=60,
+                 what="every node's kube-proxy answering through the hub")
+        running.kubectl("apply", "-f", "-", input=MANIFEST)
+        wait_for(lambda: len(ready_addresses(endpoints(running))) == 3, timeout=60, what="3 ready endpoints")
+        yield running
+    finally:
+        running.stop()
+
+
+def endpoints(cluster: Cluster) -> dict:
+    return httpx.get(f"{cluster.url}/api/v1/namespaces/default/endpoints/web", timeout=10).json()
+
+
+def ready_addresses(eps: dict) -> dict[str, str]:
+    """ip:port -> pod name, of the ready addresses."""
+    out = {}
+    for subset in eps.get("subsets") or []:
+        for address in subset.get("addresses") or []:
+            for port in subset.get("ports") or []:
+                out[f"{address['ip']}:{port['port']}"] = address["targetRef"]["name"]
+    return out
+
+
+def rules(cluster: Cluster, node: str) -> dict | None:
+    response = httpx.get(f"{cluster.url}/kubekitchen/proxyrules", params={"node": node}, timeout=10)
+    return response.json() if response.status_code == 200 else None
+
+
+def proxy_sees(cluster: Cluster, node: str, eps: dict) -> bool:
+    table = rules(cluster, node) or {}
+    rule = next((s for s in table.get("services") or [] if s["service"] == "default/web"), None)
+    return rule is not None and rule["endpointsResourceVersion"] == eps["metadata"]["resourceVersion"]
+
+
+def send(cluster: Cluster, node: str, count: int, interval: int, during=None) -> list[dict]:
+    """The answered lines of one traffic run; `during(lines)` is called after each line."""
+    lines = []
+    params = {"node": node, "target": "web", "count": str(count), "interval": str(interval)}
+    with httpx.stream("POST", f"{cluster.url}/kubekitchen/traffic", params=params,
+                      timeout=httpx.Timeout(10, read=60)) as response:
+        assert response.status_code == 200, response.read()
+        for text in response.iter_lines():
+            line = json.loads(text)
+            if line.get("done"):
+                break
+            lines.append(line)
+            if during:
+                during(lines)
+    return lines
+
+
+def manage(cluster: Cluster, *args: str) -> str:
+    return subprocess.run([sys.executable, str(ROOT / "manage.py"), *args, "--server", cluster.url], cwd=ROOT,
+                          env=cluster.env, check=True, capture_output=True, text=True, timeout=60).stdout
+
+
+def test_the_name_resolves_to_the_cluster_ip(cluster):
+    svc = json.loads(cluster.kubectl("get", "svc", "web", "-o", "json").stdout)
+    assert ipaddress.ip_address(svc["spec"]["clusterIP"]) in SERVICE_CIDR
+    out = manage(cluster, "resolve", "web")
+    assert "Name:    web.default.svc.cluster.local" in out and f"Address: {svc['spec']['clusterIP']}" in out
+
+
+def test_traffic_from_a_node_spreads_over_every_ready_pod(cluster):
+    eps = endpoints(cluster)
+    wait_for(lambda: proxy_sees(cluster, "node-1", eps), what="node-1's kube-proxy to see the endpoints")
+    out = manage(cluster, "traffic", "web", "--from", "node-1", "-n", "30", "--interval", "5")
+    summary = out.splitlines()[-4:]
+    assert summary[0] == "30 sent, 30 answered, 0 failed", out
+    assert sorted(line.split()[0] for line in summary[1:]) == sorted(ready_addresses(eps).values())
+    assert all(int(line.split()[1]) == 10 for line in summary[1:]), "round robin: an equal share each"
+
+
+def test_a_deleted_pods_traffic_moves_without_one_request_to_a_removed_endpoint(cluster):
+    before = endpoints(cluster)
+    wait_for(lambda: proxy_sees(cluster, "node-2", before), what="node-2's kube-proxy to see the endpoints")
+    history = {before["metadata"]["resourceVersion"]: ready_addresses(before)}
+    watch = httpx.stream("GET", f"{cluster.url}/api/v1/namespaces/default/endpoints",
+                         params={"watch": "1", "fieldSelector": "metadata.name=web", "timeoutSeconds": "60",
+                                 "resourceVersion": before["metadata"]["resourceVersion"]},
+                         timeout=httpx.Timeout(10, read=70))
+    stream = watch.__enter__()
+
+    def follow():
+        try:
+            for text in stream.iter_lines():
+                event = json.loads(text)
+                history[event["object"]["metadata"]["resourceVersion"]] = ready_addresses(event["object"])
+        except (httpx.HTTPError, RuntimeError):
+            pass  # closed by the test
+
+    follower = threading.Thread(target=follow, daemon=True)
+    follower.start()
+    victim = sorted(ready_addresses(before).values())[0]
+    deleted = []
+
+    def delete_after_ten(lines):
+        if len(lines) == 10 and not deleted:
+            cluster.kubectl("delete", "pod", victim, "--wait=false")
+            deleted.append(len(lines))
+
+    lines = send(cluster, "node-2", count=120, interval=50, during=delete_after_ten)
+    wait_for(lambda: all(line["endpointsResourceVersion"] in history for line in lines), timeout=10,
+             what="the watch to deliver every Endpoints version the lines name")
+    watch.__exit__(None, None, None)
+    assert [line["code"] for line in lines] == [200] * len(lines), [l for l in lines if l["code"] != 200][:3]
+    for line in lines:
+        ready = history[line["endpointsResourceVersion"]]
+        assert line["endpoint"] in ready and ready[line["endpoint"]] == line["pod"], (line, ready)
+    versions = [int(line["endpointsResourceVersion"]) for line in lines]
+    assert versions == sorted(versions), "kube-proxy's view only moves forward"
+    answered_before = Counter(line["pod"] for line in lines[:10])
+    answered_after = Counter(line["pod"] for line in lines[-30:])
+    assert victim in answered_before and victim not in answered_after
+    assert len(answered_after) >= 2, answered_after
+
+
+def test_a_pod_whose_readiness_fails_gets_no_more_traffic(cluster):
+    eps = endpoints(cluster)
+    wait_for(lambda: len(ready_addresses(eps := endpoints(cluster))) == 3, timeout=60, what="3 ready endpoints again")
+    eps = endpoints(cluster)
+    tired = sorted(ready_addresses(eps).values())[-1]
+    cluster.kubectl("annotate", "pod", tired, "kubekitchen.dev/unready=true")
+    later = wait_for(lambda: (e := endpoints(cluster)) and tired not in ready_addresses(e).values() and e,
+                     timeout=30, what=f"{tired} out of the ready addresses")
+    assert tired in [a["targetRef"]["name"] for s in later["subsets"] for a in s.get("notReadyAddresses") or []]
+    wait_for(lambda: proxy_sees(cluster, "node-3", later), what="node-3's kube-proxy to see it")
+    lines = send(cluster, "node-3", count=20, interval=5)
+    answered = Counter(line["pod"] for line in lines)
+    assert tired not in answered and len(answered) == 2 and sum(answered.values()) == 20
+    cluster.kubectl("annotate", "pod", tired, "kubekitchen.dev/unready-")
+    wait_for(lambda: tired in ready_addresses(endpoints(cluster)).values(), timeout=30, what=f"{tired} ready again")
+
+
+def test_kubectl_shows_service_types_and_expose_allocates_node_ports_and_a_load_balancer_ip(cluster):
+    table = cluster.kubectl("get", "svc", "web").stdout.splitlines()
+    assert table[0].split() == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]
+    assert table[1].split()[1:5] == ["ClusterIP", json.loads(cluster.kubectl("get", "svc", "web", "-o", "json").stdout)
+                                     ["spec"]["clusterIP"], "<none>", "80/TCP"]
+    cluster.kubectl("expose", "deployment", "web", "--type=NodePort", "--name=web-np", "--port=80", "--target-port=8080")
+    row = cluster.kubectl("get", "svc", "web-np", "--no-headers").stdout.split()
+    assert row[1] == "NodePort" and row[3] == "<none>"
+    port, node_port = row[4].removesuffix("/TCP").split(":")
+    assert port == "80" and int(node_port) in NODE_PORT_RANGE
+    cluster.kubectl("expose", "deployment", "web", "--type=LoadBalancer", "--name=web-lb", "--port=80",
+                    "--target-port=8080")
+    row = wait_for(lambda: (r := cluster.kubectl("get", "svc", "web-lb", "--no-headers").stdout.split())[3] != "<pending>"
+                   and r, timeout=30, what="an external IP for web-lb")
+    assert row[1] == "LoadBalancer" and ipaddress.ip_address(row[3]) in LOAD_BALANCER_POOL
+    node_ports = {row[4].removesuffix("/TCP").split(":")[1], node_port}
+    assert len(node_ports) == 2, "no node port is handed out twice"
+    cluster.kubectl("delete", "svc", "web-lb")
+    cluster.kubectl("expose", "deployment", "web", "--type=LoadBalancer", "--name=web-lb2", "--port=80",
+                    "--target-port=8080")
+    again = wait_for(lambda: (r := cluster.kubectl("get", "svc", "web-lb2", "--no-headers").stdout.split())[3] != "<pending>"
+                     and r, timeout=30, what="an external IP for web-lb2")
+    assert again[3] == row[3], "the deleted Service's address was free again (the lowest free one)"
