@@ -301,8 +301,9 @@ class Cluster(Hub):
     the hub's environment. Spokes are stopped before the hub; their output goes to <dir>/<name>.log."""
 
     def __init__(self, nodes: int = 3, env: dict[str, str] | None = None, keep: bool = False,
-                 verbose: bool = False, prepare: Any = None):
+                 verbose: bool = False, prepare: Any = None, kube_proxies: bool = False):
         super().__init__({**SPOKE_ENV, **(env or {})}, keep=keep)
+        self.kube_proxies = kube_proxies  # also one kube-proxy per node (`kube-proxy/node-N`)
         self.prepare = prepare  # called with the cluster once the hub is up, before any spoke starts
         self.nodes = nodes
         self.verbose = verbose  # spokes log at INFO (runcomponent -v 2) into their .log files
@@ -316,10 +317,12 @@ class Cluster(Hub):
         self.start_spoke("scheduler")
         for i in range(1, self.nodes + 1):
             self.start_spoke("kubelet", node=f"node-{i}")
+        for i in range(1, self.nodes + 1 if self.kube_proxies else 1):
+            self.start_spoke("kube-proxy", node=f"node-{i}")
         return self
 
     def start_spoke(self, component: str, node: str | None = None) -> None:
-        name = f"kubelet/{node}" if node else component
+        name = f"{component}/{node}" if node else component
         args = [sys.executable, str(ROOT / "manage.py"), "runcomponent", component, "--server", self.url]
         if node:
             args += ["--node", node]
@@ -409,13 +412,15 @@ class CpuSampler:
 
 
 def group_cpu(figures: dict[str, Any]) -> dict[str, Any]:
-    """Sum the per-kubelet CPU of a CpuSampler result into kubelets_cpu_s/_pct (keeps the rest)."""
-    out = {k: v for k, v in figures.items() if not k.startswith("kubelet/")}
-    ks = [v for k, v in figures.items() if k.startswith("kubelet/") and k.endswith("_cpu_s")]
-    if ks:
-        out["kubelets_cpu_s"] = round(sum(ks), 3)
-        wall = figures.get("wall_s") or 0
-        out["kubelets_cpu_pct"] = round(100 * sum(ks) / wall, 1) if wall else 0.0
+    """Sum the per-kubelet (and per-kube-proxy) CPU of a CpuSampler result into kubelets_cpu_s/_pct
+    and kube_proxies_cpu_s/_pct (keeps the rest)."""
+    out = {k: v for k, v in figures.items() if not k.startswith(("kubelet/", "kube-proxy/"))}
+    wall = figures.get("wall_s") or 0
+    for prefix, label in (("kubelet/", "kubelets"), ("kube-proxy/", "kube_proxies")):
+        ks = [v for k, v in figures.items() if k.startswith(prefix) and k.endswith("_cpu_s")]
+        if ks:
+            out[f"{label}_cpu_s"] = round(sum(ks), 3)
+            out[f"{label}_cpu_pct"] = round(100 * sum(ks) / wall, 1) if wall else 0.0
     return out
 
 

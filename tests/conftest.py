@@ -86,7 +86,7 @@ class Spoke:
     def __init__(self, hub: Hub, component: str, node: str | None = None, env: dict[str, str] | None = None):
         self.hub, self.component, self.node = hub, component, node
         self.env = {**hub.env, **(env or {})}
-        self.name = f"kubelet/{node}" if node else component
+        self.name = f"{component}/{node}" if node else component
         self.process: subprocess.Popen | None = None
 
     def start(self) -> "Spoke":

@@ -14,6 +14,12 @@ Annotations (on the pod; add `.<container>` to the key to aim at one container, 
   as Completed, anything else as Error). On its own it does not make the container exit.
 - `kubekitchen.dev/ready-after: "S"`  readiness turns true S seconds after each start.
 - `kubekitchen.dev/never-ready: "true"`  readiness never turns true (Unhealthy events).
+- `kubekitchen.dev/unready: "true"`  readiness fails while the annotation says so; set it on a
+  running pod and its Ready condition turns False (the Endpoints controller moves it to
+  notReadyAddresses), remove it (or set "false") and the pod is Ready again.
+- `kubekitchen.dev/cpu: "300m"`  extra simulated CPU the container burns (see `usage`).
+- `kubekitchen.dev/cpu-per-request: "10m"`  simulated CPU per request-per-second it serves
+  (default 10m).
 
 Conventions, used when no annotation decides (the image's name is its last path segment without
 tag or digest, e.g. `ghcr.io/x/crashy:1.0` -> `crashy`; the command is `command` + `args` joined
@@ -36,10 +42,13 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from control.kinds.quantity import parse_quantity
+
 PREFIX = "kubekitchen.dev/"
 SHELL_IMAGES = ("busybox", "alpine", "ubuntu", "debian")
 CRASH_IMAGE_SECONDS = 3.0
 DEFAULT_RUN_SECONDS = 1.0
+DEFAULT_CPU_PER_REQUEST = 10.0  # millicores per request per second
 
 _EXIT = re.compile(r"\bexit\s+(\d+)")
 _SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)\b")
@@ -56,7 +65,10 @@ class Script:
     exit_code: int = 0
     ready_after: float = 0.0
     never_ready: bool = False
+    unready: bool = False  # the readiness knob: fails readiness while set
     echo: tuple[str, ...] = ()
+    cpu: float = 0.0  # extra millicores burnt (the CPU knob)
+    cpu_per_request: float = DEFAULT_CPU_PER_REQUEST  # millicores per request per second served
 
     @property
     def exits(self) -> bool:
@@ -95,6 +107,21 @@ def _integer(text: str | None) -> int | None:
         return int(str(text).strip()) if text is not None else None
     except ValueError:
         return None
+
+
+def _flag(text: str | None) -> bool:
+    return str(text or "").strip().lower() in ("true", "1", "yes")
+
+
+def _millicores(text: str | None) -> float | None:
+    """A CPU quantity ("300m", "0.3", "1") in millicores; None when unreadable or negative."""
+    if text is None:
+        return None
+    try:
+        cores = parse_quantity(str(text))
+    except ValueError:
+        return None
+    return cores * 1000 if cores >= 0 else None
 
 
 def _echoes(command: str) -> tuple[str, ...]:
@@ -137,7 +164,10 @@ def script_for(pod: dict[str, Any], container: dict[str, Any]) -> Script:
     if ready_after is None:
         probe = container.get("readinessProbe") or {}
         ready_after = _seconds(probe.get("initialDelaySeconds")) if isinstance(probe, dict) else None
-    never_ready = str(annotation(pod, "never-ready", name) or "").strip().lower() in ("true", "1", "yes")
+    cpu = _millicores(annotation(pod, "cpu", name))
+    per_request = _millicores(annotation(pod, "cpu-per-request", name))
     return Script(start_delay=_seconds(annotation(pod, "start-delay", name)), exit_after=exit_after,
-                  exit_code=exit_code, ready_after=ready_after or 0.0, never_ready=never_ready,
-                  echo=_echoes(command_text(container)))
+                  exit_code=exit_code, ready_after=ready_after or 0.0,
+                  never_ready=_flag(annotation(pod, "never-ready", name)),
+                  unready=_flag(annotation(pod, "unready", name)), echo=_echoes(command_text(container)),
+                  cpu=cpu or 0.0, cpu_per_request=DEFAULT_CPU_PER_REQUEST if per_request is None else per_request)

@@ -158,7 +158,7 @@ def stop(c: Container, now: float) -> tuple[Container, list[Happening]]:
 
 def is_ready(c: Container, script: Script, now: float) -> bool:
     run = c.current
-    if run is None or not run.running or script.never_ready:
+    if run is None or not run.running or script.never_ready or script.unready:
         return False
     return now >= run.started_at + script.ready_after
 
@@ -176,7 +176,7 @@ def next_wake(c: Container, script: Script, now: float) -> float | None:
     if script.exit_after is not None:
         moments.append(c.current.started_at + script.exit_after)
     ready_at = c.current.started_at + script.ready_after
-    if not script.never_ready and ready_at > now:
+    if not script.never_ready and not script.unready and ready_at > now:
         moments.append(ready_at)
     return min(moments) if moments else None
 

@@ -1,7 +1,8 @@
-"""The kubelet of one simulated node, wired together: log server, Node registration, Lease and
-status heartbeats, and the pod worker fed by an informer on `spec.nodeName=<node>`.
+"""The kubelet of one simulated node, wired together: its HTTP server (logs, traffic to its pods,
+the Summary API), Node registration, Lease and status heartbeats, and the pod worker fed by an
+informer on `spec.nodeName=<node>`.
 
-Guarantees: the log server listens before the Node is registered (the Node names its port),
+Guarantees: the HTTP server listens before the Node is registered (the Node names its port),
 on the node's InternalIP at port 10250 when it can (each node has its own address, as real nodes
 do), else on a free port;
 pods are run only once the Node is registered (the pod CIDR comes from it); the process talks to
@@ -29,7 +30,10 @@ from control.kubelet.config import KubeletConfig
 from control.kubelet.heartbeat import NodeAgent
 from control.kubelet.logs import LogServer
 from control.kubelet.node import IpPool, internal_ip
+from control.kubelet.podstate import scripts_of
 from control.kubelet.pods import PodWorker
+from control.kubelet.server import Answer, KubeletServer, serve_answer
+from control.kubelet.usage import PodView, UsageMeter, summary
 
 log = logging.getLogger(__name__)
 KUBELET_PORT = 10250
@@ -50,17 +54,37 @@ class Kubelet:
         self.queue = WorkQueue(clock=self.clock)
         self.worker: PodWorker | None = None
         self.logs = LogServer(self._log_target, clock=self.clock, interval=self.config.log_interval)
+        self.meter = UsageMeter(self.timings.cpu_window)
+        self.server = KubeletServer(self.logs, serve=self.serve, stats=self.stats)
+        self.started_at = self.clock.now()
         self.agent: NodeAgent | None = None
 
     def _log_target(self, namespace: str, pod: str, container: str) -> Any:
         return self.worker.log_target(namespace, pod, container) if self.worker else None
+
+    def serve(self, namespace: str, name: str, port: int | None, sender: str) -> Answer:
+        """One request to a pod's app (from kube-proxy on node `sender`); a 200 counts for its CPU."""
+        found = self.worker.current(namespace, name) if self.worker else None
+        record = found[1] if found else None
+        answer = serve_answer(node=self.node, namespace=namespace, name=name, port=port,
+                              pod_ip=record.pod_ip if record and record.sandbox_ready else None,
+                              containers=found[2] if found else None,
+                              stopping=bool(record and record.stopping_since is not None))
+        if answer[0] == 200 and record is not None:
+            self.meter.record_request(record.uid, self.clock.now())
+        return answer
+
+    def stats(self) -> dict[str, Any]:
+        views = [PodView(pod, record.started_at, containers, scripts_of(pod))
+                 for pod, record, containers in (self.worker.all_current() if self.worker else [])]
+        return summary(self.meter, node=self.node, node_started_at=self.started_at, pods=views, now=self.clock.now())
 
     async def start_log_server(self) -> int:
         """Listen on the node's own address at the kubelet's usual port (stable across restarts),
         else on a free port; without 127.0.1.x on this machine, on 127.0.0.1."""
         for address, port in ((self.address, self.port), (self.address, 0), ("127.0.0.1", 0)):
             try:
-                bound = await self.logs.start(address, port)
+                bound = await self.server.start(address, port)
             except OSError as exc:
                 log.info("cannot listen on %s:%s (%s)", address, port, exc)
                 continue
@@ -95,7 +119,7 @@ class Kubelet:
             await run_all(self.client, [self.pod_informer.run(), self.node_informer.run(), runner.run(),
                                         self.agent.lease_loop(), self.agent.status_loop(), self.events.run()])
         finally:
-            await self.logs.close()
+            await self.server.close()
             await self.client.close()
 
 

@@ -28,10 +28,10 @@ from control.client.resources import PODS
 from control.client.runner import DONE, Result, requeue_after
 from control.kubelet.behaviour import Script, script_for
 from control.kubelet.config import KubeletConfig
-from control.kubelet.containers import Happening, advance
+from control.kubelet.containers import Container, Happening, advance
 from control.kubelet.logs import LogTarget
 from control.kubelet.node import IpPool
-from control.kubelet.podstate import PodRecord, new_record, restart_policy, step_pod
+from control.kubelet.podstate import PodRecord, new_record, restart_policy, scripts_of, step_pod
 from control.kubelet.podstatus import record_from_status, render_status
 
 log = logging.getLogger(__name__)
@@ -48,6 +48,19 @@ def _has_run_before(pod: Obj) -> bool:
         if state.get("running") or state.get("terminated") or (status.get("lastState") or {}).get("terminated"):
             return True
     return False
+
+
+def _ready(status: Obj) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+
+
+def knob_failures(pod: Obj, status: Obj, now: float) -> tuple[Happening, ...]:
+    """An `unready-knob` happening per knob-failed container when the pod just turned not Ready
+    because of the `kubekitchen.dev/unready` annotation (so it gets an Unhealthy event)."""
+    if not _ready(pod.get("status") or {}) or _ready(status):
+        return ()
+    return tuple(Happening("unready-knob", c.get("name", ""), now) for c in (pod.get("spec") or {}).get("containers") or []
+                 if script_for(pod, c).unready)
 
 
 class PodWorker:
@@ -83,7 +96,7 @@ class PodWorker:
         if status != (pod.get("status") or {}):
             await self.client.replace_status(PODS, {**pod, "apiVersion": "v1", "kind": "Pod", "status": status})
         self.records[key] = step.record
-        await self.tell(pod, step.happenings)
+        await self.tell(pod, step.happenings + knob_failures(pod, status, now))
         if step.delete_due:
             await self._final_delete(pod)
             self.forget(key)
@@ -150,9 +163,30 @@ class PodWorker:
                      f"{meta.get('name')}_{meta.get('namespace')}({meta.get('uid')})")]
         if happening.kind == "unready":
             return [("Warning", "Unhealthy", "Readiness probe failed: the kitchen says this container is never ready")]
+        if happening.kind == "unready-knob":
+            return [("Warning", "Unhealthy", "Readiness probe failed: the annotation kubekitchen.dev/unready says so")]
         if happening.kind == "stopped":
             return [("Normal", "Killing", f"Stopping container {name}")]
         return []
+
+    # --- what runs now (traffic, stats) ---------------------------------------------------------
+
+    def current(self, namespace: str, name: str) -> tuple[Obj, PodRecord, tuple[Container, ...]] | None:
+        """The pod, its record and its containers advanced to this moment (nothing is written),
+        or None when this kubelet does not run it."""
+        key = f"{namespace}/{name}"
+        record, pod = self.records.get(key), self.pods.get(key)
+        if record is None or pod is None or pod["metadata"].get("uid") != record.uid:
+            return None
+        if record.stopping_since is not None:
+            return pod, record, record.containers
+        scripts, policy, now = scripts_of(pod), restart_policy(pod), self.clock.now()
+        containers = tuple(advance(c, scripts.get(c.name, Script()), policy, now, self.config.backoff)[0]
+                           for c in record.containers)
+        return pod, record, containers
+
+    def all_current(self) -> list[tuple[Obj, PodRecord, tuple[Container, ...]]]:
+        return [found for key in list(self.records) if (found := self.current(*key.split("/", 1))) is not None]
 
     # --- logs ----------------------------------------------------------------------------------
 

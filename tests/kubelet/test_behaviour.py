@@ -81,3 +81,9 @@ def test_image_name():
     assert image_name("nginx") == "nginx"
     assert image_name("docker.io/library/nginx:1.25@sha256:abc") == "nginx"
     assert image_name("localhost:5000/crash") == "crash"
+
+
+def test_the_unready_knob():
+    assert script({"kubekitchen.dev/unready": "true"}).unready
+    assert not script({"kubekitchen.dev/unready": "false"}).unready and not script().unready
+    assert script({"kubekitchen.dev/unready": "false", "kubekitchen.dev/unready.app": "true"}).unready

@@ -288,3 +288,56 @@ def test_never_ready_records_unhealthy_and_log_target_is_current():
         assert node.worker.log_target("default", "web", "nope") is None
 
     run(scenario)
+
+
+def ready_condition(pod):
+    return next(c["status"] for c in pod["status"]["conditions"] if c["type"] == "Ready")
+
+
+def test_the_unready_knob_flips_a_running_pod_both_ways():
+    node = Node()
+
+    async def annotate(value):
+        pod = node.pod()
+        pod["metadata"]["annotations"] = {} if value is None else {"kubekitchen.dev/unready": value}
+        await node.hub.replace(PODS, pod)  # a user's write: the informer delivers it
+        node.sync()
+
+    async def scenario():
+        node.submit(manifest())
+        await node.reconcile()
+        assert ready_condition(node.pod()) == "True"
+        await annotate("true")
+        assert await node.reconcile() == DONE, "nothing to wake up for: the annotation decides"
+        assert ready_condition(node.pod()) == "False"
+        assert node.pod()["status"]["containerStatuses"][0]["ready"] is False
+        assert node.state()["running"], "the container keeps running; only readiness fails"
+        assert any("kubekitchen.dev/unready" in message for *_, message in node.events.told)
+        await annotate("false")
+        await node.reconcile()
+        assert ready_condition(node.pod()) == "True"
+        await annotate("true")
+        await node.reconcile()
+        await annotate(None)
+        await node.reconcile()
+        assert ready_condition(node.pod()) == "True"
+        assert sum("kubekitchen.dev/unready" in message for *_, message in node.events.told) == 2
+
+    run(scenario)
+
+
+def test_current_advances_containers_without_writing():
+    node = Node(start_delay=0.5)
+
+    async def scenario():
+        node.submit(manifest())
+        await node.reconcile()
+        assert node.worker.current("default", "web")[2][0].state == "creating"
+        writes = len(node.hub.actions)
+        await node.clock.advance(1)
+        pod, record, containers = node.worker.current("default", "web")
+        assert containers[0].state == "running" and record.pod_ip.startswith("10.244.1.")
+        assert len(node.hub.actions) == writes and node.worker.current("default", "nope") is None
+        assert [found[0]["metadata"]["name"] for found in node.worker.all_current()] == ["web"]
+
+    run(scenario)

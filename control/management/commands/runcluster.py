@@ -42,9 +42,22 @@ def wait_until_up(url: str, *, seconds: float = 30.0, process: subprocess.Popen 
 def spoke_commands(url: str, nodes: int) -> dict[str, list[str]]:
     """The runcomponent arguments of every spoke of a cluster with `nodes` nodes, by spoke name."""
     spokes = {"controller-manager": ["controller-manager", "--server", url], "scheduler": ["scheduler", "--server", url]}
+    spokes["line-cook"] = ["line-cook", "--server", url]  # the restaurant's two cooks (control/restaurant)
+    spokes["garnish-cook"] = ["garnish-cook", "--server", url]
     for i in range(1, nodes + 1):
         spokes[f"kubelet/node-{i}"] = ["kubelet", "--node", f"node-{i}", "--server", url]
+        spokes[f"kube-proxy/node-{i}"] = ["kube-proxy", "--node", f"node-{i}", "--server", url]
     return spokes
+
+
+def install_kitchen(url: str, err) -> None:
+    """The restaurant's kinds (Order, Dish) on every fresh cluster; a refusal is reported, not fatal."""
+    from control.restaurant.install import InstallError, install_crds
+
+    try:
+        install_crds(url)
+    except (InstallError, OSError) as exc:
+        err.write(f"the restaurant's kinds were not installed: {exc}")
 
 
 class Command(BaseCommand):
@@ -80,6 +93,8 @@ class Command(BaseCommand):
         try:
             wait_until_up(url, process=hub, stopping=lambda: stopping)
             if not stopping:
+                install_kitchen(url, self.stderr)
+            if not stopping:
                 supervisor.publish_desired()
                 supervisor.tick()
                 threading.Thread(target=supervisor.watch_forever, name="supervisor", daemon=True).start()
@@ -87,7 +102,8 @@ class Command(BaseCommand):
             self.stdout.write(f"  dashboard: {url}/")
             self.stdout.write(f"  kubectl:   kubectl --kubeconfig <({sys.executable} manage.py kubeconfig --server {url}) get pods")
             if not no_spokes:
-                self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s), each its own process; "
+                self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s) and kube-proxies, line-cook, garnish-cook, "
+                                  f"each its own process; "
                                   f"desired states in ConfigMap kube-system/kubekitchen-spokes")
             self.stdout.flush()
             while not stopping and hub.poll() is None:

@@ -1,0 +1,146 @@
+"""The kubelet's HTTP server: the one the Node advertises (InternalIP, kubeletEndpoint.Port).
+
+Routes:
+- `POST /serve/<namespace>/<pod>?port=<n>&from=<node>`: one request to the pod's "app" (what
+  kube-proxy forwards traffic to). 200 JSON `{"pod", "namespace", "node", "podIP", "port"}` when
+  this kubelet runs the pod and a container of it runs (also while it is being stopped within its
+  grace period: it shuts down gracefully); 503 `{"error"}` when the pod is here but nothing runs;
+  404 when this kubelet does not run it. Each 200 counts as one request in the CPU model.
+- `GET /stats/summary`: the Summary API (see `usage`).
+- `GET /healthz` and `GET /containerLogs/...`: handed to the log server (`logs`).
+
+Guarantees: `/serve` and `/stats/summary` keep the connection open (HTTP/1.1 keep-alive, so
+kube-proxy reuses its connections); log answers close it, as before. Bad parameters answer 400,
+other methods 405, all as JSON `{"error"}`. Deciding an answer (`serve_answer`) is pure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Callable
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from control.kubelet.containers import Container
+from control.kubelet.logs import LogServer
+
+IDLE_SECONDS = 120.0  # an idle keep-alive connection is closed after this
+MAX_BODY = 1 << 20
+REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}
+
+Answer = tuple[int, dict[str, Any]]
+
+
+class BadRequest(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def serving(containers: tuple[Container, ...], stopping: bool) -> bool:
+    """Whether the pod's app answers: a container runs, or was running when the stop began (it
+    finishes in-flight work during its grace period)."""
+    if stopping:
+        return any(c.current is not None and (c.current.running or c.current.stopped) for c in containers)
+    return any(c.state == "running" for c in containers)
+
+
+def serve_answer(*, node: str, namespace: str, name: str, port: int | None, pod_ip: str | None,
+                 containers: tuple[Container, ...] | None, stopping: bool) -> Answer:
+    """The answer to `POST /serve/<namespace>/<name>`; `containers` None: not a pod of this node."""
+    if containers is None:
+        return 404, {"error": f'pod "{namespace}/{name}" does not run on node {node}'}
+    if not serving(containers, stopping):
+        return 503, {"error": f'no container of pod "{namespace}/{name}" is running'}
+    return 200, {"pod": name, "namespace": namespace, "node": node, "podIP": pod_ip or "", "port": port}
+
+
+def parse_serve(target: str) -> tuple[str, str, int | None, str]:
+    """(namespace, pod, port, from) of a `/serve/...` target; BadRequest when malformed."""
+    url = urlsplit(target)
+    parts = [unquote(p) for p in url.path.split("/") if p]
+    if len(parts) != 3 or not all(parts):
+        raise BadRequest(404, f"no such path: {url.path}")
+    query = parse_qs(url.query)
+    raw = (query.get("port") or [""])[-1]
+    port = None
+    if raw:
+        if not raw.isdigit() or not 0 < int(raw) < 65536:
+            raise BadRequest(400, f"invalid port: {raw!r}")
+        port = int(raw)
+    return parts[1], parts[2], port, (query.get("from") or [""])[-1]
+
+
+def _response(status: int, body: dict[str, Any], *, close: bool) -> bytes:
+    data = json.dumps(body, separators=(",", ":")).encode()
+    head = (f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\nConnection: {'close' if close else 'keep-alive'}\r\n\r\n")
+    return head.encode() + data
+
+
+def _headers(head: bytes) -> tuple[str, str, dict[str, str]]:
+    lines = head.decode("latin-1").split("\r\n")
+    method, target, *_ = lines[0].split(" ") + ["", ""]
+    headers = {}
+    for line in lines[1:]:
+        key, sep, value = line.partition(":")
+        if sep:
+            headers[key.strip().lower()] = value.strip()
+    return method, target, headers
+
+
+class KubeletServer:
+    """Serves `serve(namespace, pod, port, from)` and `stats()` answers, and hands log requests to
+    the log server."""
+
+    def __init__(self, logs: LogServer, *, serve: Callable[[str, str, int | None, str], Answer],
+                 stats: Callable[[], dict[str, Any]]):
+        self.logs, self.serve, self.stats = logs, serve, stats
+        self.server: asyncio.AbstractServer | None = None
+
+    async def start(self, host: str, port: int = 0) -> int:
+        self.server = await asyncio.start_server(self.handle, host, port)
+        return self.server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        if self.server:
+            self.server.close()
+
+    def route(self, method: str, target: str) -> Answer:
+        path = urlsplit(target).path
+        try:
+            if path.startswith("/serve/"):
+                if method != "POST":
+                    raise BadRequest(405, f"method {method} not allowed")
+                return self.serve(*parse_serve(target))
+            if method != "GET":
+                raise BadRequest(405, f"method {method} not allowed")
+            return 200, self.stats()
+        except BadRequest as exc:
+            return exc.status, {"error": str(exc)}
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=IDLE_SECONDS)
+                method, target, headers = _headers(head)
+                length = int(headers.get("content-length") or 0)
+                if length > MAX_BODY:
+                    return
+                if length:
+                    await reader.readexactly(length)  # a body means nothing here
+                path = urlsplit(target).path
+                if not (path.startswith("/serve/") or path == "/stats/summary"):
+                    await self.logs.answer(method, target, writer)
+                    return
+                close = headers.get("connection", "").lower() == "close"
+                status, body = self.route(method, target)
+                writer.write(_response(status, body, close=close))
+                await writer.drain()
+                if close:
+                    return
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, ConnectionError,
+                ValueError):
+            pass
+        finally:
+            writer.close()

@@ -1,0 +1,213 @@
+"""kube-proxy of one node, as a spoke: it watches Services, Endpoints and Nodes through the hub and
+keeps its own forwarding table; its HTTP server shows the table and sends traffic through it.
+
+Guarantees:
+- The table is rebuilt in the informers' handlers, for the one Service whose Service or Endpoints
+  object changed, and swapped in as a whole (one assignment): a request in progress keeps the
+  table it started with, the next one reads the new table. The version goes up by one with each
+  change and wakes everyone waiting for it (`wait_past`).
+- It listens on its node's InternalIP (read from the Node the kubelet registers; it waits for
+  it) at KUBE_PROXY_PORT, or on a free port of that address when that one is taken (another
+  cluster on the same machine); either way it records the port in the Node's annotation
+  `kubekitchen.dev/kube-proxy-port`, so the hub can find it, and records it again whenever it
+  sees its Node without it (a Node deleted and registered again).
+- Requests to pods go to their node's kubelet (`POST /serve/...`) over keep-alive connections,
+  one small pool per kubelet; a kubelet that does not answer within 2 s is reported as 503.
+- It talks to the hub only, as `kube-proxy/<node>`. `python manage.py runcomponent kube-proxy
+  --node NAME --server URL [--balance round-robin|random]` calls `run_kube_proxy`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from typing import Any, AsyncIterator
+
+from control import errors
+from control.client.clock import RealClock
+from control.client.component import connect, run_all
+from control.client.http import HubClient
+from control.client.informer import Handlers
+from control.client.lean import ConnectionPool
+from control.client.resources import ENDPOINTS, NODES, SERVICES, key_of
+from control.client.shared import SharedInformers
+from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, node_address
+from control.proxy.send import SendPlan, send, serve_path
+from control.proxy.server import ProxyServer
+from control.proxy.table import Balancer, Endpoint, Table, service_rule
+
+log = logging.getLogger(__name__)
+Obj = dict[str, Any]
+FORWARD_TIMEOUT = 2.0
+
+
+def kubelet_endpoint(node: Obj | None) -> tuple[str, int] | None:
+    """(address, port) of a Node's kubelet, from its status."""
+    if node is None:
+        return None
+    address = node_address(node)
+    port = (((node.get("status") or {}).get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
+    return (address, int(port)) if address and isinstance(port, int) and port > 0 else None
+
+
+class KubeProxy:
+    def __init__(self, client: HubClient, node: str, *, balance: str = "round-robin", clock: Any = None,
+                 rng: random.Random | None = None, port: int = KUBE_PROXY_PORT):
+        self.client, self.node, self.port = client, node, port
+        self.clock = clock or RealClock()
+        self.balancer = Balancer(balance, rng)
+        self.informers = SharedInformers(client, clock=self.clock)
+        self.services = self.informers.get(SERVICES)
+        self.endpoints = self.informers.get(ENDPOINTS)
+        self.nodes = self.informers.get(NODES)
+        self.table = Table()
+        self._changed = asyncio.Event()
+        self._node_seen = asyncio.Event()
+        self._pools: dict[tuple[str, int], ConnectionPool] = {}
+        self.server = ProxyServer(self)
+        self.address: str | None = None
+        self.bound_port: int | None = None
+        self._advertising: asyncio.Future | None = None
+        for informer in (self.services, self.endpoints):
+            informer.add_handlers(Handlers(on_add=self.refresh, on_update=lambda old, new: self.refresh(new),
+                                           on_delete=self.refresh))
+        self.nodes.add_handlers(Handlers(on_add=self._node_changed, on_update=lambda old, new: self._node_changed(new)))
+
+    @property
+    def balance(self) -> str:
+        return self.balancer.mode
+
+    # --- the table -----------------------------------------------------------------------------
+
+    def refresh(self, obj: Obj) -> None:
+        """Rebuild the rule of the Service `obj` (a Service or its Endpoints) names, and swap."""
+        key = key_of(obj)
+        service = self.services.cache.get(key)
+        rule = service_rule(service, self.endpoints.cache.get(key)) if service is not None else None
+        table = self.table.with_rule(key, rule)
+        if table is not self.table:
+            self.table = table
+            self._changed.set()
+            self._changed = asyncio.Event()
+
+    async def wait_past(self, version: int, timeout: float) -> None:
+        """Return once the table's version is above `version`, or after `timeout` seconds."""
+        deadline = self.clock.now() + timeout
+        while self.table.version <= version:
+            left = deadline - self.clock.now()
+            if left <= 0:
+                return
+            try:
+                await asyncio.wait_for(self._changed.wait(), left)
+            except asyncio.TimeoutError:
+                return
+
+    def rules(self, service: str | None = None) -> Obj:
+        return self.table.to_dict(node=self.node, balance=self.balance, service=service)
+
+    # --- traffic -------------------------------------------------------------------------------
+
+    def _lookup(self, informer: Any):
+        return lambda namespace, name: informer.cache.get(f"{namespace}/{name}")
+
+    def send(self, plan: SendPlan) -> AsyncIterator[Obj]:
+        return send(plan, node=self.node, table=lambda: self.table, balancer=self.balancer,
+                    services=self._lookup(self.services), endpoints=self._lookup(self.endpoints),
+                    forward=self.forward, sleep=self.clock.sleep)
+
+    async def forward(self, node: str, endpoint: Endpoint, namespace: str) -> tuple[int, Obj]:
+        """One request to the pod behind `endpoint`, through its node's kubelet."""
+        where = kubelet_endpoint(self.nodes.cache.get(node))
+        if where is None:
+            return 503, {"error": f"node {node!r} of pod {endpoint.pod} is unknown or has no kubelet address"}
+        pool = self._pools.get(where)
+        if pool is None:
+            pool = self._pools[where] = ConnectionPool(f"http://{where[0]}:{where[1]}", f"kube-proxy/{self.node}", size=16)
+        path = serve_path(endpoint, namespace, self.node)
+        try:
+            try:
+                code, data = await pool.request("POST", path, None, "application/json", FORWARD_TIMEOUT)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                # a kept connection the kubelet had closed (idle, or restarted): drop the idle ones, once more
+                await pool.close()
+                code, data = await pool.request("POST", path, None, "application/json", FORWARD_TIMEOUT)
+        except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
+            return 503, {"error": f"the kubelet of {node} did not answer: {type(exc).__name__}"}
+        try:
+            body = json.loads(data) if data else {}
+        except ValueError:
+            body = {"error": data[:200].decode(errors="replace")}
+        return code, body if isinstance(body, dict) else {}
+
+    # --- listening -----------------------------------------------------------------------------
+
+    def _node_changed(self, node: Obj) -> None:
+        meta = node.get("metadata") or {}
+        if meta.get("name") != self.node:
+            return
+        if node_address(node):
+            self._node_seen.set()
+        shown = (meta.get("annotations") or {}).get(KUBE_PROXY_PORT_ANNOTATION)
+        if self.bound_port and shown != str(self.bound_port) and self._advertising is None:
+            self._advertising = asyncio.ensure_future(self.advertise(self.bound_port))
+
+    async def wait_for_node(self) -> str:
+        """The node's InternalIP, once the kubelet has registered the Node."""
+        while True:
+            address = node_address(self.nodes.cache.get(self.node) or {})
+            if address:
+                return address
+            self._node_seen.clear()
+            await self._node_seen.wait()
+
+    async def listen(self) -> int:
+        self.address = await self.wait_for_node()
+        try:
+            bound = await self.server.start(self.address, self.port)
+        except OSError as exc:
+            log.warning("kube-proxy of %s cannot listen on %s:%s (%s); taking a free port", self.node,
+                        self.address, self.port, exc)
+            bound = await self.server.start(self.address, 0)
+        self.bound_port = bound
+        await self.advertise(bound)
+        return bound
+
+    async def advertise(self, port: int) -> None:
+        patch = {"metadata": {"annotations": {KUBE_PROXY_PORT_ANNOTATION: str(port)}}}
+        delay = 0.2
+        try:
+            while True:
+                try:
+                    await self.client.patch(NODES, self.node, patch)
+                    return
+                except errors.ApiError as exc:
+                    log.info("recording the kube-proxy port on node %s failed: %s", self.node, exc)
+                    await self.clock.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+        finally:
+            self._advertising = None
+
+    async def serve_forever(self) -> None:
+        await self.listen()
+        await asyncio.Event().wait()
+
+    async def close(self) -> None:
+        if self._advertising is not None:
+            self._advertising.cancel()
+        await self.server.close()
+        for pool in self._pools.values():
+            await pool.close()
+
+    async def run(self) -> None:
+        try:
+            await run_all(self.client, [*(i.run() for i in self.informers.all()), self.serve_forever()])
+        finally:
+            await self.close()
+
+
+async def run_kube_proxy(server: str, *, node: str, balance: str = "round-robin", clock: Any = None) -> None:
+    """Run the kube-proxy of `node` against the hub at `server` until cancelled."""
+    client = connect(server, f"kube-proxy/{node}")
+    await KubeProxy(client, node, balance=balance, clock=clock).run()

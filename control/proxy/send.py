@@ -1,0 +1,170 @@
+"""Sending traffic to a Service from one node, as a pod on that node would: resolve the name,
+pick an endpoint from kube-proxy's table, and hand the request to the pod's kubelet.
+
+Guarantees:
+- Each request reads the proxy's CURRENT table once (`table()`), and resolves, picks and reports
+  from that one table: the endpoint is always one of the ready endpoints of the latest Endpoints
+  the proxy had seen at that moment, and the answered line carries that Endpoints'
+  resourceVersion.
+- Names resolve with the cluster DNS rules (`control.kinds.dns.resolve`) against the proxy's own
+  informer caches; a ClusterIP or an external IP of a Service is accepted as the target too. An
+  ExternalName is followed while it points to a name inside the cluster (at most 5 hops).
+- A request that cannot be sent (NXDOMAIN, no such port, no ready endpoint, unknown node) is
+  still answered, with `"code": 503` and an `"error"`; a kubelet that does not answer gives 503
+  with an error too. `SendPlan.parse` turns bad parameters into ValueError (the server's 400).
+- Requests start `interval` apart (or at once after a slow answer); lines come in order.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Awaitable, Callable
+from urllib.parse import quote
+
+from control.kinds.dns import Lookup, NameNotFound, resolve
+from control.kinds.network import CLUSTER_DOMAIN
+from control.proxy.table import Balancer, Endpoint, ServicePort, ServiceRule, Table
+
+Obj = dict[str, Any]
+MAX_COUNT = 100_000
+MAX_HOPS = 5
+# forward(node name, endpoint) -> (status code, decoded JSON body or {})
+Forward = Callable[[str, Endpoint, str], Awaitable[tuple[int, Obj]]]
+
+
+def _number(query: dict[str, str], name: str, default: float | None, low: float, high: float) -> float | None:
+    raw = query.get(name, "")
+    if raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+    if not low <= value <= high or (value != int(value) and name != "interval"):
+        raise ValueError(f"{name} must be between {low:g} and {high:g}, not {raw!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class SendPlan:
+    target: str
+    namespace: str = "default"
+    port: int | None = None
+    count: int = 1
+    interval: float = 0.1  # seconds between request starts
+
+    @classmethod
+    def parse(cls, query: dict[str, str]) -> "SendPlan":
+        target = query.get("target", "").strip()
+        if not target:
+            raise ValueError("target is required (a Service's DNS name or its ClusterIP)")
+        port = _number(query, "port", None, 1, 65535)
+        count = _number(query, "count", 1, 1, MAX_COUNT)
+        interval = _number(query, "interval", 100, 0, 60_000)
+        assert count is not None and interval is not None
+        return cls(target, query.get("namespace") or "default", int(port) if port is not None else None,
+                   int(count), interval / 1000)
+
+
+class Unroutable(Exception):
+    """This request cannot be sent anywhere (its line gets code 503 and the message)."""
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def find_rule(table: Table, target: str, namespace: str, *, services: Lookup, endpoints: Lookup) -> ServiceRule:
+    """The Service a target names, from this table; Unroutable when there is none."""
+    if _is_ip(target):
+        rule = table.rule_for_ip(target)
+        if rule is None:
+            raise Unroutable(f"no Service has the address {target}")
+        return rule
+    name = target
+    for _ in range(MAX_HOPS):
+        try:
+            answer = resolve(name, namespace, services=services, endpoints=endpoints)
+        except NameNotFound as exc:
+            raise Unroutable(f"NXDOMAIN: {exc}") from None
+        if answer.type != "CNAME":
+            rule = table.rules.get(answer.service)
+            if rule is None:
+                raise Unroutable(f"kube-proxy has no rules for {answer.service} yet")
+            return rule
+        name = answer.records[0] if answer.records else ""
+        if not name.rstrip(".").endswith(f".svc.{CLUSTER_DOMAIN}"):
+            raise Unroutable(f"{answer.name} is an ExternalName for {name}, outside the cluster")
+    raise Unroutable(f"too many ExternalName hops from {target}")
+
+
+@dataclass(frozen=True)
+class Choice:
+    rule: ServiceRule
+    port: ServicePort
+    endpoint: Endpoint
+
+
+def choose(table: Table, plan: SendPlan, balancer: Balancer, *, services: Lookup, endpoints: Lookup) -> Choice:
+    rule = find_rule(table, plan.target, plan.namespace, services=services, endpoints=endpoints)
+    port = rule.port(plan.port)
+    if port is None:
+        raise Unroutable(f"{rule.key} has no port {plan.port}" if plan.port else f"{rule.key} has no ports")
+    endpoint = balancer.choose(f"{rule.key}:{port.name}", rule.endpoints_for(port))
+    if endpoint is None:
+        raise Unroutable(f"{rule.key} has no ready endpoints")
+    return Choice(rule, port, endpoint)
+
+
+def answer_line(seq: int, plan: SendPlan, node: str, choice: Choice | None, code: int, *, error: str = "",
+                rule: ServiceRule | None = None, ms: float | None = None) -> Obj:
+    rule = choice.rule if choice else rule
+    line: Obj = {"seq": seq, "from": node, "target": plan.target, "service": rule.key if rule else "",
+                 "clusterIP": rule.cluster_ip if rule else "", "endpoint": choice.endpoint.address if choice else "",
+                 "pod": choice.endpoint.pod if choice else "", "podNode": choice.endpoint.node if choice else "",
+                 "code": code, "endpointsResourceVersion": rule.endpoints_rv if rule else ""}
+    if error:
+        line["error"] = error
+    if ms is not None:
+        line["ms"] = round(ms, 3)
+    return line
+
+
+async def send(plan: SendPlan, *, node: str, table: Callable[[], Table], balancer: Balancer, services: Lookup,
+               endpoints: Lookup, forward: Forward, sleep: Callable[[float], Awaitable[None]],
+               now: Callable[[], float] = time.monotonic) -> AsyncIterator[Obj]:
+    """One line per request as it is answered, then the summary line."""
+    answered: dict[str, int] = {}
+    failed = 0
+    start = now()
+    for seq in range(plan.count):
+        delay = start + seq * plan.interval - now()
+        if seq and delay > 0:
+            await sleep(delay)
+        current = table()  # the one table this request uses
+        try:
+            choice = choose(current, plan, balancer, services=services, endpoints=endpoints)
+        except Unroutable as exc:
+            failed += 1
+            yield answer_line(seq, plan, node, None, 503, error=str(exc))
+            continue
+        began = now()
+        code, body = await forward(choice.endpoint.node, choice.endpoint, choice.rule.namespace)
+        line = answer_line(seq, plan, node, choice, code, error="" if code == 200 else str(body.get("error") or ""),
+                           ms=(now() - began) * 1000)
+        if code == 200:
+            answered[choice.endpoint.pod] = answered.get(choice.endpoint.pod, 0) + 1
+        else:
+            failed += 1
+        yield line
+    yield {"done": True, "sent": plan.count, "answered": answered, "failed": failed}
+
+
+def serve_path(endpoint: Endpoint, namespace: str, node: str) -> str:
+    return f"/serve/{quote(namespace)}/{quote(endpoint.pod)}?port={endpoint.port}&from={quote(node)}"
