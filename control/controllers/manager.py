@@ -23,6 +23,8 @@ CONTROLLERS = {
     "garbagecollector": "control.controllers.garbagecollector",
     "namespace": "control.controllers.namespace",
     "nodelifecycle": "control.controllers.nodelifecycle",
+    "servicelb": "control.controllers.servicelb",
+    "horizontalpodautoscaling": "control.controllers.hpa",
 }
 
 

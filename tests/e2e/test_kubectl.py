@@ -148,7 +148,10 @@ def test_version(hub):
 def test_api_resources(hub):
     rows = table(hub.kubectl("api-resources").stdout)
     assert rows[0] == ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]
-    by_name = {row[0]: row for row in rows[1:]}
+    # metrics.k8s.io also has "nodes" and "pods" (NodeMetrics, PodMetrics), as with metrics-server
+    metrics = {row[0]: row for row in rows[1:] if row[1] == "metrics.k8s.io/v1beta1"}
+    assert metrics["pods"] == ["pods", "metrics.k8s.io/v1beta1", "true", "PodMetrics"]
+    by_name = {row[0]: row for row in rows[1:] if row[1] != "metrics.k8s.io/v1beta1"}
     assert by_name["pods"] == ["pods", "po", "v1", "true", "Pod"]
     assert by_name["deployments"] == ["deployments", "deploy", "apps/v1", "true", "Deployment"]
     assert by_name["replicasets"] == ["replicasets", "rs", "apps/v1", "true", "ReplicaSet"]

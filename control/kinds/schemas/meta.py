@@ -13,7 +13,8 @@ from control.kinds.schemas.build import (
     obj, ref, string, string_map, strings, time,
 )
 
-_ALL_GROUPS = [("", "v1"), ("apps", "v1"), ("autoscaling", "v1"), ("coordination.k8s.io", "v1")]
+_ALL_GROUPS = [("", "v1"), ("apps", "v1"), ("autoscaling", "v1"), ("autoscaling", "v2"),
+               ("coordination.k8s.io", "v1")]
 
 DEFINITIONS: dict[str, Schema] = {
     TIME: {
