@@ -22,7 +22,7 @@ from django.conf import settings
 
 from control import errors
 from control import kinds as registry
-from control.api import discovery, subresources, traffic, verbs
+from control.api import crds, discovery, metrics, subresources, traffic, verbs
 from control.api.db import run_db
 from control.api.feed import get_feed
 from control.api.podlog import pod_log
@@ -148,6 +148,10 @@ def _document(request: Request, verb: str, document: Any) -> Reply:
 
 async def route(request: Request) -> Reply | Stream:
     parts = [p for p in request.path.split("/") if p]
+    if parts[:1] == ["kubekitchen"] and len(parts) == 2 and parts[1] in ("resolve", "traffic", "proxyrules"):
+        from control.api import services  # Services at work: DNS, traffic through kube-proxy, its rules
+
+        return await services.serve(request, parts[1])
     if request.method not in ("GET", "HEAD") and len(parts) < 3:
         raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
     head = parts[0] if parts else ""
@@ -184,6 +188,13 @@ async def route(request: Request) -> Reply | Stream:
             return _document(request, "get", discovery.api_group(parts[1]))
         if len(parts) == 3:
             return _document(request, "get", discovery.resource_list(parts[1], parts[2]))
+        if parts[1] == metrics.GROUP:
+            return await metrics.serve(request.method, parts[2], "/".join(parts[3:]), request.query, request.tag)
+        if parts[1:3] == ["autoscaling", "v1"]:  # kubectl autoscale's v1 HPA: a converted view of v2
+            from control.api import autoscaling_v1
+
+            return await autoscaling_v1.serve(request.method, "/".join(parts[3:]), request.query, request.headers,
+                                              request.body, request.content_type, request.actor, request.tag)
         return await _resource(request, parts[1], parts[2], "/".join(parts[3:]))
     raise errors.NotFound(NOT_FOUND)
 
@@ -250,6 +261,7 @@ async def hub_app(scope: dict[str, Any], receive: Callable, send: Callable) -> N
     request = Request(scope, body or b"")
     try:
         await get_feed()  # this process's change feed and log compaction start with the first request
+        await crds.ensure_following()  # custom kinds: loaded from the store, then kept current
         if body is None:
             limit = settings.KK_MAX_BODY_BYTES
             raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from control import kinds as registry
+from control.api import metrics
 from control.kinds.base import Kind
 
 ITEM_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
@@ -42,11 +43,12 @@ def _group_entry(group: str, versions: list[str]) -> dict[str, Any]:
 
 def api_group_list() -> dict[str, Any]:
     groups = [_group_entry(g, vs) for g, vs in registry.group_versions().items() if g]
+    groups.append(_group_entry(metrics.GROUP, [metrics.VERSION]))  # served by control.api.metrics
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
 def api_group(group: str) -> dict[str, Any] | None:
-    versions = registry.group_versions().get(group)
+    versions = registry.group_versions().get(group) or ([metrics.VERSION] if group == metrics.GROUP else None)
     if not group or not versions:
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(group, versions)}
@@ -69,6 +71,9 @@ def _resources(kind: Kind) -> list[dict[str, Any]]:
 
 
 def resource_list(group: str, version: str) -> dict[str, Any] | None:
+    if (group, version) == (metrics.GROUP, metrics.VERSION):
+        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": metrics.API_VERSION,
+                "resources": metrics.RESOURCES}
     served = registry.kinds_in(group, version)
     if not served:
         return None

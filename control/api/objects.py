@@ -18,6 +18,8 @@ import uuid
 from typing import Any
 
 from control import errors, store
+from control.api import allocation
+from control.kinds.core import SERVICE
 from control.api.request import Call, check_type_meta
 from control.kinds.base import Kind, Obj, format_time, label_causes, name_causes
 
@@ -44,6 +46,8 @@ def check_fields(call: Call, kind: Kind, obj: Obj) -> Obj:
     """Apply the request's fieldValidation to unknown fields and wrong types; drop nulls."""
     from control.kinds import structure
 
+    if kind.custom:
+        return check_custom_fields(call, kind, obj)
     obj = without_nulls(obj)
     problems = structure.check(obj, kind.definition)
     if not problems:
@@ -58,6 +62,52 @@ def check_fields(call: Call, kind: Kind, obj: Obj) -> Obj:
     if mode == "Warn":
         call.warnings += [f'unknown field "{p.path}"' for p in problems]
     return structure.prune(obj, kind.definition)
+
+
+def check_custom_fields(call: Call, kind: Kind, obj: Obj) -> Obj:
+    """fieldValidation for a custom kind: metadata decoded as ObjectMeta, the rest by the version's
+    schema (unknown fields refused, warned about or pruned; value errors are left to validation,
+    422, as Kubernetes does). Nulls are kept where the schema says `nullable`."""
+    from control.kinds import openapi_schema, structure
+
+    obj = openapi_schema.drop_nulls(obj, kind.schema or {})
+    meta = obj.get("metadata")
+    problems = structure.check(meta, OBJECT_META) if isinstance(meta, dict) else []
+    type_errors = [p for p in problems if p.kind == "type"]
+    if type_errors:
+        raise errors.BadRequest(structure.message(type_errors, kind.kind, kind.version))
+    unknown = [f"metadata.{p.path}" for p in problems] + openapi_schema.unknown_fields(obj, kind.schema or {})
+    if not unknown:
+        return obj
+    mode = call.field_validation
+    if mode == "Strict":
+        if call.content_type == "application/apply-patch+yaml":
+            text = (f"failed to create typed patch object ({kind.group}/{kind.version}, Kind={kind.kind}): "
+                    + ", ".join(f".{path}: field not declared in schema" for path in unknown))
+        else:
+            text = "strict decoding error: " + ", ".join(f'unknown field "{path}"' for path in unknown)
+            if call.method in ("POST", "PUT"):
+                text = f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: {text}'
+        raise errors.BadRequest(text)
+    if mode == "Warn":
+        call.warnings += [f'unknown field "{path}"' for path in unknown]
+    pruned = openapi_schema.prune(obj, kind.schema or {})
+    if isinstance(meta, dict):
+        pruned["metadata"] = structure.prune(meta, OBJECT_META)
+    return pruned
+
+
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def spec_changed(kind: Kind, new: Obj, old: Obj) -> bool:
+    """Whether a write bumps metadata.generation: a spec change; for a custom kind, any change
+    outside metadata (and outside status when status is a subresource), as Kubernetes counts."""
+    if not kind.custom:
+        return new.get("spec") != old.get("spec")
+    skipped = ("metadata", "status") if kind.has_status else ("metadata",)
+    return ({k: v for k, v in new.items() if k not in skipped} !=
+            {k: v for k, v in old.items() if k not in skipped})
 
 
 def metadata_causes(kind: Kind, obj: Obj) -> list[dict[str, str]]:
@@ -135,12 +185,16 @@ def prepare_create(call: Call, obj: Obj, now: float, *, applied: bool = False) -
     meta["creationTimestamp"] = format_time(now)
     if kind.has_spec:
         meta["generation"] = 1
-    if kind.kind in RESETS_STATUS_ON_CREATE:
+    if kind.kind in RESETS_STATUS_ON_CREATE and not kind.custom:
         obj["status"] = {"phase": "Pending"} if kind.kind == "Pod" else {}
+    elif kind.custom and kind.has_status:
+        obj.pop("status", None)  # written through the status subresource only
     kind.defaults(obj)
     raise_if_invalid(kind, obj, metadata_causes(kind, obj))
     if namespace and kind.kind != "Namespace":
         ensure_namespace(namespace)
+    if kind is SERVICE:
+        allocation.service_allocate(obj)
     return obj if applied else track_fields(call, {}, obj, now)
 
 
@@ -186,10 +240,14 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
         elif kind.has_status:
             result.pop("status", None)
         kind.defaults(result)
-        if kind.has_spec and result.get("spec") != current.get("spec"):
+        if kind is SERVICE:
+            allocation.service_carry_over(result, current)
+        if kind.has_spec and spec_changed(kind, result, current):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
     causes = metadata_causes(kind, result) + kind.validate_update(result, current)
     raise_if_invalid(kind, result, causes)
+    if kind is SERVICE and not subresource:
+        allocation.service_allocate(result, current)
     if not applied:
         result = track_fields(call, current, result, now)
     return deletion_if_done(result)

@@ -36,9 +36,9 @@ PATCH_TYPES = ("application/apply-patch+yaml", "application/json-patch+json",
 def _default_kinds(kinds: Sequence[Kind] | None) -> Sequence[Kind]:
     if kinds is not None:
         return kinds
-    from control.kinds import KINDS
+    from control.kinds import all_kinds
 
-    return KINDS
+    return all_kinds()
 
 
 def gv_path(group: str, version: str) -> str:
@@ -141,8 +141,11 @@ def _body(schema_name: str) -> Doc:
     return {"content": {"*/*": {"schema": {"$ref": _REF + schema_name}}}, "required": True}
 
 
-def _patch_body() -> Doc:
-    return {"content": {t: {"schema": {"$ref": _REF + _PATCH}} for t in PATCH_TYPES}, "required": True}
+def _patch_body(custom: bool = False) -> Doc:
+    # Custom kinds take no strategic merge patch (Kubernetes' CRD paths do not list it, and kubectl
+    # apply reads that to fall back to a JSON merge patch).
+    types = [t for t in PATCH_TYPES if not (custom and "strategic" in t)]
+    return {"content": {t: {"schema": {"$ref": _REF + _PATCH}} for t in types}, "required": True}
 
 
 def _gvk(group: str, version: str, kind: str) -> Doc:
@@ -165,7 +168,7 @@ def _item_ops(k: Kind, schema: str, gvk: Doc, ident: str, what: str, tag: str) -
         "put": _op("put", gvk, f"replace{ident}", f"replace {what}", tag, params=_WRITE,
                    body=_body(schema), responses=_responses(schema, "200", "201")),
         "patch": _op("patch", gvk, f"patch{ident}", f"partially update {what}", tag,
-                     params=[*_WRITE, _FORCE], body=_patch_body(), responses=_responses(schema, "200", "201")),
+                     params=[*_WRITE, _FORCE], body=_patch_body(k.custom), responses=_responses(schema, "200", "201")),
     }
 
 
@@ -267,6 +270,21 @@ def reachable(names: Iterable[str], extra: dict[str, Doc] | None = None) -> dict
     return dict(sorted(out.items()))
 
 
+def _custom_component(k: Kind) -> Doc:
+    """A custom kind's schema as a component: the CRD version's openAPIV3Schema with apiVersion, kind
+    and the standard ObjectMeta, marked with its group-version-kind."""
+    import copy
+
+    schema = copy.deepcopy(k.schema or {"type": "object"})
+    props = schema.setdefault("properties", {})
+    props["apiVersion"] = {"type": "string", "description": "Versioned schema of this representation."}
+    props["kind"] = {"type": "string", "description": "The REST resource type this object represents."}
+    props["metadata"] = {"allOf": [{"$ref": _REF + _META + "ObjectMeta"}],
+                         "description": "Standard object's metadata."}
+    schema["x-kubernetes-group-version-kind"] = [_gvk(k.group, k.version, k.kind)]
+    return schema
+
+
 # --- documents -----------------------------------------------------------------------------------
 
 def _build(group: str, version: str, kinds: Sequence[Kind]) -> Doc:
@@ -278,6 +296,8 @@ def _build(group: str, version: str, kinds: Sequence[Kind]) -> Doc:
         paths.update(_kind_paths(k))
         roots.append(k.definition)
         lists[_list_name(k)] = _list_schema(k)
+        if k.custom:
+            lists[k.definition] = _custom_component(k)
         if "scale" in k.subresources:
             roots.append(_SCALE)
         if "binding" in k.subresources:
@@ -292,9 +312,16 @@ def _build(group: str, version: str, kinds: Sequence[Kind]) -> Doc:
 
 
 _CACHE: dict[str, tuple[Doc, bytes, str]] = {}
+_CACHED_GENERATION = -1  # the registry generation _CACHE was built for
 
 
 def _entry(path: str, kinds: Sequence[Kind] | None) -> tuple[Doc, bytes, str] | None:
+    from control import kinds as registry
+
+    global _CACHED_GENERATION
+    if kinds is None and _CACHED_GENERATION != registry.generation:
+        _CACHE.clear()  # custom kinds changed: every document is built again on demand
+        _CACHED_GENERATION = registry.generation
     if kinds is None and path in _CACHE:
         return _CACHE[path]
     actual = _default_kinds(kinds)

@@ -16,6 +16,7 @@ from control.api.objects import raise_if_invalid
 from control.api.patching import apply_patch
 from control.api.request import PATCH_TYPES, Call, check_type_meta, decode, decode_object
 from control.api.responses import Reply, json_response, success_status
+from control.kinds import jsonpath
 from control.kinds.base import Obj, cause, format_time
 
 SCALE_DEFINITION = "io.k8s.api.autoscaling.v1.Scale"
@@ -58,14 +59,21 @@ def bind(call: Call, now: float) -> Reply:
 
 # --- scale -----------------------------------------------------------------------------------
 
+def _replicas_at(obj: Obj, path: str) -> Any:
+    value = jsonpath.first(obj, path)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def scale_of(call: Call, obj: Obj) -> dict[str, Any]:
     meta = obj["metadata"]
+    scale = call.kind.scale
+    spec_path, status_path = (scale.spec_replicas_path, scale.status_replicas_path) if scale else (".spec.replicas", ".status.replicas")
     return {
         "kind": "Scale", "apiVersion": "autoscaling/v1",
         "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta},
-        "spec": {"replicas": (obj.get("spec") or {}).get("replicas", 0)},
-        "status": {"replicas": int((obj.get("status") or {}).get("replicas") or 0),
-                   "selector": call.kind.scale.selector(obj) if call.kind.scale else ""},
+        "spec": {"replicas": _replicas_at(obj, spec_path)},
+        "status": {"replicas": _replicas_at(obj, status_path),
+                   "selector": scale.selector(obj) if scale else ""},
     }
 
 
@@ -81,10 +89,12 @@ def _apply_scale(call: Call, current: Obj, scale: Any) -> Obj:
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise_if_invalid(call.kind, current, [cause("spec.replicas", f"Invalid value: {replicas!r}: must be greater than or equal to 0")])
     result = copy.deepcopy(current)
-    spec = result.setdefault("spec", {})
-    if spec.get("replicas") != replicas:
-        spec["replicas"] = replicas
+    path = call.kind.scale.spec_replicas_path if call.kind.scale else ".spec.replicas"
+    if jsonpath.first(result, path) != replicas:
+        jsonpath.set_value(result, path, replicas)
         result["metadata"]["generation"] = int(result["metadata"].get("generation") or 0) + 1
+    if call.kind.custom:  # the new value must still satisfy the schema (e.g. maximum)
+        raise_if_invalid(call.kind, result, call.kind.validate(result))
     return result
 
 

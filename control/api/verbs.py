@@ -15,6 +15,7 @@ from typing import Any
 
 from control import errors, store
 from control.api import tables
+from control.api.allocation import serialised
 from control.api.objects import (
     check_preconditions, deletion_if_done, prepare_create, prepare_update, status_details,
 )
@@ -23,6 +24,7 @@ from control.api.request import PATCH_TYPES, Call, decode, decode_object, int_pa
 from control.api.responses import Reply, json_response, raw_json_response, success_status
 from control.api.selection import Selection
 from control.kinds.base import Kind, Obj, format_time
+from control.kinds.crd import RESOURCE as CRD_RESOURCE
 
 now = time.time  # injected clock for server-set timestamps
 
@@ -34,6 +36,8 @@ def warning_header(warnings: list[str]) -> str:
 
 def _object_response(call: Call, obj: Obj, status: int = 200) -> Reply:
     headers = {"Warning": warning_header(call.warnings)} if call.warnings else None
+    if call.kind.on_read is not None:  # a custom kind: shown in the requested version, with defaults
+        obj = call.kind.on_read(obj)
     if tables.wants_table(call.accept):
         table = tables.table(call.kind, [obj], resource_version=obj["metadata"].get("resourceVersion", ""),
                              include=call.query.get("includeObject", "Metadata"))
@@ -138,13 +142,15 @@ def list_(call: Call) -> Reply:
     selection = Selection.from_query(call.kind, call.query)
     table = tables.wants_table(call.accept)
     limit, token = int_param(call.query, "limit"), call.query.get("continue", "")
-    if selection.everything and not table and not limit and not token:
+    if selection.everything and not table and not limit and not token and call.kind.on_read is None:
         # The common case (informers' relists, plain gets): the stored JSON goes out as it is.
         _check_resource_version(call.query, limit, token)
         bodies, revision = store.object_list(resource=call.kind.resource, namespace=call.namespace or None)
         return raw_json_response(f'{{"kind":"{call.kind.list_kind}","apiVersion":"{call.kind.api_version}",'
                                  f'"metadata":{{"resourceVersion":"{revision}"}},"items":[{",".join(bodies)}]}}')
     items, revision, token, remaining = list_objects(call, selection)
+    if call.kind.on_read is not None:
+        items = [call.kind.on_read(item) for item in items]
     if table:
         table = tables.table(call.kind, items, resource_version=str(revision), cont=token,
                              include=call.query.get("includeObject", "Metadata"))
@@ -160,10 +166,11 @@ def list_(call: Call) -> Reply:
 # --- writes ----------------------------------------------------------------------------------
 
 def create(call: Call) -> Reply:
-    obj = prepare_create(call, decode_object(call), now())
-    if call.dry_run:
-        return _object_response(call, obj, 201)
-    created = store.object_create(resource=call.kind.resource, obj=obj, actor=call.actor)
+    with serialised(call.kind, dry_run=call.dry_run):  # a Service's addresses: chosen and stored in one transaction
+        obj = prepare_create(call, decode_object(call), now())
+        if call.dry_run:
+            return _object_response(call, obj, 201)
+        created = store.object_create(resource=call.kind.resource, obj=obj, actor=call.actor)
     return _object_response(call, created, 201)
 
 
@@ -175,7 +182,7 @@ def update(call: Call, subresource: str = "") -> Reply:
     try:
         current = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
     except errors.NotFound:
-        if call.kind.kind in CREATE_ON_UPDATE and not subresource:
+        if call.kind.kind in CREATE_ON_UPDATE and not subresource and not call.kind.custom:
             return create(call)
         raise
     if call.dry_run:
@@ -193,6 +200,10 @@ def patch(call: Call, subresource: str = "") -> Reply:
         raise errors.UnsupportedMediaType(
             f"the body of the request was in an unknown format - accepted media types include: "
             f"{', '.join(t for t, v in PATCH_TYPES.items() if v)}")
+    if patch_type == "strategic" and call.kind.custom:
+        raise errors.UnsupportedMediaType(
+            f"the body of the request was in an unknown format - accepted media types include: "
+            f"application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
     document = decode(call.raw_body, call.content_type)
     if patch_type == "apply":
         from control.api.applying import server_side_apply_call
@@ -266,7 +277,7 @@ def mark_deleted(kind: Kind, current: Obj, options: dict[str, Any], at: float) -
     for wanted, finalizer in (("Foreground", "foregroundDeletion"), ("Orphan", "orphan")):
         if policy == wanted and finalizer not in finalizers and not meta.get("deletionTimestamp"):
             finalizers.append(finalizer)
-    grace = _pod_grace(current, options) if kind.kind == "Pod" else 0
+    grace = _pod_grace(current, options) if kind.kind == "Pod" and not kind.custom else 0
     if kind.kind == "Namespace" and (current.get("spec") or {}).get("finalizers"):
         current.setdefault("status", {})["phase"] = "Terminating"
         grace = 0
@@ -290,7 +301,16 @@ def mark_deleted(kind: Kind, current: Obj, options: dict[str, Any], at: float) -
 
 
 def delete_one(call: Call, name: str, options: dict[str, Any]) -> tuple[Obj, bool]:
-    """Delete (or mark) one object; returns its last state and whether it is gone."""
+    """Delete (or mark) one object; returns its last state and whether it is gone. Deleting a
+    CustomResourceDefinition deletes its objects in the same transaction (control.api.crds)."""
+    if call.kind.resource == CRD_RESOURCE:
+        from control.api.crds import delete_definition
+
+        return delete_definition(_delete_one, call, name, options)
+    return _delete_one(call, name, options)
+
+
+def _delete_one(call: Call, name: str, options: dict[str, Any]) -> tuple[Obj, bool]:
     removed = {"gone": False}
 
     def mutate(current: Obj):
@@ -309,7 +329,7 @@ def delete_one(call: Call, name: str, options: dict[str, Any]) -> tuple[Obj, boo
 
 def delete(call: Call) -> Reply:
     obj, gone = delete_one(call, call.name, delete_options(call))
-    if gone and call.kind.kind != "Pod":
+    if gone and (call.kind.kind != "Pod" or call.kind.custom):
         return json_response(success_status(status_details(call.kind, obj)))
     return json_response(obj)
 

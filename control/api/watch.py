@@ -108,7 +108,9 @@ async def _events(call: Call, selection: Selection, start: int, initial: list[di
             event_type = keep.translate(change)
             if event_type is None:
                 continue
-            if encoder.table:
+            if call.kind.on_read is not None:  # a custom kind: its requested version, with defaults
+                lines.append(encoder.line(event_type, None, call.kind.on_read(change.obj())).encode())
+            elif encoder.table:
                 lines.append(encoder.line(event_type, None, change.obj()).encode())
             elif event_type == change.type:
                 lines.append(change.line())  # encoded once, shared by every watcher
@@ -126,6 +128,8 @@ async def _events(call: Call, selection: Selection, start: int, initial: list[di
 
 def _initial_state(call: Call, selection: Selection) -> tuple[list[dict[str, Any]], int]:
     items, revision, _, _ = list_objects(Call(**{**call.__dict__, "query": {}}), selection)
+    if call.kind.on_read is not None:
+        items = [call.kind.on_read(item) for item in items]
     return items, revision
 
 

@@ -44,6 +44,8 @@ class ScaleSpec:
     """Where a kind keeps what the `scale` subresource reads and writes."""
 
     selector: Callable[[Obj], str]
+    spec_replicas_path: str = ".spec.replicas"  # custom kinds name their own paths (CRD scale subresource)
+    status_replicas_path: str = ".status.replicas"
 
 
 def _no_defaults(obj: Obj) -> None:
@@ -77,6 +79,18 @@ class Kind:
     field_getters: dict[str, Callable[[Obj], str]] = field(default_factory=dict)
     scale: ScaleSpec | None = None
     has_spec: bool = False  # whether the kind keeps metadata.generation (bumped by spec changes)
+    # Custom kinds (served from a CustomResourceDefinition): the CRD's name, the version's
+    # openAPIV3Schema, names the CRD may choose, and how a stored object is shown on reads
+    # (apiVersion of the requested version, schema defaults).
+    crd: str = ""
+    schema: dict[str, Any] | None = None
+    singular_name: str = ""
+    list_kind_name: str = ""
+    on_read: Callable[[Obj], Obj] | None = None
+
+    @property
+    def custom(self) -> bool:
+        return bool(self.crd)
 
     @property
     def api_version(self) -> str:
@@ -84,7 +98,7 @@ class Kind:
 
     @property
     def singular(self) -> str:
-        return self.kind.lower()
+        return self.singular_name or self.kind.lower()
 
     @property
     def resource(self) -> str:
@@ -93,7 +107,7 @@ class Kind:
 
     @property
     def list_kind(self) -> str:
-        return f"{self.kind}List"
+        return self.list_kind_name or f"{self.kind}List"
 
     @property
     def has_status(self) -> bool:

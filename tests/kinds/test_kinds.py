@@ -27,7 +27,7 @@ def test_registry_lookups():
     assert kinds.by_resource("apps", "v1", "deployments").kind == "Deployment"
     assert kinds.by_kind("v1", "Pod").plural == "pods"
     assert kinds.by_resource("", "v1", "nope") is None
-    assert set(kinds.group_versions()) == {"", "apps", "coordination.k8s.io"}
+    assert set(kinds.group_versions()) == {"", "apps", "coordination.k8s.io", "autoscaling", "apiextensions.k8s.io"}
 
 
 def test_deployment_defaults_match_the_real_server():

@@ -11,9 +11,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from control.kinds.schemas import apps, container, core, meta, node, pod, pod_status, volume
+from control.kinds.schemas import apiextensions, apps, autoscaling, container, core, meta, node, pod, pod_status, volume
 
-_MODULES = (meta, container, pod, pod_status, volume, node, core, apps)
+_MODULES = (meta, container, pod, pod_status, volume, node, core, apps, autoscaling, apiextensions)
 
 
 def _merge() -> dict[str, dict[str, Any]]:

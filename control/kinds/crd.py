@@ -1,0 +1,405 @@
+"""apiextensions.k8s.io/v1 CustomResourceDefinition: the kind, its validation, its status, and the
+`Kind`s a definition makes the hub serve.
+
+Guarantees (pure; nothing here touches the store or HTTP):
+- `validate_crd` refuses what Kubernetes refuses (name `<plural>.<group>`, scope, exactly one
+  storage version, names, a structural schema with `type: object` at the root, scale paths,
+  printer columns), with Kubernetes' cause wording; `crd_defaults` fills listKind, singular,
+  conversion and the status (acceptedNames, storedVersions, NamesAccepted/Established), asking the
+  registry whether another kind already uses the names (then NamesAccepted is False).
+- `kinds_of(crd)` gives one `Kind` per served version of an accepted definition, all stored under
+  one resource key `<group>/<plural>`; each validates, defaults and prunes by its version's
+  schema, prints its additionalPrinterColumns and shows stored objects in its own apiVersion.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any, Callable
+
+from control.kinds import jsonpath, openapi_schema, structural
+from control.kinds.base import (
+    AGE_COLUMN, DNS1035_LABEL, DNS1123_SUBDOMAIN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec,
+    cause, format_time, human_duration, parse_time, required,
+)
+
+GROUP = "apiextensions.k8s.io"
+RESOURCE = f"{GROUP}/customresourcedefinitions"
+DEFINITION = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"
+SCOPES = ("Cluster", "Namespaced")
+COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
+APPROVAL = "api-approved.kubernetes.io"
+PROTECTED_GROUPS = ("k8s.io", "kubernetes.io")
+
+
+def _spec(crd: Obj) -> dict[str, Any]:
+    spec = crd.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def _names(crd: Obj) -> dict[str, Any]:
+    names = _spec(crd).get("names")
+    return names if isinstance(names, dict) else {}
+
+
+def _versions(crd: Obj) -> list[dict[str, Any]]:
+    versions = _spec(crd).get("versions")
+    return [v for v in versions if isinstance(v, dict)] if isinstance(versions, list) else []
+
+
+def storage_version(crd: Obj) -> str:
+    return next((str(v.get("name")) for v in _versions(crd) if v.get("storage") is True), "")
+
+
+# --- defaults and status -------------------------------------------------------------------------
+
+def crd_defaults(crd: Obj) -> None:
+    spec = crd.get("spec")
+    if not isinstance(spec, dict):
+        return
+    names = spec.get("names")
+    if isinstance(names, dict) and isinstance(names.get("kind"), str) and names["kind"]:
+        names.setdefault("listKind", names["kind"] + "List")
+        names.setdefault("singular", names["kind"].lower())
+    spec.setdefault("conversion", {"strategy": "None"})
+    crd_status(crd)
+
+
+def _condition(kind: str, ok: bool, reason: str, message: str, previous: list[dict[str, Any]]) -> dict[str, Any]:
+    status = "True" if ok else "False"
+    old = next((c for c in previous if isinstance(c, dict) and c.get("type") == kind), None)
+    stamp = old.get("lastTransitionTime") if old and old.get("status") == status else None
+    return {"type": kind, "status": status, "reason": reason, "message": message,
+            "lastTransitionTime": stamp or format_time(time.time())}
+
+
+def name_conflict(crd: Obj) -> str:
+    """What another served kind already uses among this definition's names ("" when nothing)."""
+    from control import kinds as registry  # the registry imports this module
+
+    return registry.names_in_use(crd)
+
+
+def crd_status(crd: Obj) -> None:
+    """The status the hub sets when it starts serving (or refuses to serve) a definition."""
+    status = crd.get("status") if isinstance(crd.get("status"), dict) else {}
+    previous = status.get("conditions") if isinstance(status.get("conditions"), list) else []
+    names = _names(crd)
+    conflict = name_conflict(crd) if names.get("plural") and names.get("kind") else "names are not valid"
+    stored = [v for v in status.get("storedVersions") or [] if isinstance(v, str)]
+    storage = storage_version(crd)
+    if storage and storage not in stored:
+        stored.append(storage)
+    accepted_before = status.get("acceptedNames") if isinstance(status.get("acceptedNames"), dict) else {"plural": "", "kind": ""}
+    if conflict:
+        accepted = accepted_before
+        conditions = [_condition("NamesAccepted", False, "NameConflict", conflict, previous),
+                      _condition("Established", False, "NotAccepted", "not all names are accepted", previous)]
+    else:
+        accepted = {k: names[k] for k in ("plural", "singular", "shortNames", "kind", "listKind", "categories")
+                    if names.get(k)}
+        conditions = [_condition("NamesAccepted", True, "NoConflicts", "no conflicts found", previous),
+                      _condition("Established", True, "InitialNamesAccepted",
+                                 "the initial names have been accepted", previous)]
+    crd["status"] = {"conditions": conditions, "acceptedNames": accepted, "storedVersions": stored}
+
+
+def established(crd: Obj) -> bool:
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    return any(isinstance(c, dict) and c.get("type") == "Established" and c.get("status") == "True"
+               for c in conditions)
+
+
+# --- validation ----------------------------------------------------------------------------------
+
+def _unsupported(path: str, value: Any, allowed: tuple[str, ...]) -> Cause:
+    shown = f'"{value}"' if isinstance(value, str) else repr(value)
+    return cause(path, f"Unsupported value: {shown}: supported values: " + ", ".join(f'"{a}"' for a in allowed),
+                 "FieldValueNotSupported")
+
+
+def _names_causes(crd: Obj) -> list[Cause]:
+    names, out = _names(crd), []
+    if not isinstance(_spec(crd).get("names"), dict):
+        return [required("spec.names")]
+    plural, kind = names.get("plural"), names.get("kind")
+    if not plural:
+        out.append(required("spec.names.plural"))
+    elif not isinstance(plural, str) or not DNS1035_LABEL.match(plural):
+        out.append(cause("spec.names.plural", f'Invalid value: "{plural}": a lowercase RFC 1123 label must consist of '
+                         "lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"))
+    if not kind:
+        out.append(required("spec.names.kind"))
+    elif not isinstance(kind, str) or not DNS1035_LABEL.match(kind.lower()):
+        out.append(cause("spec.names.kind", f'Invalid value: "{kind}": may have mixed case, but should otherwise '
+                         "match: [a-z]([-a-z0-9]*[a-z0-9])?"))
+    for key in ("singular",):
+        value = names.get(key)
+        if value and (not isinstance(value, str) or not DNS1035_LABEL.match(value)):
+            out.append(cause(f"spec.names.{key}", f'Invalid value: "{value}": a lowercase RFC 1123 label must consist '
+                             "of lower case alphanumeric characters or '-'"))
+    list_kind = names.get("listKind")
+    if list_kind and list_kind == kind:
+        out.append(cause("spec.names.listKind", f'Invalid value: "{list_kind}": kind and listKind may not be the same'))
+    for key in ("shortNames", "categories"):
+        values = names.get(key)
+        if values is None:
+            continue
+        if not isinstance(values, list):
+            out.append(cause(f"spec.names.{key}", "Invalid value: must be a list of strings"))
+            continue
+        for index, value in enumerate(values):
+            if not isinstance(value, str) or not DNS1035_LABEL.match(value):
+                out.append(cause(f"spec.names.{key}[{index}]", f'Invalid value: "{value}": a lowercase RFC 1123 label '
+                                 "must consist of lower case alphanumeric characters or '-'"))
+    return out
+
+
+def _scale_causes(scale: Any, path: str) -> list[Cause]:
+    if scale is None:
+        return []
+    if not isinstance(scale, dict):
+        return [cause(path, "Invalid value: must be an object")]
+    out = []
+    for key, under in (("specReplicasPath", ".spec"), ("statusReplicasPath", ".status"), ("labelSelectorPath", "")):
+        value = scale.get(key)
+        if value is None:
+            if key != "labelSelectorPath":
+                out.append(required(f"{path}.{key}"))
+            continue
+        fields = jsonpath.plain_fields(value) if isinstance(value, str) else None
+        if fields is None or (under and (len(fields) < 2 or fields[0] != under[1:])) or (
+                not under and fields[0] not in ("spec", "status")):
+            where = f"under {under}" if under else "under .spec or .status"
+            out.append(cause(f"{path}.{key}", f'Invalid value: "{value}": should be a json path {where}'))
+    return out
+
+
+def _version_causes(version: dict[str, Any], path: str) -> list[Cause]:
+    out = []
+    name = version.get("name")
+    if not name:
+        out.append(required(f"{path}.name"))
+    elif not isinstance(name, str) or not DNS1035_LABEL.match(name):
+        out.append(cause(f"{path}.name", f'Invalid value: "{name}": a DNS-1035 label must consist of lower case '
+                         "alphanumeric characters or '-', start with an alphabetic character, and end with an "
+                         "alphanumeric character"))
+    for key in ("served", "storage"):
+        if not isinstance(version.get(key), bool):
+            out.append(required(f"{path}.{key}"))
+    schema = (version.get("schema") or {}).get("openAPIV3Schema") if isinstance(version.get("schema"), dict) else None
+    if schema is None:
+        out.append(cause(f"{path}.schema.openAPIV3Schema", "Required value: schemas are required", "FieldValueRequired"))
+    else:
+        out += structural.structural_causes(schema, f"{path}.schema.openAPIV3Schema")
+    subresources = version.get("subresources")
+    if isinstance(subresources, dict):
+        out += _scale_causes(subresources.get("scale"), f"{path}.subresources.scale")
+    columns = version.get("additionalPrinterColumns") or []
+    for index, column in enumerate(columns if isinstance(columns, list) else []):
+        where = f"{path}.additionalPrinterColumns[{index}]"
+        if not isinstance(column, dict):
+            out.append(cause(where, "Invalid value: must be an object"))
+            continue
+        if not column.get("name"):
+            out.append(required(f"{where}.name"))
+        if column.get("type") not in COLUMN_TYPES:
+            out.append(_unsupported(f"{where}.type", column.get("type"), COLUMN_TYPES))
+        if not column.get("jsonPath"):
+            out.append(required(f"{where}.jsonPath"))
+        elif not jsonpath.valid(column["jsonPath"]):
+            out.append(cause(f"{where}.jsonPath", f'Invalid value: "{column["jsonPath"]}": must be a simple json path'))
+    return out
+
+
+def validate_crd(crd: Obj) -> list[Cause]:
+    spec = crd.get("spec")
+    if not isinstance(spec, dict):
+        return [required("spec")]
+    out: list[Cause] = []
+    group, plural = spec.get("group"), _names(crd).get("plural")
+    if not group:
+        out.append(required("spec.group"))
+    elif not isinstance(group, str) or not DNS1123_SUBDOMAIN.match(group) or "." not in group:
+        out.append(cause("spec.group", f'Invalid value: "{group}": should be a domain with at least one dot'))
+    elif any(group == g or group.endswith("." + g) for g in PROTECTED_GROUPS) and \
+            not (crd["metadata"].get("annotations") or {}).get(APPROVAL):
+        out.append(cause(f"metadata.annotations[{APPROVAL}]", "Required value: protected groups must have approval "
+                         "annotation \"api-approved.kubernetes.io\", see https://github.com/kubernetes/enhancements/pull/1111",
+                         "FieldValueRequired"))
+    name = crd["metadata"].get("name")
+    if group and plural and name != f"{plural}.{group}":
+        out.append(cause("metadata.name", f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group'))
+    if spec.get("scope") not in SCOPES:
+        out.append(_unsupported("spec.scope", spec.get("scope"), SCOPES) if spec.get("scope") else required("spec.scope"))
+    out += _names_causes(crd)
+    versions = spec.get("versions")
+    if not isinstance(versions, list) or not versions:
+        out.append(cause("spec.versions", "Invalid value: must have exactly one version marked as storage version"
+                         if versions else "Required value: must have at least one version", "FieldValueRequired"))
+    else:
+        seen: set[str] = set()
+        for index, version in enumerate(versions):
+            if not isinstance(version, dict):
+                out.append(cause(f"spec.versions[{index}]", "Invalid value: must be an object"))
+                continue
+            out += _version_causes(version, f"spec.versions[{index}]")
+            if version.get("name") in seen:
+                out.append(cause(f"spec.versions[{index}].name", f'Duplicate value: "{version.get("name")}"',
+                                 "FieldValueDuplicate"))
+            seen.add(str(version.get("name")))
+        storages = sum(1 for v in versions if isinstance(v, dict) and v.get("storage") is True)
+        if storages != 1:
+            out.append(cause("spec.versions", f"Invalid value: {_version_list(versions)}: must have exactly one "
+                             "version marked as storage version"))
+    if spec.get("preserveUnknownFields") is True:
+        out.append(cause("spec.preserveUnknownFields", "Invalid value: true: must be false in order to use defaults "
+                         "in the schema"))
+    strategy = (spec.get("conversion") or {}).get("strategy") if isinstance(spec.get("conversion"), dict) else None
+    if strategy not in (None, "None"):
+        out.append(_unsupported("spec.conversion.strategy", strategy, ("None",)))
+    return out
+
+
+def _version_list(versions: list[Any]) -> str:
+    return "[]apiextensions.CustomResourceDefinitionVersion{" + ", ".join(
+        str(v.get("name")) for v in versions if isinstance(v, dict)) + "}"
+
+
+def validate_crd_update(new: Obj, old: Obj) -> list[Cause]:
+    out = []
+    for key in ("group", "scope"):
+        if _spec(new).get(key) != _spec(old).get(key):
+            out.append(cause(f"spec.{key}", f'Invalid value: "{_spec(new).get(key)}": field is immutable'))
+    names = {str(v.get("name")) for v in _versions(new)}
+    for index, stored in enumerate((new.get("status") or {}).get("storedVersions") or []):
+        if stored not in names:
+            out.append(cause(f"status.storedVersions[{index}]", f'Invalid value: "{stored}": must appear in '
+                             "spec.versions"))
+    return out
+
+
+def crd_cells(crd: Obj, now: float) -> list[Any]:
+    return [crd["metadata"]["name"], crd["metadata"].get("creationTimestamp", "")]
+
+
+CUSTOMRESOURCEDEFINITION = Kind(
+    group=GROUP, version="v1", kind="CustomResourceDefinition", plural="customresourcedefinitions",
+    namespaced=False, definition=DEFINITION, short_names=("crd", "crds"), subresources=("status",),
+    defaults=crd_defaults, validate=validate_crd, validate_update=validate_crd_update,
+    columns=(NAME_COLUMN, Column("Created At", type="date", description="The time the definition was created.")),
+    cells=crd_cells, has_spec=True,
+)
+
+
+# --- the kinds a definition serves ---------------------------------------------------------------
+
+def _cell(value: Any, kind: str, now: float) -> Any:
+    if value is None:
+        return None
+    if kind == "date":
+        stamp = parse_time(value) if isinstance(value, str) else None
+        return "<invalid>" if stamp is None else human_duration(now - stamp)
+    if kind == "integer":
+        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if kind == "number":
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if kind == "boolean":
+        return value if isinstance(value, bool) else None
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _printing(version: dict[str, Any]) -> tuple[tuple[Column, ...], Callable[[Obj, float], list[Any]] | None]:
+    specs = [c for c in version.get("additionalPrinterColumns") or [] if isinstance(c, dict)]
+    if not specs:
+        return (NAME_COLUMN, AGE_COLUMN), None
+    columns = (NAME_COLUMN, *(Column(str(c.get("name")), type=str(c.get("type") or "string"),
+                                     format=str(c.get("format") or ""),
+                                     description=str(c.get("description") or c.get("name")),
+                                     priority=int(c.get("priority") or 0)) for c in specs))
+
+    def cells(obj: Obj, now: float) -> list[Any]:
+        row: list[Any] = [obj["metadata"]["name"]]
+        for spec in specs:
+            row.append(_cell(jsonpath.first(obj, str(spec.get("jsonPath"))), str(spec.get("type")), now))
+        return row
+
+    return columns, cells
+
+
+def _scale_spec(scale: dict[str, Any]) -> ScaleSpec:
+    selector_path = scale.get("labelSelectorPath")
+
+    def selector(obj: Obj) -> str:
+        value = jsonpath.first(obj, selector_path) if selector_path else None
+        return value if isinstance(value, str) else ""
+
+    return ScaleSpec(selector=selector, spec_replicas_path=str(scale.get("specReplicasPath")),
+                     status_replicas_path=str(scale.get("statusReplicasPath")))
+
+
+def _reader(api_version: str, schema: dict[str, Any]) -> Callable[[Obj], Obj]:
+    def on_read(obj: Obj) -> Obj:
+        shown = dict(obj)
+        shown["apiVersion"] = api_version
+        openapi_schema.apply_defaults(shown, schema)
+        return shown
+    return on_read
+
+
+def _defaulter(schema: dict[str, Any]) -> Callable[[Obj], None]:
+    return lambda obj: openapi_schema.apply_defaults(obj, schema)
+
+
+def _validator(schema: dict[str, Any]) -> Callable[[Obj], list[Cause]]:
+    return lambda obj: openapi_schema.validate(obj, schema)
+
+
+def component_name(group: str, version: str, kind: str) -> str:
+    """The OpenAPI component of a custom kind, as Kubernetes names it: reversed group, version, kind."""
+    return ".".join([*reversed(group.split(".")), version, kind])
+
+
+def kinds_of(crd: Obj) -> list[Kind]:
+    """The kinds an accepted definition serves, one per served version (none when not established)."""
+    if not established(crd) or validate_crd(crd):
+        return []
+    spec, names = _spec(crd), _names(crd)
+    group = spec["group"]
+    out = []
+    for version in _versions(crd):
+        if version.get("served") is not True:
+            continue
+        schema = version["schema"]["openAPIV3Schema"]
+        subresources = version.get("subresources") if isinstance(version.get("subresources"), dict) else {}
+        subs = tuple(s for s in ("status", "scale") if isinstance(subresources.get(s), dict))
+        columns, cells = _printing(version)
+        name = str(version["name"])
+        out.append(Kind(
+            group=group, version=name, kind=names["kind"], plural=names["plural"],
+            namespaced=spec["scope"] == "Namespaced", definition=component_name(group, name, names["kind"]),
+            short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
+            subresources=subs, defaults=_defaulter(schema), validate=_validator(schema),
+            columns=columns, cells=cells, has_spec=True,
+            scale=_scale_spec(subresources["scale"]) if "scale" in subs else None,
+            crd=crd["metadata"]["name"], schema=schema, singular_name=names.get("singular") or "",
+            list_kind_name=names.get("listKind") or "", on_read=_reader(f"{group}/{name}", schema),
+        ))
+    return out
+
+
+def version_priority(version: str) -> tuple:
+    """Kubernetes' version order: GA before beta before alpha, higher numbers first, then others by name."""
+    match = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if not match:
+        return (3, 0, 0, version)
+    stage = {None: 0, "beta": 1, "alpha": 2}[match.group(2)]
+    return (stage, -int(match.group(1)), -int(match.group(3) or 0), version)
+
+
