@@ -12,15 +12,19 @@ Guarantees (kube-controller-manager's garbage collector):
 - Orphan: an owner carrying the `orphan` finalizer gets the references to it removed from its
   dependents, then the finalizer removed.
 - Every write is guarded by a resourceVersion or uid precondition; a 409 is retried by the runner.
-Watched: pods, replicasets, deployments, services, endpoints, configmaps, leases, nodes. Owners of
-other kinds the hub serves are looked up live; owners of kinds it does not serve are kept.
+Watched: pods, replicasets, deployments, services, endpoints, configmaps, leases, nodes, and every
+custom kind: the collector watches CustomResourceDefinitions through the hub and, for each one
+that is Established, starts an informer on the kind it serves (its storage version), so owners
+and dependents of custom kinds (an Order and its Dishes) are collected like built-in ones; a
+deleted definition stops its informer. Owners of kinds it does not know are kept.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Callable
 
 from control import errors
 from control.client.informer import Handlers, Informer, by_owner
@@ -34,6 +38,8 @@ from control.controllers.common import Obj, meta, terminating, uid_of
 log = logging.getLogger(__name__)
 
 WATCHED = (PODS, REPLICASETS, DEPLOYMENTS, SERVICES, ENDPOINTS, CONFIGMAPS, LEASES, NODES)
+DEFINITIONS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
+                       namespaced=False)
 FOREGROUND, ORPHAN = "foregroundDeletion", "orphan"
 
 
@@ -54,6 +60,21 @@ def owner_refs(obj: Obj) -> list[dict[str, Any]]:
     return [r for r in meta(obj).get("ownerReferences") or [] if r.get("uid")]
 
 
+def custom_resource(crd: Obj) -> Resource | None:
+    """The kind an Established CustomResourceDefinition serves, at its storage version (else its
+    first served one); None while it is not Established or when it serves nothing."""
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    if not any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+        return None
+    spec, names = crd.get("spec") or {}, (crd.get("spec") or {}).get("names") or {}
+    served = [v for v in spec.get("versions") or [] if v.get("served")]
+    version = next((v for v in served if v.get("storage")), served[0] if served else None)
+    if version is None or not spec.get("group") or not names.get("plural") or not names.get("kind"):
+        return None
+    return Resource(spec["group"], version["name"], names["plural"], names["kind"],
+                    namespaced=spec.get("scope", "Namespaced") == "Namespaced")
+
+
 def finalizer_patch(obj: Obj, finalizer: str) -> Obj:
     rest = [f for f in meta(obj).get("finalizers") or [] if f != finalizer]
     return {"metadata": {"finalizers": rest or None, "resourceVersion": meta(obj)["resourceVersion"]}}
@@ -66,18 +87,68 @@ def drop_refs_patch(obj: Obj, uids: set[str]) -> Obj:
 
 class GarbageCollector:
     def __init__(self, client: Any, informers: dict[Resource, Informer], *, clock: Any, absent_memory: int = 4096):
-        self.client, self.informers = client, informers
-        self.by_id = {resource_id(r): r for r in informers}
+        self.client, self.clock = client, clock
+        self.informers: dict[Resource, Informer] = {}
+        self.by_id: dict[str, Resource] = {}
+        self.kinds: dict[tuple[str, str], Resource] = dict(BY_KIND)
         self.queue = WorkQueue(clock=clock)
         self.absent: OrderedDict[str, None] = OrderedDict()
         self.absent_memory = absent_memory
+        self.custom: dict[str, tuple[Resource, Informer, Any]] = {}  # definition name -> its kind's informer
+        self._start: Callable[[Informer], Any] = lambda informer: None
         for resource, informer in informers.items():
-            informer.cache.add_indexer("by_owner", by_owner)
-            informer.cache.add_indexer("by_uid", by_uid)
-            informer.add_handlers(Handlers(
-                on_add=lambda obj, r=resource: self._changed(r, obj),
-                on_update=lambda old, new, r=resource: self._updated(r, old, new),
-                on_delete=lambda obj, r=resource: self._deleted(r, obj)))
+            self.watch(resource, informer)
+
+    def watch(self, resource: Resource, informer: Informer) -> None:
+        self.informers[resource] = informer
+        self.by_id[resource_id(resource)] = resource
+        self.kinds[(resource.api_version, resource.kind)] = resource
+        informer.cache.add_indexer("by_owner", by_owner)
+        informer.cache.add_indexer("by_uid", by_uid)
+        informer.add_handlers(Handlers(
+            on_add=lambda obj, r=resource: self._changed(r, obj),
+            on_update=lambda old, new, r=resource: self._updated(r, old, new),
+            on_delete=lambda obj, r=resource: self._deleted(r, obj)))
+
+    # --- custom kinds, discovered from their definitions ---------------------------------------
+
+    def follow_definitions(self, definitions: Informer, start: Callable[[Informer], Any]) -> None:
+        """Watch every kind a definition serves; `start(informer)` runs an informer (returns a task)."""
+        self._start = start
+        definitions.add_handlers(Handlers(on_add=self._definition_changed,
+                                          on_update=lambda old, new: self._definition_changed(new),
+                                          on_delete=self._definition_deleted))
+
+    def _definition_changed(self, crd: Obj) -> None:
+        name, resource = meta(crd).get("name", ""), custom_resource(crd)
+        known = self.custom.get(name)
+        if known and known[0] == resource:
+            return
+        if known:
+            self._definition_deleted(crd)
+        if resource is None or resource in self.informers:
+            return
+        informer = Informer(self.client, resource, clock=self.clock)
+        self.watch(resource, informer)
+        self.custom[name] = (resource, informer, self._start(informer))
+        log.info("garbage collector now watches %s (from %s)", resource_id(resource), name)
+
+    def _definition_deleted(self, crd: Obj) -> None:
+        known = self.custom.pop(meta(crd).get("name", ""), None)
+        if known is None:
+            return
+        resource, _, task = known
+        if task is not None:
+            task.cancel()
+        self.informers.pop(resource, None)
+        self.by_id.pop(resource_id(resource), None)
+        if self.kinds.get((resource.api_version, resource.kind)) == resource:
+            del self.kinds[(resource.api_version, resource.kind)]
+
+    def _custom_kind(self, ref: dict[str, Any]) -> Resource | None:
+        """A custom owner named at another version than the one watched: same group and kind."""
+        group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+        return next((r for r, _, _ in self.custom.values() if r.group == group and r.kind == ref.get("kind")), None)
 
     # --- handlers ------------------------------------------------------------------------------
 
@@ -123,7 +194,7 @@ class GarbageCollector:
 
     async def owner_state(self, ref: dict[str, Any], namespace: str) -> str:
         """"solid", "waiting" (being deleted in foreground) or "absent"."""
-        resource = BY_KIND.get((ref.get("apiVersion"), ref.get("kind")))
+        resource = self.kinds.get((ref.get("apiVersion"), ref.get("kind"))) or self._custom_kind(ref)
         if resource is None:
             return "solid"  # a kind the hub does not serve: not ours to judge
         if ref["uid"] in self.absent:
@@ -147,7 +218,8 @@ class GarbageCollector:
     async def reconcile(self, key: str) -> Result:
         rid, _, obj_key = key.partition("|")
         resource = self.by_id.get(rid)
-        obj = self.informers[resource].cache.get(obj_key) if resource else None
+        informer = self.informers.get(resource) if resource else None
+        obj = informer.cache.get(obj_key) if informer else None
         if obj is None:
             return DONE
         finalizers = meta(obj).get("finalizers") or []
@@ -215,4 +287,7 @@ class GarbageCollector:
 def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
     watched = {r: informers.get(r, indexers={"by_owner": by_owner, "by_uid": by_uid}) for r in WATCHED}
     collector = GarbageCollector(client, watched, clock=clock)
+    # Custom kinds come and go with their definitions; the runner does not wait for them to sync
+    # (a hub without CustomResourceDefinitions must not hold the built-in kinds' collection back).
+    collector.follow_definitions(informers.get(DEFINITIONS), lambda informer: asyncio.ensure_future(informer.run()))
     return Runner("garbagecollector", collector.reconcile, collector.queue, list(watched.values()), workers=4)

@@ -1,0 +1,100 @@
+"""What both cooks read off the slip and the dishes, and how both take a 409 on the slip.
+
+Guarantees: nothing here does I/O or changes its arguments (cached objects are shared and read-only).
+`phase` is one function of the slip's count and the two cooks' counts, so whichever cook writes
+last, the phase on the slip agrees with the counts beside it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from control.client.runner import Result
+from control.restaurant.manifests import API_VERSION, ORDER_LABEL
+
+Obj = dict[str, Any]
+RECHECK_AFTER_CONFLICT = 1.0  # seconds; the newer slip's watch event normally brings the key back first
+
+
+def stale(key: str, conflict: Exception) -> Result:
+    """After a 409 on the slip: the newer slip is on its way through the watch, and its event
+    queues the key again; retrying before it arrives would only earn another 409. A look after
+    `RECHECK_AFTER_CONFLICT` is the safety net."""
+    return Result("requeue_after", after=RECHECK_AFTER_CONFLICT, reason=f"409 Conflict on {key}: {conflict}")
+
+
+def meta(obj: Obj) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def stamp(seconds: float) -> str:
+    """Kubernetes' `Time` format: whole seconds, UTC."""
+    return datetime.fromtimestamp(int(seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def wanted(order: Obj) -> int:
+    try:
+        return max(0, int((order.get("spec") or {}).get("count", 0)))
+    except (TypeError, ValueError):
+        return 0
+
+
+def phase(count: int, cooked: int, garnished: int) -> str:
+    """Cooking until exactly `count` dishes exist, Cooked until `count` are garnished, then Garnished."""
+    if cooked != count:
+        return "Cooking"
+    if garnished < count:
+        return "Cooked"
+    return "Garnished"
+
+
+def controller_uid(dish: Obj) -> str:
+    for ref in meta(dish).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref.get("uid", "")
+    return ""
+
+
+def order_name(dish: Obj) -> str:
+    """The Order a dish belongs to: its controller reference, else its label."""
+    for ref in meta(dish).get("ownerReferences") or []:
+        if ref.get("controller") and ref.get("kind") == "Order" and ref.get("apiVersion") == API_VERSION:
+            return ref.get("name", "")
+    return (meta(dish).get("labels") or {}).get(ORDER_LABEL, "")
+
+
+def order_key_of(dish: Obj) -> str | None:
+    name = order_name(dish)
+    return f"{meta(dish).get('namespace', '')}/{name}" if name else None
+
+
+def cooked_for(order: Obj, dishes: list[Obj]) -> list[Obj]:
+    """The dishes of this very Order (controller uid, so a new slip with an old name gets its own)."""
+    uid = meta(order).get("uid")
+    return [d for d in dishes if uid and controller_uid(d) == uid and not meta(d).get("deletionTimestamp")]
+
+
+def garnished(dish: Obj) -> bool:
+    return bool((dish.get("status") or {}).get("garnished"))
+
+
+def new_dish(order: Obj) -> Obj:
+    """A dish for the order: generateName `<order>-`, labelled with and controlled by the order."""
+    name, namespace = meta(order)["name"], meta(order).get("namespace", "default")
+    return {"apiVersion": API_VERSION, "kind": "Dish",
+            "metadata": {"generateName": f"{name}-", "namespace": namespace, "labels": {ORDER_LABEL: name},
+                         "ownerReferences": [{"apiVersion": API_VERSION, "kind": "Order", "name": name,
+                                              "uid": meta(order)["uid"], "controller": True,
+                                              "blockOwnerDeletion": True}]},
+            "spec": {"menu": (order.get("spec") or {}).get("menu", ""), "order": name}}
+
+
+def extra_dishes(dishes: list[Obj], count: int) -> list[Obj]:
+    """The dishes to throw away when there are more than `count`: ungarnished first, newest first."""
+    surplus = len(dishes) - count
+    if surplus <= 0:
+        return []
+    newest_first = sorted(dishes, key=lambda d: (meta(d).get("creationTimestamp", ""), meta(d).get("name", "")),
+                          reverse=True)
+    return sorted(newest_first, key=garnished)[:surplus]  # stable: keeps newest-first within each group
