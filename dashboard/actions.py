@@ -6,6 +6,8 @@ Guarantees:
   anything else; arguments are checked before any request (`ActionError`).
 - Writes that depend on a read (scaling) carry the resourceVersion they read, so a concurrent
   change answers 409 Conflict instead of being overwritten.
+- Custom objects are reached by the apiVersion and plural their button carries; only custom
+  groups (`custom.is_custom_group`) are accepted there.
 - Spokes are stopped and started declaratively: the dashboard writes the desired state into the
   ConfigMap `kube-system/kubekitchen-spokes` (merge patch on `data`; a kubelet's key is
   `kubelet.<node>`, as ConfigMap keys cannot hold a "/"), the supervisor acts on it.
@@ -18,12 +20,16 @@ from typing import Any, Awaitable, Callable
 
 from control import errors
 from control.client.http import HubClient
-from control.client.resources import CONFIGMAPS, DEPLOYMENTS, NODES, PODS
+from control.client.resources import CONFIGMAPS, DEPLOYMENTS, NODES, PODS, Resource
+from dashboard.custom import is_custom_group
 from dashboard.presenters import CRASH_ANNOTATION, SPOKES_CONFIGMAP, spoke_key
 
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 SPOKES = re.compile(r"^(scheduler|controller-manager|kubelet/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$")
+API_VERSION = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)/(v[0-9a-z]+)$")
+PLURAL = re.compile(r"^[a-z][a-z0-9]{0,62}$")
 CRASH_AFTER_SECONDS = "1"
+MAX_ORDER_COUNT = 50
 
 
 class ActionError(ValueError):
@@ -90,9 +96,40 @@ async def set_spoke(client: HubClient, form: dict[str, str]) -> str:
     return f"{spoke}: {state}"
 
 
+def _custom_resource(form: dict[str, str], kind: str = "") -> Resource:
+    api_version, plural = (form.get("apiVersion") or "").strip(), (form.get("plural") or "").strip()
+    match = API_VERSION.match(api_version)
+    if not match or not is_custom_group(match.group(1)) or not PLURAL.match(plural):
+        raise ActionError(f"{api_version!r} {plural!r} is not a custom resource")
+    return Resource(match.group(1), match.group(3), plural, kind)
+
+
+async def delete_custom(client: HubClient, form: dict[str, str]) -> str:
+    resource = _custom_resource(form)
+    namespace, name = _name(form, "namespace"), _name(form)
+    await client.delete(resource, name, namespace)
+    return f"{resource.plural}.{resource.group}/{name} deleted"
+
+
+async def place_order(client: HubClient, form: dict[str, str]) -> str:
+    resource = _custom_resource(form, "Order")
+    namespace, menu = _name(form, "namespace"), _name(form, "menu")
+    try:
+        count = int(form.get("count", ""))
+    except ValueError:
+        raise ActionError("count must be an integer") from None
+    if not 1 <= count <= MAX_ORDER_COUNT:
+        raise ActionError(f"count must be between 1 and {MAX_ORDER_COUNT}")
+    body = {"apiVersion": resource.api_version, "kind": "Order",
+            "metadata": {"generateName": f"{menu[:40]}-", "namespace": namespace},
+            "spec": {"menu": menu, "count": count}}
+    created = await client.create(resource, body, namespace)
+    return f"{resource.plural}.{resource.group}/{created['metadata']['name']} created"
+
+
 ACTIONS: dict[str, Callable[[HubClient, dict[str, str]], Awaitable[str]]] = {
     "delete-pod": delete_pod, "crash": crash_pod, "cordon": cordon, "uncordon": uncordon,
-    "scale": scale, "spoke": set_spoke,
+    "scale": scale, "spoke": set_spoke, "delete-custom": delete_custom, "place-order": place_order,
 }
 
 

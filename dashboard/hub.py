@@ -6,12 +6,15 @@ Guarantees:
 - The hub's base URL is `settings.KK_HUB_URL` when set, otherwise the address of the very socket
   the browser's request arrived on (the dashboard is served by the hub's own process), otherwise
   the request's Host header.
+- `stream_lines` and `read_text` reach the hub's two non-JSON answers (the NDJSON of a traffic
+  run, the text of a kube-proxy table) as the same client; a refusal raises the hub's error.
 - `TRAFFIC_GROUP` is the channel-layer group the hub publishes its traffic records to
   (duplicated from `control.api.traffic.GROUP`, which the dashboard may not import).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
@@ -19,7 +22,7 @@ from typing import Any, AsyncIterator
 import httpx
 from django.conf import settings
 
-from control.client.http import HubClient
+from control.client.http import HubClient, HubUnreachable, error_from_status
 
 AGENT = "dashboard (kube-kitchen)"
 WIRE_AGENT = "dashboard/wire (kube-kitchen)"
@@ -74,3 +77,43 @@ async def client_for(scope: dict[str, Any]) -> AsyncIterator[HubClient]:
         yield client
     finally:
         await client.close()
+
+
+def _raw_client(base_url: str, read_timeout: float) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=base_url, transport=transport, headers={"User-Agent": AGENT},
+                             timeout=httpx.Timeout(10.0, read=read_timeout))
+
+
+async def _raise_for(response: httpx.Response) -> None:
+    if response.status_code < 300:
+        return
+    body = await response.aread()
+    try:
+        status = json.loads(body)
+    except ValueError:
+        status = {"message": body[:500].decode(errors="replace")}
+    raise error_from_status(status if isinstance(status, dict) else {"message": str(status)}, response.status_code)
+
+
+async def stream_lines(base_url: str, method: str, path: str, params: dict[str, str], *,
+                       read_timeout: float = 120.0) -> AsyncIterator[dict[str, Any]]:
+    """Each JSON line of a streamed answer, as it arrives."""
+    try:
+        async with _raw_client(base_url, read_timeout) as http:
+            async with http.stream(method, path, params=params) as response:
+                await _raise_for(response)
+                async for line in response.aiter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+    except httpx.HTTPError as exc:
+        raise HubUnreachable(f"cannot reach the hub at {base_url}: {exc!r}") from None
+
+
+async def read_text(base_url: str, path: str, params: dict[str, str]) -> str:
+    try:
+        async with _raw_client(base_url, 10.0) as http:
+            response = await http.get(path, params=params)
+            await _raise_for(response)
+            return response.text
+    except httpx.HTTPError as exc:
+        raise HubUnreachable(f"cannot reach the hub at {base_url}: {exc!r}") from None

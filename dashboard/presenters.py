@@ -5,16 +5,16 @@ Guarantees:
   gives the same view model, and a view model carries only what the page draws (so 1,000 pods
   cost kilobytes, not megabytes, on the websocket).
 - `change_item` keeps every change of every kind (the version log shows them all) and attaches a
-  view model only for the kinds the panels draw.
-- `terms()` gives each word of the picture twice, as Kubernetes names it and as the restaurant
-  story of the seed articles tells it, in the active language (English or Korean).
+  view model only for the kinds the panels draw: the built-in ones of `PRESENTERS` (keyed by
+  plural) and every custom kind (keyed "<group>/<plural>", view models from `dashboard.custom`).
+- The page's words live in `dashboard.words`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from django.utils.translation import gettext_lazy as _
+from dashboard import custom
 
 Obj = dict[str, Any]
 SPOKES_CONFIGMAP = ("kube-system", "kubekitchen-spokes")
@@ -96,12 +96,53 @@ def replicaset_vm(replicaset: Obj) -> Obj:
             "ready": int(status.get("readyReplicas") or 0)}
 
 
+def _port_text(port: Obj) -> str:
+    """A Service port as `kubectl get svc` prints it: "80/TCP", or "80:31234/TCP" with a nodePort."""
+    node_port = f":{port['nodePort']}" if port.get("nodePort") else ""
+    return f"{port.get('port')}{node_port}/{port.get('protocol', 'TCP')}"
+
+
 def service_vm(service: Obj) -> Obj:
-    spec = service.get("spec") or {}
-    ports = [f"{p.get('port')}/{p.get('protocol', 'TCP')}" for p in spec.get("ports") or [] if isinstance(p, dict)]
+    spec, status = service.get("spec") or {}, service.get("status") or {}
+    ports = [_port_text(p) for p in spec.get("ports") or [] if isinstance(p, dict)]
     selector = spec.get("selector") or {}
+    ingress = ((status.get("loadBalancer") or {}).get("ingress")) or []
+    external = [str(i.get("ip") or i.get("hostname")) for i in ingress if isinstance(i, dict) and (i.get("ip") or i.get("hostname"))]
+    external += [str(ip) for ip in spec.get("externalIPs") or [] if str(ip) not in external]
     return {**_base(service), "type": spec.get("type", "ClusterIP"), "clusterIP": spec.get("clusterIP", ""),
+            "externalIPs": external, "externalName": spec.get("externalName", ""),
             "ports": ports, "selector": ",".join(f"{k}={v}" for k, v in sorted(selector.items()))}
+
+
+def _cpu_target(spec: Obj) -> int | None:
+    for metric in spec.get("metrics") or []:
+        resource = (metric or {}).get("resource") or {}
+        if metric.get("type") == "Resource" and resource.get("name") == "cpu":
+            value = (resource.get("target") or {}).get("averageUtilization")
+            return int(value) if value is not None else None
+    return None
+
+
+def _cpu_current(status: Obj) -> int | None:
+    for metric in status.get("currentMetrics") or []:
+        resource = (metric or {}).get("resource") or {}
+        if metric.get("type") == "Resource" and resource.get("name") == "cpu":
+            value = (resource.get("current") or {}).get("averageUtilization")
+            return int(value) if value is not None else None
+    return None
+
+
+def hpa_vm(hpa: Obj) -> Obj:
+    """An autoscaling/v2 HorizontalPodAutoscaler as `kubectl get hpa` reads it."""
+    spec, status = hpa.get("spec") or {}, hpa.get("status") or {}
+    target = spec.get("scaleTargetRef") or {}
+    conditions = [{"type": c.get("type", ""), "status": c.get("status", ""), "reason": c.get("reason", "")}
+                  for c in status.get("conditions") or [] if isinstance(c, dict)]
+    return {**_base(hpa), "target": f"{target.get('kind', '')}/{target.get('name', '')}",
+            "targetCPU": _cpu_target(spec), "currentCPU": _cpu_current(status),
+            "min": int(spec.get("minReplicas") or 1), "max": int(spec.get("maxReplicas") or 0),
+            "current": int(status.get("currentReplicas") or 0), "desired": int(status.get("desiredReplicas") or 0),
+            "lastScale": status.get("lastScaleTime") or "", "conditions": conditions}
 
 
 def endpoints_vm(endpoints: Obj) -> Obj:
@@ -131,11 +172,14 @@ def spokes_vm(configmap: Obj) -> Obj:
 
 PRESENTERS: dict[str, Callable[[Obj], Obj]] = {
     "pods": pod_vm, "nodes": node_vm, "deployments": deployment_vm, "replicasets": replicaset_vm,
-    "services": service_vm, "endpoints": endpoints_vm,
+    "services": service_vm, "endpoints": endpoints_vm, "horizontalpodautoscalers": hpa_vm,
+    "customresourcedefinitions": custom.crd_vm,
 }
 KINDS = {"pods": "Pod", "nodes": "Node", "deployments": "Deployment", "replicasets": "ReplicaSet",
          "services": "Service", "endpoints": "Endpoints", "events": "Event", "leases": "Lease",
-         "configmaps": "ConfigMap", "namespaces": "Namespace"}
+         "configmaps": "ConfigMap", "namespaces": "Namespace",
+         "horizontalpodautoscalers": "HorizontalPodAutoscaler",
+         "customresourcedefinitions": "CustomResourceDefinition"}
 
 
 def is_spokes_configmap(resource: str, namespace: str, name: str) -> bool:
@@ -143,9 +187,13 @@ def is_spokes_configmap(resource: str, namespace: str, name: str) -> bool:
 
 
 def present(resource: str, obj: Obj) -> Obj | None:
+    """The view model of one object of `resource` (a plural, or "<group>/<plural>" for a custom
+    kind), or None when the page does not draw that kind."""
     presenter = PRESENTERS.get(resource)
     if presenter is not None:
         return presenter(obj)
+    if "/" in resource:
+        return custom.object_vm(resource, obj)
     meta = _meta(obj)
     if is_spokes_configmap(resource, meta.get("namespace", ""), meta.get("name", "")):
         return spokes_vm(obj)
@@ -153,116 +201,20 @@ def present(resource: str, obj: Obj) -> Obj | None:
 
 
 def snapshot(body: Obj) -> Obj:
-    """The hub's snapshot as view models, keyed by resource."""
+    """The hub's snapshot as view models, keyed by resource: every built-in kind the page draws
+    (empty when the hub does not serve it) and every custom kind the hub sent."""
     objects = body.get("objects") or {}
+    keys = [*PRESENTERS, *(key for key in objects if "/" in key)]
     return {"revision": int(body.get("revision") or 0),
-            "objects": {resource: [PRESENTERS[resource](o) for o in objects.get(resource) or []]
-                        for resource in PRESENTERS}}
+            "objects": {key: [vm for vm in (present(key, o) for o in objects.get(key) or []) if vm is not None]
+                        for key in keys}}
 
 
 def change_item(change: Obj) -> Obj:
     """One committed change as a line of the version log, with a view model when it is drawn."""
-    resource = change.get("resource", "")
+    plural, group = change.get("resource", ""), change.get("group", "")
+    resource = f"{group}/{plural}" if custom.is_custom_group(group) else plural
     obj = change.get("object") or {}
     return {"rv": int(change.get("revision") or 0), "type": change.get("type", ""), "resource": resource,
             "kind": obj.get("kind") or KINDS.get(resource, resource), "ns": change.get("namespace", ""),
             "name": change.get("name", ""), "actor": change.get("actor", ""), "vm": present(resource, obj)}
-
-
-# --- words ---------------------------------------------------------------------------------------
-
-TERMS: dict[str, tuple[Any, Any]] = {
-    # key: (as Kubernetes names it, as the restaurant story tells it)
-    "hub": (_("API server"), _("Waiter")),
-    "store": (_("etcd (store)"), _("Notepad")),
-    "kube-controller-manager": (_("controller-manager"), _("Cook: keeps every count")),
-    "kube-scheduler": (_("scheduler"), _("Cook: picks a stove")),
-    "kubelet": (_("kubelet"), _("Stove cook")),
-    "kubectl": (_("kubectl"), _("Guest (kubectl)")),
-    "python-client": (_("Python client"), _("Guest (Python)")),
-    "dashboard": (_("dashboard"), _("This page (a guest)")),
-    "dashboard/wire": (_("dashboard: wire view"), _("Listener (wire view)")),
-    "supervisor": (_("supervisor"), _("Kitchen manager")),
-    "unknown": (_("unknown client"), _("Unknown guest")),
-    "controllers": (_("replicaset · deployment · endpoints · garbage collector · namespace · node lifecycle"),
-                    _("counts dishes · follows orders · tells the counter · clears plates")),
-    "pod": (_("Pod"), _("Dish")),
-    "pods": (_("Pods"), _("Dishes")),
-    "node": (_("Node"), _("Stove")),
-    "nodes": (_("Nodes and their pods"), _("Stoves and their dishes")),
-    "unscheduled": (_("Not scheduled yet"), _("Waiting for a stove")),
-    "deployments": (_("Deployments and ReplicaSets"), _("Orders and their batches")),
-    "deployment": (_("Deployment"), _("Order")),
-    "replicaset": (_("ReplicaSet"), _("Batch")),
-    "services": (_("Services and endpoints"), _("Serving counters and ready plates")),
-    "service": (_("Service"), _("Serving counter")),
-    "endpoints": (_("Endpoints"), _("Ready plates")),
-    "log": (_("Version log"), _("The notepad, line by line")),
-    "manifest": (_("Manifest (desired state)"), _("Order slip (what the guest wants)")),
-    "apply": (_("Apply"), _("Hand the slip to the waiter")),
-    "request": (_("request"), _("a cook or guest speaks to the waiter")),
-    "watch": (_("watch event"), _("the waiter tells a cook the order changed")),
-    "requests": (_("requests"), _("spoken")),
-    "watches": (_("watch events"), _("told")),
-    "errors": (_("errors"), _("refused")),
-    "delete-pod": (_("Delete pod"), _("Drop the pasta")),
-    "crash": (_("Crash container"), _("Burn the dish")),
-    "cordon": (_("Cordon"), _("Close the stove")),
-    "uncordon": (_("Uncordon"), _("Open the stove")),
-    "stop": (_("Stop"), _("Send home")),
-    "start": (_("Start"), _("Call back")),
-    "stop-kubelet": (_("Stop kubelet"), _("Send the cook home")),
-    "start-kubelet": (_("Start kubelet"), _("Call the cook back")),
-    "scale-up": (_("Scale +1"), _("One more")),
-    "scale-down": (_("Scale −1"), _("One fewer")),
-    "desired": (_("desired"), _("ordered")),
-    "current": (_("current"), _("cooking")),
-    "ready": (_("ready"), _("garnished")),
-    "revision": (_("revision"), _("slip line")),
-    "wire": (_("The wire: one watch stream, byte by byte"), _("Listening in: what the waiter says, word by word")),
-    "story": (_("Every component talks only to the API server; users declare, controllers reconcile."),
-              _("Everyone talks only through the waiter; the kitchen always completes the order — a dropped pasta is cooked again.")),
-}
-
-STATUS_WORDS: dict[str, tuple[Any, Any]] = {
-    "Pending": (_("Pending"), _("Waiting for a stove")),
-    "ContainerCreating": (_("ContainerCreating"), _("Cooking")),
-    "Running": (_("Running"), _("Cooked")),
-    "Ready": (_("Ready"), _("Garnished")),
-    "CrashLoopBackOff": (_("CrashLoopBackOff"), _("Burnt again and again")),
-    "Error": (_("Error"), _("Burnt")),
-    "Completed": (_("Completed"), _("Served")),
-    "Succeeded": (_("Succeeded"), _("Served")),
-    "Failed": (_("Failed"), _("Burnt")),
-    "Terminating": (_("Terminating"), _("Being cleared away")),
-}
-
-UI_STRINGS: dict[str, Any] = {
-    "connected": _("live"),
-    "connecting": _("connecting…"),
-    "reloading": _("history expired (410): reloading the snapshot"),
-    "hub-down": _("the hub does not answer; retrying"),
-    "paused": _("paused"),
-    "no-pods": _("no pods"),
-    "not-ready": _("NotReady"),
-    "cordoned": _("cordoned"),
-    "stopped": _("stopped"),
-    "running": _("running"),
-    "restarts": _("restarts"),
-    "bytes": _("bytes"),
-    "chunk": _("chunk"),
-    "no-endpoints": _("no endpoints"),
-    "wire-open": _("Open the stream"),
-    "wire-close": _("Close the stream"),
-}
-
-
-def _pair(pair: tuple[Any, Any]) -> dict[str, str]:
-    return {"k8s": str(pair[0]), "kitchen": str(pair[1])}
-
-
-def terms() -> dict[str, Any]:
-    """Every word the page's script draws with, in the active language."""
-    return {"terms": {key: _pair(pair) for key, pair in TERMS.items()},
-            "status": {key: _pair(pair) for key, pair in STATUS_WORDS.items()},
-            "ui": {key: str(value) for key, value in UI_STRINGS.items()}}

@@ -12,6 +12,8 @@ urlpatterns = [
     path("", views.index, name="index"),
     path("apply/", views.apply, name="apply"),
     path("actions/<slug:name>/", views.action, name="action"),
+    path("traffic/", views.traffic, name="traffic"),
+    path("proxyrules/<str:node>/", views.proxy_rules, name="proxy_rules"),
     path("i18n/", include("django.conf.urls.i18n")),
     re_path(r"^static/(?P<path>.*)$", serve, {"insecure": True}),
 ]

@@ -1,5 +1,6 @@
-"""The dashboard's HTTP views: the page, the manifest form and the object buttons. Thin: each turns
-a form into one call of `manifests` or `actions` and renders the answer as an htmx partial.
+"""The dashboard's HTTP views: the page, the manifest form, the object buttons, the traffic form
+and a node's kube-proxy table. Thin: each turns a form into one call of `manifests`, `actions` or
+`network` and renders the answer as an htmx partial.
 
 Guarantees: the page and partials render in the language the browser chose (the `django_language`
 cookie set by Django's `set_language`, else Accept-Language); a partial always carries the hub's
@@ -18,7 +19,7 @@ from django.utils import translation
 from django.views.decorators.http import require_GET, require_POST
 
 from control import errors
-from dashboard import hub, manifests, presenters
+from dashboard import hub, manifests, network, words
 from dashboard.actions import ACTIONS, ActionError, form_of
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
@@ -37,7 +38,7 @@ def localized(view: View) -> View:
 
 def page_context() -> dict[str, Any]:
     examples = {name: (EXAMPLES_DIR / f"{name}.yaml").read_text() for name in EXAMPLES}
-    return {"words": presenters.terms(), "examples": examples,
+    return {"words": words.terms(), "examples": examples,
             "initial_manifest": examples["deployment"]}
 
 
@@ -75,3 +76,31 @@ async def action(request: HttpRequest, name: str) -> HttpResponse:
         message, status = exc.message, exc.code
     return render(request, "dashboard/_action_result.html",
                   {"message": message, "ok": status < 300, "action": name}, status=status)
+
+
+async def _attempt(call: Awaitable[Any]) -> tuple[Any, str, int]:
+    """(what the call returned, "", 200), or (None, why, status) when the form or the hub refused."""
+    try:
+        return await call, "", 200
+    except ActionError as exc:
+        return None, str(exc), 400
+    except errors.ApiError as exc:
+        return None, exc.message, exc.code
+
+
+@require_POST
+@localized
+async def traffic(request: HttpRequest) -> HttpResponse:
+    summary, message, status = await _attempt(
+        network.send_traffic(hub.hub_url(hub.scope_of(request)), form_of(request.POST)))
+    return render(request, "dashboard/_traffic_result.html",
+                  {"summary": summary, "message": message, "ok": status < 300}, status=status)
+
+
+@require_GET
+@localized
+async def proxy_rules(request: HttpRequest, node: str) -> HttpResponse:
+    rules, message, status = await _attempt(network.proxy_rules(hub.hub_url(hub.scope_of(request)), node))
+    lines = network.rule_lines(rules) if rules is not None else []
+    return render(request, "dashboard/_proxy_rules.html", {"lines": lines, "message": message, "node": node},
+                  status=status)

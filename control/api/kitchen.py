@@ -1,7 +1,9 @@
 """Kube Kitchen's own two paths for the dashboard (not part of the Kubernetes API):
 
 - `GET /kubekitchen/snapshot`: the objects the picture draws, and the revision they are
-  consistent with (the "list" half of list-then-watch).
+  consistent with (the "list" half of list-then-watch): the built-in kinds of `SNAPSHOT_KINDS`
+  that the hub serves (keyed by plural), and every object of every custom kind (keyed
+  "<group>/<plural>", so a custom plural never shadows a built-in one).
 - `GET /kubekitchen/changes?watch=1&resourceVersion=N`: every committed change after N, of every
   kind, in revision order, each with the client that caused it (the "watch" half; the version log).
 
@@ -24,18 +26,22 @@ from control.api.feed import get_feed
 from control.api.request import int_param
 from control.api.responses import Reply, Stream, dumps, raw_json_response
 
-SNAPSHOT_KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "endpoints")
+SNAPSHOT_KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "endpoints",
+                  "horizontalpodautoscalers", "customresourcedefinitions")
 BOOKMARK_EVERY = 10.0
 _CHANGES = SimpleNamespace(plural="changes", group="kubekitchen")
 
 
-def _resource_key(plural: str) -> str:
-    kind = next(k for k in registry.KINDS if k.plural == plural)
-    return kind.resource
+def snapshot_keys() -> dict[str, str]:
+    """{snapshot key: store resource} for the built-in kinds the picture draws and every custom
+    kind served now (one key per kind, however many versions it serves)."""
+    keys = {k.plural: k.resource for k in registry.KINDS if k.plural in SNAPSHOT_KINDS}
+    keys.update({k.resource: k.resource for k in registry.all_kinds() if k.custom})
+    return keys
 
 
 def _snapshot_text() -> str:
-    keys = {plural: _resource_key(plural) for plural in SNAPSHOT_KINDS}
+    keys = snapshot_keys()
     bodies, revision = store.objects_of(list(keys.values()))
     parts = ",".join(f'"{plural}":[{",".join(bodies[key])}]' for plural, key in keys.items())
     return f'{{"revision":{revision},"objects":{{{parts}}}}}'

@@ -1,18 +1,26 @@
 // The dashboard page: wires the websocket to the model, and the model to the renderers, which run
 // once per animation frame. Nothing here draws on a timer: every movement follows a record or a
 // change that arrived.
+import { CustomPanel } from "./custom.js";
 import { onNextFrame } from "./frame.js";
+import { HpaPanel } from "./hpa.js";
 import { LiveSocket } from "./live.js";
 import { VersionLog } from "./log.js";
 import { Model } from "./model.js";
 import { Panels } from "./panels.js";
 import { Picture } from "./picture.js";
+import { ProxyRules } from "./rules.js";
+import { TrafficView } from "./traffic.js";
 import { WireView } from "./wire.js";
 import { setMode, ui } from "./words.js";
 
 const model = new Model();
 const picture = new Picture(document.getElementById("hub-svg"));
-const panels = new Panels(model);
+const traffic = new TrafficView(model, picture);
+const panels = new Panels(model, traffic.answered);
+const hpas = new HpaPanel(model);
+const custom = new CustomPanel(model, picture);
+const rules = new ProxyRules((node) => document.body.dataset.rulesUrl.replace("NODE", encodeURIComponent(node)));
 const versionLog = new VersionLog();
 const wire = new WireView(() => onNextFrame(() => wire.render()));
 const connection = document.getElementById("connection");
@@ -22,9 +30,15 @@ function draw() {
   if (fullRender) {
     fullRender = false;
     panels.renderAll();
+    hpas.renderAll();
+    custom.renderAll();
+    rules.restore();
   } else {
     panels.render();
+    hpas.render();
+    custom.render();
   }
+  traffic.render();
   if (model.spokesDirty) {
     picture.setSpokeStates(model.spokes);
     model.spokesDirty = false;
@@ -43,13 +57,19 @@ function receive(message) {
     fullRender = true;
   } else if (message.t === "history") {
     versionLog.add(message.items);
+    model.sampleHistory(message.items);
     picture.know(new Set(message.items.map((item) => item.actor)));
   } else if (message.t === "changes") {
     const applied = model.applyChanges(message);
     versionLog.add(applied);
     picture.storeWrites(applied.length);
   } else if (message.t === "traffic") {
+    // Service requests answered through a kube-proxy are drawn by the traffic view; the rest
+    // are the hub's own requests and watch deliveries.
+    const requests = message.records.filter((record) => record.type === "service.request");
+    if (requests.length) traffic.add(requests);
     picture.traffic(message.records);
+    rules.notice(message.records);
   } else if (message.t === "expired") {
     model.revision = null;
   }
@@ -63,7 +83,7 @@ function showState(state) {
 
 const live = new LiveSocket({ onMessage: receive, onState: showState, revision: () => model.revision });
 live.connect();
-window.kubeKitchen = { model, picture, live, versionLog, receive };
+window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules };
 
 // --- the switches ------------------------------------------------------------------------------
 
@@ -110,4 +130,9 @@ document.addEventListener("click", (event) => {
   window.htmx.ajax("POST", actionUrl.replace("ACTION", button.dataset.action), {
     target: "#action-result", swap: "innerHTML", values,
   }).finally(() => { button.disabled = false; });
+});
+
+document.getElementById("traffic-reset").addEventListener("click", () => {
+  traffic.reset();
+  onNextFrame(draw);
 });

@@ -1,7 +1,9 @@
 // The live panels: nodes with their pods, Deployments with their ReplicaSets, Services with their
 // endpoints. Each object has one element, found by key; a frame updates only the objects that
 // changed since the last frame (a full redraw happens only after a snapshot or a change of labels).
-// Buttons carry data-action and are sent with htmx by app.js.
+// Buttons carry data-action and are sent with htmx by app.js. Each node card has a switch that
+// shows its kube-proxy's table (ProxyRules fills it); each pod chip shows how many Service requests
+// it answered (the counts live in `answered`, kept by the traffic view).
 import { statusWord, term, ui } from "./words.js";
 
 const DENSE_AT = 48;
@@ -33,14 +35,24 @@ function podClass(vm) {
   return `pod phase-${phase}${vm.terminating ? " terminating" : ""}`;
 }
 
+// How many Service requests a pod answered: a number and a short bar (its share of its Service's).
+export function answeredBadge({ count, share }) {
+  const badge = h("span", "answered", `⇢${count}`);
+  const bar = h("i", "share");
+  bar.style.width = `${Math.max(0.15, share * 3).toFixed(2)}rem`;
+  badge.append(bar);
+  return badge;
+}
+
 function podStatus(vm) {
   if (vm.status === "Running" && vm.ready) return "Ready";
   return vm.status;
 }
 
 export class Panels {
-  constructor(model) {
+  constructor(model, answered = new Map()) {
     this.model = model;
+    this.answered = answered;
     this.nodeList = document.getElementById("node-list");
     this.workloadRows = document.getElementById("workload-rows");
     this.serviceList = document.getElementById("service-list");
@@ -98,6 +110,14 @@ export class Panels {
     head.append(title, badges, count, buttons);
     const pods = h("div", "pods");
     root.append(head, pods);
+    if (name) {
+      const rules = h("details", "proxy-rules");
+      rules.dataset.node = name;
+      const summary = h("summary", "", term("proxy-rules"));
+      summary.dataset.term = "proxy-rules";
+      rules.append(summary, h("div", "rules-box"));
+      root.append(rules);
+    }
     card = { root, title, badges, buttons, count, pods, size: 0 };
     this.cards.set(name, card);
     if (name) this.nodeList.append(root);
@@ -183,6 +203,8 @@ export class Panels {
     const name = h("span", "pod-name", shortName(vm));
     const status = h("span", "pod-status", statusWord(podStatus(vm)));
     const parts = [name, status];
+    const answered = this.answered.get(vm.key);
+    if (answered) parts.push(answeredBadge(answered));
     if (vm.restarts) parts.push(h("span", "restarts", `↻${vm.restarts}`));
     if (!vm.terminating) {
       const data = { namespace: vm.ns, name: vm.name };
@@ -264,14 +286,26 @@ export class Panels {
       this.serviceList.append(block);
     }
     const head = h("h3", "", `${term("service")} ${vm.name}`);
-    const meta = h("p", "service-meta", `${vm.type} ${vm.clusterIP} · ${vm.ports.join(", ")} · ${vm.selector}`);
+    head.append(h("span", `svc-type type-${vm.type.toLowerCase()}`, vm.type));
+    const facts = h("dl", "service-meta");
+    const fact = (label, value, cls = "") => {
+      if (!value) return;
+      facts.append(h("dt", "", label), h("dd", cls, value));
+    };
+    fact("ClusterIP", vm.clusterIP, "mono");
+    fact(ui("external"), vm.externalIPs.join(", ") || (vm.type === "LoadBalancer" ? "<pending>" : ""), "mono external");
+    fact("ExternalName", vm.externalName, "mono");
+    fact(ui("ports"), vm.ports.join(", "), "mono ports");
+    fact(ui("selector"), vm.selector, "mono");
     const list = h("ul", "addresses");
     const addresses = endpoints ? endpoints.addresses : [];
     for (const address of addresses) {
-      list.append(h("li", address.ready ? "ready" : "not-ready", `${address.ip} → ${address.pod}`));
+      const item = h("li", address.ready ? "ready" : "not-ready", `${address.ip} → ${address.pod}`);
+      if (!address.ready) item.append(h("span", "why", ` (${ui("not-ready-endpoint")})`));
+      list.append(item);
     }
-    if (!addresses.length) list.append(h("li", "none", ui("no-endpoints")));
-    block.replaceChildren(head, meta, list);
+    if (!addresses.length && vm.type !== "ExternalName") list.append(h("li", "none", ui("no-endpoints")));
+    block.replaceChildren(head, facts, list);
   }
 
   // --- spokes the supervisor controls --------------------------------------------------------

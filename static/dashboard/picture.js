@@ -17,7 +17,9 @@ const MAX_ACTIVE = 260;
 const MAX_WAITING = 600;
 const STARTS_PER_FRAME = 60;
 const TRAVEL_MS = 850;
-const RANK = ["kube-controller-manager", "kube-scheduler", "kubelet/", "supervisor", "kubectl",
+const CROWDED = 9; // more spokes than this: the controller-manager's list of controllers is left out
+const RANK = ["kube-controller-manager", "kube-scheduler", "kubelet/", "kube-proxy/", "line-cook", "garnish-cook",
+  "supervisor", "kubectl",
   "python-client", "dashboard", "dashboard/wire"];
 // The supervisor's ConfigMap names spokes by component; the hub's traffic names them by client.
 const CONTROLLED = { "kube-controller-manager": "controller-manager", "kube-scheduler": "scheduler" };
@@ -32,6 +34,13 @@ function el(name, attrs = {}, parent = null) {
 function rank(who) {
   const index = RANK.findIndex((prefix) => (prefix.endsWith("/") ? who.startsWith(prefix) : who === prefix));
   return index < 0 ? RANK.length : index;
+}
+
+// The letter in a spoke's circle: a kubelet's node number, "P" and the node number for a kube-proxy.
+function initial(who) {
+  if (who.startsWith("kubelet/")) return who.split("-").pop();
+  if (who.startsWith("kube-proxy/")) return `P${who.split("-").pop()}`;
+  return who[0].toUpperCase();
 }
 
 export function verbClass(record) {
@@ -99,7 +108,7 @@ export class Picture {
         el("tspan", { x: 0, dy: i ? 26 : 0 }, spoke.controllers).textContent = names.slice(i, i + 2).join(" · ");
       }
     }
-    spoke.initial.textContent = spoke.who.startsWith("kubelet/") ? spoke.who.split("-").pop() : spoke.who[0].toUpperCase();
+    spoke.initial.textContent = initial(spoke.who);
     const state = this.desiredState(spoke.who);
     spoke.group.classList.toggle("stopped", state === "stopped");
     spoke.line.classList.toggle("stopped", state === "stopped");
@@ -136,7 +145,9 @@ export class Picture {
       spoke.line.setAttribute("y1", (HUB_EDGE * sin).toFixed(1));
       spoke.line.setAttribute("x2", (spoke.x - NODE_R * cos).toFixed(1));
       spoke.line.setAttribute("y2", (spoke.y - NODE_R * sin).toFixed(1));
-      const anchor = cos > 0.3 ? "start" : cos < -0.3 ? "end" : "middle";
+      // Only a spoke straight above or below the hub is labelled centred: with many spokes, two
+      // near the bottom would otherwise write over each other.
+      const anchor = cos > 0.12 ? "start" : cos < -0.12 ? "end" : "middle";
       const out = NODE_R + 14;
       let lx = out * cos;
       let ly = out * sin + 8;
@@ -144,7 +155,11 @@ export class Picture {
       spoke.label.setAttribute("transform", `translate(${lx.toFixed(1)},${ly.toFixed(1)})`);
       spoke.name.setAttribute("text-anchor", anchor);
       spoke.counts.setAttribute("text-anchor", anchor);
-      if (spoke.controllers) spoke.controllers.setAttribute("text-anchor", anchor);
+      if (spoke.controllers) {
+        spoke.controllers.setAttribute("text-anchor", anchor);
+        // With many spokes the next label starts where the controllers' names would run.
+        spoke.controllers.style.display = count > CROWDED ? "none" : "";
+      }
       this.fit(spoke, anchor, spoke.x + lx, lx, ly);
     });
   }
@@ -166,9 +181,18 @@ export class Picture {
     for (const who of actors) if (who && who !== HUB_ITSELF) this.spoke(who);
   }
 
+  // Where a spoke's circle is on the screen (for dots that leave the picture), or null.
+  spokeCentre(who) {
+    const spoke = this.spokes.get(who);
+    if (!spoke) return null;
+    const rect = spoke.group.querySelector(".spoke-node").getBoundingClientRect();
+    return rect.width ? { x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 } : null;
+  }
+
   // Traffic records from the hub: count them, and queue one dot for each.
   traffic(records) {
     for (const record of records) {
+      if (record.type !== "request" && record.type !== "watch") continue;
       const spoke = this.spoke(record.who || "unknown");
       if (record.type === "request") {
         spoke.requests += 1;

@@ -40,5 +40,6 @@ export function ui(key) {
 export function clientName(who) {
   if (who === "kube-apiserver") return term("hub");
   if (who.startsWith("kubelet/")) return `${term("kubelet")} ${who.slice(8)}`;
+  if (who.startsWith("kube-proxy/")) return `${term("kube-proxy")} ${who.slice(11)}`;
   return words.terms[who] ? term(who) : who;
 }

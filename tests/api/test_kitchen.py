@@ -24,7 +24,8 @@ def test_snapshot_then_changes_with_actors():
         assert api.post("/api/v1/namespaces/default/pods", json.dumps(pod)).status_code == 201
         snap = json.loads(api.get("/kubekitchen/snapshot").content)
         assert [p["metadata"]["name"] for p in snap["objects"]["pods"]] == ["pasta"]
-        assert set(snap["objects"]) == set(kitchen.SNAPSHOT_KINDS)
+        assert set(snap["objects"]) == set(kitchen.snapshot_keys())
+        assert {"pods", "nodes", "deployments", "replicasets", "services", "endpoints"} <= set(snap["objects"])
         revision = snap["revision"]
         api.delete("/api/v1/namespaces/default/pods/pasta")
 
@@ -73,3 +74,40 @@ def test_changes_from_a_compacted_revision_end_with_410():
 def test_changes_is_a_watch_only():
     with pytest.raises(errors.BadRequest):
         asyncio.run(kitchen.changes({}, "x"))
+
+
+def test_custom_kinds_are_keyed_by_group_and_plural_and_built_ins_by_plural(monkeypatch):
+    from control import kinds as registry
+    from control.kinds.base import Kind
+
+    order = [Kind(group="kitchen.kubekitchen.dev", version=version, kind="Order", plural="orders", namespaced=True,
+                  definition=f"dev.kubekitchen.kitchen.{version}.Order", crd="orders.kitchen.kubekitchen.dev")
+             for version in ("v1", "v1beta1")]
+    monkeypatch.setattr(registry, "all_kinds", lambda: [*registry.KINDS, *order])
+    keys = kitchen.snapshot_keys()
+    assert keys["kitchen.kubekitchen.dev/orders"] == "kitchen.kubekitchen.dev/orders"
+    assert keys["pods"] == "/pods" and keys["deployments"] == "apps/deployments"
+    assert "leases" not in keys and "orders" not in keys
+    assert keys["horizontalpodautoscalers"] == "autoscaling/horizontalpodautoscalers"
+    assert keys["customresourcedefinitions"] == "apiextensions.k8s.io/customresourcedefinitions"
+
+
+def test_the_snapshot_holds_every_custom_kind_keyed_by_group_and_plural():
+    from control import kinds as registry
+    from control.restaurant.manifests import ORDER_CRD, order
+
+    cluster_bootstrap()
+    api = ApiClient("kubectl/v1.32.4")
+    try:
+        created = api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json.dumps(ORDER_CRD))
+        assert created.status_code == 201, created.content
+        slip = api.post("/apis/kitchen.kubekitchen.dev/v1/namespaces/default/orders", json.dumps(order("dinner")))
+        assert slip.status_code == 201, slip.content
+        snap = json.loads(api.get("/kubekitchen/snapshot").content)
+        assert [o["metadata"]["name"] for o in snap["objects"]["kitchen.kubekitchen.dev/orders"]] == ["dinner"]
+        assert [c["metadata"]["name"] for c in snap["objects"]["customresourcedefinitions"]] == [
+            "orders.kitchen.kubekitchen.dev"]
+        assert snap["objects"]["horizontalpodautoscalers"] == []
+    finally:
+        api.close()
+        registry.crds_loaded([], revision=0, reset=True)  # the next test's fresh store serves no custom kind

@@ -42,6 +42,8 @@ class FakeHub:
     log: list[dict[str, Any]] = field(default_factory=list)  # change lines, revision order
     compacted_through: int = 0
     answers: dict[tuple[str, str], tuple[int, Any]] = field(default_factory=dict)
+    # answers that are not one JSON document (NDJSON streams, text): (code, bytes, content type)
+    raw: dict[tuple[str, str], tuple[int, bytes, str]] = field(default_factory=dict)
     requests: list[Seen] = field(default_factory=list)
 
     def change(self, kind: str, obj: dict[str, Any], revision: int, *, type_: str = "ADDED",
@@ -60,6 +62,9 @@ class FakeHub:
         path = request.url.path
         self.requests.append(Seen(request.method, path, query, request.headers.get("content-type", ""), body,
                                   request.headers.get("user-agent", "")))
+        if (request.method, path) in self.raw:
+            code, content, content_type = self.raw[(request.method, path)]
+            return httpx.Response(code, content=content, headers={"Content-Type": content_type})
         if (request.method, path) in self.answers:
             code, answer = self.answers[(request.method, path)]
             return httpx.Response(code, json=answer)

@@ -103,6 +103,7 @@ def test_the_workshop_in_the_browser(page, cluster):
     assert re.search(r"ADDED\s+Pod/pasta-\S+\s+controller-manager", text), text
     assert re.search(r"MODIFIED\s+Pod/pasta-\S+\s+scheduler", text), text
     page.check("#log-quiet")
+    page.evaluate("window.scrollTo(0, 0)")  # (un)checking scrolled the log into view
     shoot(page, "01-deployment-running")
     if os.environ.get("KK_UPDATE_README_SHOT") == "1":  # the README's picture is refreshed on request only
         README_SHOT.parent.mkdir(exist_ok=True)

@@ -222,3 +222,44 @@ def test_traffic_is_forwarded_through_the_redis_channel_layer_too(fake, settings
         run(scenario)
     finally:
         channel_layers.backends.clear()
+
+
+def test_custom_objects_and_autoscalers_reach_the_page_as_view_models(fake):
+    from tests.dashboard.test_presenters import HPA, ORDER_CRD
+
+    order = {"apiVersion": "kitchen.kubekitchen.dev/v1", "kind": "Order",
+             "metadata": {"name": "dinner", "namespace": "default"}, "spec": {"menu": "soup", "count": 2}}
+    fake.objects.update({"horizontalpodautoscalers": [HPA], "customresourcedefinitions": [ORDER_CRD],
+                         "kitchen.kubekitchen.dev/orders": [order]})
+    fake.log.append({"type": "MODIFIED", "revision": 13, "resource": "orders", "group": "kitchen.kubekitchen.dev",
+                     "namespace": "default", "name": "dinner", "actor": "line-cook",
+                     "object": {**order, "status": {"cooked": 1, "phase": "Cooking"}}})
+
+    async def scenario():
+        communicator = await connected()
+        await communicator.send_json_to({"op": "watch", "revision": None})
+        snapshot = await communicator.receive_json_from(timeout=5)
+        objects = snapshot["objects"]
+        assert objects["horizontalpodautoscalers"][0]["currentCPU"] == 83
+        assert objects["customresourcedefinitions"][0]["resource"] == "kitchen.kubekitchen.dev/orders"
+        assert objects["kitchen.kubekitchen.dev/orders"][0]["spec"] == {"menu": "soup", "count": 2}
+        items = await changes_until(communicator, 13)
+        [cooked] = [i for i in items if i["rv"] == 13]
+        assert cooked["resource"] == "kitchen.kubekitchen.dev/orders" and cooked["vm"]["status"]["cooked"] == 1
+        await communicator.disconnect()
+
+    run(scenario)
+
+
+def test_a_service_request_record_is_forwarded_untouched(fake):
+    record = {"type": "service.request", "who": "dashboard", "from": "node-1", "node": "node-1", "target": "pasta",
+              "service": "default/pasta", "endpoint": "10.244.2.3:80", "pod": "pasta-b", "podNode": "node-2",
+              "code": 200, "index": 0, "run": "abc", "ts": 2.0, "seq": 9}
+
+    async def scenario():
+        communicator = await connected()
+        await get_channel_layer().group_send(hub.TRAFFIC_GROUP, {"type": "traffic.batch", "records": [record]})
+        assert await communicator.receive_json_from(timeout=5) == {"t": "traffic", "records": [record]}
+        await communicator.disconnect()
+
+    run(scenario)

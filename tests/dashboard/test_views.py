@@ -126,6 +126,13 @@ def test_an_object_the_hub_refuses_shows_the_hubs_message_and_nothing_is_stored(
      "/api/v1/namespaces/kube-system/configmaps/kubekitchen-spokes", {"data": {"kubelet.node-2": "stopped"}}),
     ("spoke", {"spoke": "scheduler", "state": "running"}, "PATCH",
      "/api/v1/namespaces/kube-system/configmaps/kubekitchen-spokes", {"data": {"scheduler": "running"}}),
+    ("delete-custom", {"apiVersion": "kitchen.kubekitchen.dev/v1", "plural": "dishes", "namespace": "default",
+                       "name": "dinner-2"}, "DELETE", "/apis/kitchen.kubekitchen.dev/v1/namespaces/default/dishes/dinner-2",
+     {"kind": "DeleteOptions", "apiVersion": "v1"}),
+    ("place-order", {"apiVersion": "kitchen.kubekitchen.dev/v1", "plural": "orders", "namespace": "default",
+                     "menu": "pasta", "count": "3"}, "POST", "/apis/kitchen.kubekitchen.dev/v1/namespaces/default/orders",
+     {"apiVersion": "kitchen.kubekitchen.dev/v1", "kind": "Order",
+      "metadata": {"generateName": "pasta-", "namespace": "default"}, "spec": {"menu": "pasta", "count": 3}}),
 ])
 def test_each_button_sends_its_one_request(fake, client, action, form, method, path, body):
     fake.answers[(method, path)] = (200, {"metadata": {"name": "x"}})
@@ -167,6 +174,14 @@ def test_a_stopped_spoke_without_the_configmap_creates_it(fake, client):
     ("spoke", {"spoke": "etcd", "state": "stopped"}),
     ("spoke", {"spoke": "scheduler", "state": "paused"}),
     ("scale", {"namespace": "default", "name": "pasta", "delta": "many"}),
+    ("delete-custom", {"apiVersion": "v1", "plural": "pods", "namespace": "default", "name": "p"}),
+    ("delete-custom", {"apiVersion": "apps/v1", "plural": "deployments", "namespace": "default", "name": "p"}),
+    ("delete-custom", {"apiVersion": "kitchen.kubekitchen.dev/v1", "plural": "dishes/x", "namespace": "default",
+                       "name": "p"}),
+    ("place-order", {"apiVersion": "kitchen.kubekitchen.dev/v1", "plural": "orders", "namespace": "default",
+                     "menu": "pasta", "count": "0"}),
+    ("place-order", {"apiVersion": "kitchen.kubekitchen.dev/v1", "plural": "orders", "namespace": "default",
+                     "menu": "Pasta!", "count": "2"}),
 ])
 def test_bad_targets_are_refused_before_any_request(fake, client, action, form):
     response = client.post(f"/actions/{action}/", form)

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from django.utils import translation
 
-from dashboard import presenters
+from dashboard import presenters, words as page_words
 
-SAME_IN_BOTH = {"kubelet", "kubectl", "CrashLoopBackOff"}
+SAME_IN_BOTH = {"kubelet", "kubectl", "kube-proxy", "CrashLoopBackOff"}
 
 
 def test_every_word_is_translated_to_korean():
     with translation.override("en"):
-        english = presenters.terms()
+        english = page_words.terms()
     with translation.override("ko"):
-        korean = presenters.terms()
+        korean = page_words.terms()
     untranslated = []
     for section in ("terms", "status"):
         for key, pair in english[section].items():
@@ -27,14 +27,14 @@ def test_every_word_is_translated_to_korean():
 
 def test_the_restaurant_words_follow_the_seed_story():
     with translation.override("ko"):
-        words = presenters.terms()["terms"]
+        words = page_words.terms()["terms"]
     assert words["hub"]["kitchen"] == "웨이터"
     assert words["store"]["kitchen"] == "메모장"
     assert words["manifest"]["kitchen"].startswith("주문서")
     assert words["kube-scheduler"]["kitchen"].startswith("요리사")
     assert words["pod"]["kitchen"] == "요리"
     assert words["delete-pod"]["kitchen"] == "파스타를 바닥에 쏟기"
-    assert presenters.terms()["status"]["Ready"]["kitchen"] == "Garnished"
+    assert page_words.terms()["status"]["Ready"]["kitchen"] == "Garnished"
 
 
 def test_pod_view_models_say_what_kubectl_says():
