@@ -155,13 +155,18 @@ def endpoints_vm(endpoints: Obj) -> Obj:
     return {**_base(endpoints), "addresses": addresses}
 
 
+PER_NODE_SPOKES = ("kubelet", "kube-proxy")
+
+
 def spoke_key(spoke: str) -> str:
     """A spoke's key in the supervisor's ConfigMap (keys cannot hold a "/"): kubelet/node-1 -> kubelet.node-1."""
-    return spoke.replace("/", ".", 1) if spoke.startswith("kubelet/") else spoke
+    component, _, node = spoke.partition("/")
+    return f"{component}.{node}" if node and component in PER_NODE_SPOKES else spoke
 
 
 def spoke_name(key: str) -> str:
-    return key.replace(".", "/", 1) if key.startswith("kubelet.") else key
+    component, _, node = key.partition(".")
+    return f"{component}/{node}" if node and component in PER_NODE_SPOKES else key
 
 
 def spokes_vm(configmap: Obj) -> Obj:

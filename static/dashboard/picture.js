@@ -73,8 +73,8 @@ export class Picture {
   }
 
   desiredState(who) {
-    const key = CONTROLLED[who] || (who.startsWith("kubelet/") ? who : null);
-    return key ? this.states[key] || "running" : null;
+    const key = CONTROLLED[who] || who;
+    return key in this.states ? this.states[key] || "running" : null;
   }
 
   spoke(who) {
@@ -124,6 +124,9 @@ export class Picture {
 
   setSpokeStates(states) {
     this.states = states || {};
+    // Every spoke the supervisor keeps is a client of the hub, even before it is heard from.
+    const byKey = Object.fromEntries(Object.entries(CONTROLLED).map(([who, key]) => [key, who]));
+    this.know(Object.keys(this.states).map((key) => byKey[key] || key));
     for (const spoke of this.spokes.values()) {
       this.label(spoke);
       this.dirtyCounters.add(spoke); // "stopped" is part of the counters line
