@@ -92,8 +92,8 @@ def main() -> None:
                         actor="bench", accept="application/json", content_type="application/json",
                         raw_body=body(f"verb-{i}"))
             response = verbs.create(call)
-            assert response.status_code == 201, response.content[:300]
-            verb.last = response.content
+            assert response.status == 201, response.body[:300]
+            verb.last = response.body
 
         verb.last = b""
         figures["verb"] = measure("verb", n, verb)
