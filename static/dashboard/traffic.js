@@ -36,6 +36,10 @@ export class TrafficView {
     this.tally = document.getElementById("traffic-tally");
     this.nodeSelect = document.getElementById("traffic-node");
     this.services = document.getElementById("traffic-services");
+    // Until someone types a name, the form proposes a Service that exists.
+    this.target = this.nodeSelect.form.elements.target;
+    this.targetTyped = false;
+    this.target.addEventListener("input", () => { this.targetTyped = true; });
     this.dirty = false;
   }
 
@@ -166,6 +170,7 @@ export class TrafficView {
     if (serviceKey !== this.serviceKey) {
       this.serviceKey = serviceKey;
       this.services.replaceChildren(...names.map((name) => { const o = h("option"); o.value = name; return o; }));
+      if (!this.targetTyped && names.length && !names.includes(this.target.value)) this.target.value = names[0];
     }
   }
 }
