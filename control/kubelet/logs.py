@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from control.client.serving import LAST_CHUNK, NodeServer, chunk, parse_head, response_head
 from control.kubelet.behaviour import Script
 from control.kubelet.containers import Container, Run
 
@@ -171,34 +172,18 @@ def render_log(target: LogTarget | None, request: LogRequest, now: float, interv
 
 
 Lookup = Callable[[str, str, str], "LogTarget | None"]
+TEXT = "text/plain; charset=utf-8"
 
 
-def _head(status: int, *, length: int | None = None) -> bytes:
-    reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}.get(status, "Error")
-    framing = f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked"
-    return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n{framing}\r\n"
-            "Connection: close\r\n\r\n").encode()
-
-
-class LogServer:
+class LogServer(NodeServer):
     """The kubelet's HTTP endpoint for logs (what the hub's pods/NAME/log proxies to)."""
 
     def __init__(self, lookup: Lookup, *, clock: Any, interval: float, poll: float = 0.25):
         self.lookup, self.clock, self.interval, self.poll = lookup, clock, interval, poll
-        self.server: asyncio.AbstractServer | None = None
-
-    async def start(self, host: str, port: int = 0) -> int:
-        self.server = await asyncio.start_server(self.handle, host, port)
-        return self.server.sockets[0].getsockname()[1]
-
-    async def close(self) -> None:
-        if self.server:
-            self.server.close()
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10)
-            method, target, *_ = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ") + ["", ""]
+            method, target, _ = parse_head(await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10))
             await self.answer(method, target, writer)
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, ConnectionError):
             pass
@@ -217,10 +202,10 @@ class LogServer:
             return await self._send(writer, exc.status, exc.message + "\n")
         if not request.follow:
             return await self._send(writer, 200, text)
-        writer.write(_head(200))
+        writer.write(response_head(200, TEXT, length=None, close=True))
         await self._chunk(writer, text)
         await self.follow(request, select_run(found, request).container_id, now, writer)
-        writer.write(b"0\r\n\r\n")
+        writer.write(LAST_CHUNK)
         await writer.drain()
 
     async def follow(self, request: LogRequest, container_id: str, seen_until: float,
@@ -244,11 +229,10 @@ class LogServer:
 
     async def _chunk(self, writer: asyncio.StreamWriter, text: str) -> None:
         if text:
-            data = text.encode()
-            writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            writer.write(chunk(text.encode()))
         await writer.drain()
 
     async def _send(self, writer: asyncio.StreamWriter, status: int, text: str) -> None:
         data = text.encode()
-        writer.write(_head(status, length=len(data)) + data)
+        writer.write(response_head(status, TEXT, length=len(data), close=True) + data)
         await writer.drain()

@@ -21,12 +21,9 @@ import json
 from typing import Any, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from control.client.serving import NodeServer, read_request, response_head, wants_close
 from control.kubelet.containers import Container
 from control.kubelet.logs import LogServer
-
-IDLE_SECONDS = 120.0  # an idle keep-alive connection is closed after this
-MAX_BODY = 1 << 20
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}
 
 Answer = tuple[int, dict[str, Any]]
 
@@ -73,38 +70,16 @@ def parse_serve(target: str) -> tuple[str, str, int | None, str]:
 
 def _response(status: int, body: dict[str, Any], *, close: bool) -> bytes:
     data = json.dumps(body, separators=(",", ":")).encode()
-    head = (f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(data)}\r\nConnection: {'close' if close else 'keep-alive'}\r\n\r\n")
-    return head.encode() + data
+    return response_head(status, "application/json", length=len(data), close=close) + data
 
 
-def _headers(head: bytes) -> tuple[str, str, dict[str, str]]:
-    lines = head.decode("latin-1").split("\r\n")
-    method, target, *_ = lines[0].split(" ") + ["", ""]
-    headers = {}
-    for line in lines[1:]:
-        key, sep, value = line.partition(":")
-        if sep:
-            headers[key.strip().lower()] = value.strip()
-    return method, target, headers
-
-
-class KubeletServer:
+class KubeletServer(NodeServer):
     """Serves `serve(namespace, pod, port, from)` and `stats()` answers, and hands log requests to
     the log server."""
 
     def __init__(self, logs: LogServer, *, serve: Callable[[str, str, int | None, str], Answer],
                  stats: Callable[[], dict[str, Any]]):
         self.logs, self.serve, self.stats = logs, serve, stats
-        self.server: asyncio.AbstractServer | None = None
-
-    async def start(self, host: str, port: int = 0) -> int:
-        self.server = await asyncio.start_server(self.handle, host, port)
-        return self.server.sockets[0].getsockname()[1]
-
-    async def close(self) -> None:
-        if self.server:
-            self.server.close()
 
     def route(self, method: str, target: str) -> Answer:
         path = urlsplit(target).path
@@ -122,18 +97,12 @@ class KubeletServer:
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
-                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=IDLE_SECONDS)
-                method, target, headers = _headers(head)
-                length = int(headers.get("content-length") or 0)
-                if length > MAX_BODY:
-                    return
-                if length:
-                    await reader.readexactly(length)  # a body means nothing here
+                method, target, headers = await read_request(reader)
                 path = urlsplit(target).path
                 if not (path.startswith("/serve/") or path == "/stats/summary"):
                     await self.logs.answer(method, target, writer)
                     return
-                close = headers.get("connection", "").lower() == "close"
+                close = wants_close(headers)
                 status, body = self.route(method, target)
                 writer.write(_response(status, body, close=close))
                 await writer.drain()

@@ -21,38 +21,20 @@ import json
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlsplit
 
+from control.client.serving import LAST_CHUNK, NodeServer, chunk, read_request, response_head, wants_close
 from control.proxy.send import SendPlan
 from control.proxy.table import iptables_save
 
 if TYPE_CHECKING:
     from control.proxy.proxy import KubeProxy
 
-IDLE_SECONDS = 120.0
 MAX_WAIT = 300.0
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}
 
 
 class HttpError(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
-
-
-def _head(status: int, content_type: str, *, length: int | None, close: bool) -> bytes:
-    framing = f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked"
-    return (f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\nContent-Type: {content_type}\r\n{framing}\r\n"
-            f"Connection: {'close' if close else 'keep-alive'}\r\n\r\n").encode()
-
-
-def _request_head(head: bytes) -> tuple[str, str, dict[str, str]]:
-    lines = head.decode("latin-1").split("\r\n")
-    method, target, *_ = lines[0].split(" ") + ["", ""]
-    headers = {}
-    for line in lines[1:]:
-        key, sep, value = line.partition(":")
-        if sep:
-            headers[key.strip().lower()] = value.strip()
-    return method, target, headers
 
 
 def _wait_params(query: dict[str, str]) -> tuple[int | None, float]:
@@ -66,28 +48,15 @@ def _wait_params(query: dict[str, str]) -> tuple[int | None, float]:
     return wait, min(timeout, MAX_WAIT)
 
 
-class ProxyServer:
+class ProxyServer(NodeServer):
     def __init__(self, proxy: "KubeProxy"):
         self.proxy = proxy
-        self.server: asyncio.AbstractServer | None = None
-
-    async def start(self, host: str, port: int) -> int:
-        self.server = await asyncio.start_server(self.handle, host, port)
-        return self.server.sockets[0].getsockname()[1]
-
-    async def close(self) -> None:
-        if self.server:
-            self.server.close()
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
-                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=IDLE_SECONDS)
-                method, target, headers = _request_head(head)
-                length = int(headers.get("content-length") or 0)
-                if length:
-                    await reader.readexactly(min(length, 1 << 20))
-                close = headers.get("connection", "").lower() == "close"
+                method, target, headers = await read_request(reader)
+                close = wants_close(headers)
                 if not await self.answer(method, target, writer, close=close) or close:
                     return
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, ConnectionError,
@@ -129,20 +98,20 @@ class ProxyServer:
                                 close)
 
     async def stream(self, plan: SendPlan, writer: asyncio.StreamWriter) -> None:
-        writer.write(_head(200, "application/x-ndjson", length=None, close=True))
+        writer.write(response_head(200, "application/x-ndjson", length=None, close=True))
         lines = self.proxy.send(plan)
         try:
             async for line in lines:
                 data = json.dumps(line, separators=(",", ":")).encode() + b"\n"
-                writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                writer.write(chunk(data))
                 await writer.drain()
-            writer.write(b"0\r\n\r\n")
+            writer.write(LAST_CHUNK)
             await writer.drain()
         finally:
             await lines.aclose()  # type: ignore[attr-defined]
 
     async def _send(self, writer: asyncio.StreamWriter, status: int, content_type: str, data: bytes,
                     close: bool) -> bool:
-        writer.write(_head(status, content_type, length=len(data), close=close) + data)
+        writer.write(response_head(status, content_type, length=len(data), close=close) + data)
         await writer.drain()
         return not close
