@@ -15,7 +15,6 @@ Guarantees:
 from __future__ import annotations
 
 import copy
-import logging
 from typing import Any
 
 from control import errors
@@ -25,8 +24,6 @@ from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
 from control.restaurant import slip
 from control.restaurant.manifests import DISHES, ORDERS
-
-log = logging.getLogger(__name__)
 
 NAME = "garnish-cook"
 Obj = dict[str, Any]
@@ -73,7 +70,7 @@ class GarnishCook:
             except errors.ApiError as exc:
                 failed = failed or exc
         try:
-            await self.write_status(order, done)
+            await slip.status_write(self.client, order, garnished_status(order, done), cook=NAME)
         except errors.Conflict as exc:
             return slip.stale(key, exc)  # the dishes garnished stay garnished; the count waits for the newer slip
         if failed:
@@ -86,21 +83,6 @@ class GarnishCook:
         await self.client.replace_status(DISHES, body)
         if self.recorder:
             await self.recorder.record(dish, "Normal", "Garnished", f"Garnished {slip.meta(dish)['name']}")
-
-    async def write_status(self, order: Obj, garnished: int) -> None:
-        status = garnished_status(order, garnished)
-        if status == (order.get("status") or {}):
-            return
-        body = copy.deepcopy(order)
-        body["status"] = status
-        try:
-            await self.client.replace_status(ORDERS, body)  # guarded by the resourceVersion we read
-        except errors.Conflict:
-            log.info("%s: 409 Conflict writing %s's status (the slip changed since we read it); "
-                     "looking again when the newer slip arrives", NAME, key_of(order))
-            raise  # the runner retries once the informer has the newer slip
-        except errors.NotFound:
-            pass
 
 
 def build(*, client: Any, informers: Any, clock: Any, recorder: Any = None) -> Runner:

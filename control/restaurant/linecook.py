@@ -100,7 +100,7 @@ class LineCook:
         # A stale slip (409) ends the pass until the newer slip arrives, so "cooked 1" is never
         # skipped, at the price of a few milliseconds.
         try:
-            await self.write_status(order, mine)
+            await slip.status_write(self.client, order, cooked_status(order, mine), cook=NAME)
         except errors.Conflict as exc:
             return slip.stale(key, exc)
         if not self.expectations.satisfied(key):
@@ -152,21 +152,6 @@ class LineCook:
                 raise failures[0]
             return retry(f"throwing away dishes of {key}: {failures[0]}")
         return DONE
-
-    async def write_status(self, order: Obj, mine: list[Obj]) -> None:
-        status = cooked_status(order, mine)
-        if status == (order.get("status") or {}):
-            return
-        body = copy.deepcopy(order)
-        body["status"] = status
-        try:
-            await self.client.replace_status(ORDERS, body)  # guarded by the resourceVersion we read
-        except errors.Conflict:
-            log.info("%s: 409 Conflict writing %s's status (the slip changed since we read it); "
-                     "looking again when the newer slip arrives", NAME, key_of(order))
-            raise
-        except errors.NotFound:
-            pass  # the slip is gone: its delete event brings us back to throw the dishes away
 
 
 def build(*, client: Any, informers: Any, clock: Any, recorder: Any = None) -> Runner:

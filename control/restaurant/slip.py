@@ -1,17 +1,24 @@
 """What both cooks read off the slip and the dishes, and how both take a 409 on the slip.
 
-Guarantees: nothing here does I/O or changes its arguments (cached objects are shared and read-only).
-`phase` is one function of the slip's count and the two cooks' counts, so whichever cook writes
-last, the phase on the slip agrees with the counts beside it.
+Guarantees: nothing here changes its arguments (cached objects are shared and read-only), and
+only `status_write` does I/O: both cooks write the slip's status through it, a PUT guarded by the
+resourceVersion they read. `phase` is one function of the slip's count and the two cooks' counts,
+so whichever cook writes last, the phase on the slip agrees with the counts beside it.
 """
 
 from __future__ import annotations
 
+import copy
+import logging
 from datetime import datetime, timezone
 from typing import Any
 
+from control import errors
+from control.client.resources import key_of
 from control.client.runner import Result
-from control.restaurant.manifests import API_VERSION, ORDER_LABEL
+from control.restaurant.manifests import API_VERSION, ORDER_LABEL, ORDERS
+
+log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 RECHECK_AFTER_CONFLICT = 1.0  # seconds; the newer slip's watch event normally brings the key back first
@@ -22,6 +29,24 @@ def stale(key: str, conflict: Exception) -> Result:
     queues the key again; retrying before it arrives would only earn another 409. A look after
     `RECHECK_AFTER_CONFLICT` is the safety net."""
     return Result("requeue_after", after=RECHECK_AFTER_CONFLICT, reason=f"409 Conflict on {key}: {conflict}")
+
+
+async def status_write(client: Any, order: Obj, status: Obj, *, cook: str) -> None:
+    """Write `status` on the slip unless it already says that. A 409 (the slip changed since it
+    was read) is logged and raised, for the caller to wait for the newer slip (`stale`); a slip
+    that is gone is left alone (its delete event brings the cook back)."""
+    if status == (order.get("status") or {}):
+        return
+    body = copy.deepcopy(order)
+    body["status"] = status
+    try:
+        await client.replace_status(ORDERS, body)
+    except errors.Conflict:
+        log.info("%s: 409 Conflict writing %s's status (the slip changed since we read it); "
+                 "looking again when the newer slip arrives", cook, key_of(order))
+        raise
+    except errors.NotFound:
+        pass
 
 
 def meta(obj: Obj) -> dict[str, Any]:
