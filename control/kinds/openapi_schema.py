@@ -73,6 +73,14 @@ def _invalid(path: str, value: Any, detail: str) -> Cause:
             "message": f"Invalid value: {shown(value)}: {detail}"}
 
 
+def _size_causes(path: str, size: int, low: Any, high: Any, noun: str) -> Iterator[Cause]:
+    """minItems/maxItems and minProperties/maxProperties, in Kubernetes' words (both say "items" when too many)."""
+    if isinstance(low, int) and size < low:
+        yield _invalid(path, size, f"{path} in body should have at least {low} {noun}")
+    if isinstance(high, int) and size > high:
+        yield {"reason": "FieldValueTooMany", "field": path, "message": f"Too many: {size}: must have at most {high} items"}
+
+
 def _type_cause(path: str, value: Any, wanted: str) -> Cause:
     actual = _json_type(value)
     return {"reason": "FieldValueInvalid", "field": path or "<root>",
@@ -189,21 +197,11 @@ def _object_causes(value: dict, schema: Schema, path: str, depth: int) -> Iterat
             yield from _validate(item, props[key], _join(path, str(key)), depth + 1)
         elif isinstance(extra, dict):
             yield from _validate(item, extra, _join(path, str(key)), depth + 1)
-    low, high = schema.get("minProperties"), schema.get("maxProperties")
-    if isinstance(low, int) and len(value) < low:
-        yield _invalid(path, len(value), f"{path} in body should have at least {low} properties")
-    if isinstance(high, int) and len(value) > high:
-        yield {"reason": "FieldValueTooMany", "field": path,
-               "message": f"Too many: {len(value)}: must have at most {high} items"}
+    yield from _size_causes(path, len(value), schema.get("minProperties"), schema.get("maxProperties"), "properties")
 
 
 def _array_causes(value: list, schema: Schema, path: str, depth: int) -> Iterator[Cause]:
-    low, high = schema.get("minItems"), schema.get("maxItems")
-    if isinstance(low, int) and len(value) < low:
-        yield _invalid(path, len(value), f"{path} in body should have at least {low} items")
-    if isinstance(high, int) and len(value) > high:
-        yield {"reason": "FieldValueTooMany", "field": path,
-               "message": f"Too many: {len(value)}: must have at most {high} items"}
+    yield from _size_causes(path, len(value), schema.get("minItems"), schema.get("maxItems"), "items")
     if schema.get("uniqueItems") is True:
         seen: list[Any] = []
         for index, item in enumerate(value):

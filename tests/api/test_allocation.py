@@ -16,7 +16,6 @@ from django.db import connection, connections
 
 from control.api import allocation
 from control.api.db import submit
-from control.bootstrap import cluster_bootstrap
 from control.kinds.network import NODE_PORT_RANGE, SERVICE_CIDR
 from tests.api.client import ApiClient
 
@@ -28,11 +27,8 @@ TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
 
 @pytest.fixture
-def api():
-    cluster_bootstrap()
-    client = ApiClient()
-    yield client
-    client.close()
+def api(api):
+    yield api
     # The hub's database thread keeps its connection; close it so PostgreSQL can drop the test database.
     submit(connections.close_all).result()
 

@@ -7,22 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from control.bootstrap import cluster_bootstrap
-from tests.api.client import ApiClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 V1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
 V2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
 FIXTURE = Path(__file__).parent / "fixtures" / "protobuf" / "hpa-v1.pb"
-
-
-@pytest.fixture
-def api():
-    cluster_bootstrap()
-    client = ApiClient()
-    yield client
-    client.close()
 
 
 def send(api, method, path, body=None, content_type="application/json", **extra):

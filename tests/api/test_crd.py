@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from control.bootstrap import cluster_bootstrap
 from tests.api.client import ApiClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -69,14 +68,6 @@ def order_crd(**changes) -> dict:
 def order(name: str = "o1", **spec) -> dict:
     return {"apiVersion": "kitchen.example.com/v1", "kind": "Order", "metadata": {"name": name, "labels": {"table": "t1"}},
             "spec": {"menu": "pasta", **spec}}
-
-
-@pytest.fixture
-def api():
-    cluster_bootstrap()
-    client = ApiClient()
-    yield client
-    client.close()
 
 
 def send(api: ApiClient, method: str, path: str, body=None, content_type="application/json", **extra):

@@ -12,7 +12,7 @@ import pytest
 from control import kinds as registry
 from control import store
 from control.api import crds
-from tests.api.test_crd import CRDS, ORDERS, api, order, order_crd, send  # noqa: F401 - fixtures
+from tests.api.test_crd import CRDS, ORDERS, order, order_crd, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

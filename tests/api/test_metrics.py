@@ -10,8 +10,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from control.api import metrics
-from control.bootstrap import cluster_bootstrap
-from tests.api.client import ApiClient
 from tests.conftest import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -61,12 +59,9 @@ class FakeKubelet:
 
 
 @pytest.fixture
-def api():
-    cluster_bootstrap()
-    metrics._last.update(at=0.0, summaries=None)
-    client = ApiClient()
-    yield client
-    client.close()
+def api(api):
+    metrics._last.update(at=0.0, summaries=None)  # no scrape of an earlier test is shared
+    return api
 
 
 def send(api, method, path, body=None, **extra):

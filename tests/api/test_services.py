@@ -11,7 +11,6 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from control.api import traffic
-from control.bootstrap import cluster_bootstrap
 from tests.api.client import ApiClient
 from tests.conftest import free_port
 
@@ -80,14 +79,6 @@ class FakeKubeProxy:
     def stop(self):
         self.server.shutdown()
         self.server.server_close()
-
-
-@pytest.fixture
-def api():
-    cluster_bootstrap()
-    client = ApiClient()
-    yield client
-    client.close()
 
 
 @pytest.fixture

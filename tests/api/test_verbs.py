@@ -5,21 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from control.bootstrap import cluster_bootstrap
 from tests.api.client import ApiClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 PODS = "/api/v1/namespaces/default/pods"
 DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
-
-
-@pytest.fixture
-def api():
-    cluster_bootstrap()
-    client = ApiClient()
-    yield client
-    client.close()
 
 
 def pod(name: str, **labels: str) -> dict:
