@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -71,6 +72,12 @@ class Hub:
         if check and result.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
         return result
+
+    def ready_nodes(self) -> list[str]:
+        """The nodes whose Ready condition is True, as kubectl lists them."""
+        nodes = json.loads(self.kubectl("get", "nodes", "-o", "json").stdout)["items"]
+        return [n["metadata"]["name"] for n in nodes
+                if any(c["type"] == "Ready" and c["status"] == "True" for c in n.get("status", {}).get("conditions", []))]
 
 
 @pytest.fixture(scope="session")

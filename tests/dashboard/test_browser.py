@@ -16,54 +16,28 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import Cluster, wait_for
+from tests.dashboard.conftest import dashboard_page
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 README_SHOT = ROOT / "docs" / "dashboard.png"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 READY_PODS = ".node-card:not([data-node='']) .pod.phase-ready:not(.terminating)"
 
 
 @pytest.fixture(scope="module")
 def cluster():
     running = Cluster(nodes=3).start()
-
-    def ready_nodes():
-        nodes = json.loads(running.kubectl("get", "nodes", "-o", "json").stdout)["items"]
-        return len([n for n in nodes if any(c["type"] == "Ready" and c["status"] == "True"
-                                            for c in n.get("status", {}).get("conditions", []))]) == 3
-
-    wait_for(ready_nodes, what="3 Ready nodes")
+    wait_for(lambda: len(running.ready_nodes()) == 3, what="3 Ready nodes")
     yield running
     running.stop()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
 @pytest.fixture
 def page(browser, cluster):
-    context = browser.new_context(viewport={"width": 1920, "height": 1080})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{cluster.url}/")
-    page.wait_for_selector("#connection[data-state=connected]")
-    page.wait_for_function("window.kubeKitchen.model.revision !== null")  # the snapshot is in
-    yield page
-    context.close()
-    assert errors == [], errors
+    with dashboard_page(browser, cluster.url, {"width": 1920, "height": 1080}) as page:
+        yield page
 
 
 def shoot(page, name: str) -> Path:

@@ -11,8 +11,9 @@ import re
 
 import pytest
 
-from tests.conftest import Cluster, Spoke, wait_for
-from tests.dashboard.test_browser import CHROMIUM, CHROMIUM_ARGS, ROOT, shoot
+from tests.conftest import Cluster, wait_for
+from tests.dashboard.conftest import dashboard_page
+from tests.dashboard.test_browser import ROOT, shoot
 
 pytestmark = pytest.mark.e2e
 
@@ -74,46 +75,22 @@ def cluster():
     from control.restaurant.install import install_crds
 
     running = Cluster(nodes=NODES).start()
-    # conftest's Cluster names node spokes as kubelets: these are kept apart, and stopped here.
-    extra = [Spoke(running, "kube-proxy", f"node-{i}").start() for i in range(1, NODES + 1)]
-    extra += [Spoke(running, "line-cook").start(), Spoke(running, "garnish-cook").start()]
     try:
-        def ready_nodes():
-            nodes = json.loads(running.kubectl("get", "nodes", "-o", "json").stdout)["items"]
-            return len([n for n in nodes if any(c["type"] == "Ready" and c["status"] == "True"
-                                                for c in n.get("status", {}).get("conditions", []))]) == NODES
-
-        wait_for(ready_nodes, what=f"{NODES} Ready nodes")
+        for i in range(1, NODES + 1):
+            running.start_spoke("kube-proxy", node=f"node-{i}")
+        running.start_spoke("line-cook")
+        running.start_spoke("garnish-cook")
+        wait_for(lambda: len(running.ready_nodes()) == NODES, what=f"{NODES} Ready nodes")
         install_crds(running.url)
         yield running
     finally:
-        for spoke in extra:
-            spoke.stop()
         running.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
 def page(browser, cluster):
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{cluster.url}/")
-    page.wait_for_selector("#connection[data-state=connected]")
-    page.wait_for_function("window.kubeKitchen.model.revision !== null")
-    yield page
-    context.close()
-    assert errors == [], errors
+    with dashboard_page(browser, cluster.url, VIEWPORT) as page:
+        yield page
 
 
 def ready_pods(page, prefix: str) -> list[str]:

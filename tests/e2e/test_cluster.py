@@ -38,19 +38,13 @@ spec:
 @pytest.fixture(scope="module")
 def cluster():
     running = Cluster(nodes=3).start()
-    wait_for(lambda: len(ready_nodes(running)) == 3, what="3 Ready nodes")
+    wait_for(lambda: len(running.ready_nodes()) == 3, what="3 Ready nodes")
     yield running
     running.stop()
 
 
 def get_json(cluster: Cluster, *args: str) -> dict:
     return json.loads(cluster.kubectl("get", *args, "-o", "json").stdout)
-
-
-def ready_nodes(cluster: Cluster) -> list[str]:
-    nodes = get_json(cluster, "nodes")["items"]
-    return [n["metadata"]["name"] for n in nodes
-            if any(c["type"] == "Ready" and c["status"] == "True" for c in n.get("status", {}).get("conditions", []))]
 
 
 def running_pods(cluster: Cluster, selector: str) -> list[dict]:
@@ -177,13 +171,13 @@ def test_a_stopped_kubelet_means_eviction_and_rescheduling(cluster):
     node = pods[0]["spec"]["nodeName"]
     cluster.stop_spoke(f"kubelet/{node}")
     try:
-        wait_for(lambda: node not in ready_nodes(cluster), timeout=30, what=f"{node} NotReady")
+        wait_for(lambda: node not in cluster.ready_nodes(), timeout=30, what=f"{node} NotReady")
         assert "NotReady" in cluster.kubectl("get", "node", node).stdout
         wait_for(lambda: (len(p := running_pods(cluster, "app=evict")) == 3
                           and all(x["spec"]["nodeName"] != node for x in p)), timeout=60,
                  what="3 pods running on the other nodes")
     finally:
         cluster.start_spoke("kubelet", node=node)
-    wait_for(lambda: node in ready_nodes(cluster), timeout=30, what=f"{node} Ready again")
+    wait_for(lambda: node in cluster.ready_nodes(), timeout=30, what=f"{node} Ready again")
     taints = get_json(cluster, "node", node)["spec"].get("taints") or []
     assert not [t for t in taints if t["key"] == "node.kubernetes.io/unreachable"]

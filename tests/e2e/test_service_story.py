@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from control.kinds.network import LOAD_BALANCER_POOL, NODE_PORT_RANGE, SERVICE_CIDR
-from tests.conftest import ROOT, Cluster, Spoke, wait_for
+from tests.conftest import ROOT, Cluster, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -55,11 +55,9 @@ spec:
 @pytest.fixture(scope="module")
 def cluster():
     running = Cluster(nodes=3).start()
-    for i in range(1, 4):
-        spoke = Spoke(running, "kube-proxy", node=f"node-{i}")
-        spoke.name = f"kube-proxy/node-{i}"  # Spoke names node components as kubelets
-        running.spokes[spoke.name] = spoke.start()
     try:
+        for i in range(1, 4):
+            running.start_spoke("kube-proxy", node=f"node-{i}")
         wait_for(lambda: all(rules(running, f"node-{i}") is not None for i in range(1, 4)), timeout=60,
                  what="every node's kube-proxy answering through the hub")
         running.kubectl("apply", "-f", "-", input=MANIFEST)

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from tests.conftest import Cluster, Spoke, wait_for
+from tests.conftest import Cluster, wait_for
 
 pytestmark = pytest.mark.e2e
 NODES = ("node-1", "node-2")
@@ -41,9 +41,7 @@ def cluster():
     running = Cluster(nodes=len(NODES)).start()
     try:
         for node in NODES:
-            spoke = Spoke(running, "kube-proxy", node=node)
-            spoke.name = f"kube-proxy/{node}"
-            running.spokes[spoke.name] = spoke.start()
+            running.start_spoke("kube-proxy", node=node)
         yield running
     finally:
         running.stop()

@@ -1,0 +1,38 @@
+"""The browser the dashboard's end-to-end tests drive: Debian's Chromium through Playwright
+(never a downloaded browser), and a page on the dashboard that fails the test on any JavaScript error."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@contextmanager
+def dashboard_page(browser, url: str, viewport: dict[str, int]) -> Iterator:
+    """The dashboard at `url`, connected and with its snapshot in; no page error while it is open."""
+    context = browser.new_context(viewport=viewport)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{url}/")
+    page.wait_for_selector("#connection[data-state=connected]")
+    page.wait_for_function("window.kubeKitchen.model.revision !== null")  # the snapshot is in
+    yield page
+    context.close()
+    assert errors == [], errors
