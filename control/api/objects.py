@@ -19,13 +19,16 @@ from typing import Any
 
 from control import errors, store
 from control.api import allocation
-from control.kinds.core import SERVICE
 from control.api.request import Call, check_type_meta
+from control.kinds.apps import DEPLOYMENT, REPLICASET
 from control.kinds.base import Kind, Obj, format_time, label_causes, name_causes
+from control.kinds.core import NAMESPACE, SERVICE
+from control.kinds.pods import POD
 
 GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 SERVER_METADATA = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
-RESETS_STATUS_ON_CREATE = {"Pod", "Deployment", "ReplicaSet", "Service"}
+# Built-in kinds are told apart by their store key (<group>/<plural>): a custom kind may share a name.
+RESETS_STATUS_ON_CREATE = {k.resource for k in (POD, DEPLOYMENT, REPLICASET, SERVICE)}
 
 
 def generate_name(base: str) -> str:
@@ -114,7 +117,7 @@ def metadata_causes(kind: Kind, obj: Obj) -> list[dict[str, str]]:
     meta = obj["metadata"]
     out = kind.validate(obj)
     if not any(c["field"] == "metadata.name" for c in out):
-        label = kind.kind in ("Namespace", "Service")
+        label = kind is NAMESPACE or kind is SERVICE
         out = name_causes(meta.get("name"), label=label) + out
     out += label_causes(meta.get("labels"), "metadata.labels")
     annotations = meta.get("annotations")
@@ -185,13 +188,13 @@ def prepare_create(call: Call, obj: Obj, now: float, *, applied: bool = False) -
     meta["creationTimestamp"] = format_time(now)
     if kind.has_spec:
         meta["generation"] = 1
-    if kind.kind in RESETS_STATUS_ON_CREATE and not kind.custom:
-        obj["status"] = {"phase": "Pending"} if kind.kind == "Pod" else {}
+    if kind.resource in RESETS_STATUS_ON_CREATE:
+        obj["status"] = {"phase": "Pending"} if kind is POD else {}
     elif kind.custom and kind.has_status:
         obj.pop("status", None)  # written through the status subresource only
     kind.defaults(obj)
     raise_if_invalid(kind, obj, metadata_causes(kind, obj))
-    if namespace and kind.kind != "Namespace":
+    if namespace and kind is not NAMESPACE:
         ensure_namespace(namespace)
     if kind is SERVICE:
         allocation.service_allocate(obj)

@@ -24,7 +24,10 @@ from control.api.request import PATCH_TYPES, Call, decode, decode_object, int_pa
 from control.api.responses import Reply, json_response, raw_json_response, success_status
 from control.api.selection import Selection
 from control.kinds.base import Kind, Obj, format_time
+from control.kinds.coordination import LEASE
+from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE
 from control.kinds.crd import RESOURCE as CRD_RESOURCE
+from control.kinds.pods import POD
 
 now = time.time  # injected clock for server-set timestamps
 
@@ -174,7 +177,7 @@ def create(call: Call) -> Reply:
     return _object_response(call, created, 201)
 
 
-CREATE_ON_UPDATE = {"Endpoints", "Event", "Lease", "ConfigMap"}
+CREATE_ON_UPDATE = {k.resource for k in (ENDPOINTS, EVENT, LEASE, CONFIGMAP)}
 
 
 def update(call: Call, subresource: str = "") -> Reply:
@@ -182,7 +185,7 @@ def update(call: Call, subresource: str = "") -> Reply:
     try:
         current = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
     except errors.NotFound:
-        if call.kind.kind in CREATE_ON_UPDATE and not subresource and not call.kind.custom:
+        if call.kind.resource in CREATE_ON_UPDATE and not subresource:
             return create(call)
         raise
     if call.dry_run:
@@ -277,8 +280,8 @@ def mark_deleted(kind: Kind, current: Obj, options: dict[str, Any], at: float) -
     for wanted, finalizer in (("Foreground", "foregroundDeletion"), ("Orphan", "orphan")):
         if policy == wanted and finalizer not in finalizers and not meta.get("deletionTimestamp"):
             finalizers.append(finalizer)
-    grace = _pod_grace(current, options) if kind.kind == "Pod" and not kind.custom else 0
-    if kind.kind == "Namespace" and (current.get("spec") or {}).get("finalizers"):
+    grace = _pod_grace(current, options) if kind is POD else 0
+    if kind is NAMESPACE and (current.get("spec") or {}).get("finalizers"):
         current.setdefault("status", {})["phase"] = "Terminating"
         grace = 0
         if not meta.get("deletionTimestamp"):
@@ -329,7 +332,7 @@ def _delete_one(call: Call, name: str, options: dict[str, Any]) -> tuple[Obj, bo
 
 def delete(call: Call) -> Reply:
     obj, gone = delete_one(call, call.name, delete_options(call))
-    if gone and (call.kind.kind != "Pod" or call.kind.custom):
+    if gone and call.kind is not POD:
         return json_response(success_status(status_details(call.kind, obj)))
     return json_response(obj)
 

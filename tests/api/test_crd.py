@@ -294,3 +294,27 @@ def test_watch_sees_objects_of_a_custom_kind(api, orders):
     events = [json.loads(line) for line in body.splitlines() if line.strip()]
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "o1"), ("ADDED", "o2")]
     assert events[1]["object"]["apiVersion"] == "kitchen.example.com/v1"
+
+
+def test_a_custom_kind_that_shares_a_built_in_name_follows_custom_rules(api):
+    """Built-in rules (a pod's graceful deletion, a namespace's label-only names) key on the kind
+    itself, not its name: a kind "Pod" or "Namespace" of another group gets none of them."""
+    for kind, plural in (("Pod", "pods"), ("Namespace", "namespaces")):
+        crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": f"{plural}.toys.example.com"},
+               "spec": {"group": "toys.example.com", "scope": "Namespaced",
+                        "names": {"plural": plural, "kind": kind},
+                        "versions": [{"name": "v1", "served": True, "storage": True,
+                                      "schema": {"openAPIV3Schema": {"type": "object",
+                                                                     "x-kubernetes-preserve-unknown-fields": True}}}]}}
+        assert send(api, "POST", CRDS, crd)[0] == 201
+    pods = "/apis/toys.example.com/v1/namespaces/default/pods"
+    code, created = send(api, "POST", pods, {"apiVersion": "toys.example.com/v1", "kind": "Pod",
+                                             "metadata": {"name": "teddy"}, "status": {"phase": "Fluffy"}})
+    assert code == 201 and created.get("status") == {"phase": "Fluffy"}  # no status subresource: kept, not reset
+    code, gone = send(api, "DELETE", f"{pods}/teddy")
+    assert code == 200 and gone["kind"] == "Status"  # deleted at once, no grace period
+    assert send(api, "GET", f"{pods}/teddy")[0] == 404
+    code, _ = send(api, "POST", "/apis/toys.example.com/v1/namespaces/default/namespaces",
+                   {"apiVersion": "toys.example.com/v1", "kind": "Namespace", "metadata": {"name": "a.b"}})
+    assert code == 201  # a subdomain name, as for every custom kind (a core Namespace's must be a label)
