@@ -29,6 +29,7 @@ from control import errors, store
 from control.api.db import run_db
 from control.api.responses import Reply, json_response
 from control.kinds.base import format_time
+from control.kinds.network import kubelet_endpoint
 from control.kinds.selectors import SelectorError, parse_field_selector, parse_label_selector
 
 GROUP = "metrics.k8s.io"
@@ -60,10 +61,8 @@ def _ready(node: Obj) -> bool:
 
 
 def _summary_url(node: Obj) -> str | None:
-    status = node.get("status") or {}
-    port = (((status.get("daemonEndpoints") or {}).get("kubeletEndpoint")) or {}).get("Port")
-    address = next((a.get("address") for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), None)
-    return f"http://{address}:{port}/stats/summary" if port and address else None
+    endpoint = kubelet_endpoint(node)
+    return f"http://{endpoint[0]}:{endpoint[1]}/stats/summary" if endpoint else None
 
 
 async def _fetch(client: httpx.AsyncClient, url: str) -> Obj | None:

@@ -16,6 +16,7 @@ from control import errors, store
 from control.api.db import run_db
 from control.api.request import Call, bool_param, int_param
 from control.api.responses import Reply, Stream
+from control.kinds.network import kubelet_endpoint
 
 LOG_PARAMS = ("follow", "tailLines", "previous", "timestamps", "sinceSeconds", "limitBytes")
 
@@ -36,12 +37,10 @@ def _target(call: Call) -> tuple[str, str]:
     node_name = (pod.get("spec") or {}).get("nodeName")
     if not node_name:
         raise errors.BadRequest(f'container "{container}" in pod "{call.name}" is waiting to start: ContainerCreating')
-    node = store.object_get(resource="/nodes", namespace="", name=node_name)
-    status = node.get("status") or {}
-    port = (((status.get("daemonEndpoints") or {}).get("kubeletEndpoint")) or {}).get("Port")
-    address = next((a.get("address") for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), None)
-    if not port or not address:
+    endpoint = kubelet_endpoint(store.object_get(resource="/nodes", namespace="", name=node_name))
+    if endpoint is None:
         raise errors.ServiceUnavailable(f"the kubelet of node {node_name} publishes no endpoint for logs")
+    address, port = endpoint
     return container, f"http://{address}:{port}/containerLogs/{call.namespace}/{call.name}/{container}"
 
 

@@ -24,3 +24,12 @@ def node_address(node: dict) -> str | None:
     """A Node's InternalIP, where its kubelet and kube-proxy listen."""
     addresses = ((node.get("status") or {}).get("addresses")) or []
     return next((a.get("address") for a in addresses if a.get("type") == "InternalIP"), None)
+
+
+def kubelet_endpoint(node: dict | None) -> tuple[str, int] | None:
+    """(InternalIP, port) of a Node's kubelet, from its status (`daemonEndpoints.kubeletEndpoint`)."""
+    if node is None:
+        return None
+    address = node_address(node)
+    port = (((node.get("status") or {}).get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
+    return (address, int(port)) if address and isinstance(port, int) and port > 0 else None

@@ -33,7 +33,7 @@ from control.client.informer import Handlers
 from control.client.lean import ConnectionPool
 from control.client.resources import ENDPOINTS, NODES, SERVICES, key_of
 from control.client.shared import SharedInformers
-from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, node_address
+from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, kubelet_endpoint, node_address
 from control.proxy.send import SendPlan, send, serve_path
 from control.proxy.server import ProxyServer
 from control.proxy.table import Balancer, Endpoint, Table, service_rule
@@ -41,15 +41,6 @@ from control.proxy.table import Balancer, Endpoint, Table, service_rule
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 FORWARD_TIMEOUT = 2.0
-
-
-def kubelet_endpoint(node: Obj | None) -> tuple[str, int] | None:
-    """(address, port) of a Node's kubelet, from its status."""
-    if node is None:
-        return None
-    address = node_address(node)
-    port = (((node.get("status") or {}).get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
-    return (address, int(port)) if address and isinstance(port, int) and port > 0 else None
 
 
 class KubeProxy:

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from control.client.clock import FakeClock
-from control.proxy.proxy import KubeProxy, kubelet_endpoint
+from control.kinds.network import kubelet_endpoint
+from control.proxy.proxy import KubeProxy
 from control.proxy.send import SendPlan, serve_path
 from control.proxy.table import Endpoint
 from tests.proxy.test_table import endpoints, service
