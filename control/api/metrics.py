@@ -29,6 +29,7 @@ from control import errors, store
 from control.api.db import run_db
 from control.api.responses import Reply, json_response
 from control.kinds.base import format_time
+from control.kinds.core import node_ready
 from control.kinds.network import kubelet_endpoint
 from control.kinds.selectors import SelectorError, parse_field_selector, parse_label_selector
 
@@ -55,11 +56,6 @@ def window_seconds() -> float:
 
 # --- scraping the kubelets -------------------------------------------------------------------
 
-def _ready(node: Obj) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (node.get("status") or {}).get("conditions") or [])
-
-
 def _summary_url(node: Obj) -> str | None:
     endpoint = kubelet_endpoint(node)
     return f"http://{endpoint[0]}:{endpoint[1]}/stats/summary" if endpoint else None
@@ -78,7 +74,7 @@ async def _fetch(client: httpx.AsyncClient, url: str) -> Obj | None:
 
 async def scrape(nodes: list[Obj], *, timeout: float = SCRAPE_TIMEOUT) -> dict[str, Obj]:
     """{node name: its kubelet's summary} for the Ready nodes that answered within `timeout`."""
-    targets = [(n["metadata"]["name"], _summary_url(n)) for n in nodes if _ready(n)]
+    targets = [(n["metadata"]["name"], _summary_url(n)) for n in nodes if node_ready(n) == "Ready"]
     targets = [(name, url) for name, url in targets if url]
     if not targets:
         return {}

@@ -22,6 +22,7 @@ from typing import Any
 from control import errors
 from control.client.resources import LEASES, NODES
 from control.client.timings import Timings
+from control.kinds.core import node_ready
 from control.kubelet.config import KubeletConfig
 from control.kubelet.node import LEASE_NAMESPACE, lease_object, node_status, pod_cidr, registered_node
 
@@ -30,8 +31,7 @@ Obj = dict[str, Any]
 
 
 def node_is_ready(node: Obj) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (node.get("status") or {}).get("conditions") or [])
+    return node_ready(node) == "Ready"
 
 
 class NodeAgent:
