@@ -222,6 +222,30 @@ def milestone(times: dict[str, float], want: int, t0: float) -> float | None:
     return round(sorted(times.values())[want - 1] - t0, 3)
 
 
+async def drive(cluster: Cluster, tracker: Tracker, args, out: dict[str, Any], *, method: str, replicas: int,
+                t0: float, reached) -> tuple[bool, float]:
+    """Ask for the change (each pod POSTed or DELETEd by `args.clients` clients, or the Deployment
+    scaled to `replicas`), then wait until `reached()`: (done, seconds since t0). What the clients
+    sent goes in `out` ("posts" or "deletes")."""
+    sender = None
+    if args.via == "post":
+        sender = asyncio.create_task(post_all(cluster, method, [f"{APP}-{i:05d}" for i in range(args.pods)],
+                                              args.clients))
+    else:
+        await scale_to(cluster, replicas)
+    done = await tracker.wait(reached, args.timeout)
+    wall = time.perf_counter() - t0
+    if sender is not None:
+        if not sender.done():
+            sender.cancel()
+        key = "posts" if method == "POST" else "deletes"
+        try:
+            out[key] = await sender
+        except asyncio.CancelledError:
+            out[key] = "cancelled at the timeout"
+    return done, wall
+
+
 async def phase_up(cluster: Cluster, tracker: Tracker, memory: MemorySampler, args, sampler: CpuSampler) -> dict:
     n = args.pods
     rev0 = current_rev(cluster)
@@ -230,20 +254,8 @@ async def phase_up(cluster: Cluster, tracker: Tracker, memory: MemorySampler, ar
     reporter = asyncio.create_task(progress(tracker, memory, t0, "up"))
     out: dict[str, Any] = {}
     try:
-        if args.via == "post":
-            sender = asyncio.create_task(post_all(cluster, "POST", [f"{APP}-{i:05d}" for i in range(n)], args.clients))
-        else:
-            sender = None
-            await scale_to(cluster, n)
-        done = await tracker.wait(lambda: len(tracker.running) >= n, args.timeout)
-        wall = time.perf_counter() - t0
-        if sender is not None:
-            if not sender.done():
-                sender.cancel()
-            try:
-                out["posts"] = await sender
-            except asyncio.CancelledError:
-                out["posts"] = "cancelled at the timeout"
+        done, wall = await drive(cluster, tracker, args, out, method="POST", replicas=n, t0=t0,
+                                 reached=lambda: len(tracker.running) >= n)
     finally:
         reporter.cancel()
     cpu = group_cpu(sampler.since(cpu0))
@@ -277,21 +289,8 @@ async def phase_down(cluster: Cluster, tracker: Tracker, memory: MemorySampler, 
     reporter = asyncio.create_task(progress(tracker, memory, t0, "down"))
     out: dict[str, Any] = {}
     try:
-        if args.via == "post":
-            sender = asyncio.create_task(post_all(cluster, "DELETE", [f"{APP}-{i:05d}" for i in range(args.pods)],
-                                                  args.clients))
-        else:
-            sender = None
-            await scale_to(cluster, 0)
-        done = await tracker.wait(lambda: len(tracker.gone) >= n, args.timeout)
-        wall = time.perf_counter() - t0
-        if sender is not None:
-            if not sender.done():
-                sender.cancel()
-            try:
-                out["deletes"] = await sender
-            except asyncio.CancelledError:
-                out["deletes"] = "cancelled at the timeout"
+        done, wall = await drive(cluster, tracker, args, out, method="DELETE", replicas=0, t0=t0,
+                                 reached=lambda: len(tracker.gone) >= n)
     finally:
         reporter.cancel()
     cpu = group_cpu(sampler.since(cpu0))
