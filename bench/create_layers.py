@@ -6,7 +6,7 @@ On a fresh temp SQLite database (KK_DATA_DIR set before django.setup(), then mig
 settings as the hub: WAL, synchronous=FULL), creates --count pods sequentially through each layer
 and reports wall and CPU microseconds per create:
 
-  store   control.store.object_create with a ready object (the etcd role alone)
+  store   control.storage.store.object_create with a ready object (the etcd role alone)
   verb    control.api.verbs.create(Call) (decode, prepare_create incl. ensure_namespace and
           managedFields, validation, store, JSON response)
   asgi    the Django ASGI application (control.asgi.application) called with an http scope:
@@ -78,7 +78,7 @@ def main() -> None:
     django.setup()
     call_command("migrate", verbosity=0, interactive=False)
     from control import kinds as registry
-    from control import store
+    from control.storage import store
     from control.api import verbs
     from control.api.request import Call
     from control.asgi import application

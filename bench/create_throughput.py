@@ -10,7 +10,7 @@ Afterwards it lists the pods and checks that the list holds exactly the pods tha
 
 Then, with the hub stopped, it sets Django up in this process against a separate temp SQLite
 database with the same settings (KK_DATA_DIR set before django.setup(), then migrate) and calls
-control.store.object_create directly, to get the store's own write rate; it reports the ratio
+control.storage.store.object_create directly, to get the store's own write rate; it reports the ratio
 HTTP(max clients)/store. Prints one JSON line on stdout; progress on stderr.
 """
 
@@ -126,7 +126,7 @@ def verify(hub: Hub, created: list[str]) -> dict:
 
 
 def store_rate(template: dict, count: int, synchronous: str | None = None) -> dict:
-    """control.store.object_create called directly, in this process, on a fresh temp database."""
+    """control.storage.store.object_create called directly, in this process, on a fresh temp database."""
     data_dir = tempfile.mkdtemp(prefix="kk-bench-store-")
     os.environ["KK_DATA_DIR"] = data_dir
     os.environ.pop("KK_SQLITE_PATH", None)
@@ -140,7 +140,7 @@ def store_rate(template: dict, count: int, synchronous: str | None = None) -> di
     call_command("migrate", verbosity=0, interactive=False)
     from django.db import connection
 
-    from control import store
+    from control.storage import store
 
     with connection.cursor() as cursor:
         cursor.execute("PRAGMA synchronous")

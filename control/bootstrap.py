@@ -1,6 +1,6 @@
 """What exists from the start: the revision counter and the system namespaces.
 
-Guarantees: idempotent; goes through `control.store` like every other write, attributed to
+Guarantees: idempotent; goes through `control.storage.store` like every other write, attributed to
 "kube-apiserver"; runs after every migrate (so fresh test databases have it too).
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 import uuid
 
-from control import errors, store
+from control import errors
+from control.storage import store
 from control.kinds.base import format_time
 from control.kinds.core import namespace_defaults
 

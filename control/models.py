@@ -1,6 +1,6 @@
 """Stored objects and the version log: the etcd role.
 
-Guarantees: only `control.store` writes these tables. `Revision` holds the ONE global,
+Guarantees: only `control.storage.store` writes these tables. `Revision` holds the ONE global,
 strictly increasing revision; every write takes the next value while holding that row, so
 revisions are handed out in commit order (also with several writer processes on PostgreSQL).
 `StoredObject.body` and `LogEntry.body` are the objects' JSON text exactly as served.

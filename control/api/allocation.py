@@ -31,7 +31,8 @@ from typing import Any, Iterator
 
 from django.db import transaction
 
-from control import errors, store
+from control import errors
+from control.storage import store
 from control.kinds.base import Cause, Kind, Obj, cause
 from control.kinds.core import SERVICE
 from control.kinds.network import NODE_PORT_RANGE, SERVICE_CIDR

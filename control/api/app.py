@@ -4,7 +4,7 @@ Guarantees:
 - Every answer is JSON with `Content-Type: application/json` (pod logs: text/plain); every failure
   is a Kubernetes Status, bugs included (logged, answered as InternalError, never a stack trace).
 - Bodies over the limit are refused with 413 before they are read in full.
-- All database work runs on the process's one database thread (`control.api.db`); the event loop
+- All database work runs on the process's one database thread (`control.storage.db`); the event loop
   only parses, routes and streams.
 - Each request leaves exactly one traffic record (who, verb, resource, code, latency).
 - A stream (watch, `logs -f`) ends when its client goes away, without waiting for the next event.
@@ -22,10 +22,11 @@ from django.conf import settings
 
 from control import errors
 from control import kinds as registry
-from control.api import crds, discovery, metrics, subresources, traffic, verbs
-from control.api.db import run_db
-from control.api.feed import get_feed
-from control.api.podlog import pod_log
+from control.api import crds, discovery, subresources, traffic, verbs
+from control.api.extras import metrics
+from control.storage.db import run_db
+from control.storage.feed import get_feed
+from control.api.extras.podlog import pod_log
 from control.api.request import Call, client_name
 from control.api.responses import Reply, Stream, error_response, json_response
 from control.api.watch import wait_for_revision, watch
@@ -149,7 +150,7 @@ def _document(request: Request, verb: str, document: Any) -> Reply:
 async def route(request: Request) -> Reply | Stream:
     parts = [p for p in request.path.split("/") if p]
     if parts[:1] == ["kubekitchen"] and len(parts) == 2 and parts[1] in ("resolve", "traffic", "proxyrules"):
-        from control.api import services  # Services at work: DNS, traffic through kube-proxy, its rules
+        from control.api.extras import services  # Services at work: DNS, traffic through kube-proxy, its rules
 
         return await services.serve(request, parts[1])
     if request.method not in ("GET", "HEAD") and len(parts) < 3:
@@ -159,7 +160,7 @@ async def route(request: Request) -> Reply | Stream:
         request.tag = {"verb": "get", "resource": head}
         return Reply(200, b"ok", "text/plain")
     if head == "kubekitchen" and len(parts) == 2 and parts[1] in ("snapshot", "changes"):
-        from control.api import kitchen
+        from control.api.extras import kitchen
 
         request.tag = {"verb": "watch" if parts[1] == "changes" else "list", "resource": parts[1]}
         if parts[1] == "snapshot":
@@ -191,7 +192,7 @@ async def route(request: Request) -> Reply | Stream:
         if parts[1] == metrics.GROUP:
             return await metrics.serve(request.method, parts[2], "/".join(parts[3:]), request.query, request.tag)
         if parts[1:3] == ["autoscaling", "v1"]:  # kubectl autoscale's v1 HPA: a converted view of v2
-            from control.api import autoscaling_v1
+            from control.api.extras import autoscaling_v1
 
             return await autoscaling_v1.serve(request.method, "/".join(parts[3:]), request.query, request.headers,
                                               request.body, request.content_type, request.actor, request.tag)

@@ -7,7 +7,8 @@ conflicts with other managers are 409 unless `force=true`; the write is one stor
 from __future__ import annotations
 
 
-from control import errors, store
+from control import errors
+from control.storage import store
 from control.api.allocation import serialised
 from control.api.objects import prepare_create, prepare_update
 from control.api.patching import patch_meta

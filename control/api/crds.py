@@ -22,12 +22,13 @@ from typing import Any, Callable
 
 from django.db import transaction
 
-from control import errors, kinds as registry, store
-from control.api.db import run_db
-from control.api.feed import get_feed
+from control import errors, kinds as registry
+from control.storage import store
+from control.storage.db import run_db
+from control.storage.feed import get_feed
 from control.api.request import Call
 from control.kinds.crd import RESOURCE
-from control.store import Change
+from control.storage.store import Change
 
 log = logging.getLogger(__name__)
 

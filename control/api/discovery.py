@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from control import kinds as registry
-from control.api import metrics
+from control.api.extras import metrics
 from control.kinds.base import Kind
 
 ITEM_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
@@ -43,7 +43,7 @@ def _group_entry(group: str, versions: list[str]) -> dict[str, Any]:
 
 def api_group_list() -> dict[str, Any]:
     groups = [_group_entry(g, vs) for g, vs in registry.group_versions().items() if g]
-    groups.append(_group_entry(metrics.GROUP, [metrics.VERSION]))  # served by control.api.metrics
+    groups.append(_group_entry(metrics.GROUP, [metrics.VERSION]))  # served by control.api.extras.metrics
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 

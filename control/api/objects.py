@@ -17,7 +17,8 @@ import random
 import uuid
 from typing import Any
 
-from control import errors, store
+from control import errors
+from control.storage import store
 from control.api import allocation
 from control.api.request import Call, check_type_meta
 from control.kinds.apps import DEPLOYMENT, REPLICASET

@@ -11,7 +11,8 @@ import copy
 from typing import Any
 
 
-from control import errors, store
+from control import errors
+from control.storage import store
 from control.api.objects import raise_if_invalid
 from control.api.patching import apply_patch
 from control.api.request import PATCH_TYPES, Call, check_type_meta, decode, decode_object

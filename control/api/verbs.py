@@ -1,6 +1,6 @@
 """The verbs on a resource: get, list, create, update, patch, delete, deletecollection.
 
-Guarantees: each verb is one call into `control.store` (so one transaction); every failure is
+Guarantees: each verb is one call into `control.storage.store` (so one transaction); every failure is
 an ApiError; list pages keep the list's resourceVersion; deletion follows Kubernetes (pods are
 deleted gracefully, finalizers and foreground/orphan propagation hold an object until cleared).
 """
@@ -13,7 +13,8 @@ import time
 from typing import Any
 
 
-from control import errors, store
+from control import errors
+from control.storage import store
 from control.api import tables
 from control.api.allocation import serialised
 from control.api.objects import (

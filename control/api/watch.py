@@ -21,13 +21,13 @@ from django.conf import settings
 
 from control import errors
 from control.api import tables, traffic
-from control.api.db import run_db
-from control.api.feed import get_feed
+from control.storage.db import run_db
+from control.storage.feed import get_feed
 from control.api.request import Call, bool_param, int_param
 from control.api.responses import Stream, dumps
 from control.api.selection import Selection
 from control.api.verbs import list_objects, require_revision
-from control.store import Change
+from control.storage.store import Change
 
 DEFAULT_TIMEOUT = 1800  # the real server picks 30–60 minutes
 

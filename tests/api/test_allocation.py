@@ -15,7 +15,7 @@ import pytest
 from django.db import connection, connections
 
 from control.api import allocation
-from control.api.db import submit
+from control.storage.db import submit
 from control.kinds.network import NODE_PORT_RANGE, SERVICE_CIDR
 from tests.api.client import ApiClient
 

@@ -245,8 +245,8 @@ def test_deleting_the_definition_deletes_its_objects_and_stops_serving(api, orde
 
 
 async def _changes_after(revision: int):
-    from control import store
-    from control.api.db import run_db
+    from control.storage import store
+    from control.storage.db import run_db
 
     return await run_db(lambda: store.events_since(revision))
 
@@ -279,7 +279,7 @@ def test_watch_sees_objects_of_a_custom_kind(api, orders):
         await asyncio.sleep(0.1)
         from control.api import verbs  # create through the API on this loop
         from control.api.request import Call
-        from control.api.db import run_db
+        from control.storage.db import run_db
         from control import kinds
 
         kind = kinds.by_resource("kitchen.example.com", "v1", "orders")

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from control import kinds as registry
-from control import store
+from control.storage import store
 from control.api import crds
 from tests.api.test_crd import CRDS, ORDERS, order, order_crd, send
 

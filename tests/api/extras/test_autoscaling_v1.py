@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 V1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
 V2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
-FIXTURE = Path(__file__).parent / "fixtures" / "protobuf" / "hpa-v1.pb"
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "protobuf" / "hpa-v1.pb"
 
 
 def send(api, method, path, body=None, content_type="application/json", **extra):

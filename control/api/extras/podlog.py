@@ -12,8 +12,9 @@ from typing import Any, AsyncIterator
 
 import httpx
 
-from control import errors, store
-from control.api.db import run_db
+from control import errors
+from control.storage import store
+from control.storage.db import run_db
 from control.api.request import Call, bool_param, int_param
 from control.api.responses import Reply, Stream
 from control.kinds.network import kubelet_endpoint

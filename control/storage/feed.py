@@ -20,9 +20,10 @@ from typing import Callable
 
 from django.conf import settings
 
-from control import errors, store
-from control.api.db import run_db
-from control.store import Change
+from control import errors
+from control.storage import store
+from control.storage.db import run_db
+from control.storage.store import Change
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,9 @@ import uuid
 
 import pytest
 
-from control import errors, store
-from control.api.feed import ChangeFeed
+from control import errors
+from control.storage import store
+from control.storage.feed import ChangeFeed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from control.api import db
+from control.storage import db
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from control.api import metrics
+from control.api.extras import metrics
 from tests.conftest import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)

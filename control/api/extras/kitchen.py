@@ -18,11 +18,12 @@ import time
 from types import SimpleNamespace
 from typing import AsyncIterator
 
-from control import errors, store
+from control import errors
+from control.storage import store
 from control import kinds as registry
 from control.api import traffic
-from control.api.db import run_db
-from control.api.feed import get_feed
+from control.storage.db import run_db
+from control.storage.feed import get_feed
 from control.api.request import int_param
 from control.api.responses import Reply, Stream, dumps, raw_json_response
 

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from django.db import connection, transaction
 
-from control import errors, store
+from control import errors
+from control.storage import store
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -173,7 +174,7 @@ WRITER = """
 import os, sys, uuid, django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "control.settings")
 django.setup()
-from control import store
+from control.storage import store
 prefix, count = sys.argv[1], int(sys.argv[2])
 for i in range(count):
     obj = {"apiVersion": "v1", "kind": "ConfigMap",

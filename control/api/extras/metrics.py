@@ -25,8 +25,9 @@ from typing import Any
 
 import httpx
 
-from control import errors, store
-from control.api.db import run_db
+from control import errors
+from control.storage import store
+from control.storage.db import run_db
 from control.api.responses import Reply, json_response
 from control.kinds.base import format_time
 from control.kinds.core import node_ready

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from control import errors
 from control.api import verbs
-from control.api.db import run_db
+from control.storage.db import run_db
 from control.api.request import Call, check_type_meta, decode_object
 from control.api.responses import Reply, error_response, json_response
 from control.kinds.autoscaling import HORIZONTALPODAUTOSCALER, V1_API, v1_to_v2, v2_to_v1

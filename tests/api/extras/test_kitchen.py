@@ -8,7 +8,7 @@ import json
 import pytest
 
 from control import errors
-from control.api import kitchen
+from control.api.extras import kitchen
 from control.bootstrap import cluster_bootstrap
 from tests.api.client import ApiClient
 
@@ -48,7 +48,7 @@ def test_snapshot_then_changes_with_actors():
 
 
 def test_changes_from_a_compacted_revision_end_with_410():
-    from control import store
+    from control.storage import store
 
     cluster_bootstrap()
     api = ApiClient()
@@ -59,7 +59,7 @@ def test_changes_from_a_compacted_revision_end_with_410():
         through = store.log_compact(max_entries=2, max_age=10_000)
 
         async def read():
-            from control.api.feed import get_feed
+            from control.storage.feed import get_feed
 
             (await get_feed()).drop_through(through)
             stream = await kitchen.changes({"watch": "1", "resourceVersion": "1", "timeoutSeconds": "1"}, "dashboard")

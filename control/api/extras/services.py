@@ -27,9 +27,10 @@ from typing import Any, AsyncIterator
 
 import httpx
 
-from control import errors, store
+from control import errors
+from control.storage import store
 from control.api import traffic
-from control.api.db import run_db
+from control.storage.db import run_db
 from control.api.responses import Reply, Stream, json_response
 from control.kinds import dns
 from control.kinds.base import DNS1123_LABEL, DNS1123_SUBDOMAIN

@@ -1,0 +1,6 @@
+"""Kube Kitchen's paths beside the Kubernetes API: /kubekitchen/* (snapshot, changes, DNS, traffic,
+proxy rules), metrics.k8s.io, pod logs through the kubelet, and the autoscaling/v1 view.
+
+They follow the same rules as any other caller of storage: reads and writes through
+`control.storage`, answers as the API's replies and Status errors.
+"""
