@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from tests.api.test_services import FakeKubeProxy
+from tests.api.extras.test_services import FakeKubeProxy
 
 pytestmark = pytest.mark.e2e
 
