@@ -221,6 +221,7 @@ def test_kubectl_apply_finds_patch_metadata_for_every_nested_field():
     assert metas["spec.template.spec.containers[].env"] == ("merge", "name")
     assert metas["spec.template.spec.containers[].volumeMounts"] == ("merge", "mountPath")
     assert metas["spec.template.spec.volumes"] == ("merge,retainKeys", "name")
+    assert metas["spec.strategy"] == ("retainKeys", None)  # Recreate drops a defaulted rollingUpdate
     assert metas["spec.template.spec.tolerations"] == (None, None)
     assert metas["metadata.finalizers"] == ("merge", None)
 
