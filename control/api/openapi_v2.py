@@ -35,6 +35,7 @@ PROTOBUF_ACCEPTED = ("application/com.github.proto-openapi.spec.v2@v1.0+protobuf
 _V3_REF = "#/components/schemas/"
 _V2_REF = "#/definitions/"
 _REF_SIBLINGS = ("description", "default")
+_TYPES = ("object", "array", "string", "integer", "number", "boolean")
 _SECURITY = {"BearerToken": {"description": "Bearer Token authentication", "type": "apiKey",
                              "name": "authorization", "in": "header"}}
 
@@ -66,10 +67,12 @@ def schema(node: Any) -> Doc:
     for key, value in node.items():
         if key == "properties" and isinstance(value, dict):
             out[key] = {name: schema(sub) for name, sub in value.items()}
-        elif key == "items" and isinstance(value, dict):
-            out[key] = schema(value)
+        elif key == "items":
+            if isinstance(value, dict):  # a tuple of item schemas has no v2 form: left out
+                out[key] = schema(value)
         elif key == "additionalProperties":
-            out[key] = schema(value) if isinstance(value, dict) else value
+            if isinstance(value, (dict, bool)):
+                out[key] = schema(value) if isinstance(value, dict) else value
         elif key not in ("allOf", "oneOf", "anyOf", "not", "nullable", "$ref"):
             out[key] = value
     choices = [c.get("type") for c in node.get("oneOf") or node.get("anyOf") or () if isinstance(c, dict)]
@@ -84,8 +87,8 @@ def schema(node: Any) -> Doc:
         out.pop("items", None)
     if out.get("type") == "array" and "items" not in out:
         out.pop("type")  # kubectl cannot read an array without its item schema
-    if isinstance(out.get("type"), list):
-        out.pop("type")  # nor several types
+    if "type" in out and out["type"] not in _TYPES:
+        out.pop("type")  # nor several types, nor "null": kube-openapi would refuse the whole document
     return out
 
 

@@ -186,6 +186,9 @@ def test_paths_and_operations_in_swagger_form():
      {"x-kubernetes-preserve-unknown-fields": True}),
     ({"type": "array", "items": {"$ref": "#/components/schemas/Y"}},
      {"type": "array", "items": {"$ref": "#/definitions/Y"}}),
+    ({"type": ["string", "integer"]}, {}),
+    ({"type": "null", "description": "d"}, {"description": "d"}),
+    ({"type": "array", "items": [{"type": "string"}]}, {}),
     ({"type": "object", "additionalProperties": {"type": "string", "nullable": True}},
      {"type": "object", "additionalProperties": {}}),
 ])
