@@ -168,6 +168,12 @@ async def route(request: Request) -> Reply | Stream:
         return await kitchen.changes(request.query, request.actor)
     if head == "version" and len(parts) == 1:
         return _document(request, "get", discovery.VERSION)
+    if head == "openapi" and parts[1:] == ["v2"]:  # Swagger 2.0: kubectl's fallback, in protobuf or JSON
+        from control.api import openapi_v2
+
+        request.tag = {"verb": "get", "resource": request.path}
+        body, content_type, etag = openapi_v2.document_reply(request.headers.get("accept", ""))
+        return Reply(200, body, content_type, {"ETag": etag})
     if head == "openapi" and parts[1:2] == ["v3"]:
         from control.api import openapi
 

@@ -11,6 +11,8 @@ Guarantees:
   and removes the fields this manager applied last time, omits now, and no other manager owns.
 - A change to a field owned by another manager raises `ApplyConflict` (409, reason Conflict, one
   `FieldManagerConflict` cause per field) unless `force`, in which case ownership moves over.
+  The manager "kubectl" takes over, without a conflict, what the last-applied annotation shows it
+  applied client-side, and keeps that annotation in step (`control.api.lastapplied`).
   Setting a field to the value it already has is not a conflict: ownership becomes shared.
 - `record_update` gives an ordinary write ("Update") ownership of what it changed and takes those
   fields from everyone else; fields that no longer exist are owned by no one.
@@ -28,6 +30,7 @@ import copy
 import json
 from typing import Any
 
+from control.api import lastapplied
 from control.api.smp import PatchMeta
 from control.errors import BadRequest, Conflict
 
@@ -318,7 +321,11 @@ def server_side_apply(live: dict | None, applied: dict, *, manager: str, force: 
     conflicts = [(h, p) for h, s in others if h["manager"] != manager
                  for p in sorted(s & applied_set) if _differs(live or {}, result, p)]
     if conflicts and not force:
-        raise _conflict(conflicts)
+        # kubectl's first server-side apply over a client-side one takes what it applied before.
+        allowed = lastapplied.takeover_allowed(live, manager, meta, api_version)
+        refused = [(h, p) for h, p in conflicts if p not in allowed]
+        if refused:
+            raise _conflict(refused)
     lost = {id(h): {p for c, p in conflicts if c is h} for h, _ in others}
     updated = [(h, s - lost[id(h)]) for h, s in others]
     own = (_entry(manager, "Apply", api_version, now), applied_set)
@@ -330,7 +337,7 @@ def server_side_apply(live: dict | None, applied: dict, *, manager: str, force: 
     before = ((live or {}).get("metadata") or {}).get("managedFields")
     if live is not None and _without_times(rendered) == _without_times(before):
         rendered = before  # an apply that changes nothing, ownership included, is not a write
-    return _with_managed(result, rendered)
+    return _with_managed(lastapplied.sync_annotation(result, live, applied, manager), rendered)
 
 
 def _without_times(managed: Any) -> Any:

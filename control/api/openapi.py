@@ -7,7 +7,7 @@ PATCH operation carries `x-kubernetes-group-version-kind`, the four patch conten
 `fieldValidation` query parameter: kubectl reads strategic-merge metadata from the component schemas
 and leaves validation to the server. Components are exactly the schemas reachable from the
 group-version's kinds, their lists and the bodies its operations use (Status, DeleteOptions, Patch,
-Scale, Binding).
+Scale, Binding), plus the `v1 List` of any objects in the api/v1 document.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 _STATUS = _META + "Status"
 _DELETE_OPTIONS = _META + "DeleteOptions"
 _PATCH = _META + "Patch"
+V1_LIST = _META + "List"
 _SCALE = "io.k8s.api.autoscaling.v1.Scale"
 _BINDING = "io.k8s.api.core.v1.Binding"
 PATCH_TYPES = ("application/apply-patch+yaml", "application/json-patch+json",
@@ -291,6 +292,8 @@ def _build(group: str, version: str, kinds: Sequence[Kind]) -> Doc:
     mine = [k for k in kinds if k.group == group and k.version == version]
     paths: dict[str, Doc] = {}
     roots = [_STATUS, _DELETE_OPTIONS, _PATCH]
+    if (group, version) == ("", "v1"):
+        roots.append(V1_LIST)  # `kind: List` manifests, as upstream publishes the schema
     lists: dict[str, Doc] = {}
     for k in mine:
         paths.update(_kind_paths(k))

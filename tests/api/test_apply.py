@@ -212,6 +212,73 @@ def test_force_takes_ownership() -> None:
     assert '.spec.template.spec.containers[name="web"].image' in owned(out, "kubectl-client-side-apply")
 
 
+# --- from client-side to server-side apply (kube-apiserver's lastAppliedManager) -------------
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def applied_client_side(config: dict, api_version: str = "apps/v1") -> dict:
+    """What `kubectl apply` (client-side) leaves: the config plus its annotation, owned by an Update."""
+    annotated = copy.deepcopy(config)
+    annotated["metadata"]["annotations"] = {LAST_APPLIED: json.dumps(config) + "\n"}
+    return update({}, annotated, manager="kubectl-client-side-apply", api_version=api_version)
+
+
+NEW_IMAGE = [{"name": "web", "image": "nginx:2", "ports": [{"containerPort": 80}]}]
+
+
+def test_kubectl_takes_over_what_it_applied_client_side() -> None:
+    live = applied_client_side(deployment(replicas=3))
+    out = apply(live, deployment(replicas=5, containers=NEW_IMAGE))
+    assert out["spec"]["replicas"] == 5
+    assert out["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:2"
+    assert {".spec.replicas", '.spec.template.spec.containers[name="web"].image'} <= owned(out, "kubectl")
+    assert ".spec.replicas" not in owned(out, "kubectl-client-side-apply")
+    # the annotation now records the configuration applied server-side
+    recorded = json.loads(out["metadata"]["annotations"][LAST_APPLIED])
+    assert recorded == deployment(replicas=5, containers=NEW_IMAGE)
+    assert out["metadata"]["annotations"][LAST_APPLIED].endswith("}\n")
+
+
+def test_only_the_kubectl_manager_takes_over() -> None:
+    live = applied_client_side(deployment(replicas=3))
+    with pytest.raises(ApplyConflict, match=r"\.spec\.replicas$"):
+        apply(live, deployment(replicas=5), manager="my-tool")
+
+
+def test_a_field_changed_since_the_client_side_apply_stays_a_conflict() -> None:
+    live = applied_client_side(deployment(replicas=3))
+    live["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:edited"  # by hand, same owner
+    with pytest.raises(ApplyConflict) as err:
+        apply(live, deployment(replicas=5, containers=NEW_IMAGE))
+    # replicas was handed over; only the edited image is reported
+    assert [c["field"] for c in err.value.details["causes"]] == ['.spec.template.spec.containers[name="web"].image']
+
+
+@pytest.mark.parametrize("annotation", ["", "not json", json.dumps(["a list"]),
+                                        json.dumps(deployment(replicas=3) | {"apiVersion": "apps/v1beta1"})])
+def test_an_unusable_annotation_hands_nothing_over(annotation) -> None:
+    live = applied_client_side(deployment(replicas=3))
+    live["metadata"]["annotations"][LAST_APPLIED] = annotation
+    with pytest.raises(ApplyConflict):
+        apply(live, deployment(replicas=5))
+
+
+def test_the_annotation_is_written_only_where_there_was_one() -> None:
+    live = apply(None, deployment(replicas=3))
+    out = apply(live, deployment(replicas=4))
+    assert "annotations" not in out["metadata"]
+    other = apply(applied_client_side(deployment(replicas=3)), deployment(replicas=3), manager="my-tool")
+    assert json.loads(other["metadata"]["annotations"][LAST_APPLIED]) == deployment(replicas=3)
+
+
+def test_html_characters_are_escaped_in_the_annotation_as_go_writes_them() -> None:
+    live = applied_client_side(deployment(replicas=3))
+    out = apply(live, deployment(replicas=3, labels={"a": "x&y"}))
+    text = out["metadata"]["annotations"][LAST_APPLIED]
+    assert "x\\u0026y" in text and "&" not in text and json.loads(text)["metadata"]["labels"] == {"a": "x&y"}
+
+
 # --- ordinary writes -------------------------------------------------------------------------
 
 def test_update_takes_changed_fields_from_the_applier() -> None:

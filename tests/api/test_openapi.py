@@ -122,7 +122,19 @@ def test_components_are_closed_under_ref(path):
     referenced = set(REF.findall(json.dumps(document["paths"])))
     for name, schema in schemas.items():
         referenced |= set(REF.findall(json.dumps(schema)))
-    assert set(schemas) == referenced | {n for n in schemas if "x-kubernetes-group-version-kind" in schemas[n]}
+    roots = {n for n in schemas if "x-kubernetes-group-version-kind" in schemas[n]}
+    if path == "api/v1":
+        roots.add("io.k8s.apimachinery.pkg.apis.meta.v1.List")  # for `kind: List` manifests
+    assert set(schemas) == referenced | roots
+
+
+def test_the_core_document_has_the_v1_list_of_any_objects():
+    core = doc("api/v1")["components"]["schemas"]
+    listed = core["io.k8s.apimachinery.pkg.apis.meta.v1.List"]
+    assert listed["required"] == ["items"]
+    assert listed["properties"]["items"]["items"] == {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.runtime.RawExtension"}
+    assert core["io.k8s.apimachinery.pkg.runtime.RawExtension"]["x-kubernetes-preserve-unknown-fields"] is True
+    assert "io.k8s.apimachinery.pkg.apis.meta.v1.List" not in doc("apis/apps/v1")["components"]["schemas"]
 
 
 def test_components_hold_what_each_group_version_needs_and_no_more():
@@ -221,6 +233,7 @@ def test_kubectl_apply_finds_patch_metadata_for_every_nested_field():
     assert metas["spec.template.spec.containers[].env"] == ("merge", "name")
     assert metas["spec.template.spec.containers[].volumeMounts"] == ("merge", "mountPath")
     assert metas["spec.template.spec.volumes"] == ("merge,retainKeys", "name")
+    assert metas["spec.strategy"] == ("retainKeys", None)  # Recreate drops a defaulted rollingUpdate
     assert metas["spec.template.spec.tolerations"] == (None, None)
     assert metas["metadata.finalizers"] == ("merge", None)
 

@@ -224,6 +224,18 @@ def test_retain_keys_clears_the_other_members_of_a_union() -> None:
     assert out["spec"]["volumes"] == [{"name": "data", "configMap": {"name": "cm"}}]
 
 
+def test_retain_keys_on_a_deployment_strategy_drops_the_defaulted_rolling_update() -> None:
+    from control.api.patching import patch_meta
+
+    live = {"spec": {"replicas": 1, "strategy": {"type": "RollingUpdate",
+                                                 "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}}}
+    # What kubectl 1.32 sends when the file switches to `strategy: {type: Recreate}`, having read
+    # `x-kubernetes-patch-strategy: retainKeys` on DeploymentSpec.strategy from the hub's OpenAPI.
+    patch = {"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}}
+    out = strategic_merge_patch(live, patch, patch_meta("io.k8s.api.apps.v1.Deployment"))
+    assert out["spec"] == {"replicas": 1, "strategy": {"type": "Recreate"}}
+
+
 # --- kubectl apply's three-way patch ----------------------------------------------------------
 
 def test_kubectl_apply_three_way_patch() -> None:

@@ -1,7 +1,8 @@
 """OpenAPI schemas of apps/v1 Deployment and ReplicaSet, coordination.k8s.io/v1 Lease and the
 autoscaling/v1 Scale subresource body.
 
-Guarantees: Deployment and ReplicaSet conditions merge by type; rolling-update surge and
+Guarantees: Deployment and ReplicaSet conditions merge by type; a Deployment's strategy is patched
+with retainKeys (as upstream), so switching to Recreate drops the defaulted rollingUpdate; rolling-update surge and
 unavailability are IntOrString (a count or a percentage); each kind and Scale carries its
 `x-kubernetes-group-version-kind`.
 """
@@ -55,8 +56,9 @@ DEFINITIONS: dict[str, Schema] = {
             "replicas": int32("Number of desired pods; default 1."),
             "revisionHistoryLimit": int32("Old ReplicaSets kept for rollback; default 10."),
             "selector": _SELECTOR,
-            "strategy": ref(APPS + "DeploymentStrategy", "How old pods are replaced by new ones.",
-                            default=True),
+            # retainKeys: a patch that sets `type` drops the members it does not name (rollingUpdate).
+            "strategy": {**ref(APPS + "DeploymentStrategy", "How old pods are replaced by new ones.",
+                               default=True), "x-kubernetes-patch-strategy": "retainKeys"},
             "template": _TEMPLATE,
         },
         required=["selector", "template"],

@@ -1,5 +1,5 @@
 """OpenAPI schemas of the shared meta types: object and list metadata, selectors, Status, DeleteOptions,
-and the scalar wrappers Time, MicroTime, Quantity and IntOrString.
+the `v1 List` of any objects (with RawExtension items), and the scalar wrappers Time, MicroTime, Quantity and IntOrString.
 
 Guarantees: names and shapes follow the Kubernetes API (`io.k8s.apimachinery.pkg...`); Quantity accepts
 a string or a number and IntOrString an integer or a string (both as `oneOf`); ownerReferences merge by
@@ -13,6 +13,7 @@ from control.kinds.schemas.build import (
     obj, ref, string, string_map, strings, time,
 )
 
+RAW_EXTENSION = "io.k8s.apimachinery.pkg.runtime.RawExtension"
 _ALL_GROUPS = [("", "v1"), ("apps", "v1"), ("autoscaling", "v1"), ("autoscaling", "v2"),
                ("coordination.k8s.io", "v1")]
 
@@ -137,6 +138,22 @@ DEFINITIONS: dict[str, Schema] = {
             "shardInfo": free("Which shard of a sharded list this page belongs to."),
         },
     ),
+    # `kind: List` in a manifest: items of any kinds, each validated as its own kind by kubectl.
+    META + "List": obj(
+        "A list of objects of any kinds, which the server need not know (kubectl applies each).",
+        {
+            "apiVersion": string("Versioned schema of this representation, here v1."),
+            "items": {"type": "array", "items": {"$ref": "#/components/schemas/" + RAW_EXTENSION},
+                      "description": "The objects, each with its own apiVersion and kind."},
+            "kind": string("The REST resource type, here List."),
+            "metadata": ref(META + "ListMeta", "Standard list metadata."),
+        },
+        required=["items"],
+    ),
+    RAW_EXTENSION: {
+        "type": "object", "x-kubernetes-preserve-unknown-fields": True,
+        "description": "A whole embedded object, kept as given.",
+    },
     META + "Status": kind_obj(
         "The result of a call that does not return an object, and the body of every error.",
         ("", "v1", "Status"),
