@@ -2,11 +2,14 @@
 
 Guarantees:
 - `prepare_create` turns a client's object into a storable one: type meta, namespace and name
-  (incl. generateName) checked, server metadata set (uid, creationTimestamp, generation),
-  status reset where Kubernetes resets it, defaults applied, validated (422 with causes).
+  (incl. generateName) checked, server metadata set (uid, creationTimestamp, generation), then the
+  kind's strategy: prepare for create (status reset), defaults, name rule and validation (422 with
+  causes), allocation.
 - `prepare_update` merges a client's new object onto the stored one: optimistic concurrency
   (409 on a stale resourceVersion), server metadata kept, status kept on main-resource writes
-  and spec kept on status writes, generation bumped on spec changes, validated.
+  and spec kept on status writes, then the kind's strategy: defaults, prepare for update,
+  generation (bumped when the kind says the write changed it), validation, allocation.
+- Nothing here knows a particular kind: every per-kind rule is asked of the `Kind`.
 - Unknown fields are refused (fieldValidation=Strict, our default), warned about or dropped.
 """
 
@@ -21,15 +24,10 @@ from control import errors
 from control.storage import store
 from control.api import allocation
 from control.api.request import Call, check_type_meta
-from control.kinds.apps import DEPLOYMENT, REPLICASET
-from control.kinds.base import Kind, Obj, format_time, label_causes, name_causes
-from control.kinds.core import NAMESPACE, SERVICE
-from control.kinds.pods import POD
+from control.kinds.base import Kind, Obj, format_time, label_causes
 
 GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 SERVER_METADATA = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
-# Built-in kinds are told apart by their store key (<group>/<plural>): a custom kind may share a name.
-RESETS_STATUS_ON_CREATE = {k.resource for k in (POD, DEPLOYMENT, REPLICASET, SERVICE)}
 
 
 def generate_name(base: str) -> str:
@@ -104,22 +102,11 @@ def check_custom_fields(call: Call, kind: Kind, obj: Obj) -> Obj:
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
-def spec_changed(kind: Kind, new: Obj, old: Obj) -> bool:
-    """Whether a write bumps metadata.generation: a spec change; for a custom kind, any change
-    outside metadata (and outside status when status is a subresource), as Kubernetes counts."""
-    if not kind.custom:
-        return new.get("spec") != old.get("spec")
-    skipped = ("metadata", "status") if kind.has_status else ("metadata",)
-    return ({k: v for k, v in new.items() if k not in skipped} !=
-            {k: v for k, v in old.items() if k not in skipped})
-
-
 def metadata_causes(kind: Kind, obj: Obj) -> list[dict[str, str]]:
     meta = obj["metadata"]
     out = kind.validate(obj)
     if not any(c["field"] == "metadata.name" for c in out):
-        label = kind is NAMESPACE or kind is SERVICE
-        out = name_causes(meta.get("name"), label=label) + out
+        out = kind.name_rule(meta.get("name")) + out
     out += label_causes(meta.get("labels"), "metadata.labels")
     annotations = meta.get("annotations")
     if annotations is not None and (not isinstance(annotations, dict) or
@@ -189,16 +176,12 @@ def prepare_create(call: Call, obj: Obj, now: float, *, applied: bool = False) -
     meta["creationTimestamp"] = format_time(now)
     if kind.has_spec:
         meta["generation"] = 1
-    if kind.resource in RESETS_STATUS_ON_CREATE:
-        obj["status"] = {"phase": "Pending"} if kind is POD else {}
-    elif kind.custom and kind.has_status:
-        obj.pop("status", None)  # written through the status subresource only
+    kind.prepare_for_create(obj)
     kind.defaults(obj)
     raise_if_invalid(kind, obj, metadata_causes(kind, obj))
-    if namespace and kind is not NAMESPACE:
+    if namespace:
         ensure_namespace(namespace)
-    if kind is SERVICE:
-        allocation.service_allocate(obj)
+    allocation.allocate(kind, obj)
     return obj if applied else track_fields(call, {}, obj, now)
 
 
@@ -244,24 +227,24 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
         elif kind.has_status:
             result.pop("status", None)
         kind.defaults(result)
-        if kind is SERVICE:
-            allocation.service_carry_over(result, current)
-        if kind.has_spec and spec_changed(kind, result, current):
+        kind.prepare_for_update(result, current)
+        if kind.has_spec and kind.generation_changed(result, current):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
     causes = metadata_causes(kind, result) + kind.validate_update(result, current)
     raise_if_invalid(kind, result, causes)
-    if kind is SERVICE and not subresource:
-        allocation.service_allocate(result, current)
+    if not subresource:
+        allocation.allocate(kind, result, current)
     if not applied:
         result = track_fields(call, current, result, now)
-    return deletion_if_done(result)
+    return deletion_if_done(kind, result)
 
 
-def deletion_if_done(obj: Obj) -> Obj | store.Delete:
-    """An object marked for deletion goes once its finalizers are gone and no grace period remains."""
+def deletion_if_done(kind: Kind, obj: Obj) -> Obj | store.Delete:
+    """An object marked for deletion goes once its finalizers (the kind's own too) are gone and
+    no grace period remains."""
     meta = obj["metadata"]
-    if obj.get("kind") == "Namespace" and (obj.get("spec") or {}).get("finalizers"):
-        return obj  # the namespace controller empties spec.finalizers (PUT .../finalize) when it is done
+    if kind.deletion.held(obj):
+        return obj
     if meta.get("deletionTimestamp") and not meta.get("finalizers") and not meta.get("deletionGracePeriodSeconds"):
         return store.Delete(obj)
     return obj

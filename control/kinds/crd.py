@@ -20,6 +20,7 @@ import time
 from typing import Any, Callable
 
 from control.kinds import jsonpath, openapi_schema, structural
+from control.kinds.strategy import Deletion
 from control.kinds.base import (
     AGE_COLUMN, DNS1035_LABEL, DNS1123_SUBDOMAIN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec,
     cause, format_time, human_duration, parse_time, required,
@@ -290,7 +291,7 @@ CUSTOMRESOURCEDEFINITION = Kind(
     namespaced=False, definition=DEFINITION, short_names=("crd", "crds"), subresources=("status",),
     defaults=crd_defaults, validate=validate_crd, validate_update=validate_crd_update,
     columns=(NAME_COLUMN, Column("Created At", type="date", description="The time the definition was created.")),
-    cells=crd_cells, has_spec=True,
+    cells=crd_cells, has_spec=True, deletion=Deletion(removes_served_objects=True),
 )
 
 
@@ -361,6 +362,23 @@ def _validator(schema: dict[str, Any]) -> Callable[[Obj], list[Cause]]:
     return lambda obj: openapi_schema.validate(obj, schema)
 
 
+def _keep(obj: Obj) -> None:
+    return None
+
+
+def _drop_status(obj: Obj) -> None:
+    obj.pop("status", None)  # written through the status subresource only
+
+
+def _outside(skipped: tuple[str, ...]) -> Callable[[Obj, Obj], bool]:
+    """A custom object's generation counts any change outside metadata (and outside status when
+    status is a subresource), as the custom resource strategy does."""
+    def changed(new: Obj, old: Obj) -> bool:
+        return ({k: v for k, v in new.items() if k not in skipped} !=
+                {k: v for k, v in old.items() if k not in skipped})
+    return changed
+
+
 def component_name(group: str, version: str, kind: str) -> str:
     """The OpenAPI component of a custom kind, as Kubernetes names it: reversed group, version, kind."""
     return ".".join([*reversed(group.split(".")), version, kind])
@@ -390,6 +408,8 @@ def kinds_of(crd: Obj) -> list[Kind]:
             scale=_scale_spec(subresources["scale"]) if "scale" in subs else None,
             crd=crd["metadata"]["name"], schema=schema, singular_name=names.get("singular") or "",
             list_kind_name=names.get("listKind") or "", on_read=_reader(f"{group}/{name}", schema),
+            prepare_for_create=_drop_status if "status" in subs else _keep,
+            generation_changed=_outside(("metadata", "status") if "status" in subs else ("metadata",)),
         ))
     return out
 
