@@ -275,3 +275,28 @@ def test_names_follow_the_kinds_rule(api):
     assert code == 422
     configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "1.a.b"}}
     assert send(api, "post", "/api/v1/namespaces/default/configmaps", configmap)[0] == 201
+
+
+SECRETS = "/api/v1/namespaces/default/secrets"
+
+
+def test_a_secret_through_the_hub(api):
+    """Secret is served from its kind module alone: stringData lands in data, bad base64 is a 422
+    naming the field, an immutable Secret refuses data changes, the table has Type and Data."""
+    body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"a": "b"}}
+    code, created = send(api, "post", SECRETS, body)
+    assert code == 201 and created["data"] == {"a": "Yg=="} and created["type"] == "Opaque"
+    assert "stringData" not in send(api, "get", f"{SECRETS}/s")[1]
+    bad = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "t"}, "data": {"x": "%%%"}}
+    code, status = send(api, "post", SECRETS, bad)
+    assert code == 422 and status["details"]["causes"][0]["field"] == "data[x]"
+    code, _ = send(api, "patch", f"{SECRETS}/s", {"immutable": True}, content_type="application/merge-patch+json")
+    assert code == 200
+    code, status = send(api, "patch", f"{SECRETS}/s", {"stringData": {"a": "c"}},
+                        content_type="application/merge-patch+json")
+    assert code == 422 and "field is immutable when `immutable` is set" in status["message"]
+    code, table = send(api, "get", SECRETS, None, HTTP_ACCEPT="application/json;as=Table;v=v1;g=meta.k8s.io")
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Type", "Data", "Age"]
+    assert table["rows"][0]["cells"][:3] == ["s", "Opaque", 1]
+    code, gone = send(api, "delete", f"{SECRETS}/s")
+    assert code == 200 and gone["kind"] == "Status"
