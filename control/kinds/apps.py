@@ -14,7 +14,8 @@ from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, age, cause, label_causes,
     required, selector_string,
 )
-from control.kinds.pods import pod_spec_causes, pod_spec_defaults
+from control.kinds.pod_defaults import pod_spec_defaults
+from control.kinds.pods import pod_spec_causes
 
 
 def _template_defaults(spec: dict[str, Any]) -> None:

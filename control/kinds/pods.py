@@ -1,72 +1,24 @@
-"""The Pod kind: defaults, validation, the update rules, printing and field selectors.
+"""The Pod kind: defaults, validation, the update rules, the write strategy (status on create,
+graceful deletion, binding), printing and field selectors.
 
-Guarantees: `pod_defaults` is idempotent and fills what the real API server fills (restart
-policy, grace period, scheduler, DNS policy, pull policy, the default NoExecute tolerations);
+Guarantees: defaults are `control.kinds.pod_defaults` (what the real API server fills);
 `pod_spec_causes` validates a pod spec wherever it appears (pods, pod templates); a pod's spec is
 immutable after creation except for the fields Kubernetes lets change.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, age, cause, field_value, name_causes, required,
 )
+from control.kinds.pod_defaults import pod_defaults
 from control.kinds.quantity import is_quantity
 from control.kinds.strategy import Deletion
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
-DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
-
-
-@lru_cache(maxsize=1)
-def _toleration_seconds() -> int:
-    from control.client.timings import Timings
-
-    return int(Timings.from_env().toleration_seconds)
-
-
-def _container_defaults(container: dict[str, Any]) -> None:
-    image = container.get("image") or ""
-    tag = image.rsplit("/", 1)[-1]
-    latest = "@" not in image and (":" not in tag or tag.endswith(":latest"))
-    container.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
-    container.setdefault("terminationMessagePath", "/dev/termination-log")
-    container.setdefault("terminationMessagePolicy", "File")
-    container.setdefault("resources", {})
-    for port in container.get("ports") or []:
-        if isinstance(port, dict):
-            port.setdefault("protocol", "TCP")
-
-
-def pod_spec_defaults(spec: dict[str, Any]) -> None:
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("securityContext", {})
-    spec.setdefault("enableServiceLinks", True)
-    for key in ("containers", "initContainers"):
-        for container in spec.get(key) or []:
-            if isinstance(container, dict):
-                _container_defaults(container)
-
-
-def pod_defaults(pod: Obj) -> None:
-    spec = pod.setdefault("spec", {})
-    if not isinstance(spec, dict):
-        return
-    pod_spec_defaults(spec)
-    tolerations = spec.setdefault("tolerations", [])
-    if isinstance(tolerations, list):
-        present = {t.get("key") for t in tolerations if isinstance(t, dict)}
-        for key in DEFAULT_TOLERATIONS:
-            if key not in present:
-                tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute",
-                                    "tolerationSeconds": _toleration_seconds()})
 
 
 def _container_causes(container: Any, path: str, seen: set[str]) -> list[Cause]:
