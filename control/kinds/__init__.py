@@ -16,7 +16,8 @@ from control.kinds.apps import DEPLOYMENT, REPLICASET
 from control.kinds.autoscaling import HORIZONTALPODAUTOSCALER
 from control.kinds.base import Kind
 from control.kinds.coordination import LEASE
-from control.kinds.crd import CUSTOMRESOURCEDEFINITION, kinds_of, version_priority
+from control.kinds.crd import CUSTOMRESOURCEDEFINITION
+from control.kinds.custom import kinds_of, version_priority
 from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE, NODE, SERVICE
 from control.kinds.pods import POD
 from control.kinds.secrets import SECRET
