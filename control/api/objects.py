@@ -10,7 +10,8 @@ Guarantees:
   and spec kept on status writes, then the kind's strategy: defaults, prepare for update,
   generation (bumped when the kind says the write changed it), validation, allocation.
 - Nothing here knows a particular kind: every per-kind rule is asked of the `Kind`.
-- Unknown fields are refused (fieldValidation=Strict, our default), warned about or dropped.
+- Unknown fields are refused (fieldValidation=Strict, our default), warned about or dropped, as
+  decoding against the kind's schema finds them.
 """
 
 from __future__ import annotations
@@ -34,72 +35,27 @@ def generate_name(base: str) -> str:
     return base[:58] + "".join(random.choice(GENERATE_ALPHABET) for _ in range(5))
 
 
-def without_nulls(value: Any) -> Any:
-    """JSON nulls dropped, as decoding into typed objects does (kubectl sends a few, e.g.
-    `creationTimestamp: null` in templates, and they must not make a template look changed)."""
-    if isinstance(value, dict):
-        return {k: without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [without_nulls(v) for v in value]
-    return value
-
-
 def check_fields(call: Call, kind: Kind, obj: Obj) -> Obj:
-    """Apply the request's fieldValidation to unknown fields and wrong types; drop nulls."""
-    from control.kinds import structure
-
-    if kind.custom:
-        return check_custom_fields(call, kind, obj)
-    obj = without_nulls(obj)
-    problems = structure.check(obj, kind.definition)
-    if not problems:
-        return obj
-    mode = call.field_validation
-    type_errors = [p for p in problems if p.kind == "type"]
-    if type_errors or mode == "Strict":
-        text = structure.message(type_errors or problems, kind.kind, kind.version)
-        if not type_errors and call.method in ("POST", "PUT"):
-            text = f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: {text}'
-        raise errors.BadRequest(text)
-    if mode == "Warn":
-        call.warnings += [f'unknown field "{p.path}"' for p in problems]
-    return structure.prune(obj, kind.definition)
-
-
-def check_custom_fields(call: Call, kind: Kind, obj: Obj) -> Obj:
-    """fieldValidation for a custom kind: metadata decoded as ObjectMeta, the rest by the version's
-    schema (unknown fields refused, warned about or pruned; value errors are left to validation,
-    422, as Kubernetes does). Nulls are kept where the schema says `nullable`."""
-    from control.kinds import openapi_schema, structure
-
-    obj = openapi_schema.drop_nulls(obj, kind.schema or {})
-    meta = obj.get("metadata")
-    problems = structure.check(meta, OBJECT_META) if isinstance(meta, dict) else []
-    type_errors = [p for p in problems if p.kind == "type"]
-    if type_errors:
-        raise errors.BadRequest(structure.message(type_errors, kind.kind, kind.version))
-    unknown = [f"metadata.{p.path}" for p in problems] + openapi_schema.unknown_fields(obj, kind.schema or {})
-    if not unknown:
-        return obj
+    """Apply the request's fieldValidation to what decoding as the kind's schema found: a wrong
+    type is always a 400; unknown fields are refused (Strict), warned about (Warn) or dropped."""
+    report = kind.field_report(obj)
+    if report.type_error:
+        raise errors.BadRequest(report.type_error)
+    if not report.unknown:
+        return report.obj
     mode = call.field_validation
     if mode == "Strict":
         if call.content_type == "application/apply-patch+yaml":
             text = (f"failed to create typed patch object ({kind.group}/{kind.version}, Kind={kind.kind}): "
-                    + ", ".join(f".{path}: field not declared in schema" for path in unknown))
+                    + ", ".join(f".{path}: field not declared in schema" for path in report.unknown))
         else:
-            text = "strict decoding error: " + ", ".join(f'unknown field "{path}"' for path in unknown)
+            text = "strict decoding error: " + ", ".join(f'unknown field "{path}"' for path in report.unknown)
             if call.method in ("POST", "PUT"):
                 text = f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: {text}'
         raise errors.BadRequest(text)
     if mode == "Warn":
-        call.warnings += [f'unknown field "{path}"' for path in unknown]
-    pruned = openapi_schema.prune(obj, kind.schema or {})
-    if isinstance(meta, dict):
-        pruned["metadata"] = structure.prune(meta, OBJECT_META)
-    return pruned
-
-
-OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+        call.warnings += [f'unknown field "{path}"' for path in report.unknown]
+    return report.pruned()
 
 
 def metadata_causes(kind: Kind, obj: Obj) -> list[dict[str, str]]:

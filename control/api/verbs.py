@@ -199,7 +199,7 @@ def patch(call: Call, subresource: str = "") -> Reply:
         raise errors.UnsupportedMediaType(
             f"the body of the request was in an unknown format - accepted media types include: "
             f"{', '.join(t for t, v in PATCH_TYPES.items() if v)}")
-    if patch_type == "strategic" and call.kind.custom:
+    if patch_type == "strategic" and not call.kind.merges_strategically:
         raise errors.UnsupportedMediaType(
             f"the body of the request was in an unknown format - accepted media types include: "
             f"application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")

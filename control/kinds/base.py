@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from control.kinds.strategy import IMMEDIATE, Allocator, Deletion
+from control.kinds.strategy import IMMEDIATE, Allocator, Deletion, FieldReport
 
 Obj = dict[str, Any]
 Cause = dict[str, str]
@@ -132,6 +132,11 @@ class Kind:
     deletion: Deletion = IMMEDIATE
     allocator: Allocator | None = None
     bind: Callable[[Obj, str, str], str] | None = None
+    # How a request's object is decoded: by the built-in schema named `definition` unless the kind
+    # brings its own (a custom kind: its version's openAPIV3Schema); and whether it takes strategic
+    # merge patches (custom kinds do not, as upstream).
+    fields: Callable[[Obj], FieldReport] | None = None
+    merges_strategically: bool = True
 
     @property
     def custom(self) -> bool:
@@ -157,6 +162,18 @@ class Kind:
     @property
     def has_status(self) -> bool:
         return "status" in self.subresources
+
+    def field_report(self, obj: Obj) -> FieldReport:
+        if self.fields is not None:
+            return self.fields(obj)
+        from control.kinds import structure  # its schemas import this module's helpers
+
+        decoded = structure.without_nulls(obj)
+        problems = structure.check(decoded, self.definition)
+        type_errors = [p for p in problems if p.kind == "type"]
+        return FieldReport(decoded, structure.message(type_errors, self.kind, self.version) if type_errors else "",
+                           [p.path for p in problems if p.kind == "unknown"],
+                           lambda: structure.prune(decoded, self.definition))
 
     def row(self, obj: Obj, now: float) -> list[Any]:
         if self.cells is None:

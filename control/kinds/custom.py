@@ -15,11 +15,14 @@ import json
 import re
 from typing import Any, Callable
 
-from control.kinds import jsonpath, openapi_schema
+from control.kinds import jsonpath, openapi_schema, structure
 from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, human_duration, parse_time,
 )
 from control.kinds.crd import _names, _spec, _versions, established, validate_crd
+from control.kinds.strategy import FieldReport
+
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
 def _cell(value: Any, kind: str, now: float) -> Any:
@@ -104,6 +107,27 @@ def _outside(skipped: tuple[str, ...]) -> Callable[[Obj, Obj], bool]:
     return changed
 
 
+def _decoder(kind: str, version: str, schema: dict[str, Any]) -> Callable[[Obj], FieldReport]:
+    """Decoding a custom object: metadata as ObjectMeta, the rest by the version's schema (value
+    errors are left to validation, 422, as Kubernetes does); nulls kept where `nullable`."""
+    def report(obj: Obj) -> FieldReport:
+        decoded = openapi_schema.drop_nulls(obj, schema)
+        meta = decoded.get("metadata")
+        problems = structure.check(meta, OBJECT_META) if isinstance(meta, dict) else []
+        type_errors = [p for p in problems if p.kind == "type"]
+        unknown = [f"metadata.{p.path}" for p in problems] + openapi_schema.unknown_fields(decoded, schema)
+
+        def pruned() -> Obj:
+            out = openapi_schema.prune(decoded, schema)
+            if isinstance(meta, dict):
+                out["metadata"] = structure.prune(meta, OBJECT_META)
+            return out
+
+        return FieldReport(decoded, structure.message(type_errors, kind, version) if type_errors else "",
+                           unknown, pruned)
+    return report
+
+
 def component_name(group: str, version: str, kind: str) -> str:
     """The OpenAPI component of a custom kind, as Kubernetes names it: reversed group, version, kind."""
     return ".".join([*reversed(group.split(".")), version, kind])
@@ -135,6 +159,7 @@ def kinds_of(crd: Obj) -> list[Kind]:
             list_kind_name=names.get("listKind") or "", on_read=_reader(f"{group}/{name}", schema),
             prepare_for_create=_drop_status if "status" in subs else _keep,
             generation_changed=_outside(("metadata", "status") if "status" in subs else ("metadata",)),
+            fields=_decoder(names["kind"], name, schema), merges_strategically=False,
         ))
     return out
 

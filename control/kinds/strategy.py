@@ -1,6 +1,6 @@
-"""The parts of a kind's write strategy that are more than one function: how it is deleted and
-what it allocates (kube-apiserver's `RESTDeleteStrategy` with the store's `ReturnDeletedObject`,
-and the Service registry's IP and port allocators).
+"""The parts of a kind's write strategy that are more than one function: how it is deleted, what
+it allocates (kube-apiserver's `RESTDeleteStrategy` with the store's `ReturnDeletedObject`, and the
+Service registry's IP and port allocators) and what decoding against its schema found.
 
 Guarantees: pure data and pure functions, as everything in `control.kinds`; the hub's write path
 (`control.api`) calls these hooks and keeps the transactions and the reads of the store to itself,
@@ -51,6 +51,22 @@ class Deletion:
 
 
 IMMEDIATE = Deletion()
+
+
+@dataclass(frozen=True)
+class FieldReport:
+    """What decoding a request's object as its kind's schema found (fieldValidation's input).
+
+    - `obj`: the object with JSON nulls dropped where the schema does not keep them;
+    - `type_error`: the 400 text when a value has the wrong JSON type ("" when none);
+    - `unknown`: paths of the fields the schema does not declare, in order;
+    - `pruned()`: `obj` without those fields (fieldValidation Ignore and Warn).
+    """
+
+    obj: Obj
+    type_error: str
+    unknown: list[str]
+    pruned: Callable[[], Obj]
 
 
 class RangeFull(Exception):

@@ -300,3 +300,12 @@ def test_a_secret_through_the_hub(api):
     assert table["rows"][0]["cells"][:3] == ["s", "Opaque", 1]
     code, gone = send(api, "delete", f"{SECRETS}/s")
     assert code == 200 and gone["kind"] == "Status"
+
+
+def test_server_side_apply_names_undeclared_fields_as_kube_apiserver(api):
+    body = pod("a")
+    body["spec"]["bogus"] = 1
+    code, status = send(api, "patch", f"{PODS}/a", body, content_type="application/apply-patch+yaml",
+                        QUERY_STRING="fieldManager=me")
+    assert code == 400 and status["message"] == ("failed to create typed patch object (/v1, Kind=Pod): "
+                                                 ".spec.bogus: field not declared in schema")
