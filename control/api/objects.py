@@ -166,8 +166,10 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
         result = copy.deepcopy(current)
         result["status"] = new.get("status", {})
     elif subresource == "finalize":
+        if kind.finalize is None:
+            raise errors.NotFound("the server could not find the requested resource")
         result = copy.deepcopy(current)
-        result.setdefault("spec", {})["finalizers"] = (new.get("spec") or {}).get("finalizers") or []
+        kind.finalize(result, new)
     else:
         result = new
         for key in SERVER_METADATA:

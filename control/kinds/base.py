@@ -132,6 +132,9 @@ class Kind:
     deletion: Deletion = IMMEDIATE
     allocator: Allocator | None = None
     bind: Callable[[Obj, str, str], str] | None = None
+    # the `finalize` subresource (a Namespace's spec.finalizers): copies what it may change from
+    # the written object onto a copy of the stored one
+    finalize: Callable[[Obj, Obj], None] | None = None
     # How a request's object is decoded: by the built-in schema named `definition` unless the kind
     # brings its own (a custom kind: its version's openAPIV3Schema); and whether it takes strategic
     # merge patches (custom kinds do not, as upstream).
