@@ -204,11 +204,12 @@ def name_causes(name: Any, field_path: str = "metadata.name", *, label: bool = F
         out.append(cause(field_path, f'Invalid value: "{name}": must be no more than {limit} characters'))
     if not pattern.match(name):
         example = "'my-name',  or '123-abc'" if label else "'example.com'"
+        allowed = "alphanumeric characters or '-'," if label else "alphanumeric characters, '-' or '.',"
         out.append(cause(
             field_path,
-            f'Invalid value: "{name}": a lowercase {what} must consist of lower case alphanumeric '
-            f"characters, '-' or '.', and must start and end with an alphanumeric character "
-            f"(e.g. {example}, regex used for validation is '{pattern.pattern[1:-1]}')",
+            f'Invalid value: "{name}": a lowercase {what} must consist of lower case {allowed} and must '
+            f"start and end with an alphanumeric character (e.g. {example}, regex used for validation is "
+            f"'{pattern.pattern[1:-1]}')",
         ))
     return out
 

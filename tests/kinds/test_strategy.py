@@ -83,3 +83,13 @@ def test_generation_counts_spec_changes():
     deploy = kinds.by_kind("apps/v1", "Deployment")
     assert deploy.generation_changed({"spec": {"replicas": 2}}, {"spec": {"replicas": 1}})
     assert not deploy.generation_changed({"spec": {}, "metadata": {"labels": {"a": "b"}}}, {"spec": {}, "metadata": {}})
+
+
+def test_label_and_subdomain_messages_as_kube_apiserver_words_them():
+    assert NAMESPACE.name_rule("Team")[0]["message"] == (
+        "Invalid value: \"Team\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+        "or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
+        "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+    assert POD.name_rule("Web")[0]["message"].startswith(
+        "Invalid value: \"Web\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+        "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com'")
