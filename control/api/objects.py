@@ -2,12 +2,16 @@
 
 Guarantees:
 - `prepare_create` turns a client's object into a storable one: type meta, namespace and name
-  (incl. generateName) checked, server metadata set (uid, creationTimestamp, generation),
-  status reset where Kubernetes resets it, defaults applied, validated (422 with causes).
+  (incl. generateName) checked, server metadata set (uid, creationTimestamp, generation), then the
+  kind's strategy: prepare for create (status reset), defaults, name rule and validation (422 with
+  causes), allocation.
 - `prepare_update` merges a client's new object onto the stored one: optimistic concurrency
   (409 on a stale resourceVersion), server metadata kept, status kept on main-resource writes
-  and spec kept on status writes, generation bumped on spec changes, validated.
-- Unknown fields are refused (fieldValidation=Strict, our default), warned about or dropped.
+  and spec kept on status writes, then the kind's strategy: defaults, prepare for update,
+  generation (bumped when the kind says the write changed it), validation, allocation.
+- Nothing here knows a particular kind: every per-kind rule is asked of the `Kind`.
+- Unknown fields are refused (fieldValidation=Strict, our default), warned about or dropped, as
+  decoding against the kind's schema finds them.
 """
 
 from __future__ import annotations
@@ -21,105 +25,44 @@ from control import errors
 from control.storage import store
 from control.api import allocation
 from control.api.request import Call, check_type_meta
-from control.kinds.apps import DEPLOYMENT, REPLICASET
-from control.kinds.base import Kind, Obj, format_time, label_causes, name_causes
-from control.kinds.core import NAMESPACE, SERVICE
-from control.kinds.pods import POD
+from control.kinds.base import Kind, Obj, format_time, label_causes
 
 GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 SERVER_METADATA = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
-# Built-in kinds are told apart by their store key (<group>/<plural>): a custom kind may share a name.
-RESETS_STATUS_ON_CREATE = {k.resource for k in (POD, DEPLOYMENT, REPLICASET, SERVICE)}
 
 
 def generate_name(base: str) -> str:
     return base[:58] + "".join(random.choice(GENERATE_ALPHABET) for _ in range(5))
 
 
-def without_nulls(value: Any) -> Any:
-    """JSON nulls dropped, as decoding into typed objects does (kubectl sends a few, e.g.
-    `creationTimestamp: null` in templates, and they must not make a template look changed)."""
-    if isinstance(value, dict):
-        return {k: without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [without_nulls(v) for v in value]
-    return value
-
-
 def check_fields(call: Call, kind: Kind, obj: Obj) -> Obj:
-    """Apply the request's fieldValidation to unknown fields and wrong types; drop nulls."""
-    from control.kinds import structure
-
-    if kind.custom:
-        return check_custom_fields(call, kind, obj)
-    obj = without_nulls(obj)
-    problems = structure.check(obj, kind.definition)
-    if not problems:
-        return obj
-    mode = call.field_validation
-    type_errors = [p for p in problems if p.kind == "type"]
-    if type_errors or mode == "Strict":
-        text = structure.message(type_errors or problems, kind.kind, kind.version)
-        if not type_errors and call.method in ("POST", "PUT"):
-            text = f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: {text}'
-        raise errors.BadRequest(text)
-    if mode == "Warn":
-        call.warnings += [f'unknown field "{p.path}"' for p in problems]
-    return structure.prune(obj, kind.definition)
-
-
-def check_custom_fields(call: Call, kind: Kind, obj: Obj) -> Obj:
-    """fieldValidation for a custom kind: metadata decoded as ObjectMeta, the rest by the version's
-    schema (unknown fields refused, warned about or pruned; value errors are left to validation,
-    422, as Kubernetes does). Nulls are kept where the schema says `nullable`."""
-    from control.kinds import openapi_schema, structure
-
-    obj = openapi_schema.drop_nulls(obj, kind.schema or {})
-    meta = obj.get("metadata")
-    problems = structure.check(meta, OBJECT_META) if isinstance(meta, dict) else []
-    type_errors = [p for p in problems if p.kind == "type"]
-    if type_errors:
-        raise errors.BadRequest(structure.message(type_errors, kind.kind, kind.version))
-    unknown = [f"metadata.{p.path}" for p in problems] + openapi_schema.unknown_fields(obj, kind.schema or {})
-    if not unknown:
-        return obj
+    """Apply the request's fieldValidation to what decoding as the kind's schema found: a wrong
+    type is always a 400; unknown fields are refused (Strict), warned about (Warn) or dropped."""
+    report = kind.field_report(obj)
+    if report.type_error:
+        raise errors.BadRequest(report.type_error)
+    if not report.unknown:
+        return report.obj
     mode = call.field_validation
     if mode == "Strict":
         if call.content_type == "application/apply-patch+yaml":
             text = (f"failed to create typed patch object ({kind.group}/{kind.version}, Kind={kind.kind}): "
-                    + ", ".join(f".{path}: field not declared in schema" for path in unknown))
+                    + ", ".join(f".{path}: field not declared in schema" for path in report.unknown))
         else:
-            text = "strict decoding error: " + ", ".join(f'unknown field "{path}"' for path in unknown)
+            text = "strict decoding error: " + ", ".join(f'unknown field "{path}"' for path in report.unknown)
             if call.method in ("POST", "PUT"):
                 text = f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: {text}'
         raise errors.BadRequest(text)
     if mode == "Warn":
-        call.warnings += [f'unknown field "{path}"' for path in unknown]
-    pruned = openapi_schema.prune(obj, kind.schema or {})
-    if isinstance(meta, dict):
-        pruned["metadata"] = structure.prune(meta, OBJECT_META)
-    return pruned
-
-
-OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
-
-
-def spec_changed(kind: Kind, new: Obj, old: Obj) -> bool:
-    """Whether a write bumps metadata.generation: a spec change; for a custom kind, any change
-    outside metadata (and outside status when status is a subresource), as Kubernetes counts."""
-    if not kind.custom:
-        return new.get("spec") != old.get("spec")
-    skipped = ("metadata", "status") if kind.has_status else ("metadata",)
-    return ({k: v for k, v in new.items() if k not in skipped} !=
-            {k: v for k, v in old.items() if k not in skipped})
+        call.warnings += [f'unknown field "{path}"' for path in report.unknown]
+    return report.pruned()
 
 
 def metadata_causes(kind: Kind, obj: Obj) -> list[dict[str, str]]:
     meta = obj["metadata"]
     out = kind.validate(obj)
     if not any(c["field"] == "metadata.name" for c in out):
-        label = kind is NAMESPACE or kind is SERVICE
-        out = name_causes(meta.get("name"), label=label) + out
+        out = kind.name_rule(meta.get("name")) + out
     out += label_causes(meta.get("labels"), "metadata.labels")
     annotations = meta.get("annotations")
     if annotations is not None and (not isinstance(annotations, dict) or
@@ -189,16 +132,12 @@ def prepare_create(call: Call, obj: Obj, now: float, *, applied: bool = False) -
     meta["creationTimestamp"] = format_time(now)
     if kind.has_spec:
         meta["generation"] = 1
-    if kind.resource in RESETS_STATUS_ON_CREATE:
-        obj["status"] = {"phase": "Pending"} if kind is POD else {}
-    elif kind.custom and kind.has_status:
-        obj.pop("status", None)  # written through the status subresource only
+    kind.prepare_for_create(obj)
     kind.defaults(obj)
     raise_if_invalid(kind, obj, metadata_causes(kind, obj))
-    if namespace and kind is not NAMESPACE:
+    if namespace:
         ensure_namespace(namespace)
-    if kind is SERVICE:
-        allocation.service_allocate(obj)
+    allocation.allocate(kind, obj)
     return obj if applied else track_fields(call, {}, obj, now)
 
 
@@ -227,8 +166,10 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
         result = copy.deepcopy(current)
         result["status"] = new.get("status", {})
     elif subresource == "finalize":
+        if kind.finalize is None:
+            raise errors.NotFound("the server could not find the requested resource")
         result = copy.deepcopy(current)
-        result.setdefault("spec", {})["finalizers"] = (new.get("spec") or {}).get("finalizers") or []
+        kind.finalize(result, new)
     else:
         result = new
         for key in SERVER_METADATA:
@@ -244,24 +185,24 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
         elif kind.has_status:
             result.pop("status", None)
         kind.defaults(result)
-        if kind is SERVICE:
-            allocation.service_carry_over(result, current)
-        if kind.has_spec and spec_changed(kind, result, current):
+        kind.prepare_for_update(result, current)
+        if kind.has_spec and kind.generation_changed(result, current):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
     causes = metadata_causes(kind, result) + kind.validate_update(result, current)
     raise_if_invalid(kind, result, causes)
-    if kind is SERVICE and not subresource:
-        allocation.service_allocate(result, current)
+    if not subresource:
+        allocation.allocate(kind, result, current)
     if not applied:
         result = track_fields(call, current, result, now)
-    return deletion_if_done(result)
+    return deletion_if_done(kind, result)
 
 
-def deletion_if_done(obj: Obj) -> Obj | store.Delete:
-    """An object marked for deletion goes once its finalizers are gone and no grace period remains."""
+def deletion_if_done(kind: Kind, obj: Obj) -> Obj | store.Delete:
+    """An object marked for deletion goes once its finalizers (the kind's own too) are gone and
+    no grace period remains."""
     meta = obj["metadata"]
-    if obj.get("kind") == "Namespace" and (obj.get("spec") or {}).get("finalizers"):
-        return obj  # the namespace controller empties spec.finalizers (PUT .../finalize) when it is done
+    if kind.deletion.held(obj):
+        return obj
     if meta.get("deletionTimestamp") and not meta.get("finalizers") and not meta.get("deletionGracePeriodSeconds"):
         return store.Delete(obj)
     return obj

@@ -1,8 +1,9 @@
-"""Subresources: `pods/binding` (the scheduler's one write), `*/scale` (kubectl scale, HPA).
+"""Subresources: `*/binding` (the scheduler's one write), `*/scale` (kubectl scale, HPA).
 
-Guarantees: binding sets `spec.nodeName` and the PodScheduled condition in one write and refuses
-(409) a pod that is already bound or being deleted; scale reads and writes only `spec.replicas`,
-with the same optimistic concurrency as the main resource.
+Guarantees: binding is one write of what the kind's `bind` does (a pod: `spec.nodeName` and the
+PodScheduled condition), refused with 409 and the kind's reason (already bound, being deleted);
+scale reads and writes only the kind's replicas path, with the same optimistic concurrency as the
+main resource.
 """
 
 from __future__ import annotations
@@ -38,23 +39,20 @@ def bind(call: Call, now: float) -> Reply:
     if name != call.name:
         raise errors.BadRequest(f"the name of the object ({name}) does not match the name on the URL ({call.name})")
 
-    def mutate(pod: Obj) -> Obj:
-        spec = pod.setdefault("spec", {})
-        if pod["metadata"].get("deletionTimestamp"):
-            raise errors.conflict("/pods", call.name, "pod is being deleted, cannot be assigned to a host")
-        if spec.get("nodeName"):
-            raise errors.conflict("/pods", call.name, f"pod {call.name} is already assigned to node \"{spec['nodeName']}\"")
-        spec["nodeName"] = node
-        conditions = [c for c in (pod.setdefault("status", {}).get("conditions") or []) if c.get("type") != "PodScheduled"]
-        conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-                           "lastTransitionTime": format_time(now)})
-        pod["status"]["conditions"] = conditions
-        return pod
+    binder, resource = call.kind.bind, call.kind.resource
+    if binder is None:
+        raise errors.NotFound("the server could not find the requested resource")
+
+    def mutate(obj: Obj) -> Obj:
+        refusal = binder(obj, node, format_time(now))
+        if refusal:
+            raise errors.conflict(resource, call.name, refusal)
+        return obj
 
     if call.dry_run:
-        mutate(store.object_get(resource="/pods", namespace=call.namespace, name=call.name))
+        mutate(store.object_get(resource=resource, namespace=call.namespace, name=call.name))
     else:
-        store.object_update(resource="/pods", namespace=call.namespace, name=call.name, mutate=mutate, actor=call.actor)
+        store.object_update(resource=resource, namespace=call.namespace, name=call.name, mutate=mutate, actor=call.actor)
     return json_response({**success_status({}), "code": 201}, 201)
 
 
@@ -94,8 +92,8 @@ def _apply_scale(call: Call, current: Obj, scale: Any) -> Obj:
     if jsonpath.first(result, path) != replicas:
         jsonpath.set_value(result, path, replicas)
         result["metadata"]["generation"] = int(result["metadata"].get("generation") or 0) + 1
-    if call.kind.custom:  # the new value must still satisfy the schema (e.g. maximum)
-        raise_if_invalid(call.kind, result, call.kind.validate(result))
+    # the new value must still satisfy the kind's validation (e.g. a custom schema's maximum)
+    raise_if_invalid(call.kind, result, call.kind.validate(result))
     return result
 
 

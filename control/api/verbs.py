@@ -1,8 +1,10 @@
 """The verbs on a resource: get, list, create, update, patch, delete, deletecollection.
 
 Guarantees: each verb is one call into `control.storage.store` (so one transaction); every failure is
-an ApiError; list pages keep the list's resourceVersion; deletion follows Kubernetes (pods are
-deleted gracefully, finalizers and foreground/orphan propagation hold an object until cleared).
+an ApiError; list pages keep the list's resourceVersion; deletion follows Kubernetes (the kind's
+grace period, its own holds, finalizers and foreground/orphan propagation keep an object until
+cleared) and a DELETE answers as the kind says: the object, or a Status once it is gone. No verb
+knows a particular kind: each asks the `Kind`.
 """
 
 from __future__ import annotations
@@ -25,10 +27,6 @@ from control.api.request import PATCH_TYPES, Call, decode, decode_object, int_pa
 from control.api.responses import Reply, json_response, raw_json_response, success_status
 from control.api.selection import Selection
 from control.kinds.base import Kind, Obj, format_time
-from control.kinds.coordination import LEASE
-from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE
-from control.kinds.crd import RESOURCE as CRD_RESOURCE
-from control.kinds.pods import POD
 
 now = time.time  # injected clock for server-set timestamps
 
@@ -178,15 +176,12 @@ def create(call: Call) -> Reply:
     return _object_response(call, created, 201)
 
 
-CREATE_ON_UPDATE = {k.resource for k in (ENDPOINTS, EVENT, LEASE, CONFIGMAP)}
-
-
 def update(call: Call, subresource: str = "") -> Reply:
     body = decode_object(call)
     try:
         current = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
     except errors.NotFound:
-        if call.kind.resource in CREATE_ON_UPDATE and not subresource:
+        if call.kind.allow_create_on_update and not subresource:
             return create(call)
         raise
     if call.dry_run:
@@ -204,7 +199,7 @@ def patch(call: Call, subresource: str = "") -> Reply:
         raise errors.UnsupportedMediaType(
             f"the body of the request was in an unknown format - accepted media types include: "
             f"{', '.join(t for t, v in PATCH_TYPES.items() if v)}")
-    if patch_type == "strategic" and call.kind.custom:
+    if patch_type == "strategic" and not call.kind.merges_strategically:
         raise errors.UnsupportedMediaType(
             f"the body of the request was in an unknown format - accepted media types include: "
             f"application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
@@ -262,16 +257,6 @@ def delete_options(call: Call) -> dict[str, Any]:
     return options
 
 
-def _pod_grace(pod: Obj, options: dict[str, Any]) -> int:
-    spec, status = pod.get("spec") or {}, pod.get("status") or {}
-    if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
-        return 0
-    grace = options.get("gracePeriodSeconds")
-    if grace is None:
-        grace = spec.get("terminationGracePeriodSeconds", 30)
-    return max(0, int(grace if grace >= 0 else 1))
-
-
 def mark_deleted(kind: Kind, current: Obj, options: dict[str, Any], at: float) -> Obj | store.Delete:
     """What a delete does to `current`: remove it now, or mark it and let finalizers/grace run."""
     check_preconditions(kind.resource, current, options.get("preconditions"))
@@ -281,10 +266,9 @@ def mark_deleted(kind: Kind, current: Obj, options: dict[str, Any], at: float) -
     for wanted, finalizer in (("Foreground", "foregroundDeletion"), ("Orphan", "orphan")):
         if policy == wanted and finalizer not in finalizers and not meta.get("deletionTimestamp"):
             finalizers.append(finalizer)
-    grace = _pod_grace(current, options) if kind is POD else 0
-    if kind is NAMESPACE and (current.get("spec") or {}).get("finalizers"):
-        current.setdefault("status", {})["phase"] = "Terminating"
-        grace = 0
+    grace = kind.deletion.grace_period(current, options.get("gracePeriodSeconds"))
+    if kind.deletion.held(current):
+        kind.deletion.on_hold(current)
         if not meta.get("deletionTimestamp"):
             meta["deletionTimestamp"] = format_time(at)
             meta["deletionGracePeriodSeconds"] = 0
@@ -296,7 +280,7 @@ def mark_deleted(kind: Kind, current: Obj, options: dict[str, Any], at: float) -
         if grace < previous:  # a shorter grace period (e.g. the kubelet's final delete) wins
             meta["deletionGracePeriodSeconds"] = grace
             meta["deletionTimestamp"] = format_time(at + grace)
-        return deletion_if_done(current)
+        return deletion_if_done(kind, current)
     if grace == 0 and not finalizers:
         return store.Delete(current)
     meta["deletionTimestamp"] = format_time(at + grace)
@@ -307,7 +291,7 @@ def mark_deleted(kind: Kind, current: Obj, options: dict[str, Any], at: float) -
 def delete_one(call: Call, name: str, options: dict[str, Any]) -> tuple[Obj, bool]:
     """Delete (or mark) one object; returns its last state and whether it is gone. Deleting a
     CustomResourceDefinition deletes its objects in the same transaction (control.api.crds)."""
-    if call.kind.resource == CRD_RESOURCE:
+    if call.kind.deletion.removes_served_objects:
         from control.api.crds import delete_definition
 
         return delete_definition(_delete_one, call, name, options)
@@ -333,7 +317,7 @@ def _delete_one(call: Call, name: str, options: dict[str, Any]) -> tuple[Obj, bo
 
 def delete(call: Call) -> Reply:
     obj, gone = delete_one(call, call.name, delete_options(call))
-    if gone and call.kind is not POD:
+    if gone and not call.kind.deletion.returns_object:
         return json_response(success_status(status_details(call.kind, obj)))
     return json_response(obj)
 

@@ -16,13 +16,15 @@ from control.kinds.apps import DEPLOYMENT, REPLICASET
 from control.kinds.autoscaling import HORIZONTALPODAUTOSCALER
 from control.kinds.base import Kind
 from control.kinds.coordination import LEASE
-from control.kinds.crd import CUSTOMRESOURCEDEFINITION, kinds_of, version_priority
+from control.kinds.crd import CUSTOMRESOURCEDEFINITION
+from control.kinds.custom import kinds_of, version_priority
 from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE, NODE, SERVICE
 from control.kinds.pods import POD
+from control.kinds.secrets import SECRET
 
 KINDS: tuple[Kind, ...] = (NAMESPACE, NODE, POD, SERVICE, ENDPOINTS, EVENT, CONFIGMAP, LEASE, DEPLOYMENT, REPLICASET,
                            HORIZONTALPODAUTOSCALER)
-KINDS += (CUSTOMRESOURCEDEFINITION,)
+KINDS += (CUSTOMRESOURCEDEFINITION, SECRET)
 
 _BY_RESOURCE = {(k.group, k.version, k.plural): k for k in KINDS}
 _BY_GVK = {(k.api_version, k.kind): k for k in KINDS}

@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from control.kinds.base import (
+    reset_status,
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, age, cause, label_causes,
     required, selector_string,
 )
-from control.kinds.pods import pod_spec_causes, pod_spec_defaults
+from control.kinds.pod_defaults import pod_spec_defaults
+from control.kinds.pods import pod_spec_causes
 
 
 def _template_defaults(spec: dict[str, Any]) -> None:
@@ -168,7 +170,7 @@ _SCALE = ScaleSpec(selector=lambda o: selector_string((o.get("spec") or {}).get(
 DEPLOYMENT = Kind(
     group="apps", version="v1", kind="Deployment", plural="deployments", namespaced=True,
     definition="io.k8s.api.apps.v1.Deployment", short_names=("deploy",), categories=("all",),
-    subresources=("status", "scale"), defaults=deployment_defaults, validate=validate_deployment,
+    subresources=("status", "scale"), prepare_for_create=reset_status, defaults=deployment_defaults, validate=validate_deployment,
     validate_update=validate_selector_unchanged,
     columns=(NAME_COLUMN, Column("Ready", description="Number of the pod with ready state"),
              Column("Up-to-date", type="integer", description="Total number of non-terminated pods targeted by this deployment that have the desired template spec."),
@@ -180,7 +182,7 @@ DEPLOYMENT = Kind(
 REPLICASET = Kind(
     group="apps", version="v1", kind="ReplicaSet", plural="replicasets", namespaced=True,
     definition="io.k8s.api.apps.v1.ReplicaSet", short_names=("rs",), categories=("all",),
-    subresources=("status", "scale"), defaults=replicaset_defaults, validate=validate_replicaset,
+    subresources=("status", "scale"), prepare_for_create=reset_status, defaults=replicaset_defaults, validate=validate_replicaset,
     validate_update=validate_selector_unchanged,
     columns=(NAME_COLUMN, Column("Desired", type="integer", description="Replicas is the number of desired replicas."),
              Column("Current", type="integer", description="Replicas is the most recently observed number of replicas."),

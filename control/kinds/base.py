@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from control.kinds.strategy import IMMEDIATE, Allocator, Deletion, FieldReport
+
 Obj = dict[str, Any]
 Cause = dict[str, str]
 
@@ -60,6 +62,32 @@ def _no_update_causes(new: Obj, old: Obj) -> list[Cause]:
     return []
 
 
+def _nothing_to_prepare(obj: Obj) -> None:
+    return None
+
+
+def _nothing_to_carry(new: Obj, old: Obj) -> None:
+    return None
+
+
+def spec_changed(new: Obj, old: Obj) -> bool:
+    """The ordinary kind's generation rule: only a change of `spec` bumps metadata.generation."""
+    return new.get("spec") != old.get("spec")
+
+
+def subdomain_name(name: Any) -> list[Cause]:
+    return name_causes(name)
+
+
+def label_name(name: Any) -> list[Cause]:
+    return name_causes(name, label=True)
+
+
+def reset_status(obj: Obj) -> None:
+    """The usual PrepareForCreate: status is written by controllers, never by the creating client."""
+    obj["status"] = {}
+
+
 @dataclass(frozen=True)
 class Kind:
     group: str
@@ -87,6 +115,31 @@ class Kind:
     singular_name: str = ""
     list_kind_name: str = ""
     on_read: Callable[[Obj], Obj] | None = None
+    # The write strategy (kube-apiserver's RESTCreateStrategy/RESTUpdateStrategy/RESTDeleteStrategy),
+    # asked by the hub's write path instead of it knowing any kind:
+    # - `name_rule`: the causes for a bad metadata.name (DNS-1123 subdomain unless the kind says so);
+    # - `prepare_for_create`: what a create resets before defaulting (status users may not set);
+    # - `prepare_for_update(new, old)`: what an update keeps or derives from the stored object;
+    # - `generation_changed(new, old)`: whether a write bumps metadata.generation (with `has_spec`);
+    # - `allow_create_on_update`: a PUT of a missing object creates it;
+    # - `deletion`, `allocator`, `bind`: see control.kinds.strategy; `bind(pod, node, stamp)`
+    #   assigns the object to a node (the binding subresource) or returns why it cannot (409).
+    name_rule: Callable[[Any], list[Cause]] = subdomain_name
+    prepare_for_create: Callable[[Obj], None] = _nothing_to_prepare
+    prepare_for_update: Callable[[Obj, Obj], None] = _nothing_to_carry
+    generation_changed: Callable[[Obj, Obj], bool] = spec_changed
+    allow_create_on_update: bool = False
+    deletion: Deletion = IMMEDIATE
+    allocator: Allocator | None = None
+    bind: Callable[[Obj, str, str], str] | None = None
+    # the `finalize` subresource (a Namespace's spec.finalizers): copies what it may change from
+    # the written object onto a copy of the stored one
+    finalize: Callable[[Obj, Obj], None] | None = None
+    # How a request's object is decoded: by the built-in schema named `definition` unless the kind
+    # brings its own (a custom kind: its version's openAPIV3Schema); and whether it takes strategic
+    # merge patches (custom kinds do not, as upstream).
+    fields: Callable[[Obj], FieldReport] | None = None
+    merges_strategically: bool = True
 
     @property
     def custom(self) -> bool:
@@ -112,6 +165,18 @@ class Kind:
     @property
     def has_status(self) -> bool:
         return "status" in self.subresources
+
+    def field_report(self, obj: Obj) -> FieldReport:
+        if self.fields is not None:
+            return self.fields(obj)
+        from control.kinds import structure  # its schemas import this module's helpers
+
+        decoded = structure.without_nulls(obj)
+        problems = structure.check(decoded, self.definition)
+        type_errors = [p for p in problems if p.kind == "type"]
+        return FieldReport(decoded, structure.message(type_errors, self.kind, self.version) if type_errors else "",
+                           [p.path for p in problems if p.kind == "unknown"],
+                           lambda: structure.prune(decoded, self.definition))
 
     def row(self, obj: Obj, now: float) -> list[Any]:
         if self.cells is None:
@@ -139,11 +204,12 @@ def name_causes(name: Any, field_path: str = "metadata.name", *, label: bool = F
         out.append(cause(field_path, f'Invalid value: "{name}": must be no more than {limit} characters'))
     if not pattern.match(name):
         example = "'my-name',  or '123-abc'" if label else "'example.com'"
+        allowed = "alphanumeric characters or '-'," if label else "alphanumeric characters, '-' or '.',"
         out.append(cause(
             field_path,
-            f'Invalid value: "{name}": a lowercase {what} must consist of lower case alphanumeric '
-            f"characters, '-' or '.', and must start and end with an alphanumeric character "
-            f"(e.g. {example}, regex used for validation is '{pattern.pattern[1:-1]}')",
+            f'Invalid value: "{name}": a lowercase {what} must consist of lower case {allowed} and must '
+            f"start and end with an alphanumeric character (e.g. {example}, regex used for validation is "
+            f"'{pattern.pattern[1:-1]}')",
         ))
     return out
 

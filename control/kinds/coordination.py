@@ -28,7 +28,7 @@ def lease_cells(lease: Obj, now: float) -> list[Any]:
 
 LEASE = Kind(
     group="coordination.k8s.io", version="v1", kind="Lease", plural="leases", namespaced=True,
-    definition="io.k8s.api.coordination.v1.Lease", validate=validate_lease,
+    definition="io.k8s.api.coordination.v1.Lease", validate=validate_lease, allow_create_on_update=True,
     columns=(NAME_COLUMN, Column("Holder", description="The holder of the lease."), AGE_COLUMN),
     cells=lease_cells,
 )

@@ -10,9 +10,11 @@ import ipaddress
 from typing import Any
 
 from control.kinds.base import (
-    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, age, cause, field_value, label_causes,
-    name_causes, required,
+    AGE_COLUMN, DNS1035_LABEL, NAME_COLUMN, Cause, Column, Kind, Obj, age, cause, field_value, label_causes,
+    label_name, name_causes, required, reset_status,
 )
+from control.kinds.service_addresses import SERVICE_ADDRESSES
+from control.kinds.strategy import Deletion
 
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
 PROTOCOLS = ("TCP", "UDP", "SCTP")
@@ -32,14 +34,26 @@ def namespace_defaults(ns: Obj) -> None:
         labels["kubernetes.io/metadata.name"] = ns["metadata"].get("name", "")
 
 
-def validate_namespace(ns: Obj) -> list[Cause]:
-    return name_causes(ns["metadata"].get("name"), label=True) if ns["metadata"].get("name") else []
+def namespace_held(ns: Obj) -> bool:
+    """The namespace controller empties spec.finalizers (PUT .../finalize) once the namespace's
+    content is gone; until then a deleted namespace stays, Terminating."""
+    return bool((ns.get("spec") or {}).get("finalizers"))
+
+
+def namespace_terminating(ns: Obj) -> None:
+    ns.setdefault("status", {})["phase"] = "Terminating"
+
+
+def namespace_finalize(stored: Obj, written: Obj) -> None:
+    """PUT .../finalize changes spec.finalizers only (the namespace controller, when it is done)."""
+    stored.setdefault("spec", {})["finalizers"] = (written.get("spec") or {}).get("finalizers") or []
 
 
 NAMESPACE = Kind(
     group="", version="v1", kind="Namespace", plural="namespaces", namespaced=False,
     definition="io.k8s.api.core.v1.Namespace", short_names=("ns",), subresources=("status", "finalize"),
-    defaults=namespace_defaults, validate=validate_namespace,
+    defaults=namespace_defaults, name_rule=label_name, finalize=namespace_finalize,
+    deletion=Deletion(held=namespace_held, on_hold=namespace_terminating, returns_object=True),
     columns=(NAME_COLUMN, Column("Status", description="The status of the namespace"), AGE_COLUMN),
     cells=lambda o, now: [o["metadata"]["name"], field_value(o, "status", "phase"), age(o, now)],
     field_getters={"status.phase": lambda o: field_value(o, "status", "phase")},
@@ -123,9 +137,24 @@ def service_defaults(svc: Obj) -> None:
     svc.setdefault("status", {"loadBalancer": {}})
 
 
+def dns1035_name(name: Any) -> list[Cause]:
+    """A Service's name is a DNS-1035 label (ValidateServiceName): it becomes a DNS name and an
+    environment variable prefix, so it starts with a letter."""
+    if not name or not isinstance(name, str):
+        return name_causes(name)
+    out = []
+    if len(name) > 63:
+        out.append(cause("metadata.name", f'Invalid value: "{name}": must be no more than 63 characters'))
+    if not DNS1035_LABEL.match(name):
+        out.append(cause("metadata.name", f'Invalid value: "{name}": a DNS-1035 label must consist of lower case '
+                         "alphanumeric characters or '-', start with an alphabetic character, and end with an "
+                         "alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is "
+                         "'[a-z]([-a-z0-9]*[a-z0-9])?')"))
+    return out
+
+
 def validate_service(svc: Obj) -> list[Cause]:
-    name = svc["metadata"].get("name")
-    out = name_causes(name, label=True) if name else []
+    out: list[Cause] = []
     spec = svc.get("spec")
     if not isinstance(spec, dict):
         return out + [required("spec")]
@@ -243,7 +272,9 @@ SERVICE = Kind(
     group="", version="v1", kind="Service", plural="services", namespaced=True,
     definition="io.k8s.api.core.v1.Service", short_names=("svc",), categories=("all",),
     subresources=("status",), defaults=service_defaults, validate=validate_service,
-    validate_update=validate_service_update,
+    validate_update=validate_service_update, name_rule=dns1035_name, prepare_for_create=reset_status,
+    prepare_for_update=SERVICE_ADDRESSES.carry_over, allocator=SERVICE_ADDRESSES,
+    deletion=Deletion(returns_object=True),
     columns=(NAME_COLUMN, Column("Type", description="The type of the service."),
              Column("Cluster-IP", description="The IP address of the service."),
              Column("External-IP", description="External IP addresses of the service."),
@@ -270,7 +301,7 @@ def endpoints_cells(ep: Obj, now: float) -> list[Any]:
 
 ENDPOINTS = Kind(
     group="", version="v1", kind="Endpoints", plural="endpoints", namespaced=True,
-    definition="io.k8s.api.core.v1.Endpoints", short_names=("ep",),
+    definition="io.k8s.api.core.v1.Endpoints", short_names=("ep",), allow_create_on_update=True,
     columns=(NAME_COLUMN, Column("Endpoints", description="Endpoints of the service."), AGE_COLUMN),
     cells=endpoints_cells,
 )
@@ -323,7 +354,7 @@ def _involved(key: str):
 EVENT = Kind(
     group="", version="v1", kind="Event", plural="events", namespaced=True,
     definition="io.k8s.api.core.v1.Event", short_names=("ev",),
-    defaults=event_defaults, validate=validate_event,
+    defaults=event_defaults, validate=validate_event, allow_create_on_update=True,
     columns=(Column("Last Seen", description="Time when last event occurred"), Column("Type"), Column("Reason"),
              Column("Object"), Column("Message"),
              Column("Subobject", priority=1), Column("Source", priority=1),
@@ -364,6 +395,7 @@ def configmap_cells(cm: Obj, now: float) -> list[Any]:
 CONFIGMAP = Kind(
     group="", version="v1", kind="ConfigMap", plural="configmaps", namespaced=True,
     definition="io.k8s.api.core.v1.ConfigMap", short_names=("cm",), validate=validate_configmap,
+    allow_create_on_update=True,
     columns=(NAME_COLUMN, Column("Data", type="integer", description="Number of keys."), AGE_COLUMN),
     cells=configmap_cells,
 )

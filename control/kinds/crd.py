@@ -1,5 +1,5 @@
-"""apiextensions.k8s.io/v1 CustomResourceDefinition: the kind, its validation, its status, and the
-`Kind`s a definition makes the hub serve.
+"""apiextensions.k8s.io/v1 CustomResourceDefinition: the kind, its validation and its status (the
+`Kind`s a definition makes the hub serve are built by `control.kinds.custom`).
 
 Guarantees (pure; nothing here touches the store or HTTP):
 - `validate_crd` refuses what Kubernetes refuses (name `<plural>.<group>`, scope, exactly one
@@ -7,23 +7,19 @@ Guarantees (pure; nothing here touches the store or HTTP):
   printer columns), with Kubernetes' cause wording; `crd_defaults` fills listKind, singular,
   conversion and the status (acceptedNames, storedVersions, NamesAccepted/Established), asking the
   registry whether another kind already uses the names (then NamesAccepted is False).
-- `kinds_of(crd)` gives one `Kind` per served version of an accepted definition, all stored under
-  one resource key `<group>/<plural>`; each validates, defaults and prunes by its version's
-  schema, prints its additionalPrinterColumns and shows stored objects in its own apiVersion.
+- deleting a definition removes the objects it serves (its Deletion strategy).
 """
 
 from __future__ import annotations
 
-import json
-import re
 import time
-from typing import Any, Callable
+from typing import Any
 
-from control.kinds import jsonpath, openapi_schema, structural
+from control.kinds import jsonpath, structural
 from control.kinds.base import (
-    AGE_COLUMN, DNS1035_LABEL, DNS1123_SUBDOMAIN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec,
-    cause, format_time, human_duration, parse_time, required,
+    DNS1035_LABEL, DNS1123_SUBDOMAIN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, format_time, required,
 )
+from control.kinds.strategy import Deletion
 
 GROUP = "apiextensions.k8s.io"
 RESOURCE = f"{GROUP}/customresourcedefinitions"
@@ -290,116 +286,5 @@ CUSTOMRESOURCEDEFINITION = Kind(
     namespaced=False, definition=DEFINITION, short_names=("crd", "crds"), subresources=("status",),
     defaults=crd_defaults, validate=validate_crd, validate_update=validate_crd_update,
     columns=(NAME_COLUMN, Column("Created At", type="date", description="The time the definition was created.")),
-    cells=crd_cells, has_spec=True,
+    cells=crd_cells, has_spec=True, deletion=Deletion(removes_served_objects=True),
 )
-
-
-# --- the kinds a definition serves ---------------------------------------------------------------
-
-def _cell(value: Any, kind: str, now: float) -> Any:
-    if value is None:
-        return None
-    if kind == "date":
-        stamp = parse_time(value) if isinstance(value, str) else None
-        return "<invalid>" if stamp is None else human_duration(now - stamp)
-    if kind == "integer":
-        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    if kind == "number":
-        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    if kind == "boolean":
-        return value if isinstance(value, bool) else None
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, separators=(",", ":"))
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _printing(version: dict[str, Any]) -> tuple[tuple[Column, ...], Callable[[Obj, float], list[Any]] | None]:
-    specs = [c for c in version.get("additionalPrinterColumns") or [] if isinstance(c, dict)]
-    if not specs:
-        return (NAME_COLUMN, AGE_COLUMN), None
-    columns = (NAME_COLUMN, *(Column(str(c.get("name")), type=str(c.get("type") or "string"),
-                                     format=str(c.get("format") or ""),
-                                     description=str(c.get("description") or c.get("name")),
-                                     priority=int(c.get("priority") or 0)) for c in specs))
-
-    def cells(obj: Obj, now: float) -> list[Any]:
-        row: list[Any] = [obj["metadata"]["name"]]
-        for spec in specs:
-            row.append(_cell(jsonpath.first(obj, str(spec.get("jsonPath"))), str(spec.get("type")), now))
-        return row
-
-    return columns, cells
-
-
-def _scale_spec(scale: dict[str, Any]) -> ScaleSpec:
-    selector_path = scale.get("labelSelectorPath")
-
-    def selector(obj: Obj) -> str:
-        value = jsonpath.first(obj, selector_path) if selector_path else None
-        return value if isinstance(value, str) else ""
-
-    return ScaleSpec(selector=selector, spec_replicas_path=str(scale.get("specReplicasPath")),
-                     status_replicas_path=str(scale.get("statusReplicasPath")))
-
-
-def _reader(api_version: str, schema: dict[str, Any]) -> Callable[[Obj], Obj]:
-    def on_read(obj: Obj) -> Obj:
-        shown = dict(obj)
-        shown["apiVersion"] = api_version
-        openapi_schema.apply_defaults(shown, schema)
-        return shown
-    return on_read
-
-
-def _defaulter(schema: dict[str, Any]) -> Callable[[Obj], None]:
-    return lambda obj: openapi_schema.apply_defaults(obj, schema)
-
-
-def _validator(schema: dict[str, Any]) -> Callable[[Obj], list[Cause]]:
-    return lambda obj: openapi_schema.validate(obj, schema)
-
-
-def component_name(group: str, version: str, kind: str) -> str:
-    """The OpenAPI component of a custom kind, as Kubernetes names it: reversed group, version, kind."""
-    return ".".join([*reversed(group.split(".")), version, kind])
-
-
-def kinds_of(crd: Obj) -> list[Kind]:
-    """The kinds an accepted definition serves, one per served version (none when not established)."""
-    if not established(crd) or validate_crd(crd):
-        return []
-    spec, names = _spec(crd), _names(crd)
-    group = spec["group"]
-    out = []
-    for version in _versions(crd):
-        if version.get("served") is not True:
-            continue
-        schema = version["schema"]["openAPIV3Schema"]
-        subresources = version.get("subresources") if isinstance(version.get("subresources"), dict) else {}
-        subs = tuple(s for s in ("status", "scale") if isinstance(subresources.get(s), dict))
-        columns, cells = _printing(version)
-        name = str(version["name"])
-        out.append(Kind(
-            group=group, version=name, kind=names["kind"], plural=names["plural"],
-            namespaced=spec["scope"] == "Namespaced", definition=component_name(group, name, names["kind"]),
-            short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
-            subresources=subs, defaults=_defaulter(schema), validate=_validator(schema),
-            columns=columns, cells=cells, has_spec=True,
-            scale=_scale_spec(subresources["scale"]) if "scale" in subs else None,
-            crd=crd["metadata"]["name"], schema=schema, singular_name=names.get("singular") or "",
-            list_kind_name=names.get("listKind") or "", on_read=_reader(f"{group}/{name}", schema),
-        ))
-    return out
-
-
-def version_priority(version: str) -> tuple:
-    """Kubernetes' version order: GA before beta before alpha, higher numbers first, then others by name."""
-    match = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
-    if not match:
-        return (3, 0, 0, version)
-    stage = {None: 0, "beta": 1, "alpha": 2}[match.group(2)]
-    return (stage, -int(match.group(1)), -int(match.group(3) or 0), version)
-
-

@@ -1,71 +1,24 @@
-"""The Pod kind: defaults, validation, the update rules, printing and field selectors.
+"""The Pod kind: defaults, validation, the update rules, the write strategy (status on create,
+graceful deletion, binding), printing and field selectors.
 
-Guarantees: `pod_defaults` is idempotent and fills what the real API server fills (restart
-policy, grace period, scheduler, DNS policy, pull policy, the default NoExecute tolerations);
+Guarantees: defaults are `control.kinds.pod_defaults` (what the real API server fills);
 `pod_spec_causes` validates a pod spec wherever it appears (pods, pod templates); a pod's spec is
 immutable after creation except for the fields Kubernetes lets change.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, age, cause, field_value, name_causes, required,
 )
+from control.kinds.pod_defaults import pod_defaults
 from control.kinds.quantity import is_quantity
+from control.kinds.strategy import Deletion
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
-DEFAULT_TOLERATIONS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
-
-
-@lru_cache(maxsize=1)
-def _toleration_seconds() -> int:
-    from control.client.timings import Timings
-
-    return int(Timings.from_env().toleration_seconds)
-
-
-def _container_defaults(container: dict[str, Any]) -> None:
-    image = container.get("image") or ""
-    tag = image.rsplit("/", 1)[-1]
-    latest = "@" not in image and (":" not in tag or tag.endswith(":latest"))
-    container.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
-    container.setdefault("terminationMessagePath", "/dev/termination-log")
-    container.setdefault("terminationMessagePolicy", "File")
-    container.setdefault("resources", {})
-    for port in container.get("ports") or []:
-        if isinstance(port, dict):
-            port.setdefault("protocol", "TCP")
-
-
-def pod_spec_defaults(spec: dict[str, Any]) -> None:
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("securityContext", {})
-    spec.setdefault("enableServiceLinks", True)
-    for key in ("containers", "initContainers"):
-        for container in spec.get(key) or []:
-            if isinstance(container, dict):
-                _container_defaults(container)
-
-
-def pod_defaults(pod: Obj) -> None:
-    spec = pod.setdefault("spec", {})
-    if not isinstance(spec, dict):
-        return
-    pod_spec_defaults(spec)
-    tolerations = spec.setdefault("tolerations", [])
-    if isinstance(tolerations, list):
-        present = {t.get("key") for t in tolerations if isinstance(t, dict)}
-        for key in DEFAULT_TOLERATIONS:
-            if key not in present:
-                tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute",
-                                    "tolerationSeconds": _toleration_seconds()})
 
 
 def _container_causes(container: Any, path: str, seen: set[str]) -> list[Cause]:
@@ -152,6 +105,42 @@ def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
     return []
 
 
+# --- the write strategy: create, graceful deletion, binding ---------------------------------------
+
+def prepare_pod_for_create(pod: Obj) -> None:
+    """A new pod's status is the hub's, not the client's: it starts Pending."""
+    pod["status"] = {"phase": "Pending"}
+
+
+def pod_grace_period(pod: Obj, requested: int | None) -> int:
+    """Seconds a deleted pod lingers for its kubelet to stop it (the pod strategy's
+    CheckGracefulDelete): none when it never ran on a node or has finished; the request's
+    gracePeriodSeconds, else the pod's terminationGracePeriodSeconds; a negative one counts as 1."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+        return 0
+    grace = requested if requested is not None else spec.get("terminationGracePeriodSeconds", 30)
+    if not isinstance(grace, int) or isinstance(grace, bool):
+        grace = 30
+    return max(0, grace if grace >= 0 else 1)
+
+
+def bind_pod(pod: Obj, node: str, stamp: str) -> str:
+    """Assign `pod` to `node` with its PodScheduled condition; or why not (the answer is 409)."""
+    name = pod["metadata"]["name"]
+    if pod["metadata"].get("deletionTimestamp"):
+        return "pod is being deleted, cannot be assigned to a host"
+    spec = pod.setdefault("spec", {})
+    if spec.get("nodeName"):
+        return f"pod {name} is already assigned to node \"{spec['nodeName']}\""
+    spec["nodeName"] = node
+    status = pod.setdefault("status", {})
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+    conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": stamp})
+    status["conditions"] = conditions
+    return ""
+
+
 def pod_display_status(pod: Obj) -> str:
     """The STATUS column as kubectl prints it: a waiting/terminated reason wins over the phase."""
     status = pod.get("status") or {}
@@ -197,6 +186,8 @@ POD = Kind(
     definition="io.k8s.api.core.v1.Pod", short_names=("po",), categories=("all",),
     subresources=("status", "binding", "log"),
     defaults=pod_defaults, validate=validate_pod, validate_update=validate_pod_update,
+    prepare_for_create=prepare_pod_for_create, bind=bind_pod,
+    deletion=Deletion(grace_period=pod_grace_period, returns_object=True),
     columns=(NAME_COLUMN, Column("Ready", description="The aggregate readiness state of this pod for accepting traffic."),
              Column("Status", description="The aggregate status of the containers in this pod."),
              Column("Restarts", type="string", description="The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),

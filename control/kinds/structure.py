@@ -255,6 +255,16 @@ def prune(obj: Any, definition: str) -> Any:
     return _prune(obj, {"$ref": _REF + definition}, 0)
 
 
+def without_nulls(value: Any) -> Any:
+    """JSON nulls dropped, as decoding into typed objects does (kubectl sends a few, e.g.
+    `creationTimestamp: null` in templates, and they must not make a template look changed)."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value
+
+
 def message(problems: list[Problem], kind: str, version: str) -> str:
     """The text of the 400 BadRequest Kubernetes answers under fieldValidation=Strict.
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.db import connection, connections
 
-from control.api import allocation
+from control.kinds import service_addresses as allocation
 from control.storage.db import submit
 from control.kinds.network import NODE_PORT_RANGE, SERVICE_CIDR
 from tests.api.client import ApiClient

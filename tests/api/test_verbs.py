@@ -234,3 +234,78 @@ def test_namespace_deletion_waits_for_its_finalizer(api):
     ns["spec"]["finalizers"] = []
     assert send(api, "put", "/api/v1/namespaces/shop/finalize", ns)[0] == 200
     assert send(api, "get", "/api/v1/namespaces/shop")[0] == 404
+
+
+def test_a_delete_answers_as_kube_apiserver_does_for_the_kind(api):
+    """ReturnDeletedObject: pods, services and namespaces answer with the object; other kinds with a
+    Status (Success) once the object is gone, and with the object while something holds it."""
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+               "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
+    assert send(api, "post", "/api/v1/namespaces/default/services", service)[0] == 201
+    code, gone = send(api, "delete", "/api/v1/namespaces/default/services/web")
+    assert code == 200 and gone["kind"] == "Service" and gone["metadata"]["name"] == "web"
+    assert send(api, "get", "/api/v1/namespaces/default/services/web")[0] == 404
+
+    send(api, "post", PODS, pod("a"))
+    code, gone = send(api, "delete", f"{PODS}/a")
+    assert code == 200 and gone["kind"] == "Pod"
+
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}}
+    send(api, "post", "/api/v1/namespaces/default/configmaps", configmap)
+    code, gone = send(api, "delete", "/api/v1/namespaces/default/configmaps/c")
+    assert code == 200 and (gone["kind"], gone["status"]) == ("Status", "Success")
+    assert gone["details"] == {"name": "c", "kind": "configmaps", "uid": gone["details"]["uid"]}
+
+    send(api, "post", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+    code, held = send(api, "delete", "/api/v1/namespaces/team")
+    assert code == 200 and held["kind"] == "Namespace" and held["status"]["phase"] == "Terminating"
+    assert held["metadata"]["deletionTimestamp"], "spec.finalizers hold it until the namespace controller is done"
+
+
+def test_names_follow_the_kinds_rule(api):
+    """A Service's name is a DNS-1035 label (starts with a letter), a Namespace's a DNS-1123 label,
+    most kinds' a DNS-1123 subdomain (dots allowed)."""
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "1web"},
+               "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
+    code, status = send(api, "post", "/api/v1/namespaces/default/services", service)
+    assert code == 422 and status["details"]["causes"][0]["field"] == "metadata.name"
+    assert "a DNS-1035 label must consist of lower case alphanumeric characters" in status["message"]
+    code, _ = send(api, "post", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                       "metadata": {"name": "a.b"}})
+    assert code == 422
+    configmap = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "1.a.b"}}
+    assert send(api, "post", "/api/v1/namespaces/default/configmaps", configmap)[0] == 201
+
+
+SECRETS = "/api/v1/namespaces/default/secrets"
+
+
+def test_a_secret_through_the_hub(api):
+    """Secret is served from its kind module alone: stringData lands in data, bad base64 is a 422
+    naming the field, an immutable Secret refuses data changes, the table has Type and Data."""
+    body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"a": "b"}}
+    code, created = send(api, "post", SECRETS, body)
+    assert code == 201 and created["data"] == {"a": "Yg=="} and created["type"] == "Opaque"
+    assert "stringData" not in send(api, "get", f"{SECRETS}/s")[1]
+    bad = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "t"}, "data": {"x": "%%%"}}
+    code, status = send(api, "post", SECRETS, bad)
+    assert code == 422 and status["details"]["causes"][0]["field"] == "data[x]"
+    code, _ = send(api, "patch", f"{SECRETS}/s", {"immutable": True}, content_type="application/merge-patch+json")
+    assert code == 200
+    code, status = send(api, "patch", f"{SECRETS}/s", {"stringData": {"a": "c"}},
+                        content_type="application/merge-patch+json")
+    assert code == 422 and "field is immutable when `immutable` is set" in status["message"]
+    code, table = send(api, "get", SECRETS, None, HTTP_ACCEPT="application/json;as=Table;v=v1;g=meta.k8s.io")
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Type", "Data", "Age"]
+    assert table["rows"][0]["cells"][:3] == ["s", "Opaque", 1]
+    code, gone = send(api, "delete", f"{SECRETS}/s")
+    assert code == 200 and gone["kind"] == "Status"
+
+
+def test_server_side_apply_names_undeclared_fields_as_kube_apiserver(api):
+    body = pod("a")
+    body["spec"]["bogus"] = 1
+    code, status = send(api, "patch", f"{PODS}/a", body, content_type="application/apply-patch+yaml",
+                        QUERY_STRING="fieldManager=me")
+    assert code == 400 and status["message"] == ("failed to create typed patch object (/v1, Kind=Pod): "
+                                                 ".spec.bogus: field not declared in schema")

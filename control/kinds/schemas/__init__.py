@@ -11,9 +11,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from control.kinds.schemas import apiextensions, apps, autoscaling, container, core, meta, node, pod, pod_status, volume
+from control.kinds.schemas import (
+    apiextensions, apps, autoscaling, container, core, meta, node, pod, pod_status, secret, volume,
+)
 
-_MODULES = (meta, container, pod, pod_status, volume, node, core, apps, autoscaling, apiextensions)
+_MODULES = (meta, container, pod, pod_status, volume, node, core, secret, apps, autoscaling, apiextensions)
 
 
 def _merge() -> dict[str, dict[str, Any]]:

@@ -1,0 +1,91 @@
+"""The parts of a kind's write strategy that are more than one function: how it is deleted, what
+it allocates (kube-apiserver's `RESTDeleteStrategy` with the store's `ReturnDeletedObject`, and the
+Service registry's IP and port allocators) and what decoding against its schema found.
+
+Guarantees: pure data and pure functions, as everything in `control.kinds`; the hub's write path
+(`control.api`) calls these hooks and keeps the transactions and the reads of the store to itself,
+so a kind never touches storage. The defaults describe the ordinary kind: deleted at once, no
+grace period, nothing of its own holding the deletion, a `Status` (Success) as the DELETE answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+Obj = dict[str, Any]
+Cause = dict[str, str]
+
+
+def no_grace(obj: Obj, requested: int | None) -> int:
+    return 0
+
+
+def never_held(obj: Obj) -> bool:
+    return False
+
+
+def nothing_on_hold(obj: Obj) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """How DELETE treats one kind.
+
+    - `grace_period(obj, requested)`: the seconds the object lingers with a deletionTimestamp
+      (pods while a kubelet stops them); `requested` is DeleteOptions.gracePeriodSeconds or None.
+    - `held(obj)` / `on_hold(obj)`: a hold of the kind's own beside metadata.finalizers (a
+      Namespace's spec.finalizers) and what marking a held object changes (phase Terminating).
+    - `returns_object`: the store's ReturnDeletedObject: the answer to a DELETE that removed the
+      object is the object itself rather than a Status (pods, services, namespaces upstream).
+    - `removes_served_objects`: deleting one removes the objects it serves, in the same
+      transaction (a CustomResourceDefinition and its custom objects).
+    """
+
+    grace_period: Callable[[Obj, int | None], int] = no_grace
+    held: Callable[[Obj], bool] = never_held
+    on_hold: Callable[[Obj], None] = nothing_on_hold
+    returns_object: bool = False
+    removes_served_objects: bool = False
+
+
+IMMEDIATE = Deletion()
+
+
+@dataclass(frozen=True)
+class FieldReport:
+    """What decoding a request's object as its kind's schema found (fieldValidation's input).
+
+    - `obj`: the object with JSON nulls dropped where the schema does not keep them;
+    - `type_error`: the 400 text when a value has the wrong JSON type ("" when none);
+    - `unknown`: paths of the fields the schema does not declare, in order;
+    - `pruned()`: `obj` without those fields (fieldValidation Ignore and Warn).
+    """
+
+    obj: Obj
+    type_error: str
+    unknown: list[str]
+    pruned: Callable[[], Obj]
+
+
+class RangeFull(Exception):
+    """Every value an allocator may hand out is taken (the hub answers 500, as Kubernetes does)."""
+
+
+@dataclass(frozen=True)
+class Allocator:
+    """Values a kind's objects must not share (a Service's cluster IP and node ports).
+
+    - `scans`: the store key ("<group>/<plural>") whose stored objects hold what is taken.
+    - `carry_over(new, old)`: before validation of an update, keep what was allocated when the
+      client left it out and drop what the object no longer uses.
+    - `allocate(obj, old, stored_bodies)`: after validation, fill in what the object needs;
+      returns causes (422) for requested values that cannot be had. `stored_bodies()` returns the
+      stored JSON of every object under `scans`; the hub calls it inside the write transaction,
+      with writes held, and the allocator calls it only when there is something to choose.
+    """
+
+    scans: str
+    carry_over: Callable[[Obj, Obj], None]
+    allocate: Callable[[Obj, Obj | None, Callable[[], list[str]]], list[Cause]]
