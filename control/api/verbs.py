@@ -14,7 +14,7 @@ from typing import Any
 
 
 from control import errors
-from control.storage import store
+from control.storage import snapshot, store
 from control.api import tables
 from control.api.allocation import serialised
 from control.api.objects import (
@@ -86,41 +86,69 @@ def require_revision(revision: int) -> None:
         raise FutureRevision(revision, current)
 
 
-def _check_resource_version(query: dict[str, str], limit: int | None, token: str) -> None:
-    """resourceVersion / resourceVersionMatch of a list: refused, expired (410) or waited for."""
+# etcd3's answer to a continue token whose revision was compacted (storage/etcd3/errors.go).
+INCONSISTENT_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+    "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
+    "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
+    "modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+
+
+class ContinueExpired(errors.Gone):
+    """410 for a continue token past compaction. Like kube-apiserver it carries a token that goes on
+    after the same key at the newest revision (revision -1), for a client that accepts that."""
+
+    def __init__(self, after: tuple[str, str]):
+        super().__init__(INCONSISTENT_CONTINUE)
+        self.token = _encode_continue(-1, after)
+
+    def status(self) -> dict[str, Any]:
+        body = super().status()
+        body["metadata"] = {**(body.get("metadata") or {}), "continue": self.token}
+        return body
+
+
+def _list_revision(query: dict[str, str], limit: int | None, token: str) -> tuple[int | None, tuple[str, str] | None]:
+    """The revision a list is read at (None: the newest) and the key a continued list resumes
+    after, as etcd3's GetList decides: a continue token's revision, an Exact resourceVersion, or a
+    resourceVersion with a limit (the legacy exact case); NotOlderThan waits for it, then reads the newest."""
     requested = query.get("resourceVersion", "")
     match = query.get("resourceVersionMatch", "")
     if match not in ("", "Exact", "NotOlderThan"):
         raise errors.BadRequest(f'resourceVersionMatch: Unsupported value: "{match}"')
-    if token and requested not in ("", "0"):
-        raise errors.BadRequest("specifying resource version is not allowed when using continue")
-    if requested and requested != "0":
-        try:
-            wanted = int(requested)
-        except ValueError:
-            raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
-        if (match == "Exact" or limit) and wanted < store.compacted_revision():
-            raise errors.expired(f"too old resource version: {wanted} ({store.compacted_revision()})")
-        require_revision(wanted)
+    if token:
+        if requested not in ("", "0"):
+            raise errors.BadRequest("specifying resource version is not allowed when using continue")
+        revision, after = _decode_continue(token)
+        return (revision if revision > 0 else None), after
+    if requested in ("", "0"):
+        return None, None
+    try:
+        wanted = int(requested)
+    except ValueError:
+        raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
+    require_revision(wanted)
+    return (wanted if match == "Exact" or (not match and limit) else None), None
+
+
+def _read_list(call: Call, revision: int | None, after: tuple[str, str] | None,
+               name: str | None = None) -> tuple[list[str], int]:
+    try:
+        return snapshot.list_at(resource=call.kind.resource, namespace=call.namespace or None, name=name,
+                                revision=revision)
+    except errors.Gone:
+        if after is not None:
+            raise ContinueExpired(after) from None
+        raise
 
 
 def list_objects(call: Call, selection: Selection) -> tuple[list[Obj], int, str, int | None]:
-    """The selected objects, the list revision, the continue token and the remaining count."""
-    kind, query = call.kind, call.query
+    """The selected objects, the list revision, the continue token and the remaining count. Every
+    page is read at the revision of the first (its token carries it): the pages form one snapshot."""
+    query = call.query
     limit = int_param(query, "limit")
-    token = query.get("continue", "")
-    _check_resource_version(query, limit, token)
-    after: tuple[str, str] | None = None
-    if token:
-        revision_of_token, after = _decode_continue(token)
-        if revision_of_token < store.compacted_revision():
-            raise errors.expired("The provided continue parameter is too old to display a consistent list result. "
-                                 "You can start a new list without the continue parameter, or use the continue token "
-                                 "in this response to retrieve the remainder of the results.")
-    bodies, revision = store.object_list(resource=kind.resource, namespace=call.namespace or None,
-                                         name=selection.exact_name())
-    if token:
-        revision = revision_of_token
+    revision, after = _list_revision(query, limit, query.get("continue", ""))
+    bodies, revision = _read_list(call, revision, after, selection.exact_name())
     items: list[Obj] = []
     remaining = 0
     next_token = ""
@@ -148,8 +176,8 @@ def list_(call: Call) -> Reply:
     limit, token = int_param(call.query, "limit"), call.query.get("continue", "")
     if selection.everything and not table and not limit and not token and call.kind.on_read is None:
         # The common case (informers' relists, plain gets): the stored JSON goes out as it is.
-        _check_resource_version(call.query, limit, token)
-        bodies, revision = store.object_list(resource=call.kind.resource, namespace=call.namespace or None)
+        revision, _ = _list_revision(call.query, limit, token)
+        bodies, revision = _read_list(call, revision, None)
         return raw_json_response(f'{{"kind":"{call.kind.list_kind}","apiVersion":"{call.kind.api_version}",'
                                  f'"metadata":{{"resourceVersion":"{revision}"}},"items":[{",".join(bodies)}]}}')
     items, revision, token, remaining = list_objects(call, selection)

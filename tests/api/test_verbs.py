@@ -101,10 +101,10 @@ def test_list_selectors_and_pages_keep_the_list_revision(api):
     code, page1 = send(api, "get", PODS, None, **{"QUERY_STRING": "limit=2"})
     assert code == 200 and [p["metadata"]["name"] for p in page1["items"]] == ["p0", "p1"]
     assert page1["metadata"]["remainingItemCount"] == 3
-    send(api, "post", PODS, pod("p9"))
+    send(api, "post", PODS, pod("p9"))  # created after the first page: not in the list
     token = page1["metadata"]["continue"]
     _, page2 = send(api, "get", PODS, None, **{"QUERY_STRING": f"limit=10&continue={token}"})
-    assert [p["metadata"]["name"] for p in page2["items"]] == ["p2", "p3", "p4", "p9"]
+    assert [p["metadata"]["name"] for p in page2["items"]] == ["p2", "p3", "p4"]
     assert page2["metadata"]["resourceVersion"] == page1["metadata"]["resourceVersion"]
     _, selected = send(api, "get", PODS, None, **{"QUERY_STRING": "labelSelector=tier%20in%20(a)"})
     assert [p["metadata"]["name"] for p in selected["items"]] == ["p1", "p3"]
@@ -112,6 +112,31 @@ def test_list_selectors_and_pages_keep_the_list_revision(api):
     assert [p["metadata"]["name"] for p in by_name["items"]] == ["p2"]
     code, status = send(api, "get", PODS, None, **{"QUERY_STRING": "fieldSelector=spec.color%3Dred"})
     assert (code, status["message"]) == (400, "field label not supported: spec.color")
+
+
+def test_every_page_of_a_list_is_served_from_the_revision_of_the_first(api):
+    for i in range(6):
+        send(api, "post", PODS, pod(f"p{i}", tier="old"))
+    _, page1 = send(api, "get", PODS, None, **{"QUERY_STRING": "limit=2"})
+    revision = page1["metadata"]["resourceVersion"]
+    # While the client pages: one object created, one deleted, one changed after the first page.
+    send(api, "post", PODS, pod("p2a"))
+    send(api, "delete", f"{PODS}/p3", None, **{"QUERY_STRING": "gracePeriodSeconds=0"})
+    send(api, "patch", f"{PODS}/p4", {"metadata": {"labels": {"tier": "new"}}},
+         content_type="application/merge-patch+json")
+    _, page2 = send(api, "get", PODS, None, **{"QUERY_STRING": f"limit=2&continue={page1['metadata']['continue']}"})
+    _, page3 = send(api, "get", PODS, None, **{"QUERY_STRING": f"limit=2&continue={page2['metadata']['continue']}"})
+    assert [p["metadata"]["name"] for p in page2["items"] + page3["items"]] == ["p2", "p3", "p4", "p5"]
+    assert int(page2["items"][1]["metadata"]["resourceVersion"]) <= int(revision)
+    assert page3["items"][0]["metadata"]["labels"] == {"tier": "old"}
+    assert page2["metadata"]["resourceVersion"] == page3["metadata"]["resourceVersion"] == revision
+    assert "continue" not in page3["metadata"]
+    # The same revision asked for exactly, and a fresh list, which sees the writes.
+    _, exact = send(api, "get", PODS, None, **{"QUERY_STRING": f"resourceVersion={revision}&resourceVersionMatch=Exact"})
+    assert [p["metadata"]["name"] for p in exact["items"]] == ["p0", "p1", "p2", "p3", "p4", "p5"]
+    assert exact["metadata"]["resourceVersion"] == revision
+    _, fresh = send(api, "get", PODS)
+    assert [p["metadata"]["name"] for p in fresh["items"]] == ["p0", "p1", "p2", "p2a", "p4", "p5"]
 
 
 def test_table_for_kubectl(api):
