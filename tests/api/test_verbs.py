@@ -139,6 +139,32 @@ def test_every_page_of_a_list_is_served_from_the_revision_of_the_first(api):
     assert [p["metadata"]["name"] for p in fresh["items"]] == ["p0", "p1", "p2", "p2a", "p4", "p5"]
 
 
+def test_a_continue_token_past_compaction_is_expired_with_a_token_for_the_newest_state(api):
+    from control.storage import store
+
+    for i in range(4):
+        send(api, "post", PODS, pod(f"p{i}"))
+    _, page1 = send(api, "get", PODS, None, **{"QUERY_STRING": "limit=2"})
+    revision = page1["metadata"]["resourceVersion"]
+    send(api, "post", PODS, pod("p9"))
+    # A list with a resourceVersion and a limit is read at that revision (etcd3's legacy exact case).
+    _, legacy = send(api, "get", PODS, None, **{"QUERY_STRING": f"limit=10&resourceVersion={revision}"})
+    assert [p["metadata"]["name"] for p in legacy["items"]] == ["p0", "p1", "p2", "p3"]
+    store.log_compact(max_entries=0, max_age=1e9)
+    code, status = send(api, "get", PODS, None, **{"QUERY_STRING": f"limit=2&continue={page1['metadata']['continue']}"})
+    assert (code, status["reason"]) == (410, "Expired")
+    assert status["message"].startswith("The provided continue parameter is too old to display a consistent list "
+                                        "result. You can start a new list without the continue parameter, or use the "
+                                        "continue token in this response to retrieve the remainder of the results.")
+    _, rest = send(api, "get", PODS, None, **{"QUERY_STRING": f"limit=10&continue={status['metadata']['continue']}"})
+    assert [p["metadata"]["name"] for p in rest["items"]] == ["p2", "p3", "p9"]
+    assert int(rest["metadata"]["resourceVersion"]) > int(revision)
+    code, status = send(api, "get", PODS, None, **{"QUERY_STRING": f"resourceVersion={revision}&resourceVersionMatch=Exact"})
+    assert (code, status["reason"], status["message"]) == (410, "Expired", "The resourceVersion for the provided list is too old.")
+    code, _ = send(api, "get", PODS, None, **{"QUERY_STRING": f"limit=1&resourceVersion={revision}&resourceVersionMatch=NotOlderThan"})
+    assert code == 200
+
+
 def test_table_for_kubectl(api):
     send(api, "post", PODS, pod("a", app="x"))
     accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
