@@ -25,7 +25,7 @@ from control import kinds as registry
 from control.api import crds, discovery, subresources, traffic, verbs
 from control.api.extras import metrics
 from control.storage.db import run_db
-from control.storage.feed import get_feed
+from control.storage.feed import start_feed, stop_feed
 from control.api.extras.podlog import pod_log
 from control.api.request import Call, client_name
 from control.api.responses import Reply, Stream, error_response, json_response
@@ -202,6 +202,19 @@ async def route(request: Request) -> Reply | Stream:
 
 # --- the ASGI application -----------------------------------------------------------------------
 
+async def startup() -> None:
+    """Before the first request (ASGI lifespan.startup): this process's change feed with its log
+    compaction, and the custom kinds loaded from the store and kept current."""
+    await start_feed()
+    await crds.ensure_following()
+
+
+async def shutdown() -> None:
+    """After the last request (ASGI lifespan.shutdown): stop what `startup` started."""
+    await crds.stop_following()
+    await stop_feed()
+
+
 async def _read_body(scope: dict[str, Any], receive: Callable) -> bytes | None:
     """The whole body, or None when it is (or announces itself) over the limit."""
     limit = settings.KK_MAX_BODY_BYTES
@@ -261,8 +274,6 @@ async def hub_app(scope: dict[str, Any], receive: Callable, send: Callable) -> N
     body = await _read_body(scope, receive)
     request = Request(scope, body or b"")
     try:
-        await get_feed()  # this process's change feed and log compaction start with the first request
-        await crds.ensure_following()  # custom kinds: loaded from the store, then kept current
         if body is None:
             limit = settings.KK_MAX_BODY_BYTES
             raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")

@@ -1,0 +1,87 @@
+"""The ASGI application's lifespan: the hub's feed and CRD follower start at lifespan.startup, before
+any request, and stop at lifespan.shutdown; requests themselves start nothing."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from control.api import crds
+from control.asgi import ServedLifespan, application
+from control.bootstrap import cluster_bootstrap
+from control.storage import feed as feeds
+from control.storage import store
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def _get(path: str) -> int:
+    sent: list[dict] = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    await application({"type": "http", "method": "GET", "path": path, "query_string": b"", "headers": []},
+                      receive, send)
+    return sent[0]["status"]
+
+
+def test_lifespan_starts_the_feed_and_crd_follower_before_requests_and_stops_them():
+    cluster_bootstrap()
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        assert await _get("/api/v1/namespaces") == 200
+        assert loop not in feeds._feeds and loop not in crds._following  # a request starts nothing
+
+        lifespan = ServedLifespan(application)
+        await lifespan.startup()
+        feed, follower = feeds._feeds[loop], crds._following[loop]
+        assert not follower.done() and not feed.stopped.is_set()
+        assert await feeds.get_feed() is feed
+        assert feed._committed in store._listeners  # the feed hears commits
+        tasks = list(feed._tasks)
+
+        await lifespan.shutdown()
+        assert loop not in feeds._feeds and loop not in crds._following
+        assert feed.stopped.is_set() and follower.cancelled() and all(t.done() for t in tasks)
+        assert feed._committed not in store._listeners
+
+    asyncio.run(scenario())
+
+
+def test_a_hub_that_cannot_start_reports_startup_failed(monkeypatch):
+    async def broken():
+        raise RuntimeError("no database")
+
+    monkeypatch.setattr("control.api.app.startup", broken)
+    replies: list[dict] = []
+
+    async def scenario():
+        inbox = asyncio.Queue()
+        await inbox.put({"type": "lifespan.startup"})
+
+        async def send(message):
+            replies.append(message)
+
+        await application({"type": "lifespan"}, inbox.get, send)
+        with pytest.raises(RuntimeError, match="the hub failed to start: no database"):
+            await ServedLifespan(application).startup()
+
+    asyncio.run(scenario())
+    assert replies == [{"type": "lifespan.startup.failed", "message": "the hub failed to start: no database"}]
+
+
+def test_an_app_that_ends_its_lifespan_without_answering_is_an_error():
+    async def silent(scope, receive, send):
+        await receive()
+
+    async def scenario():
+        with pytest.raises(RuntimeError, match="without answering lifespan.startup"):
+            await ServedLifespan(silent).startup()
+
+    asyncio.run(scenario())
