@@ -50,6 +50,7 @@ def test_lifespan_starts_the_feed_and_crd_follower_before_requests_and_stops_the
         assert loop not in feeds._feeds and loop not in crds._following
         assert feed.stopped.is_set() and follower.cancelled() and all(t.done() for t in tasks)
         assert feed._committed not in store._listeners
+        assert feed._listener is None or not feed._listener.is_alive()  # PostgreSQL's LISTEN connection closed
 
     asyncio.run(scenario())
 

@@ -52,6 +52,7 @@ class ChangeFeed:
         self._tasks: list[asyncio.Task] = []
         self._unsubscribe: Callable[[], None] | None = None
         self.stopped = threading.Event()  # also read by the LISTEN thread
+        self._listener: threading.Thread | None = None
 
     # --- filling ---------------------------------------------------------------------------
 
@@ -155,7 +156,8 @@ class ChangeFeed:
         self._tasks.append(self.loop.create_task(self._poll()))
         self._tasks.append(self.loop.create_task(self._compact()))
         if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
-            threading.Thread(target=_listen_postgres, args=(self,), daemon=True, name="kk-listen").start()
+            self._listener = threading.Thread(target=_listen_postgres, args=(self,), daemon=True, name="kk-listen")
+            self._listener.start()
 
     def _committed(self, changes: list[Change]) -> None:
         """Store listener (runs on the database thread)."""
@@ -203,8 +205,8 @@ def _listen_postgres(feed: ChangeFeed) -> None:
             with psycopg.connect(host=db["HOST"] or None, port=db["PORT"] or None, user=db["USER"] or None,
                                  password=db["PASSWORD"] or None, dbname=db["NAME"], autocommit=True) as conn:
                 conn.execute("LISTEN kk_revision")
-                while not feed.stopped.is_set():  # wakes each second to see whether the feed stopped
-                    for _ in conn.notifies(timeout=1.0):
+                while not feed.stopped.is_set():  # wakes now and then to see whether the feed stopped
+                    for _ in conn.notifies(timeout=0.25):
                         feed.hint()
         except Exception:
             if not feed.stopped.is_set():
@@ -260,3 +262,5 @@ async def stop_feed() -> None:
     tasks = list(feed._tasks)
     feed.stop()
     await asyncio.gather(*tasks, return_exceptions=True)
+    if feed._listener is not None:  # its connection closes within a quarter second
+        await asyncio.to_thread(feed._listener.join, 2.0)
