@@ -56,6 +56,9 @@ def get(call: Call) -> Reply:
 
 # --- list ------------------------------------------------------------------------------------
 
+INVALID_CONTINUE = "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+
+
 def _encode_continue(revision: int, after: tuple[str, str]) -> str:
     raw = json.dumps({"v": "kk.1", "rv": revision, "ns": after[0], "name": after[1]})
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
@@ -66,7 +69,7 @@ def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
         data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         return int(data["rv"]), (str(data["ns"]), str(data["name"]))
     except (ValueError, KeyError, TypeError):
-        raise errors.BadRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)") from None
+        raise errors.BadRequest(INVALID_CONTINUE) from None
 
 
 class FutureRevision(errors.Timeout):
@@ -108,19 +111,41 @@ class ContinueExpired(errors.Gone):
         return body
 
 
+def _validate_match(match: str, requested: str, token: str) -> None:
+    """resourceVersionMatch as kube-apiserver validates a list's options (ValidateListOptions): 422."""
+    if not match:
+        return
+    forbidden = []
+    if not requested:
+        forbidden.append("resourceVersionMatch is forbidden unless resourceVersion is provided")
+    if token:
+        forbidden.append("resourceVersionMatch is forbidden when continue is provided")
+    causes = [{"reason": "FieldValueForbidden", "message": f"Forbidden: {text}", "field": "resourceVersionMatch"}
+              for text in forbidden]
+    if match not in ("Exact", "NotOlderThan"):
+        causes.append({"reason": "FieldValueNotSupported", "field": "resourceVersionMatch",
+                       "message": f'Unsupported value: {json.dumps(match)}: supported values: "Exact", "NotOlderThan", ""'})
+    if match == "Exact" and requested == "0":
+        causes.append({"reason": "FieldValueForbidden", "field": "resourceVersionMatch",
+                       "message": 'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"'})
+    if causes:
+        raise errors.invalid("ListOptions", "meta.k8s.io", "", causes)
+
+
 def _list_revision(query: dict[str, str], limit: int | None, token: str) -> tuple[int | None, tuple[str, str] | None]:
     """The revision a list is read at (None: the newest) and the key a continued list resumes
     after, as etcd3's GetList decides: a continue token's revision, an Exact resourceVersion, or a
     resourceVersion with a limit (the legacy exact case); NotOlderThan waits for it, then reads the newest."""
     requested = query.get("resourceVersion", "")
     match = query.get("resourceVersionMatch", "")
-    if match not in ("", "Exact", "NotOlderThan"):
-        raise errors.BadRequest(f'resourceVersionMatch: Unsupported value: "{match}"')
+    _validate_match(match, requested, token)
     if token:
         if requested not in ("", "0"):
             raise errors.BadRequest("specifying resource version is not allowed when using continue")
         revision, after = _decode_continue(token)
-        return (revision if revision > 0 else None), after
+        if revision == 0 or revision > store.current_revision():  # no list was ever served at it
+            raise errors.BadRequest(INVALID_CONTINUE)
+        return (revision if revision > 0 else None), after  # below 0: go on at the newest (after a 410)
     if requested in ("", "0"):
         return None, None
     try:

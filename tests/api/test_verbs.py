@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -161,8 +162,25 @@ def test_a_continue_token_past_compaction_is_expired_with_a_token_for_the_newest
     assert int(rest["metadata"]["resourceVersion"]) > int(revision)
     code, status = send(api, "get", PODS, None, **{"QUERY_STRING": f"resourceVersion={revision}&resourceVersionMatch=Exact"})
     assert (code, status["reason"], status["message"]) == (410, "Expired", "The resourceVersion for the provided list is too old.")
+    for forged in ({"rv": 0}, {"rv": 10**30}):  # a token no list handed out
+        token = base64.urlsafe_b64encode(json.dumps({"v": "kk.1", "ns": "default", "name": "p0", **forged}).encode())
+        code, status = send(api, "get", PODS, None, **{"QUERY_STRING": f"limit=1&continue={token.decode()}"})
+        assert (code, status["reason"]) == (400, "BadRequest")
     code, _ = send(api, "get", PODS, None, **{"QUERY_STRING": f"limit=1&resourceVersion={revision}&resourceVersionMatch=NotOlderThan"})
     assert code == 200
+
+
+@pytest.mark.parametrize("query, message", [
+    ("resourceVersionMatch=Exact", "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless "
+                                   "resourceVersion is provided"),
+    ("resourceVersion=0&resourceVersionMatch=Exact",
+     'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"'),
+    ("resourceVersion=1&resourceVersionMatch=Newest",
+     'resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", ""'),
+])
+def test_list_options_are_validated_as_kube_apiserver_does(api, query, message):
+    code, status = send(api, "get", PODS, None, QUERY_STRING=query)
+    assert (code, status["reason"], status["message"]) == (422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: {message}')
 
 
 def test_table_for_kubectl(api):
