@@ -8,6 +8,8 @@ Guarantees:
   only parses, routes and streams.
 - Each request leaves exactly one traffic record (who, verb, resource, code, latency).
 - A stream (watch, `logs -f`) ends when its client goes away, without waiting for the next event.
+- No request starts anything: the change feed (with log compaction) and the CRD follower are
+  started by `startup` (ASGI lifespan.startup, see `control.asgi`) and stopped by `shutdown`.
 """
 
 from __future__ import annotations
