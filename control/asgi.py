@@ -4,7 +4,10 @@ dashboard's websockets to its Channels consumers, everything else (the dashboard
 Guarantees: it speaks the ASGI lifespan protocol. At `lifespan.startup` the hub's change feed (with
 log compaction) and its CRD follower start on the serving loop, before any request; at
 `lifespan.shutdown` they stop. Daphne sends no lifespan events, so `runhub` drives them itself
-(`ServedLifespan`); a server that does (uvicorn, hypercorn) needs nothing more.
+(`ServedLifespan`); a server that does (uvicorn, hypercorn) needs nothing more. Under a server that
+neither sends them nor is `runhub` (`manage.py runserver`, which is Daphne's, or `daphne
+control.asgi:application`), the first request of a loop starts the hub instead: without that, no
+watch there would ever hear of a change.
 """
 
 import asyncio
@@ -32,6 +35,9 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
+_started: set[asyncio.AbstractEventLoop] = set()  # loops the hub was started on, by lifespan or request
+
+
 async def lifespan(receive: Receive, send: Send) -> None:
     """The lifespan protocol: start the hub on startup, stop it on shutdown; a failed start is
     reported as `lifespan.startup.failed` (the server then refuses to serve)."""
@@ -44,8 +50,10 @@ async def lifespan(receive: Receive, send: Send) -> None:
                 log.exception("the hub failed to start")
                 await send({"type": "lifespan.startup.failed", "message": f"the hub failed to start: {exc}"})
                 return
+            _started.add(asyncio.get_running_loop())
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
+            _started.discard(asyncio.get_running_loop())
             try:
                 await hub.shutdown()
             except Exception as exc:
@@ -57,6 +65,12 @@ async def lifespan(receive: Receive, send: Send) -> None:
 
 
 async def application(scope, receive, send):
+    if scope["type"] in ("http", "websocket") and asyncio.get_running_loop() not in _started:
+        try:  # no lifespan came (see the module's docstring); idempotent per loop
+            await hub.startup()
+            _started.add(asyncio.get_running_loop())
+        except Exception:  # the request still gets its own answer (a Status); the next one tries again
+            log.exception("the hub failed to start")
     if scope["type"] == "http" and is_api_path(scope["path"]):
         await hub_app(scope, receive, send)
     elif scope["type"] == "websocket":

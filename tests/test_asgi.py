@@ -7,7 +7,9 @@ import asyncio
 
 import pytest
 
+from control.api import app as hub
 from control.api import crds
+from control.api.app import hub_app
 from control.asgi import ServedLifespan, application
 from control.bootstrap import cluster_bootstrap
 from control.storage import feed as feeds
@@ -16,7 +18,7 @@ from control.storage import store
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-async def _get(path: str) -> int:
+async def _get(app, path: str) -> int:
     sent: list[dict] = []
 
     async def receive():
@@ -25,8 +27,7 @@ async def _get(path: str) -> int:
     async def send(message):
         sent.append(message)
 
-    await application({"type": "http", "method": "GET", "path": path, "query_string": b"", "headers": []},
-                      receive, send)
+    await app({"type": "http", "method": "GET", "path": path, "query_string": b"", "headers": []}, receive, send)
     return sent[0]["status"]
 
 
@@ -35,8 +36,8 @@ def test_lifespan_starts_the_feed_and_crd_follower_before_requests_and_stops_the
 
     async def scenario():
         loop = asyncio.get_running_loop()
-        assert await _get("/api/v1/namespaces") == 200
-        assert loop not in feeds._feeds and loop not in crds._following  # a request starts nothing
+        assert await _get(hub_app, "/api/v1/namespaces") == 200
+        assert loop not in feeds._feeds and loop not in crds._following  # the hub's requests start nothing
 
         lifespan = ServedLifespan(application)
         await lifespan.startup()
@@ -46,11 +47,35 @@ def test_lifespan_starts_the_feed_and_crd_follower_before_requests_and_stops_the
         assert feed._committed in store._listeners  # the feed hears commits
         tasks = list(feed._tasks)
 
+        assert await _get(application, "/api/v1/namespaces") == 200
+        assert feeds._feeds[loop] is feed and crds._following[loop] is follower  # started once, by the lifespan
+
         await lifespan.shutdown()
         assert loop not in feeds._feeds and loop not in crds._following
         assert feed.stopped.is_set() and follower.cancelled() and all(t.done() for t in tasks)
         assert feed._committed not in store._listeners
         assert feed._listener is None or not feed._listener.is_alive()  # PostgreSQL's LISTEN connection closed
+
+    asyncio.run(scenario())
+
+
+def test_without_a_lifespan_the_first_request_starts_the_hub(monkeypatch):
+    """Daphne's runserver sends no lifespan events: the server-facing app starts the hub itself."""
+    cluster_bootstrap()
+    starts: list[asyncio.AbstractEventLoop] = []
+    original = hub.startup
+
+    async def counted():
+        starts.append(asyncio.get_running_loop())
+        await original()
+
+    monkeypatch.setattr(hub, "startup", counted)
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        assert [await _get(application, "/api/v1/namespaces") for _ in range(3)] == [200, 200, 200]
+        assert starts == [loop] and loop in feeds._feeds and not crds._following[loop].done()
+        await hub.shutdown()
 
     asyncio.run(scenario())
 
