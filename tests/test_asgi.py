@@ -38,6 +38,8 @@ def test_lifespan_starts_the_feed_and_crd_follower_before_requests_and_stops_the
         loop = asyncio.get_running_loop()
         assert await _get(hub_app, "/api/v1/namespaces") == 200
         assert loop not in feeds._feeds and loop not in crds._following  # the hub's requests start nothing
+        with pytest.raises(feeds.FeedNotStarted):
+            await feeds.get_feed()
 
         lifespan = ServedLifespan(application)
         await lifespan.startup()

@@ -11,9 +11,8 @@ Guarantees:
   another watcher.
 - Its life is the server's: `start_feed` (ASGI lifespan.startup, before the first request) starts
   it with its poll, log compaction and LISTEN connection on the running loop; `stop_feed`
-  (lifespan.shutdown) stops all of them. `get_feed` returns the started feed; on a loop nobody
-  started (a test driving the storage or one handler directly) it starts one, so a forgotten start
-  costs a little latency, never an event.
+  (lifespan.shutdown) stops all of them. `get_feed` returns the started feed and never starts one:
+  a loop nobody started is a wiring bug, reported as such (`FeedNotStarted`).
 """
 
 from __future__ import annotations
@@ -248,10 +247,17 @@ async def start_feed() -> ChangeFeed:
     return feed
 
 
+class FeedNotStarted(RuntimeError):
+    """A watch asked for the feed on a loop the server never started it on: a wiring bug."""
+
+
 async def get_feed() -> ChangeFeed:
-    """This process's feed for the running loop (started now if the server did not start it)."""
+    """This process's feed for the running loop, as `start_feed` started it."""
     feed = _feeds.get(asyncio.get_running_loop())
-    return feed if feed is not None else await start_feed()
+    if feed is None:
+        raise FeedNotStarted("the change feed was not started on this event loop: start the hub first "
+                             "(control.api.app.startup, run by the ASGI lifespan)")
+    return feed
 
 
 async def stop_feed() -> None:
