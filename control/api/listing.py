@@ -89,8 +89,9 @@ def validate_match(match: str, requested: str, token: str) -> None:
     causes = [{"reason": "FieldValueForbidden", "message": f"Forbidden: {text}", "field": "resourceVersionMatch"}
               for text in forbidden]
     if match not in ("Exact", "NotOlderThan"):
+        supported = '"Exact", "NotOlderThan", ""'
         causes.append({"reason": "FieldValueNotSupported", "field": "resourceVersionMatch",
-                       "message": f'Unsupported value: {json.dumps(match)}: supported values: "Exact", "NotOlderThan", ""'})
+                       "message": f"Unsupported value: {json.dumps(match)}: supported values: {supported}"})
     if match == "Exact" and requested == "0":
         causes.append({"reason": "FieldValueForbidden", "field": "resourceVersionMatch",
                        "message": 'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"'})

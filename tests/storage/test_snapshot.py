@@ -170,7 +170,8 @@ def test_compaction_keeps_the_last_entry_of_every_object_that_still_exists():
     assert store.log_compact(max_entries=2, max_age=1e9) == through
     from control.models import LogEntry
 
-    kept = list(LogEntry.objects.filter(resource="/pods", revision__lte=through).order_by("name").values_list("name", "event_type"))
+    kept = list(LogEntry.objects.filter(resource="/pods", revision__lte=through).order_by("name")
+                .values_list("name", "event_type"))
     assert kept == [("kept", "MODIFIED"), ("unchanged", "ADDED")]  # a deletion says "absent", as no entry does
     assert [c.revision for c in store.events_since(through)] == [through + 1, through + 2]  # kept ones are no events
     # "unchanged" is written only now, after compaction: a read at `through` still finds it as it was.
