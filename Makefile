@@ -30,7 +30,7 @@ test-sqlite: setup
 
 # The store suite and the Service allocators (whose no-duplicates race only PostgreSQL shows) again on PostgreSQL; it fails (not skips) when PostgreSQL is not there.
 test-postgres: setup
-	KK_REQUIRE_POSTGRES=1 DATABASE_URL=$(PG_URL) $(PY) -m pytest -p no:cacheprovider tests/storage/test_store.py tests/api/test_allocation.py
+	KK_REQUIRE_POSTGRES=1 DATABASE_URL=$(PG_URL) $(PY) -m pytest -p no:cacheprovider tests/storage/test_store.py tests/storage/test_snapshot.py tests/api/test_allocation.py
 
 bench: setup
 	$(PY) bench/create_throughput.py

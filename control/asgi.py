@@ -1,7 +1,19 @@
 """The ASGI application Daphne serves: the Kubernetes API paths go to the hub's lean app, the
-dashboard's websockets to its Channels consumers, everything else (the dashboard's pages) to Django."""
+dashboard's websockets to its Channels consumers, everything else (the dashboard's pages) to Django.
 
+Guarantees: it speaks the ASGI lifespan protocol. At `lifespan.startup` the hub's change feed (with
+log compaction) and its CRD follower start on the serving loop, before any request; at
+`lifespan.shutdown` they stop. Daphne sends no lifespan events, so `runhub` drives them itself
+(`ServedLifespan`); a server that does (uvicorn, hypercorn) needs nothing more. Under a server that
+neither sends them nor is `runhub` (`manage.py runserver`, which is Daphne's, or `daphne
+control.asgi:application`), the first request of a loop starts the hub instead: without that, no
+watch there would ever hear of a change.
+"""
+
+import asyncio
+import logging
 import os
+from typing import Any, Awaitable, Callable
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "control.settings")
 
@@ -11,16 +23,96 @@ django_app = get_asgi_application()
 
 from channels.routing import URLRouter  # noqa: E402
 
+from control.api import app as hub  # noqa: E402
 from control.api.app import hub_app, is_api_path  # noqa: E402
 from dashboard.routing import websocket_urlpatterns  # noqa: E402
 
+log = logging.getLogger(__name__)
+
 websocket_app = URLRouter(websocket_urlpatterns)
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+_started: set[asyncio.AbstractEventLoop] = set()  # loops the hub was started on, by lifespan or request
+
+
+async def lifespan(receive: Receive, send: Send) -> None:
+    """The lifespan protocol: start the hub on startup, stop it on shutdown; a failed start is
+    reported as `lifespan.startup.failed` (the server then refuses to serve)."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            try:
+                await hub.startup()
+            except Exception as exc:
+                log.exception("the hub failed to start")
+                await send({"type": "lifespan.startup.failed", "message": f"the hub failed to start: {exc}"})
+                return
+            _started.add(asyncio.get_running_loop())
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            _started.discard(asyncio.get_running_loop())
+            try:
+                await hub.shutdown()
+            except Exception as exc:
+                log.exception("the hub failed to stop cleanly")
+                await send({"type": "lifespan.shutdown.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 async def application(scope, receive, send):
+    if scope["type"] in ("http", "websocket") and asyncio.get_running_loop() not in _started:
+        try:  # no lifespan came (see the module's docstring); idempotent per loop
+            await hub.startup()
+            _started.add(asyncio.get_running_loop())
+        except Exception:  # the request still gets its own answer (a Status); the next one tries again
+            log.exception("the hub failed to start")
     if scope["type"] == "http" and is_api_path(scope["path"]):
         await hub_app(scope, receive, send)
     elif scope["type"] == "websocket":
         await websocket_app(scope, receive, send)
+    elif scope["type"] == "lifespan":
+        await lifespan(receive, send)
     else:
         await django_app(scope, receive, send)
+
+
+class ServedLifespan:
+    """Drives an ASGI app's lifespan for a server that does not (Daphne): `startup()` before the
+    server listens, `shutdown()` when it stops, both on the loop the app serves on."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]]):
+        self.app = app
+        self._inbox: asyncio.Queue = asyncio.Queue()
+        self._replies: asyncio.Queue = asyncio.Queue()
+        self._task: asyncio.Task | None = None
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        await self._replies.put(message)
+
+    async def _exchange(self, event: str) -> None:
+        assert self._task is not None
+        await self._inbox.put({"type": f"lifespan.{event}"})
+        reply = asyncio.ensure_future(self._replies.get())
+        await asyncio.wait((reply, self._task), return_when=asyncio.FIRST_COMPLETED)
+        if not reply.done():  # the app ended its lifespan without answering
+            reply.cancel()
+            self._task.result()  # its exception, if it raised one
+            raise RuntimeError(f"the application ended without answering lifespan.{event}")
+        if reply.result()["type"] != f"lifespan.{event}.complete":
+            raise RuntimeError(reply.result().get("message") or reply.result()["type"])
+
+    async def startup(self) -> None:
+        scope = {"type": "lifespan", "asgi": {"version": "3.0", "spec_version": "2.0"}, "state": {}}
+        self._task = asyncio.ensure_future(self.app(scope, self._inbox.get, self._send))
+        await self._exchange("startup")
+
+    async def shutdown(self) -> None:
+        if self._task is None or self._task.done():
+            return
+        await self._exchange("shutdown")
+        await self._task

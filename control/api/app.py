@@ -8,6 +8,8 @@ Guarantees:
   only parses, routes and streams.
 - Each request leaves exactly one traffic record (who, verb, resource, code, latency).
 - A stream (watch, `logs -f`) ends when its client goes away, without waiting for the next event.
+- No request starts anything: the change feed (with log compaction) and the CRD follower are
+  started by `startup` (ASGI lifespan.startup, see `control.asgi`) and stopped by `shutdown`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from control import kinds as registry
 from control.api import crds, discovery, subresources, traffic, verbs
 from control.api.extras import metrics
 from control.storage.db import run_db
-from control.storage.feed import get_feed
+from control.storage.feed import start_feed, stop_feed
 from control.api.extras.podlog import pod_log
 from control.api.request import Call, client_name
 from control.api.responses import Reply, Stream, error_response, json_response
@@ -208,6 +210,19 @@ async def route(request: Request) -> Reply | Stream:
 
 # --- the ASGI application -----------------------------------------------------------------------
 
+async def startup() -> None:
+    """Before the first request (ASGI lifespan.startup): this process's change feed with its log
+    compaction, and the custom kinds loaded from the store and kept current."""
+    await start_feed()
+    await crds.ensure_following()
+
+
+async def shutdown() -> None:
+    """After the last request (ASGI lifespan.shutdown): stop what `startup` started."""
+    await crds.stop_following()
+    await stop_feed()
+
+
 async def _read_body(scope: dict[str, Any], receive: Callable) -> bytes | None:
     """The whole body, or None when it is (or announces itself) over the limit."""
     limit = settings.KK_MAX_BODY_BYTES
@@ -267,8 +282,6 @@ async def hub_app(scope: dict[str, Any], receive: Callable, send: Callable) -> N
     body = await _read_body(scope, receive)
     request = Request(scope, body or b"")
     try:
-        await get_feed()  # this process's change feed and log compaction start with the first request
-        await crds.ensure_following()  # custom kinds: loaded from the store, then kept current
         if body is None:
             limit = settings.KK_MAX_BODY_BYTES
             raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")

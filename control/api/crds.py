@@ -6,8 +6,8 @@ Guarantees:
   write's answer leaves (a created kind is served "at once": the next request finds it).
 - Other hub processes sharing the store follow the change feed: a CRD change committed elsewhere
   is served as soon as their feed reads it (milliseconds with PostgreSQL NOTIFY, at most the poll
-  interval otherwise). Each event loop loads every stored CRD when it starts (`ensure_following`)
-  and again after its feed fell behind the log (410).
+  interval otherwise). The hub loads every stored CRD when it starts (`ensure_following`, at ASGI
+  lifespan.startup) and again after its feed fell behind the log (410); `stop_following` ends it.
 - `delete_definition` deletes a CRD and, in the same transaction, every object of its kind (one
   DELETED event each). Kubernetes does this with the `customresourcecleanup` finalizer and a
   controller; here it happens inside the delete, so finalizers on the objects are not waited for.
@@ -83,8 +83,8 @@ async def _follow(revision: int) -> None:
 
 
 async def ensure_following() -> None:
-    """On the first request of an event loop (the hub process starting, or a test's client): load
-    every stored CRD, then follow the feed for changes made by other processes."""
+    """When the hub starts on an event loop (or a test's client does): load every stored CRD, then
+    follow the feed for changes made by other processes. Idempotent."""
     loop = asyncio.get_running_loop()
     if loop in _following:
         return
@@ -98,6 +98,14 @@ async def ensure_following() -> None:
         _following.pop(loop, None)
         raise
     _following[loop] = loop.create_task(_follow(revision))
+
+
+async def stop_following() -> None:
+    """Stop following on the running loop (the hub shutting down)."""
+    task = _following.pop(asyncio.get_running_loop(), None)
+    if task is not None:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 # --- deleting a definition deletes its objects --------------------------------------------------

@@ -1,15 +1,14 @@
 """The verbs on a resource: get, list, create, update, patch, delete, deletecollection.
 
 Guarantees: each verb is one call into `control.storage.store` (so one transaction); every failure is
-an ApiError; list pages keep the list's resourceVersion; deletion follows Kubernetes (the kind's
-grace period, its own holds, finalizers and foreground/orphan propagation keep an object until
-cleared) and a DELETE answers as the kind says: the object, or a Status once it is gone. No verb
-knows a particular kind: each asks the `Kind`.
+an ApiError; every page of a list is read at the revision of the first (`control.api.listing`);
+deletion follows Kubernetes (the kind's grace period, its own holds, finalizers and foreground/orphan
+propagation keep an object until cleared) and a DELETE answers as the kind says: the object, or a
+Status once it is gone. No verb knows a particular kind: each asks the `Kind`.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 from typing import Any
@@ -19,6 +18,8 @@ from control import errors
 from control.storage import store
 from control.api import tables
 from control.api.allocation import serialised
+from control.api.listing import encode_continue, list_revision, read_list
+from control.api.listing import FutureRevision, require_revision  # noqa: F401  (callers know them as verbs.*)
 from control.api.objects import (
     check_preconditions, deletion_if_done, prepare_create, prepare_update, status_details,
 )
@@ -54,71 +55,13 @@ def get(call: Call) -> Reply:
 
 # --- list ------------------------------------------------------------------------------------
 
-def _encode_continue(revision: int, after: tuple[str, str]) -> str:
-    raw = json.dumps({"v": "kk.1", "rv": revision, "ns": after[0], "name": after[1]})
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
-    try:
-        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        return int(data["rv"]), (str(data["ns"]), str(data["name"]))
-    except (ValueError, KeyError, TypeError):
-        raise errors.BadRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)") from None
-
-
-class FutureRevision(errors.Timeout):
-    """A read asked for a revision this hub has not seen yet. The async layer waits for it (up to
-    3 s, like the real server) and retries; only then does the client get this 504."""
-
-    def __init__(self, revision: int, current: int):
-        super().__init__(f"Too large resource version: {revision}, current: {current}",
-                         details={"causes": [{"reason": "ResourceVersionTooLarge",
-                                              "message": "Too large resource version"}], "retryAfterSeconds": 1})
-        self.revision = revision
-
-
-def require_revision(revision: int) -> None:
-    current = store.current_revision()
-    if current < revision:
-        raise FutureRevision(revision, current)
-
-
-def _check_resource_version(query: dict[str, str], limit: int | None, token: str) -> None:
-    """resourceVersion / resourceVersionMatch of a list: refused, expired (410) or waited for."""
-    requested = query.get("resourceVersion", "")
-    match = query.get("resourceVersionMatch", "")
-    if match not in ("", "Exact", "NotOlderThan"):
-        raise errors.BadRequest(f'resourceVersionMatch: Unsupported value: "{match}"')
-    if token and requested not in ("", "0"):
-        raise errors.BadRequest("specifying resource version is not allowed when using continue")
-    if requested and requested != "0":
-        try:
-            wanted = int(requested)
-        except ValueError:
-            raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
-        if (match == "Exact" or limit) and wanted < store.compacted_revision():
-            raise errors.expired(f"too old resource version: {wanted} ({store.compacted_revision()})")
-        require_revision(wanted)
-
-
 def list_objects(call: Call, selection: Selection) -> tuple[list[Obj], int, str, int | None]:
-    """The selected objects, the list revision, the continue token and the remaining count."""
-    kind, query = call.kind, call.query
+    """The selected objects, the list revision, the continue token and the remaining count. Every
+    page is read at the revision of the first (its token carries it): the pages form one snapshot."""
+    query = call.query
     limit = int_param(query, "limit")
-    token = query.get("continue", "")
-    _check_resource_version(query, limit, token)
-    after: tuple[str, str] | None = None
-    if token:
-        revision_of_token, after = _decode_continue(token)
-        if revision_of_token < store.compacted_revision():
-            raise errors.expired("The provided continue parameter is too old to display a consistent list result. "
-                                 "You can start a new list without the continue parameter, or use the continue token "
-                                 "in this response to retrieve the remainder of the results.")
-    bodies, revision = store.object_list(resource=kind.resource, namespace=call.namespace or None,
-                                         name=selection.exact_name())
-    if token:
-        revision = revision_of_token
+    revision, after = list_revision(query, limit, query.get("continue", ""))
+    bodies, revision = read_list(call, revision, after, selection.exact_name())
     items: list[Obj] = []
     remaining = 0
     next_token = ""
@@ -136,7 +79,7 @@ def list_objects(call: Call, selection: Selection) -> tuple[list[Obj], int, str,
         items.append(obj)
     if remaining:
         last = items[-1]["metadata"]
-        next_token = _encode_continue(revision, (last.get("namespace", ""), last["name"]))
+        next_token = encode_continue(revision, (last.get("namespace", ""), last["name"]))
     return items, revision, next_token, (remaining or None)
 
 
@@ -146,8 +89,8 @@ def list_(call: Call) -> Reply:
     limit, token = int_param(call.query, "limit"), call.query.get("continue", "")
     if selection.everything and not table and not limit and not token and call.kind.on_read is None:
         # The common case (informers' relists, plain gets): the stored JSON goes out as it is.
-        _check_resource_version(call.query, limit, token)
-        bodies, revision = store.object_list(resource=call.kind.resource, namespace=call.namespace or None)
+        revision, _ = list_revision(call.query, limit, token)
+        bodies, revision = read_list(call, revision, None)
         return raw_json_response(f'{{"kind":"{call.kind.list_kind}","apiVersion":"{call.kind.api_version}",'
                                  f'"metadata":{{"resourceVersion":"{revision}"}},"items":[{",".join(bodies)}]}}')
     items, revision, token, remaining = list_objects(call, selection)

@@ -9,6 +9,10 @@ Guarantees:
   older than memory, or raises Gone when the log was compacted past `rev`.
 - Each watcher reads at its own pace from the shared run: a slow one never slows a writer or
   another watcher.
+- Its life is the server's: `start_feed` (ASGI lifespan.startup, before the first request) starts
+  it with its poll, log compaction and LISTEN connection on the running loop; `stop_feed`
+  (lifespan.shutdown) stops all of them. `get_feed` returns the started feed and never starts one:
+  a loop nobody started is a wiring bug, reported as such (`FeedNotStarted`).
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ class ChangeFeed:
         self._catching_up = False
         self._tasks: list[asyncio.Task] = []
         self._unsubscribe: Callable[[], None] | None = None
+        self.stopped = threading.Event()  # also read by the LISTEN thread
+        self._listener: threading.Thread | None = None
 
     # --- filling ---------------------------------------------------------------------------
 
@@ -149,7 +155,8 @@ class ChangeFeed:
         self._tasks.append(self.loop.create_task(self._poll()))
         self._tasks.append(self.loop.create_task(self._compact()))
         if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
-            threading.Thread(target=_listen_postgres, args=(self,), daemon=True, name="kk-listen").start()
+            self._listener = threading.Thread(target=_listen_postgres, args=(self,), daemon=True, name="kk-listen")
+            self._listener.start()
 
     def _committed(self, changes: list[Change]) -> None:
         """Store listener (runs on the database thread)."""
@@ -160,6 +167,8 @@ class ChangeFeed:
         self.loop.call_soon_threadsafe(self.offer, changes)
 
     def stop(self) -> None:
+        """Stop listening, polling, compacting and catching up (thread-safe to call twice)."""
+        self.stopped.set()
         if self._unsubscribe:
             self._unsubscribe()
         for task in self._tasks:
@@ -190,16 +199,18 @@ def _listen_postgres(feed: ChangeFeed) -> None:
     import psycopg
 
     db = settings.DATABASES["default"]
-    while True:
+    while not feed.stopped.is_set():
         try:
             with psycopg.connect(host=db["HOST"] or None, port=db["PORT"] or None, user=db["USER"] or None,
                                  password=db["PASSWORD"] or None, dbname=db["NAME"], autocommit=True) as conn:
                 conn.execute("LISTEN kk_revision")
-                for _ in conn.notifies():
-                    feed.hint()
+                while not feed.stopped.is_set():  # wakes now and then to see whether the feed stopped
+                    for _ in conn.notifies(timeout=0.25):
+                        feed.hint()
         except Exception:
-            log.warning("LISTEN connection lost; the poll keeps the feed up to date meanwhile")
-            threading.Event().wait(1.0)
+            if not feed.stopped.is_set():
+                log.warning("LISTEN connection lost; the poll keeps the feed up to date meanwhile")
+            feed.stopped.wait(1.0)
 
 
 _feeds: dict[asyncio.AbstractEventLoop, ChangeFeed] = {}
@@ -210,8 +221,8 @@ def _revisions() -> tuple[int, int]:
     return store.current_revision(), store.compacted_revision()
 
 
-async def get_feed() -> ChangeFeed:
-    """This process's feed for the running loop, started on first use."""
+async def start_feed() -> ChangeFeed:
+    """Start this process's feed on the running loop (idempotent): at server start-up."""
     loop = asyncio.get_running_loop()
     if loop in _feeds:
         return _feeds[loop]
@@ -231,5 +242,31 @@ async def get_feed() -> ChangeFeed:
         del _starting[loop]
         raise
     _feeds[loop] = feed
+    del _starting[loop]
     future.set_result(feed)
     return feed
+
+
+class FeedNotStarted(RuntimeError):
+    """A watch asked for the feed on a loop the server never started it on: a wiring bug."""
+
+
+async def get_feed() -> ChangeFeed:
+    """This process's feed for the running loop, as `start_feed` started it."""
+    feed = _feeds.get(asyncio.get_running_loop())
+    if feed is None:
+        raise FeedNotStarted("the change feed was not started on this event loop: start the hub first "
+                             "(control.api.app.startup, run by the ASGI lifespan)")
+    return feed
+
+
+async def stop_feed() -> None:
+    """Stop the running loop's feed and wait for its tasks to end: at server shutdown."""
+    feed = _feeds.pop(asyncio.get_running_loop(), None)
+    if feed is None:
+        return
+    tasks = list(feed._tasks)
+    feed.stop()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    if feed._listener is not None:  # its connection closes within a quarter second
+        await asyncio.to_thread(feed._listener.join, 2.0)

@@ -7,7 +7,8 @@ Guarantees:
 - Listeners (see `subscribe`) hear about a write only after it has committed; on PostgreSQL a
   NOTIFY in the same transaction tells other processes. Both are hints: the log is the truth.
 - A write that changes nothing is not written and takes no revision.
-- Reads of a list return the items and the revision they are consistent with, from one snapshot.
+- Reads of a list return the items and the revision they are consistent with, from one snapshot
+  (reads at an older revision: `control.storage.snapshot`).
 """
 
 from __future__ import annotations
@@ -314,7 +315,12 @@ def events_since(revision: int, *, limit: int = 1000) -> list[Change]:
 
 def log_compact(*, max_entries: int, max_age: float, now: float | None = None) -> int:
     """Drop log entries outside the window (beyond the newest `max_entries`, or older than
-    `max_age` seconds). Returns the new compacted revision."""
+    `max_age` seconds). Returns the new compacted revision.
+
+    As etcd's compaction keeps the newest version of every key, each object keeps its last entry
+    at or below the compacted revision (unless that is its deletion), so reads at any revision from
+    the compacted one on (`control.storage.snapshot`) can put back an object written since. The
+    kept entries are never served as events: watches read only above the compacted revision."""
     now = clock() if now is None else now
     with transaction.atomic():
         cursor = connection.cursor()
@@ -329,6 +335,11 @@ def log_compact(*, max_entries: int, max_age: float, now: float | None = None) -
         if by_age is not None:
             through = max(through, int(by_age))
         if through > compacted:
-            cursor.execute(f"DELETE FROM {_LOG} WHERE revision <= %s", [through])
+            cursor.execute(
+                f"DELETE FROM {_LOG} WHERE revision <= %s AND revision NOT IN ("
+                f" SELECT MAX(revision) FROM {_LOG} WHERE revision <= %s GROUP BY resource, namespace, name)",
+                [through, through])
+            # A deletion kept above says "absent then", which no entry at all says as well.
+            cursor.execute(f"DELETE FROM {_LOG} WHERE revision <= %s AND event_type = %s", [through, DELETED])
             cursor.execute(f"UPDATE {_REV} SET compacted = %s WHERE id = 1", [through])
     return through

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from urllib.parse import urlsplit
 
-from control.api.app import hub_app
+from control.api.app import hub_app, shutdown, startup
 
 
 class Answer:
@@ -18,14 +18,19 @@ class Answer:
 
 class ApiClient:
     """`get/post/put/patch/delete(path, data=..., content_type=..., QUERY_STRING=..., HTTP_X=...)`,
-    the call shape of Django's test client, served by `hub_app` on one persistent event loop."""
+    the call shape of Django's test client, served by `hub_app` on one persistent event loop, which
+    starts and stops the hub (feed, CRD follower) as a server's lifespan does."""
 
     def __init__(self, user_agent: str = "pytest/1.0"):
         self.user_agent = user_agent
         self.runner = asyncio.Runner()
+        self.runner.run(startup())
 
     def close(self) -> None:
-        self.runner.close()
+        try:
+            self.runner.run(shutdown())
+        finally:
+            self.runner.close()
 
     def request(self, method: str, path: str, data: bytes | str = b"", content_type: str = "application/json",
                 **extra: str) -> Answer:

@@ -1,9 +1,16 @@
 """`python manage.py runhub --addr HOST:PORT`: the API server alone, served by Daphne.
 
 Several of these may run against one PostgreSQL database (the scale-out shape).
+
+Guarantees: the hub's change feed, log compaction and CRD follower are started (the ASGI lifespan's
+startup, which Daphne does not send, so it is driven here) before the port is opened, on the loop
+Daphne serves on; they are stopped (lifespan shutdown) when Daphne stops. A hub that cannot start
+exits with an error instead of serving.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -23,7 +30,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, addr: str, **options):
         from daphne.endpoints import build_endpoint_description_strings
-        from daphne.server import Server
+        from daphne.server import Server, twisted_loop
+        from twisted.internet import defer, reactor
         from twisted.web import http
 
         # Kubernetes accepts long request lines (big selectors) and answers 422 with its name.
@@ -33,9 +41,16 @@ class Command(BaseCommand):
         # Twisted parses every Content-Type through the email package; the hub needs only the type.
         http._parseContentType = lambda line: line.split(b";", 1)[0].strip().lower()
 
-        from control.asgi import application
+        from control.asgi import ServedLifespan, application
 
         host, port = split_addr(addr)
+        lifespan = ServedLifespan(application)
+        try:
+            twisted_loop.run_until_complete(lifespan.startup())
+        except Exception as exc:
+            raise CommandError(f"the hub did not start: {exc}") from exc
+        reactor.addSystemEventTrigger(
+            "before", "shutdown", lambda: defer.Deferred.fromFuture(asyncio.ensure_future(lifespan.shutdown())))
         Server(
             application=application,
             endpoints=build_endpoint_description_strings(host=host, port=port),

@@ -1,0 +1,58 @@
+"""`runhub` starts the hub's storage machinery (the lifespan Daphne does not send) before it serves,
+and stops on SIGTERM. A real process: the one test that shows no request is needed to start it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from control.management.commands.runhub import split_addr
+from tests.conftest import ROOT, free_port
+
+
+def test_split_addr_refuses_what_is_not_host_and_port():
+    assert split_addr("[::1]:8080") == ("::1", 8080)
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError):
+        split_addr("8080")
+
+
+def _compacted(database: Path) -> int:
+    with sqlite3.connect(database) as db:
+        row = db.execute("SELECT compacted FROM control_revision WHERE id = 1").fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_log_compaction_runs_before_any_request_and_sigterm_stops_the_hub():
+    data = Path(tempfile.mkdtemp(prefix="kk-runhub-"))
+    env = {**os.environ, "KK_DATA_DIR": str(data), "KK_LOG_MAX_ENTRIES": "1", "KK_COMPACT_INTERVAL": "0.1"}
+    env.pop("KK_SQLITE_PATH", None)
+    env.pop("DATABASE_URL", None)
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=ROOT, check=True)
+    database = data / "cluster.sqlite3"
+    assert _compacted(database) == 0  # the migration wrote the system namespaces, nothing compacted them
+    hub = subprocess.Popen([*manage, "runhub", "--addr", f"127.0.0.1:{free_port()}"], env=env, cwd=ROOT,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while _compacted(database) == 0 and time.monotonic() < deadline and hub.poll() is None:
+            time.sleep(0.1)
+        assert _compacted(database) > 0, "the hub compacted nothing without a request: its feed did not start"
+    finally:
+        hub.send_signal(signal.SIGTERM)
+        try:
+            code = hub.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            hub.kill()
+            raise
+    assert code == 0, hub.stderr.read().decode()[-2000:]
