@@ -22,7 +22,8 @@ from control.storage import store
 from control.api import allocation
 from control.api.request import Call, check_type_meta
 from control.kinds.apps import DEPLOYMENT, REPLICASET
-from control.kinds.base import Kind, Obj, format_time, label_causes, name_causes
+from control.kinds.base import Kind, Obj, label_causes, name_causes
+from control.kinds.meta import format_time
 from control.kinds.core import NAMESPACE, SERVICE
 from control.kinds.pods import POD
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from typing import Any
 
 
+from control.clock import REAL as clock
 from control import errors
 from control.storage import store
 from control.api import tables
@@ -24,13 +24,16 @@ from control.api.patching import apply_patch
 from control.api.request import PATCH_TYPES, Call, decode, decode_object, int_param
 from control.api.responses import Reply, json_response, raw_json_response, success_status
 from control.api.selection import Selection
-from control.kinds.base import Kind, Obj, format_time
+from control.kinds.base import Kind, Obj
+from control.kinds.meta import format_time
 from control.kinds.coordination import LEASE
 from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE
 from control.kinds.crd import RESOURCE as CRD_RESOURCE
 from control.kinds.pods import POD
 
-now = time.time  # injected clock for server-set timestamps
+def now() -> float:
+    """The hub's time for server-set timestamps: the module's `clock`, which a test may replace."""
+    return clock.now()
 
 
 def warning_header(warnings: list[str]) -> str:

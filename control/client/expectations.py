@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from control.client.clock import RealClock
+from control.clock import REAL
 
 
 @dataclass
@@ -23,7 +23,7 @@ class _Expected:
 
 class Expectations:
     def __init__(self, *, clock: Any = None, ttl: float = 300.0):
-        self.clock = clock or RealClock()
+        self.clock = clock or REAL
         self.ttl = ttl
         self._by_key: dict[str, _Expected] = {}
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from control.kinds.base import (
-    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, age, cause, label_causes,
+    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, cause, label_causes,
     required, selector_string,
 )
+from control.kinds.meta import age
 from control.kinds.pods import pod_spec_causes, pod_spec_defaults
 
 

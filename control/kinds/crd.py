@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import Any, Callable
 
+from control.clock import REAL as clock  # the hub's time for condition transitions; a test may replace it
 from control.kinds import jsonpath, openapi_schema, structural
 from control.kinds.base import (
     AGE_COLUMN, DNS1035_LABEL, DNS1123_SUBDOMAIN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec,
-    cause, format_time, human_duration, parse_time, required,
+    cause, required,
 )
+from control.kinds.meta import find_condition, human_duration, new_condition, parse_time
 
 GROUP = "apiextensions.k8s.io"
 RESOURCE = f"{GROUP}/customresourcedefinitions"
@@ -69,10 +70,7 @@ def crd_defaults(crd: Obj) -> None:
 
 def _condition(kind: str, ok: bool, reason: str, message: str, previous: list[dict[str, Any]]) -> dict[str, Any]:
     status = "True" if ok else "False"
-    old = next((c for c in previous if isinstance(c, dict) and c.get("type") == kind), None)
-    stamp = old.get("lastTransitionTime") if old and old.get("status") == status else None
-    return {"type": kind, "status": status, "reason": reason, "message": message,
-            "lastTransitionTime": stamp or format_time(time.time())}
+    return new_condition(kind, status, clock.now(), find_condition(previous, kind), reason=reason, message=message)
 
 
 def name_conflict(crd: Obj) -> str:

@@ -12,8 +12,9 @@ from functools import lru_cache
 from typing import Any
 
 from control.kinds.base import (
-    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, age, cause, field_value, name_causes, required,
+    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, field_value, name_causes, required,
 )
+from control.kinds.meta import age
 from control.kinds.quantity import is_quantity
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")

@@ -17,7 +17,7 @@ import os
 import random
 from typing import Any
 
-from control.client.clock import RealClock
+from control.clock import REAL
 from control.client.component import connect, run_all
 from control.client.events import EventQueue, EventRecorder
 from control.client.http import HubClient
@@ -44,7 +44,7 @@ class Kubelet:
                  config: KubeletConfig | None = None, address: str | None = None, port: int = KUBELET_PORT,
                  workers: int = int(os.environ.get("KK_KUBELET_WORKERS") or 16), rng: random.Random | None = None):
         self.client, self.node = client, node
-        self.clock = clock or RealClock()
+        self.clock = clock or REAL
         self.timings = timings or Timings.from_env()
         self.config = config or KubeletConfig.from_env()
         self.address, self.port = address or internal_ip(node), port

@@ -26,6 +26,7 @@ from control import errors
 from control.client.informer import Cache
 from control.client.resources import PODS
 from control.client.runner import DONE, Result, requeue_after
+from control.kinds.meta import is_condition_true
 from control.kubelet.behaviour import Script, script_for
 from control.kubelet.config import KubeletConfig
 from control.kubelet.containers import Container, Happening, advance
@@ -50,14 +51,10 @@ def _has_run_before(pod: Obj) -> bool:
     return False
 
 
-def _ready(status: Obj) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
-
-
 def knob_failures(pod: Obj, status: Obj, now: float) -> tuple[Happening, ...]:
     """An `unready-knob` happening per knob-failed container when the pod just turned not Ready
     because of the `kubekitchen.dev/unready` annotation (so it gets an Unhealthy event)."""
-    if not _ready(pod.get("status") or {}) or _ready(status):
+    if not is_condition_true(pod, "Ready") or is_condition_true({"status": status}, "Ready"):
         return ()
     return tuple(Happening("unready-knob", c.get("name", ""), now) for c in (pod.get("spec") or {}).get("containers") or []
                  if script_for(pod, c).unready)

@@ -18,11 +18,11 @@ Guarantees:
 from __future__ import annotations
 
 import ipaddress
-import time
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import quote
 
+from control.clock import REAL
 from control.kinds.dns import Lookup, NameNotFound, resolve
 from control.kinds.network import CLUSTER_DOMAIN
 from control.proxy.table import Balancer, Endpoint, ServicePort, ServiceRule, Table
@@ -138,7 +138,7 @@ def answer_line(seq: int, plan: SendPlan, node: str, choice: Choice | None, code
 
 async def send(plan: SendPlan, *, node: str, table: Callable[[], Table], balancer: Balancer, services: Lookup,
                endpoints: Lookup, forward: Forward, sleep: Callable[[float], Awaitable[None]],
-               now: Callable[[], float] = time.monotonic) -> AsyncIterator[Obj]:
+               now: Callable[[], float] = REAL.monotonic) -> AsyncIterator[Obj]:
     """One line per request as it is answered, then the summary line."""
     answered: dict[str, int] = {}
     failed = 0

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import copy
 import logging
-from datetime import datetime, timezone
 from typing import Any
 
 from control import errors
 from control.client.resources import key_of
 from control.client.runner import Result
+from control.kinds.meta import metadata as meta
 from control.restaurant.manifests import API_VERSION, ORDER_LABEL, ORDERS
 
 log = logging.getLogger(__name__)
@@ -47,15 +47,6 @@ async def status_write(client: Any, order: Obj, status: Obj, *, cook: str) -> No
         raise
     except errors.NotFound:
         pass
-
-
-def meta(obj: Obj) -> dict[str, Any]:
-    return obj.get("metadata") or {}
-
-
-def stamp(seconds: float) -> str:
-    """Kubernetes' `Time` format: whole seconds, UTC."""
-    return datetime.fromtimestamp(int(seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def wanted(order: Obj) -> int:

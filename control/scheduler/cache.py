@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from control.client.clock import RealClock
+from control.clock import REAL
 from control.client.resources import key_of
 from control.scheduler.demand import NodeInfo, Obj, Requests, node_allocatable, pod_requests
 from control.scheduler.score import controller_uid
@@ -51,7 +51,7 @@ def counts_on(pod: Obj) -> str:
 
 class SchedulerCache:
     def __init__(self, *, clock: Any = None, ttl: float = 30.0):
-        self.clock = clock or RealClock()
+        self.clock = clock or REAL
         self.ttl = ttl
         self._infos: dict[str, NodeInfo] = {}
         self._pods: dict[str, Counted] = {}

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.kinds.network import kubelet_endpoint
 from control.proxy.proxy import KubeProxy
 from control.proxy.send import SendPlan, serve_path
