@@ -69,10 +69,12 @@ def created_at(obj: Obj) -> float | None:
 
 def human_duration(seconds: float) -> str:
     """kubectl's short age (apimachinery `duration.HumanDuration`): 45s, 5m, 3h, 2d, with one more
-    unit while it is small."""
-    s = max(0, int(seconds))
+    unit while it is small; up to a second in the future is "now" (clock skew), later is `<invalid>`."""
+    s = int(seconds)  # truncated toward zero, as Go's int(d.Seconds())
+    if s < -1:
+        return "<invalid>"
     if s < 120:
-        return f"{s}s"
+        return f"{max(s, 0)}s"
     minutes = s // 60
     if minutes < 10:
         rest = s % 60
@@ -89,7 +91,12 @@ def human_duration(seconds: float) -> str:
     if days < 8:
         rest = hours % 24
         return f"{days}d{rest}h" if rest else f"{days}d"
-    return f"{days}d" if days < 365 * 2 else f"{days // 365}y"
+    if days < 365 * 2:
+        return f"{days}d"
+    if days < 365 * 8:
+        rest = days % 365
+        return f"{days // 365}y{rest}d" if rest else f"{days // 365}y"
+    return f"{days // 365}y"
 
 
 def age(obj: Obj, now: float) -> str:
