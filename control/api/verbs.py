@@ -21,7 +21,7 @@ from control.api.objects import (
     check_preconditions, deletion_if_done, prepare_create, prepare_update, status_details,
 )
 from control.api.patching import apply_patch
-from control.api.request import PATCH_TYPES, Call, decode, decode_object, int_param
+from control.api.request import PATCH_TYPES, Call, decode, decode_object, int_param, parse_revision
 from control.api.responses import Reply, json_response, raw_json_response, success_status
 from control.api.selection import Selection
 from control.kinds.base import Kind, Obj
@@ -98,10 +98,7 @@ def _check_resource_version(query: dict[str, str], limit: int | None, token: str
     if token and requested not in ("", "0"):
         raise errors.BadRequest("specifying resource version is not allowed when using continue")
     if requested and requested != "0":
-        try:
-            wanted = int(requested)
-        except ValueError:
-            raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
+        wanted = parse_revision(requested)
         if (match == "Exact" or limit) and wanted < store.compacted_revision():
             raise errors.expired(f"too old resource version: {wanted} ({store.compacted_revision()})")
         require_revision(wanted)

@@ -22,7 +22,7 @@ from control import errors
 from control.api import tables, traffic
 from control.storage.db import run_db
 from control.storage.feed import get_feed
-from control.api.request import Call, bool_param, int_param
+from control.api.request import Call, bool_param, int_param, parse_revision
 from control.api.responses import Stream, dumps
 from control.api.selection import Selection
 from control.api.verbs import list_objects, require_revision
@@ -160,10 +160,7 @@ async def watch(call: Call) -> Stream:
         initial, start = await run_db(_initial_state, call, selection)
         visible = {(o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in initial}
     else:
-        try:
-            start = int(requested)
-        except ValueError:
-            raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
+        start = parse_revision(requested)
         if start > feed.last:
             await wait_for_revision(start)
         if not selection.everything:

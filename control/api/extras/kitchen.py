@@ -24,7 +24,7 @@ from control import kinds as registry
 from control.api import traffic
 from control.storage.db import run_db
 from control.storage.feed import get_feed
-from control.api.request import int_param
+from control.api.request import int_param, parse_revision
 from control.api.responses import Reply, Stream, dumps, raw_json_response
 
 SNAPSHOT_KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "endpoints",
@@ -84,10 +84,7 @@ async def changes(query: dict[str, str], actor: str) -> Stream:
         raise errors.BadRequest("the change stream is a watch: add watch=1")
     requested = query.get("resourceVersion", "")
     if requested:
-        try:
-            start = int(requested)
-        except ValueError:
-            raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
+        start = parse_revision(requested)
     else:
         start = (await get_feed()).last
     timeout = float(int_param(query, "timeoutSeconds") or 3600)
