@@ -17,7 +17,6 @@ import json
 import logging
 import subprocess
 import threading
-import time
 from typing import Any
 
 import httpx

@@ -19,7 +19,7 @@ from control.api.request import PATCH_TYPES, Call, check_type_meta, decode, deco
 from control.api.responses import Reply, json_response, success_status
 from control.kinds import jsonpath
 from control.kinds.base import Obj, cause
-from control.kinds.meta import format_time
+from control.kinds.meta import set_condition
 
 SCALE_DEFINITION = "io.k8s.api.autoscaling.v1.Scale"
 
@@ -46,10 +46,8 @@ def bind(call: Call, now: float) -> Reply:
         if spec.get("nodeName"):
             raise errors.conflict("/pods", call.name, f"pod {call.name} is already assigned to node \"{spec['nodeName']}\"")
         spec["nodeName"] = node
-        conditions = [c for c in (pod.setdefault("status", {}).get("conditions") or []) if c.get("type") != "PodScheduled"]
-        conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-                           "lastTransitionTime": format_time(now)})
-        pod["status"]["conditions"] = conditions
+        status = pod.setdefault("status", {})
+        status["conditions"] = set_condition(status.get("conditions"), "PodScheduled", "True", now, lastProbeTime=None)
         return pod
 
     if call.dry_run:

@@ -34,6 +34,7 @@ from control.client.resources import (
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
 from control.controllers.common import Obj, meta, terminating, uid_of
+from control.kinds.crd import established
 from control.kinds.meta import owner_references
 
 log = logging.getLogger(__name__)
@@ -60,8 +61,7 @@ def item_key(resource: Resource, obj: Obj) -> str:
 def custom_resource(crd: Obj) -> Resource | None:
     """The kind an Established CustomResourceDefinition serves, at its storage version (else its
     first served one); None while it is not Established or when it serves nothing."""
-    conditions = (crd.get("status") or {}).get("conditions") or []
-    if not any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+    if not established(crd):
         return None
     spec, names = crd.get("spec") or {}, (crd.get("spec") or {}).get("names") or {}
     served = [v for v in spec.get("versions") or [] if v.get("served")]

@@ -35,6 +35,7 @@ from control.controllers.hpa_replicas import (
     Behaviour, MetricsUnavailable, Proposal, Readiness, Sample, pod_replicas,
 )
 from control.kinds.autoscaling import effective_behavior
+from control.kinds.meta import new_condition
 from control.kinds.quantity import parse_quantity
 from control.kinds.selectors import SelectorError, parse_label_selector
 
@@ -247,10 +248,7 @@ class HorizontalController:
                     merged.append(old[type_])
                 continue
             value, reason, message = conditions[type_]
-            previous = old.get(type_) or {}
-            changed = previous.get("status") != value
-            merged.append({"type": type_, "status": value, "reason": reason, "message": message,
-                           "lastTransitionTime": stamp(now) if changed else previous.get("lastTransitionTime")})
+            merged.append(new_condition(type_, value, now, old.get(type_), reason=reason, message=message))
         status["conditions"] = merged
         status.setdefault("desiredReplicas", 0)
         status.setdefault("currentReplicas", 0)

@@ -30,7 +30,7 @@ from control.client.informer import Handlers, Informer, by_node
 from control.client.resources import LEASES, NODES, PODS, key_of
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
-from control.kinds.meta import node_ready_status
+from control.kinds.meta import get_condition, node_ready_status
 from control.controllers.common import (
     Obj, Wakeups, created_at, meta, parse_stamp, pod_condition, pod_ready, stamp, terminating, tolerates, uid_of,
 )
@@ -145,7 +145,7 @@ class NodeLifecycleController:
 
     def heartbeat(self, node: Obj) -> float:
         lease = self.leases.cache.get(f"{LEASE_NAMESPACE}/{meta(node)['name']}")
-        ready = next((c for c in (node.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
+        ready = get_condition(node, "Ready") or {}
         seen = [parse_stamp(((lease or {}).get("spec") or {}).get("renewTime")),
                 parse_stamp(ready.get("lastHeartbeatTime")), created_at(node)]
         return max(t for t in seen if t is not None)

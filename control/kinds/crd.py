@@ -24,7 +24,7 @@ from control.kinds.base import (
     AGE_COLUMN, DNS1035_LABEL, DNS1123_SUBDOMAIN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec,
     cause, required,
 )
-from control.kinds.meta import find_condition, human_duration, new_condition, parse_time
+from control.kinds.meta import find_condition, human_duration, is_condition_true, new_condition, parse_time
 
 GROUP = "apiextensions.k8s.io"
 RESOURCE = f"{GROUP}/customresourcedefinitions"
@@ -105,9 +105,7 @@ def crd_status(crd: Obj) -> None:
 
 
 def established(crd: Obj) -> bool:
-    conditions = (crd.get("status") or {}).get("conditions") or []
-    return any(isinstance(c, dict) and c.get("type") == "Established" and c.get("status") == "True"
-               for c in conditions)
+    return is_condition_true(crd, "Established")
 
 
 # --- validation ----------------------------------------------------------------------------------

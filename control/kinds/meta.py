@@ -122,13 +122,18 @@ def controller_ref(obj: Obj) -> Obj | None:
                  if isinstance(ref, dict) and ref.get("controller")), None)
 
 
+def controller_uid(obj: Obj) -> str:
+    """The uid of the object's controlling owner ("" when it has none)."""
+    ref = controller_ref(obj)
+    return str(ref.get("uid") or "") if ref else ""
+
+
 def is_owned_by(obj: Obj, owner_uid: str) -> bool:
     return any(ref["uid"] == owner_uid for ref in owner_references(obj))
 
 
 def is_controlled_by(obj: Obj, owner_uid: str) -> bool:
-    ref = controller_ref(obj)
-    return ref is not None and ref.get("uid") == owner_uid
+    return bool(owner_uid) and controller_uid(obj) == owner_uid
 
 
 def owner_name(obj: Obj, kind: str) -> str:

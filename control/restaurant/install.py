@@ -16,6 +16,7 @@ import httpx
 
 from control import errors
 from control.client.component import user_agent
+from control.kinds.crd import established
 from control.restaurant.manifests import CRDS
 
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -23,11 +24,6 @@ CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 class InstallError(RuntimeError):
     """The hub refused or did not establish a definition."""
-
-
-def established(crd: dict[str, Any]) -> bool:
-    conditions = (crd.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
 
 
 def install_crds(url: str, *, crds: Iterable[dict[str, Any]] = CRDS, timeout: float = 30.0,

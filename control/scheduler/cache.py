@@ -24,7 +24,7 @@ from typing import Any, Iterator
 from control.clock import REAL
 from control.client.resources import key_of
 from control.scheduler.demand import NodeInfo, Obj, Requests, node_allocatable, pod_requests
-from control.scheduler.score import controller_uid
+from control.kinds.meta import controller_uid
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 

@@ -8,7 +8,7 @@ import copy
 import pytest
 
 from control.kinds.meta import (
-    LATEST_TIME, age, condition_status, controller_ref, created_at, find_condition, format_micro_time,
+    LATEST_TIME, age, condition_status, controller_ref, controller_uid, created_at, find_condition, format_micro_time,
     format_nano_time, format_time, get_condition, human_duration, is_condition_true, is_controlled_by,
     is_node_ready, is_owned_by, labels_of, new_condition, new_controller_ref, node_ready, node_ready_status,
     owner_name, owner_references, parse_time, set_condition, spec_selector,
@@ -133,9 +133,10 @@ def test_owner_references():
         {"kind": "Thing", "name": "ghost"},  # no uid: points nowhere
         new_controller_ref(OWNER)]}}
     assert [r["uid"] for r in owner_references(pod)] == ["node-uid", "rs-uid"]
-    assert controller_ref(pod)["uid"] == "rs-uid"
+    assert controller_ref(pod)["uid"] == "rs-uid" and controller_uid(pod) == "rs-uid"
+    assert controller_uid({"metadata": {"ownerReferences": [{"kind": "Node", "uid": "n"}]}}) == ""
     assert is_owned_by(pod, "node-uid") and is_owned_by(pod, "rs-uid") and not is_owned_by(pod, "other")
-    assert is_controlled_by(pod, "rs-uid") and not is_controlled_by(pod, "node-uid")
+    assert is_controlled_by(pod, "rs-uid") and not is_controlled_by(pod, "node-uid") and not is_controlled_by({}, "")
     assert owner_name(pod, "ReplicaSet") == "web-1" and owner_name(pod, "Deployment") == ""
     assert controller_ref({"metadata": {}}) is None and owner_references({}) == []
 

@@ -29,7 +29,7 @@ from control import errors
 from control.storage import store
 from control.storage.db import run_db
 from control.api.responses import Reply, json_response
-from control.kinds.meta import format_time, node_ready
+from control.kinds.meta import format_time, is_node_ready
 from control.kinds.network import kubelet_endpoint
 from control.kinds.selectors import SelectorError, parse_field_selector, parse_label_selector
 
@@ -74,7 +74,7 @@ async def _fetch(client: httpx.AsyncClient, url: str) -> Obj | None:
 
 async def scrape(nodes: list[Obj], *, timeout: float = SCRAPE_TIMEOUT) -> dict[str, Obj]:
     """{node name: its kubelet's summary} for the Ready nodes that answered within `timeout`."""
-    targets = [(n["metadata"]["name"], _summary_url(n)) for n in nodes if node_ready(n) == "Ready"]
+    targets = [(n["metadata"]["name"], _summary_url(n)) for n in nodes if is_node_ready(n)]
     targets = [(name, url) for name, url in targets if url]
     if not targets:
         return {}
