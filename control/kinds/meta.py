@@ -67,6 +67,10 @@ def created_at(obj: Obj) -> float | None:
     return parse_time(metadata(obj).get("creationTimestamp"))
 
 
+def _units(whole: int, unit: str, rest: int, rest_unit: str) -> str:
+    return f"{whole}{unit}{rest}{rest_unit}" if rest else f"{whole}{unit}"
+
+
 def human_duration(seconds: float) -> str:
     """kubectl's short age (apimachinery `duration.HumanDuration`): 45s, 5m, 3h, 2d, with one more
     unit while it is small; up to a second in the future is "now" (clock skew), later is `<invalid>`."""
@@ -75,27 +79,21 @@ def human_duration(seconds: float) -> str:
         return "<invalid>"
     if s < 120:
         return f"{max(s, 0)}s"
-    minutes = s // 60
+    minutes, hours, days = s // 60, s // 3600, s // 86400
     if minutes < 10:
-        rest = s % 60
-        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
+        return _units(minutes, "m", s % 60, "s")
     if minutes < 180:
         return f"{minutes}m"
-    hours = minutes // 60
     if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h{rest}m" if rest else f"{hours}h"
+        return _units(hours, "h", minutes % 60, "m")
     if hours < 48:
         return f"{hours}h"
-    days = hours // 24
     if days < 8:
-        rest = hours % 24
-        return f"{days}d{rest}h" if rest else f"{days}d"
+        return _units(days, "d", hours % 24, "h")
     if days < 365 * 2:
         return f"{days}d"
     if days < 365 * 8:
-        rest = days % 365
-        return f"{days // 365}y{rest}d" if rest else f"{days // 365}y"
+        return _units(days // 365, "y", days % 365, "d")
     return f"{days // 365}y"
 
 

@@ -106,7 +106,7 @@ class KubeProxy:
     def send(self, plan: SendPlan) -> AsyncIterator[Obj]:
         return send(plan, node=self.node, table=lambda: self.table, balancer=self.balancer,
                     services=self._lookup(self.services), endpoints=self._lookup(self.endpoints),
-                    forward=self.forward, sleep=self.clock.sleep)
+                    forward=self.forward, clock=self.clock)
 
     async def forward(self, node: str, endpoint: Endpoint, namespace: str) -> tuple[int, Obj]:
         """One request to the pod behind `endpoint`, through its node's kubelet."""
