@@ -4,8 +4,8 @@ Guarantees:
 - Every layer (storage, kinds, hub, spokes, dashboard) gets time from a `Clock`: `now()` is wall
   time in epoch seconds (what timestamps are made of), `monotonic()` never goes back (what
   deadlines and intervals are measured with), `sleep()` and `call_later()` wait on it. Nothing
-  else in the project calls `time.time()`, `time.monotonic()` or a non-zero `asyncio.sleep()`
-  (tests/test_clock_usage.py enforces it); entry points and benchmarks may.
+  else in the project calls `time.time()`, `time.monotonic()`, `time.perf_counter()` or a non-zero
+  `asyncio.sleep()` (tests/test_clock.py enforces it); entry points and benchmarks may.
 - `REAL` is the process's real clock: spokes take a `clock` parameter that defaults to it, and the
   hub's module-level code keeps a module attribute `clock = REAL` that a test may replace.
 - `FakeClock` only moves when a test calls `advance` (or sets `t`): due timers and sleepers fire

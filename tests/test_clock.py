@@ -19,7 +19,7 @@ ENTRY_POINTS = (
     "control/management/commands/",  # runcluster, runhub, runcomponent: process start-up and shutdown
     "control/restaurant/install.py",  # runcluster's synchronous start-up step (waits for CRDs before serving)
 )
-STRAY = re.compile(r"\btime\.(time|monotonic|sleep)\b|\bfrom time import\b|\basyncio\.sleep\((?!0\))")
+STRAY = re.compile(r"\btime\.(time|monotonic|perf_counter|sleep)\b|\bfrom time import\b|\basyncio\.sleep\((?!0\))")
 
 
 def stray_clock_uses(root: Path, packages: tuple[str, ...] = ("control", "dashboard")) -> list[str]:
@@ -45,12 +45,13 @@ def test_the_scan_finds_a_planted_real_clock(tmp_path):
     (tmp_path / "control" / "management" / "commands").mkdir(parents=True)
     (tmp_path / "control" / "kubelet" / "x.py").write_text(
         "import time\nstarted = time.monotonic()\nawait asyncio.sleep(0)\nawait asyncio.sleep(1.5)\n"
-        "now = time.time  # default\n")
+        "now = time.time  # default\nlatency = time.perf_counter() - started\n")
     (tmp_path / "control" / "management" / "commands" / "run.py").write_text("time.sleep(1)\n")
     assert stray_clock_uses(tmp_path, ("control",)) == [
         "control/kubelet/x.py:2: started = time.monotonic()",
         "control/kubelet/x.py:4: await asyncio.sleep(1.5)",
         "control/kubelet/x.py:5: now = time.time  # default",
+        "control/kubelet/x.py:6: latency = time.perf_counter() - started",
     ]
 
 

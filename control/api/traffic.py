@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import time
 from collections import deque
 from typing import Any, Callable
+
 from control.clock import REAL as clock
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ async def _flush_forever() -> None:
 def request_done(actor: str, tag: dict[str, str], code: int, started: float) -> None:
     """One request answered (called once per request by the hub's ASGI app)."""
     publish({"type": "request", "who": actor, **tag, "code": code,
-             "latency_ms": round((time.perf_counter() - started) * 1000, 3), "ts": clock.now()})
+             "latency_ms": round((clock.monotonic() - started) * 1000, 3), "ts": clock.now()})
 
 
 _deliveries: dict[tuple[str, str, str], list[int]] = {}
