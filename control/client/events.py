@@ -14,7 +14,7 @@ from collections import deque
 from typing import Any
 
 from control import errors
-from control.clock import REAL
+from control.clock import REAL, Clock
 from control.kinds.meta import format_time
 from control.client.http import HubClient
 from control.client.resources import EVENTS
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 
 class EventRecorder:
-    def __init__(self, client: HubClient, component: str, host: str = "", *, clock: Any = None, window: float = 600.0):
+    def __init__(self, client: HubClient, component: str, host: str = "", *, clock: Clock | None = None, window: float = 600.0):
         self.client, self.component, self.host = client, component, host
         self.clock = clock or REAL
         self.window = window

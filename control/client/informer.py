@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from control import errors
-from control.clock import REAL
+from control.clock import REAL, Clock
 from control.kinds.meta import controller_ref, owner_references
 from control.client.http import HubClient
 from control.client.resources import Resource, key_of
@@ -124,7 +124,7 @@ class Backoff:
 class Informer:
     def __init__(self, client: HubClient, resource: Resource, *, namespace: str | None = None,
                  label_selector: str = "", field_selector: str = "", indexers: dict[str, Indexer] | None = None,
-                 clock: Any = None, watch_timeout: int = 300):
+                 clock: Clock | None = None, watch_timeout: int = 300):
         self.client, self.resource, self.namespace = client, resource, namespace
         self.label_selector, self.field_selector = label_selector, field_selector
         self.cache = Cache(indexers)

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 from control.client.informer import Informer
 from control.client.resources import key_of
 from control.client.runner import DONE, Result, requeue_after
+from control.clock import Clock
 from control.kinds.meta import controller_ref, created_at as read_created_at, format_time as stamp
 from control.kinds.meta import get_condition as pod_condition, is_condition_true, labels_of, metadata as meta
 from control.kinds.meta import new_controller_ref as owner_ref, parse_time as parse_stamp
@@ -113,7 +114,7 @@ class Wakeups:
 
     SLACK = 0.05  # event-loop timers may fire a hair early
 
-    def __init__(self, clock: Any):
+    def __init__(self, clock: Clock):
         self.clock = clock
         self.pending: dict[str, float] = {}
 

@@ -33,6 +33,7 @@ from control.client.resources import (
 )
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
+from control.clock import Clock
 from control.controllers.common import Obj, meta, terminating, uid_of
 from control.kinds.crd import established
 from control.kinds.meta import owner_references
@@ -83,7 +84,7 @@ def drop_refs_patch(obj: Obj, uids: set[str]) -> Obj:
 
 
 class GarbageCollector:
-    def __init__(self, client: Any, informers: dict[Resource, Informer], *, clock: Any, absent_memory: int = 4096):
+    def __init__(self, client: Any, informers: dict[Resource, Informer], *, clock: Clock, absent_memory: int = 4096):
         self.client, self.clock = client, clock
         self.informers: dict[Resource, Informer] = {}
         self.by_id: dict[str, Resource] = {}
@@ -281,7 +282,7 @@ class GarbageCollector:
             pass
 
 
-def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
     watched = {r: informers.get(r, indexers={"by_owner": by_owner, "by_uid": by_uid}) for r in WATCHED}
     collector = GarbageCollector(client, watched, clock=clock)
     # Custom kinds come and go with their definitions; the runner does not wait for them to sync

@@ -30,6 +30,7 @@ from control.client.informer import Handlers, Informer
 from control.client.resources import BY_KIND, PODS, Resource, key_of
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
+from control.clock import Clock
 from control.controllers.common import Obj, Wakeups, labels_of, meta, parse_stamp, stamp
 from control.controllers.hpa_replicas import (
     Behaviour, MetricsUnavailable, Proposal, Readiness, Sample, pod_replicas,
@@ -71,7 +72,7 @@ def _quantity_text(value: float, resource: str) -> str:
 
 
 class HorizontalController:
-    def __init__(self, client: Any, hpas: Informer, pods: Informer, *, clock: Any, sync_period: float,
+    def __init__(self, client: Any, hpas: Informer, pods: Informer, *, clock: Clock, sync_period: float,
                  recorder: Any = None, readiness: Readiness | None = None):
         self.client, self.hpas, self.pods = client, hpas, pods
         self.clock, self.recorder, self.sync_period = clock, recorder, sync_period
@@ -264,7 +265,7 @@ class HorizontalController:
             pass
 
 
-def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
     hpas, pods = informers.get(HPAS), informers.get(PODS)
     period = float(getattr(timings, "hpa_sync", 15.0))
     # Upstream's 5 min CPU initialisation and 30 s readiness delay are 20 and 2 sync periods.

@@ -30,6 +30,7 @@ from control.client.informer import Handlers, Informer, by_node
 from control.client.resources import LEASES, NODES, PODS, key_of
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
+from control.clock import Clock
 from control.kinds.meta import get_condition, node_ready_status
 from control.controllers.common import (
     Obj, Wakeups, created_at, meta, parse_stamp, pod_condition, pod_ready, stamp, terminating, tolerates, uid_of,
@@ -94,7 +95,7 @@ def eviction_due(pod: Obj, taints: list[dict[str, Any]], now: float) -> float | 
 
 
 class NodeLifecycleController:
-    def __init__(self, client: Any, nodes: Informer, leases: Informer, pods: Informer, *, clock: Any, timings: Any,
+    def __init__(self, client: Any, nodes: Informer, leases: Informer, pods: Informer, *, clock: Clock, timings: Any,
                  recorder: Any = None):
         self.client, self.nodes, self.leases, self.pods = client, nodes, leases, pods
         self.clock, self.timings, self.recorder = clock, timings, recorder
@@ -229,7 +230,7 @@ class NodeLifecycleController:
             pass
 
 
-def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
     nodes = informers.get(NODES)
     leases = informers.get(LEASES)
     pods = informers.get(PODS, indexers={"by_node": by_node})

@@ -22,6 +22,7 @@ from typing import Any
 from control import errors
 from control.client.resources import LEASES, NODES
 from control.client.timings import Timings
+from control.clock import Clock
 from control.kinds.meta import is_node_ready
 from control.kubelet.config import KubeletConfig
 from control.kubelet.node import LEASE_NAMESPACE, lease_object, node_status, pod_cidr, registered_node
@@ -31,7 +32,7 @@ Obj = dict[str, Any]
 
 
 class NodeAgent:
-    def __init__(self, client: Any, node: str, *, ip: str, port: int, clock: Any, timings: Timings,
+    def __init__(self, client: Any, node: str, *, ip: str, port: int, clock: Clock, timings: Timings,
                  config: KubeletConfig):
         self.client, self.node, self.ip, self.port = client, node, ip, port
         self.clock, self.timings, self.config = clock, timings, config

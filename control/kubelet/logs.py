@@ -26,6 +26,7 @@ from typing import Any, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from control.client.serving import LAST_CHUNK, NodeServer, chunk, parse_head, response_head
+from control.clock import Clock
 from control.kinds.meta import format_nano_time
 from control.kubelet.behaviour import Script
 from control.kubelet.containers import Container, Run
@@ -173,7 +174,7 @@ TEXT = "text/plain; charset=utf-8"
 class LogServer(NodeServer):
     """The kubelet's HTTP endpoint for logs (what the hub's pods/NAME/log proxies to)."""
 
-    def __init__(self, lookup: Lookup, *, clock: Any, interval: float, poll: float = 0.25):
+    def __init__(self, lookup: Lookup, *, clock: Clock, interval: float, poll: float = 0.25):
         self.lookup, self.clock, self.interval, self.poll = lookup, clock, interval, poll
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

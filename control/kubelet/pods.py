@@ -26,6 +26,7 @@ from control import errors
 from control.client.informer import Cache
 from control.client.resources import PODS
 from control.client.runner import DONE, Result, requeue_after
+from control.clock import Clock
 from control.kinds.meta import is_condition_true
 from control.kubelet.behaviour import Script, script_for
 from control.kubelet.config import KubeletConfig
@@ -62,7 +63,7 @@ def knob_failures(pod: Obj, status: Obj, now: float) -> tuple[Happening, ...]:
 
 class PodWorker:
     def __init__(self, client: Any, pods: Cache, *, node: str, host_ip: str, pool: IpPool, config: KubeletConfig,
-                 clock: Any, events: Any, rng: random.Random | None = None):
+                 clock: Clock, events: Any, rng: random.Random | None = None):
         self.client, self.pods, self.node, self.host_ip = client, pods, node, host_ip
         self.pool, self.config, self.clock, self.events = pool, config, clock, events
         self.rng = rng or random.Random()

@@ -30,7 +30,7 @@ from collections import deque
 from typing import Any
 
 from control import errors
-from control.clock import REAL
+from control.clock import REAL, Clock
 from control.client.component import connect, run_all
 from control.client.events import EventRecorder
 from control.client.http import HubClient
@@ -114,7 +114,7 @@ class EventSender:
 
 
 class Scheduler:
-    def __init__(self, client: HubClient, informers: SharedInformers, *, clock: Any = None,
+    def __init__(self, client: HubClient, informers: SharedInformers, *, clock: Clock | None = None,
                  recorder: EventRecorder | None = None, workers: int = DEFAULT_WORKERS, assumed_ttl: float = 30.0,
                  initial_backoff: float = 1.0, max_backoff: float = 60.0):
         self.client = client
@@ -249,7 +249,7 @@ class Scheduler:
                                 patch_type="strategic", subresource="status")
 
 
-async def run_scheduler(server: str, *, clock: Any = None, workers: int = DEFAULT_WORKERS) -> None:
+async def run_scheduler(server: str, *, clock: Clock | None = None, workers: int = DEFAULT_WORKERS) -> None:
     """The `kube-scheduler` process: runs until cancelled."""
     clock = clock or REAL
     client = connect(server, "kube-scheduler")
