@@ -6,12 +6,12 @@ Guarantees: idempotent; goes through `control.storage.store` like every other wr
 
 from __future__ import annotations
 
-import time
 import uuid
 
+from control.clock import REAL
 from control import errors
 from control.storage import store
-from control.kinds.base import format_time
+from control.kinds.meta import format_time
 from control.kinds.core import namespace_defaults
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -21,7 +21,7 @@ def cluster_bootstrap() -> None:
     store.ensure_counter()
     for name in SYSTEM_NAMESPACES:
         namespace = {"apiVersion": "v1", "kind": "Namespace",
-                     "metadata": {"name": name, "uid": str(uuid.uuid4()), "creationTimestamp": format_time(time.time())}}
+                     "metadata": {"name": name, "uid": str(uuid.uuid4()), "creationTimestamp": format_time(REAL.now())}}
         namespace_defaults(namespace)
         try:
             store.object_create(resource="/namespaces", obj=namespace, actor="kube-apiserver")

@@ -7,6 +7,7 @@ raises the same classes for the same reasons, so both sides of the wire speak on
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -109,6 +110,28 @@ BY_REASON: dict[str, type[ApiError]] = {
         TooManyRequests, InternalError, ServiceUnavailable, Timeout,
     )
 }
+
+
+BY_CODE: dict[int, type[ApiError]] = {cls.code: cls for cls in BY_REASON.values()}  # 409 is Conflict
+
+
+def from_status(body: Any, code: int) -> ApiError:
+    """The error an answer of `code` stands for (client-go's `errors.FromObject`), from its body as
+    sent (bytes or text of a Status; anything that is not JSON becomes the message) or decoded: by the
+    Status reason when it names one, else by the HTTP code, else InternalError. The one place a spoke,
+    the dashboard or a command turns a failed answer into an error."""
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        body = bytes(body).decode(errors="replace")
+    if isinstance(body, str):
+        try:
+            body = json.loads(body) if body.strip() else {}
+        except ValueError:
+            body = {"message": body.strip()[:500]}
+    status = body if isinstance(body, dict) else {"message": str(body)}
+    cls = BY_REASON.get(str(status.get("reason") or "")) or BY_CODE.get(code, InternalError)
+    details = status.get("details")
+    return cls(str(status.get("message") or f"the hub answered {code}"),
+               details=details if isinstance(details, dict) else None)
 
 
 def qualified_resource(resource: str) -> str:

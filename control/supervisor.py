@@ -17,10 +17,10 @@ import json
 import logging
 import subprocess
 import threading
-import time
 from typing import Any
 
 import httpx
+from control.clock import REAL as clock
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ class Supervisor:
         return exited
 
     def _converge(self) -> None:
-        now = time.monotonic()
+        now = clock.monotonic()
         for name, args in self.spokes.items():
             process = self.processes.get(name)
             alive = process is not None and process.poll() is None

@@ -43,6 +43,18 @@ def _name(form: dict[str, str], field: str = "name") -> str:
     return value
 
 
+def form_int(form: dict[str, str], field: str, *, default: str = "", low: int | None = None,
+             high: int | None = None) -> int:
+    """A whole number from the form, within [low, high] when given; anything else is an ActionError."""
+    try:
+        value = int(form.get(field) or default)
+    except ValueError:
+        raise ActionError(f"{field} must be an integer") from None
+    if low is not None and high is not None and not low <= value <= high:
+        raise ActionError(f"{field} must be between {low} and {high}")
+    return value
+
+
 async def delete_pod(client: HubClient, form: dict[str, str]) -> str:
     namespace, name = _name(form, "namespace"), _name(form)
     await client.delete(PODS, name, namespace)
@@ -70,10 +82,7 @@ async def uncordon(client: HubClient, form: dict[str, str]) -> str:
 
 async def scale(client: HubClient, form: dict[str, str]) -> str:
     namespace, name = _name(form, "namespace"), _name(form)
-    try:
-        delta = int(form.get("delta", ""))
-    except ValueError:
-        raise ActionError("delta must be an integer") from None
+    delta = form_int(form, "delta")
     current = await client.request("GET", DEPLOYMENTS.path(namespace, name, "scale"))
     replicas = max(0, int((current.get("spec") or {}).get("replicas") or 0) + delta)
     patch = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]}, "spec": {"replicas": replicas}}
@@ -114,12 +123,7 @@ async def delete_custom(client: HubClient, form: dict[str, str]) -> str:
 async def place_order(client: HubClient, form: dict[str, str]) -> str:
     resource = _custom_resource(form, "Order")
     namespace, menu = _name(form, "namespace"), _name(form, "menu")
-    try:
-        count = int(form.get("count", ""))
-    except ValueError:
-        raise ActionError("count must be an integer") from None
-    if not 1 <= count <= MAX_ORDER_COUNT:
-        raise ActionError(f"count must be between 1 and {MAX_ORDER_COUNT}")
+    count = form_int(form, "count", low=1, high=MAX_ORDER_COUNT)
     body = {"apiVersion": resource.api_version, "kind": "Order",
             "metadata": {"generateName": f"{menu[:40]}-", "namespace": namespace},
             "spec": {"menu": menu, "count": count}}

@@ -22,7 +22,8 @@ from typing import Any, AsyncIterator
 import httpx
 from django.conf import settings
 
-from control.client.http import HubClient, HubUnreachable, error_from_status
+from control import errors
+from control.client.http import HubClient, HubUnreachable
 
 AGENT = "dashboard (kube-kitchen)"
 WIRE_AGENT = "dashboard/wire (kube-kitchen)"
@@ -87,12 +88,7 @@ def _raw_client(base_url: str, read_timeout: float) -> httpx.AsyncClient:
 async def _raise_for(response: httpx.Response) -> None:
     if response.status_code < 300:
         return
-    body = await response.aread()
-    try:
-        status = json.loads(body)
-    except ValueError:
-        status = {"message": body[:500].decode(errors="replace")}
-    raise error_from_status(status if isinstance(status, dict) else {"message": str(status)}, response.status_code)
+    raise errors.from_status(await response.aread(), response.status_code)
 
 
 async def stream_lines(base_url: str, method: str, path: str, params: dict[str, str], *,

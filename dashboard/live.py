@@ -23,6 +23,7 @@ import asyncio
 from typing import Any, Awaitable, Callable
 
 from control import errors
+from control.clock import REAL, Clock
 from control.client.http import HubClient
 from control.client.resources import CONFIGMAPS
 from dashboard import presenters
@@ -51,8 +52,8 @@ CHANGES = ChangeStream()
 class Outbox:
     """Changes waiting for the browser, flushed together; never more than `limit` of them."""
 
-    def __init__(self, send: Send, *, interval: float, limit: int):
-        self.send, self.interval, self.limit = send, interval, limit
+    def __init__(self, send: Send, *, interval: float, limit: int, clock: Clock = REAL):
+        self.send, self.interval, self.limit, self.clock = send, interval, limit, clock
         self.items: list[dict[str, Any]] = []
         self.revision = 0
         self.history_until = 0  # changes at or below this revision are history (before the snapshot)
@@ -84,14 +85,14 @@ class Outbox:
         while True:
             await self._ready.wait()
             await self.flush()
-            await asyncio.sleep(self.interval)
+            await self.clock.sleep(self.interval)
 
 
 class LiveFeed:
     def __init__(self, client: HubClient, send: Send, *, interval: float = 0.05, limit: int = 20_000,
-                 retry_after: float = 1.0, watch_seconds: int = 600, history: int = 200):
-        self.client, self.send = client, send
-        self.outbox = Outbox(send, interval=interval, limit=limit)
+                 retry_after: float = 1.0, watch_seconds: int = 600, history: int = 200, clock: Clock = REAL):
+        self.client, self.send, self.clock = client, send, clock
+        self.outbox = Outbox(send, interval=interval, limit=limit, clock=clock)
         self.retry_after, self.watch_seconds, self.history = retry_after, watch_seconds, history
 
     async def run(self, revision: int | None) -> None:
@@ -127,7 +128,7 @@ class LiveFeed:
                 if revision is not None:
                     revision = max(revision, self.outbox.revision)
                 await self.send({"t": "hub-down", "message": exc.message})
-                await asyncio.sleep(self.retry_after)
+                await self.clock.sleep(self.retry_after)
 
     async def _send_snapshot(self) -> int:
         body = await self.client.request("GET", SNAPSHOT_PATH)

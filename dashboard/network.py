@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from dashboard import hub
-from dashboard.actions import NAME, ActionError
+from dashboard.actions import NAME, ActionError, form_int
 
 MAX_COUNT = 1000
 TARGET = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
@@ -48,12 +48,7 @@ def traffic_params(form: dict[str, str]) -> dict[str, str]:
         raise ActionError(f"node: {node!r} is not a node name")
     if not NAME.match(namespace):
         raise ActionError(f"namespace: {namespace!r} is not a namespace name")
-    try:
-        count = int(form.get("count") or "10")
-    except ValueError:
-        raise ActionError("count must be an integer") from None
-    if not 1 <= count <= MAX_COUNT:
-        raise ActionError(f"count must be between 1 and {MAX_COUNT}")
+    count = form_int(form, "count", default="10", low=1, high=MAX_COUNT)
     return {"node": node, "target": target, "namespace": namespace, "count": str(count)}
 
 

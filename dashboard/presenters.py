@@ -14,16 +14,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from control.kinds.meta import condition_status as _condition, metadata as _meta, owner_name as _owner
 from dashboard import custom
 
 Obj = dict[str, Any]
 SPOKES_CONFIGMAP = ("kube-system", "kubekitchen-spokes")
 CRASH_ANNOTATION = "kubekitchen.dev/crash-after"
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
-
-
-def _meta(obj: Obj) -> Obj:
-    return obj.get("metadata") or {}
 
 
 def _key(obj: Obj) -> str:
@@ -34,20 +31,6 @@ def _key(obj: Obj) -> str:
 def _base(obj: Obj) -> Obj:
     meta = _meta(obj)
     return {"key": _key(obj), "ns": meta.get("namespace", ""), "name": meta.get("name", "")}
-
-
-def _condition(obj: Obj, kind: str) -> str | None:
-    for condition in (obj.get("status") or {}).get("conditions") or []:
-        if isinstance(condition, dict) and condition.get("type") == kind:
-            return condition.get("status")
-    return None
-
-
-def _owner(obj: Obj, kind: str) -> str:
-    for ref in _meta(obj).get("ownerReferences") or []:
-        if isinstance(ref, dict) and ref.get("kind") == kind:
-            return ref.get("name", "")
-    return ""
 
 
 def pod_status(pod: Obj) -> str:

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any, Callable
 from urllib.parse import parse_qsl
 
 from django.conf import settings
 
 from control import errors
+from control.clock import REAL as clock
 from control import kinds as registry
 from control.api import crds, discovery, subresources, traffic, verbs
 from control.api.extras import metrics
@@ -278,7 +278,7 @@ async def _send_stream(stream: Stream, receive: Callable, send: Callable) -> Non
 
 
 async def hub_app(scope: dict[str, Any], receive: Callable, send: Callable) -> None:
-    started = time.perf_counter()
+    started = clock.monotonic()
     body = await _read_body(scope, receive)
     request = Request(scope, body or b"")
     try:

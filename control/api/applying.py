@@ -14,7 +14,8 @@ from control.api.objects import prepare_create, prepare_update
 from control.api.patching import patch_meta
 from control.api.request import Call, bool_param, check_type_meta
 from control.api.responses import Reply, json_response
-from control.kinds.base import Obj, format_time
+from control.kinds.base import Obj
+from control.kinds.meta import format_time
 
 
 def server_side_apply_call(call: Call, document: object, subresource: str) -> Reply:

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from django.db import transaction
 
+from control.clock import REAL as clock
 from control import errors, kinds as registry
 from control.storage import store
 from control.storage.db import run_db
@@ -74,7 +75,7 @@ async def _follow(revision: int) -> None:
             raise
         except Exception:  # a failed read must not stop serving new kinds; try again shortly
             log.exception("following CustomResourceDefinitions failed")
-            await asyncio.sleep(1)
+            await clock.sleep(1)
             continue
         for change in changes:
             revision = change.revision

@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from control import errors
-from control.api.request import Call
+from control.api.request import Call, parse_revision
 from control.storage import snapshot, store
 
 INVALID_CONTINUE = "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
@@ -115,10 +115,7 @@ def list_revision(query: dict[str, str], limit: int | None, token: str) -> tuple
         return (revision if revision > 0 else None), after  # below 0: go on at the newest (after a 410)
     if requested in ("", "0"):
         return None, None
-    try:
-        wanted = int(requested)
-    except ValueError:
-        raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
+    wanted = parse_revision(requested)
     require_revision(wanted)
     return (wanted if match == "Exact" or (not match and limit) else None), None
 

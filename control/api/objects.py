@@ -25,7 +25,8 @@ from control import errors
 from control.storage import store
 from control.api import allocation
 from control.api.request import Call, check_type_meta
-from control.kinds.base import Kind, Obj, format_time, label_causes
+from control.kinds.base import Kind, Obj, label_causes
+from control.kinds.meta import format_time
 
 GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 SERVER_METADATA = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")

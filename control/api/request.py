@@ -200,6 +200,14 @@ def client_name(user_agent: str) -> str:
     return product[:100]
 
 
+def parse_revision(requested: str) -> int:
+    """A resourceVersion the client sent, as the revision it names; anything else is a 400."""
+    try:
+        return int(requested)
+    except ValueError:
+        raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
+
+
 def int_param(query: dict[str, str], key: str, *, minimum: int = 0) -> int | None:
     value = query.get(key)
     if value in (None, ""):

@@ -19,7 +19,8 @@ from control.api.patching import apply_patch
 from control.api.request import PATCH_TYPES, Call, check_type_meta, decode, decode_object
 from control.api.responses import Reply, json_response, success_status
 from control.kinds import jsonpath
-from control.kinds.base import Obj, cause, format_time
+from control.kinds.base import Obj, cause
+from control.kinds.meta import format_time
 
 SCALE_DEFINITION = "io.k8s.api.autoscaling.v1.Scale"
 

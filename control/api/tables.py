@@ -7,9 +7,9 @@ carries the object as PartialObjectMetadata (or the whole object with includeObj
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
+from control.clock import REAL as clock
 from control.kinds.base import Kind
 
 TABLE_MEDIA = "as=Table"
@@ -29,7 +29,7 @@ def _row_object(obj: dict[str, Any], include: str) -> dict[str, Any] | None:
 
 
 def rows(kind: Kind, objects: list[dict[str, Any]], include: str = "Metadata") -> list[dict[str, Any]]:
-    now = time.time()
+    now = clock.now()
     out = []
     for obj in objects:
         row: dict[str, Any] = {"cells": kind.row(obj, now)}

@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import time
 from collections import deque
 from typing import Any, Callable
+
+from control.clock import REAL as clock
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ async def _flush_forever() -> None:
 
     layer = get_channel_layer()
     while True:
-        await asyncio.sleep(0.05)
+        await clock.sleep(0.05)
         _drain_deliveries()
         if not _pending or layer is None:
             continue
@@ -76,7 +77,7 @@ async def _flush_forever() -> None:
 def request_done(actor: str, tag: dict[str, str], code: int, started: float) -> None:
     """One request answered (called once per request by the hub's ASGI app)."""
     publish({"type": "request", "who": actor, **tag, "code": code,
-             "latency_ms": round((time.perf_counter() - started) * 1000, 3), "ts": time.time()})
+             "latency_ms": round((clock.monotonic() - started) * 1000, 3), "ts": clock.now()})
 
 
 _deliveries: dict[tuple[str, str, str], list[int]] = {}
@@ -99,7 +100,7 @@ def delivered(actor: str, kind: Any, count: int, revision: int) -> None:
 def _drain_deliveries() -> None:
     if not _deliveries:
         return
-    now = time.time()
+    now = clock.now()
     items = list(_deliveries.items())
     _deliveries.clear()
     for (actor, plural, group), (count, revision) in items:

@@ -10,10 +10,10 @@ Status once it is gone. No verb knows a particular kind: each asks the `Kind`.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 
+from control.clock import REAL as clock
 from control import errors
 from control.storage import store
 from control.api import tables
@@ -27,9 +27,12 @@ from control.api.patching import apply_patch
 from control.api.request import PATCH_TYPES, Call, decode, decode_object, int_param
 from control.api.responses import Reply, json_response, raw_json_response, success_status
 from control.api.selection import Selection
-from control.kinds.base import Kind, Obj, format_time
+from control.kinds.base import Kind, Obj
+from control.kinds.meta import format_time
 
-now = time.time  # injected clock for server-set timestamps
+def now() -> float:
+    """The hub's time for server-set timestamps: the module's `clock`, which a test may replace."""
+    return clock.now()
 
 
 def warning_header(warnings: list[str]) -> str:

@@ -12,18 +12,17 @@ Guarantees:
 
 from __future__ import annotations
 
-import asyncio
 import random
-import time
 from typing import Any, AsyncIterator
 
 from django.conf import settings
 
+from control.clock import REAL as clock
 from control import errors
 from control.api import tables, traffic
 from control.storage.db import run_db
 from control.storage.feed import get_feed
-from control.api.request import Call, bool_param, int_param
+from control.api.request import Call, bool_param, int_param, parse_revision
 from control.api.responses import Stream, dumps
 from control.api.selection import Selection
 from control.api.verbs import list_objects, require_revision
@@ -88,15 +87,15 @@ async def _events(call: Call, selection: Selection, start: int, initial: list[di
     feed = await get_feed()
     keep = _Filter(selection, visible)
     revision = start
-    deadline = time.monotonic() + timeout
+    deadline = clock.monotonic() + timeout
     bookmark_every = settings.KK_BOOKMARK_INTERVAL
-    next_bookmark = time.monotonic() + bookmark_every
+    next_bookmark = clock.monotonic() + bookmark_every
     while True:
-        remaining = deadline - time.monotonic()
+        remaining = deadline - clock.monotonic()
         if remaining <= 0:
             return
         try:
-            changes = await feed.read_after(revision, timeout=min(remaining, max(0.05, next_bookmark - time.monotonic())))
+            changes = await feed.read_after(revision, timeout=min(remaining, max(0.05, next_bookmark - clock.monotonic())))
         except errors.Gone as gone:
             yield f'{{"type":"ERROR","object":{dumps(gone.status())}}}\n'.encode()
             return
@@ -119,8 +118,8 @@ async def _events(call: Call, selection: Selection, start: int, initial: list[di
         if lines:
             traffic.delivered(call.actor, call.kind, len(lines), revision)
             yield b"".join(lines)
-        if bookmarks and time.monotonic() >= next_bookmark:
-            next_bookmark = time.monotonic() + bookmark_every
+        if bookmarks and clock.monotonic() >= next_bookmark:
+            next_bookmark = clock.monotonic() + bookmark_every
             mark = {"kind": call.kind.kind, "apiVersion": call.kind.api_version,
                     "metadata": {"resourceVersion": str(revision)}}
             yield f'{{"type":"BOOKMARK","object":{dumps(mark)}}}\n'.encode()
@@ -136,13 +135,13 @@ def _initial_state(call: Call, selection: Selection) -> tuple[list[dict[str, Any
 async def wait_for_revision(revision: int, seconds: float = 3.0) -> None:
     """Until this hub has seen `revision` (it may have been written by another hub process)."""
     feed = await get_feed()
-    deadline = time.monotonic() + seconds
+    deadline = clock.monotonic() + seconds
     while feed.last < revision:
-        if time.monotonic() > deadline:
+        if clock.monotonic() > deadline:
             await run_db(require_revision, revision)  # raises the 504 unless the log got there after all
             return
         feed.hint()
-        await asyncio.sleep(0.05)
+        await clock.sleep(0.05)
 
 
 async def watch(call: Call) -> Stream:
@@ -161,10 +160,7 @@ async def watch(call: Call) -> Stream:
         initial, start = await run_db(_initial_state, call, selection)
         visible = {(o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in initial}
     else:
-        try:
-            start = int(requested)
-        except ValueError:
-            raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
+        start = parse_revision(requested)
         if start > feed.last:
             await wait_for_revision(start)
         if not selection.everything:

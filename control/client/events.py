@@ -14,23 +14,18 @@ from collections import deque
 from typing import Any
 
 from control import errors
-from control.client.clock import RealClock
+from control.clock import REAL, Clock
+from control.kinds.meta import format_time
 from control.client.http import HubClient
 from control.client.resources import EVENTS
 
 log = logging.getLogger(__name__)
 
 
-def _stamp(seconds: float) -> str:
-    from datetime import datetime, timezone
-
-    return datetime.fromtimestamp(int(seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 class EventRecorder:
-    def __init__(self, client: HubClient, component: str, host: str = "", *, clock: Any = None, window: float = 600.0):
+    def __init__(self, client: HubClient, component: str, host: str = "", *, clock: Clock | None = None, window: float = 600.0):
         self.client, self.component, self.host = client, component, host
-        self.clock = clock or RealClock()
+        self.clock = clock or REAL
         self.window = window
         self._recent: dict[tuple, dict[str, Any]] = {}
 
@@ -44,7 +39,7 @@ class EventRecorder:
             if previous and now - previous["_at"] < self.window:
                 previous["count"] += 1
                 previous["_at"] = now
-                await self.client.patch(EVENTS, previous["name"], {"count": previous["count"], "lastTimestamp": _stamp(now)},
+                await self.client.patch(EVENTS, previous["name"], {"count": previous["count"], "lastTimestamp": format_time(now)},
                                         namespace)
                 return
             name = f"{meta.get('name', 'object')}.{secrets.token_hex(8)}"
@@ -55,7 +50,7 @@ class EventRecorder:
                                    "namespace": meta.get("namespace", ""), "uid": meta.get("uid"),
                                    "resourceVersion": meta.get("resourceVersion")},
                 "reason": reason, "message": message, "type": type_, "count": 1,
-                "firstTimestamp": _stamp(now), "lastTimestamp": _stamp(now),
+                "firstTimestamp": format_time(now), "lastTimestamp": format_time(now),
                 "source": {"component": self.component, **({"host": self.host} if self.host else {})},
                 "reportingComponent": self.component, "reportingInstance": self.host or self.component,
             }

@@ -9,9 +9,8 @@ must not block a controller forever).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from control.client.clock import RealClock
+from control.clock import REAL, Clock
 
 
 @dataclass
@@ -22,8 +21,8 @@ class _Expected:
 
 
 class Expectations:
-    def __init__(self, *, clock: Any = None, ttl: float = 300.0):
-        self.clock = clock or RealClock()
+    def __init__(self, *, clock: Clock | None = None, ttl: float = 300.0):
+        self.clock = clock or REAL
         self.ttl = ttl
         self._by_key: dict[str, _Expected] = {}
 

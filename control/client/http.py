@@ -27,16 +27,7 @@ class HubUnreachable(errors.ServiceUnavailable):
     """The hub did not answer (connection refused, reset, timed out)."""
 
 
-def error_from_status(status: Any, code: int) -> errors.ApiError:
-    if not isinstance(status, dict):
-        status = {}
-    cls = errors.BY_REASON.get(status.get("reason", ""), None)
-    message = status.get("message") or f"the hub answered {code}"
-    if cls is None:
-        cls = {400: errors.BadRequest, 404: errors.NotFound, 409: errors.Conflict, 410: errors.Gone,
-               422: errors.Invalid, 503: errors.ServiceUnavailable}.get(code, errors.InternalError)
-    error = cls(message, details=status.get("details"))
-    return error
+error_from_status = errors.from_status  # the one Status decoder, under the toolkit's old name
 
 
 class HubClient:
@@ -66,11 +57,7 @@ class HubClient:
         except httpx.HTTPError as exc:
             raise HubUnreachable(f"cannot reach the hub at {self.server}: {exc!r}") from None
         if response.status_code >= 300:
-            try:
-                status = response.json()
-            except ValueError:
-                status = {"message": response.text[:500]}
-            raise error_from_status(status, response.status_code)
+            raise errors.from_status(response.content, response.status_code)
         if not response.content:
             return None
         return response.json()
@@ -83,11 +70,7 @@ class HubClient:
         except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
             raise HubUnreachable(f"cannot reach the hub at {self.server}: {exc!r}") from None
         if code >= 300:
-            try:
-                status = json.loads(data)
-            except ValueError:
-                status = {"message": data[:500].decode(errors="replace")}
-            raise error_from_status(status, code)
+            raise errors.from_status(data, code)
         return json.loads(data) if data else None
 
     # --- verbs ---------------------------------------------------------------------------------
@@ -149,19 +132,14 @@ class HubClient:
         try:
             async with self._http.stream("GET", resource.path(namespace), params=params, timeout=timeout) as response:
                 if response.status_code >= 300:
-                    body = await response.aread()
-                    try:
-                        status = json.loads(body)
-                    except ValueError:
-                        status = {"message": body[:500].decode(errors="replace")}
-                    raise error_from_status(status, response.status_code)
+                    raise errors.from_status(await response.aread(), response.status_code)
                 async for line in response.aiter_lines():
                     if not line.strip():
                         continue
                     event = json.loads(line)
                     if event.get("type") == "ERROR":
                         status = event.get("object") or {}
-                        raise error_from_status(status, int(status.get("code") or 500))
+                        raise errors.from_status(status, int(status.get("code") or 500))
                     yield event
         except httpx.HTTPError as exc:
             raise HubUnreachable(f"watch of {resource.plural} broke: {exc!r}") from None

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from control import errors
-from control.client.clock import RealClock
+from control.clock import REAL, Clock
+from control.kinds.meta import controller_ref, owner_references
 from control.client.http import HubClient
 from control.client.resources import Resource, key_of
 
@@ -33,11 +34,12 @@ def by_namespace(obj: Obj) -> list[str]:
 
 
 def by_controller(obj: Obj) -> list[str]:
-    return [ref["uid"] for ref in obj.get("metadata", {}).get("ownerReferences") or [] if ref.get("controller")]
+    ref = controller_ref(obj)
+    return [ref["uid"]] if ref and ref.get("uid") else []
 
 
 def by_owner(obj: Obj) -> list[str]:
-    return [ref["uid"] for ref in obj.get("metadata", {}).get("ownerReferences") or [] if ref.get("uid")]
+    return [ref["uid"] for ref in owner_references(obj)]
 
 
 def by_node(obj: Obj) -> list[str]:
@@ -122,11 +124,11 @@ class Backoff:
 class Informer:
     def __init__(self, client: HubClient, resource: Resource, *, namespace: str | None = None,
                  label_selector: str = "", field_selector: str = "", indexers: dict[str, Indexer] | None = None,
-                 clock: Any = None, watch_timeout: int = 300):
+                 clock: Clock | None = None, watch_timeout: int = 300):
         self.client, self.resource, self.namespace = client, resource, namespace
         self.label_selector, self.field_selector = label_selector, field_selector
         self.cache = Cache(indexers)
-        self.clock = clock or RealClock()
+        self.clock = clock or REAL
         self.handlers: list[Handlers] = []
         self.resource_version = ""
         self.has_synced = False

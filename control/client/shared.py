@@ -13,10 +13,11 @@ from typing import Any
 from control.client.http import HubClient
 from control.client.informer import Indexer, Informer
 from control.client.resources import Resource
+from control.clock import Clock
 
 
 class SharedInformers:
-    def __init__(self, client: HubClient, *, clock: Any = None):
+    def __init__(self, client: HubClient, *, clock: Clock | None = None):
         self.client, self.clock = client, clock
         self._informers: dict[tuple, Informer] = {}
 

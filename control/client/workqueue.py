@@ -12,7 +12,7 @@ import asyncio
 from collections import deque
 from typing import Any
 
-from control.client.clock import RealClock
+from control.clock import REAL, Clock
 
 
 class ShutDown(Exception):
@@ -20,8 +20,8 @@ class ShutDown(Exception):
 
 
 class WorkQueue:
-    def __init__(self, *, clock: Any = None, base_delay: float = 0.005, max_delay: float = 30.0):
-        self.clock = clock or RealClock()
+    def __init__(self, *, clock: Clock | None = None, base_delay: float = 0.005, max_delay: float = 30.0):
+        self.clock = clock or REAL
         self.base_delay, self.max_delay = base_delay, max_delay
         self._queue: deque[str] = deque()
         self._dirty: set[str] = set()

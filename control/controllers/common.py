@@ -1,5 +1,6 @@
-"""Helpers the controllers share: time stamps, pod predicates, owner references, taints, and
-timed looks again.
+"""Helpers the controllers share: pod predicates, adoption patches, taints, and timed looks again.
+Time stamps, conditions, owner references and selectors are the object layer's
+(`control.kinds.meta`), imported here under the short names the controllers use.
 
 Guarantees: nothing here does I/O; every function reads its arguments without changing them
 (cached objects are read-only), so any controller may call any helper from any handler or
@@ -10,45 +11,26 @@ so events arriving while a key waits never multiply its timers.
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 from control.client.informer import Informer
 from control.client.resources import key_of
 from control.client.runner import DONE, Result, requeue_after
-from control.kinds.selectors import LabelSelector, SelectorError, label_selector_from_object
+from control.clock import Clock
+from control.kinds.meta import controller_ref, created_at as read_created_at, format_time as stamp
+from control.kinds.meta import get_condition as pod_condition, is_condition_true, labels_of, metadata as meta
+from control.kinds.meta import new_controller_ref as owner_ref, parse_time as parse_stamp
+from control.kinds.meta import spec_selector as selector_of
+from control.kinds.selectors import LabelSelector
 
 Obj = dict[str, Any]
 
 
-# --- time --------------------------------------------------------------------------------------
-
-def parse_stamp(stamp: Any) -> float | None:
-    """RFC 3339 (`Time`, whole seconds) or `MicroTime` (fractional) to epoch seconds; None if unreadable."""
-    if not isinstance(stamp, str) or not stamp:
-        return None
-    try:
-        parsed = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.timestamp()
-
-
-def stamp(seconds: float) -> str:
-    """Kubernetes' `Time` format: whole seconds, UTC."""
-    return datetime.fromtimestamp(int(seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
+# --- time and metadata: the object layer's, under the names the controllers use ----------------
 
 def created_at(obj: Obj) -> float:
-    return parse_stamp(meta(obj).get("creationTimestamp")) or 0.0
-
-
-# --- metadata ----------------------------------------------------------------------------------
-
-def meta(obj: Obj) -> dict[str, Any]:
-    return obj.get("metadata") or {}
+    """When the object was created; an object without a readable stamp sorts as the oldest."""
+    return read_created_at(obj) or 0.0
 
 
 def uid_of(obj: Obj) -> str:
@@ -57,19 +39,6 @@ def uid_of(obj: Obj) -> str:
 
 def terminating(obj: Obj) -> bool:
     return bool(meta(obj).get("deletionTimestamp"))
-
-
-def controller_ref(obj: Obj) -> dict[str, Any] | None:
-    for ref in meta(obj).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref
-    return None
-
-
-def owner_ref(owner: Obj, *, block: bool = True) -> dict[str, Any]:
-    """The controller reference a controller puts on what it creates or adopts."""
-    return {"apiVersion": owner.get("apiVersion", ""), "kind": owner.get("kind", ""), "name": meta(owner)["name"],
-            "uid": uid_of(owner), "controller": True, "blockOwnerDeletion": block}
 
 
 def adopt_patch(obj: Obj, owner: Obj) -> Obj:
@@ -86,30 +55,10 @@ def release_patch(obj: Obj, owner_uid: str) -> Obj:
                          "uid": uid_of(obj)}}
 
 
-def selector_of(obj: Obj) -> LabelSelector:
-    """The object's `spec.selector` (a LabelSelector object); a broken one matches nothing."""
-    try:
-        return label_selector_from_object((obj.get("spec") or {}).get("selector"))
-    except SelectorError:
-        return LabelSelector.nothing()
-
-
-def labels_of(obj: Obj) -> dict[str, str]:
-    return meta(obj).get("labels") or {}
-
-
 # --- pods --------------------------------------------------------------------------------------
 
-def pod_condition(pod: Obj, kind: str) -> dict[str, Any] | None:
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == kind:
-            return condition
-    return None
-
-
 def pod_ready(pod: Obj) -> bool:
-    condition = pod_condition(pod, "Ready")
-    return bool(condition and condition.get("status") == "True")
+    return is_condition_true(pod, "Ready")
 
 
 def pod_available(pod: Obj, min_ready_seconds: int, now: float) -> bool:
@@ -165,7 +114,7 @@ class Wakeups:
 
     SLACK = 0.05  # event-loop timers may fire a hair early
 
-    def __init__(self, clock: Any):
+    def __init__(self, clock: Clock):
         self.clock = clock
         self.pending: dict[str, float] = {}
 

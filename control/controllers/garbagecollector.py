@@ -33,7 +33,10 @@ from control.client.resources import (
 )
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
+from control.clock import Clock
 from control.controllers.common import Obj, meta, terminating, uid_of
+from control.kinds.crd import established
+from control.kinds.meta import owner_references
 
 log = logging.getLogger(__name__)
 
@@ -56,15 +59,10 @@ def item_key(resource: Resource, obj: Obj) -> str:
     return f"{resource_id(resource)}|{key_of(obj)}"
 
 
-def owner_refs(obj: Obj) -> list[dict[str, Any]]:
-    return [r for r in meta(obj).get("ownerReferences") or [] if r.get("uid")]
-
-
 def custom_resource(crd: Obj) -> Resource | None:
     """The kind an Established CustomResourceDefinition serves, at its storage version (else its
     first served one); None while it is not Established or when it serves nothing."""
-    conditions = (crd.get("status") or {}).get("conditions") or []
-    if not any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+    if not established(crd):
         return None
     spec, names = crd.get("spec") or {}, (crd.get("spec") or {}).get("names") or {}
     served = [v for v in spec.get("versions") or [] if v.get("served")]
@@ -86,7 +84,7 @@ def drop_refs_patch(obj: Obj, uids: set[str]) -> Obj:
 
 
 class GarbageCollector:
-    def __init__(self, client: Any, informers: dict[Resource, Informer], *, clock: Any, absent_memory: int = 4096):
+    def __init__(self, client: Any, informers: dict[Resource, Informer], *, clock: Clock, absent_memory: int = 4096):
         self.client, self.clock = client, clock
         self.informers: dict[Resource, Informer] = {}
         self.by_id: dict[str, Resource] = {}
@@ -154,11 +152,11 @@ class GarbageCollector:
 
     def _changed(self, resource: Resource, obj: Obj) -> None:
         finalizers = meta(obj).get("finalizers") or []
-        if owner_refs(obj) or (terminating(obj) and (FOREGROUND in finalizers or ORPHAN in finalizers)):
+        if owner_references(obj) or (terminating(obj) and (FOREGROUND in finalizers or ORPHAN in finalizers)):
             self.queue.add(item_key(resource, obj))
 
     def _updated(self, resource: Resource, old: Obj, new: Obj) -> None:
-        dropped = {r["uid"] for r in owner_refs(old)} - {r["uid"] for r in owner_refs(new)}
+        dropped = {r["uid"] for r in owner_references(old)} - {r["uid"] for r in owner_references(new)}
         self._enqueue_uids(dropped)  # an owner waiting for its dependents may be done
         self._changed(resource, new)
 
@@ -166,7 +164,7 @@ class GarbageCollector:
         self._remember_absent(uid_of(obj))
         for dep_resource, dependent in self.dependents_of(uid_of(obj)):
             self.queue.add(item_key(dep_resource, dependent))
-        self._enqueue_uids({r["uid"] for r in owner_refs(obj)})
+        self._enqueue_uids({r["uid"] for r in owner_references(obj)})
 
     def _enqueue_uids(self, uids: set[str]) -> None:
         for uid in uids:
@@ -227,13 +225,13 @@ class GarbageCollector:
             return await self.orphan_dependents(resource, obj)
         if terminating(obj) and FOREGROUND in finalizers:
             return await self.delete_dependents_first(resource, obj)
-        if owner_refs(obj) and not terminating(obj):
+        if owner_references(obj) and not terminating(obj):
             return await self.collect(resource, obj)
         return DONE
 
     async def collect(self, resource: Resource, obj: Obj) -> Result:
         namespace = meta(obj).get("namespace", "")
-        states = {ref["uid"]: await self.owner_state(ref, namespace) for ref in owner_refs(obj)}
+        states = {ref["uid"]: await self.owner_state(ref, namespace) for ref in owner_references(obj)}
         absent = {u for u, s in states.items() if s == "absent"}
         if "solid" in states.values():
             if absent:
@@ -248,8 +246,8 @@ class GarbageCollector:
     async def delete_dependents_first(self, resource: Resource, owner: Obj) -> Result:
         blocking = 0
         for dep_resource, dependent in self.dependents_of(uid_of(owner)):
-            ref = next(r for r in owner_refs(dependent) if r["uid"] == uid_of(owner))
-            if len(owner_refs(dependent)) > 1:
+            ref = next(r for r in owner_references(dependent) if r["uid"] == uid_of(owner))
+            if len(owner_references(dependent)) > 1:
                 await self._patch(dep_resource, dependent, drop_refs_patch(dependent, {uid_of(owner)}))
                 continue  # its other owners decide its fate
             if not terminating(dependent):
@@ -284,7 +282,7 @@ class GarbageCollector:
             pass
 
 
-def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
     watched = {r: informers.get(r, indexers={"by_owner": by_owner, "by_uid": by_uid}) for r in WATCHED}
     collector = GarbageCollector(client, watched, clock=clock)
     # Custom kinds come and go with their definitions; the runner does not wait for them to sync

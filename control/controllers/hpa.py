@@ -30,11 +30,13 @@ from control.client.informer import Handlers, Informer
 from control.client.resources import BY_KIND, PODS, Resource, key_of
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
+from control.clock import Clock
 from control.controllers.common import Obj, Wakeups, labels_of, meta, parse_stamp, stamp
 from control.controllers.hpa_replicas import (
     Behaviour, MetricsUnavailable, Proposal, Readiness, Sample, pod_replicas,
 )
 from control.kinds.autoscaling import effective_behavior
+from control.kinds.meta import new_condition
 from control.kinds.quantity import parse_quantity
 from control.kinds.selectors import SelectorError, parse_label_selector
 
@@ -70,7 +72,7 @@ def _quantity_text(value: float, resource: str) -> str:
 
 
 class HorizontalController:
-    def __init__(self, client: Any, hpas: Informer, pods: Informer, *, clock: Any, sync_period: float,
+    def __init__(self, client: Any, hpas: Informer, pods: Informer, *, clock: Clock, sync_period: float,
                  recorder: Any = None, readiness: Readiness | None = None):
         self.client, self.hpas, self.pods = client, hpas, pods
         self.clock, self.recorder, self.sync_period = clock, recorder, sync_period
@@ -247,10 +249,7 @@ class HorizontalController:
                     merged.append(old[type_])
                 continue
             value, reason, message = conditions[type_]
-            previous = old.get(type_) or {}
-            changed = previous.get("status") != value
-            merged.append({"type": type_, "status": value, "reason": reason, "message": message,
-                           "lastTransitionTime": stamp(now) if changed else previous.get("lastTransitionTime")})
+            merged.append(new_condition(type_, value, now, old.get(type_), reason=reason, message=message))
         status["conditions"] = merged
         status.setdefault("desiredReplicas", 0)
         status.setdefault("currentReplicas", 0)
@@ -266,7 +265,7 @@ class HorizontalController:
             pass
 
 
-def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
     hpas, pods = informers.get(HPAS), informers.get(PODS)
     period = float(getattr(timings, "hpa_sync", 15.0))
     # Upstream's 5 min CPU initialisation and 30 s readiness delay are 20 and 2 sync periods.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from control.client.clock import RealClock
+from control.clock import REAL, Clock
 from control.client.component import connect, run_all
 from control.client.events import EventRecorder
 from control.client.shared import SharedInformers
@@ -28,9 +28,9 @@ CONTROLLERS = {
 }
 
 
-async def run_controller_manager(server: str, *, controllers: list[str] | None = None, clock: Any = None,
+async def run_controller_manager(server: str, *, controllers: list[str] | None = None, clock: Clock | None = None,
                                  timings: Timings | None = None) -> None:
-    clock = clock or RealClock()
+    clock = clock or REAL
     timings = timings or Timings.from_env()
     client = connect(server, "kube-controller-manager")
     informers = SharedInformers(client, clock=clock)

@@ -23,6 +23,7 @@ from control.client.informer import Handlers, Informer
 from control.client.resources import ALL, NAMESPACES, Resource, key_of
 from control.client.runner import DONE, Result, Runner, requeue_after
 from control.client.workqueue import WorkQueue
+from control.clock import Clock
 from control.controllers.common import Obj, meta, terminating
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ async def namespaced_resources(client: Any) -> list[Resource]:
 
 
 class NamespaceController:
-    def __init__(self, client: Any, namespaces: Informer, *, clock: Any):
+    def __init__(self, client: Any, namespaces: Informer, *, clock: Clock):
         self.client, self.namespaces = client, namespaces
         self.queue = WorkQueue(clock=clock)
         namespaces.add_handlers(Handlers(on_add=self._enqueue, on_update=lambda old, new: self._enqueue(new)))
@@ -102,7 +103,7 @@ class NamespaceController:
         return DONE
 
 
-def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
     namespaces = informers.get(NAMESPACES)
     controller = NamespaceController(client, namespaces, clock=clock)
     return Runner("namespace", controller.reconcile, controller.queue, [namespaces], workers=2)

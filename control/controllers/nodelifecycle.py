@@ -30,6 +30,8 @@ from control.client.informer import Handlers, Informer, by_node
 from control.client.resources import LEASES, NODES, PODS, key_of
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
+from control.clock import Clock
+from control.kinds.meta import get_condition, node_ready_status
 from control.controllers.common import (
     Obj, Wakeups, created_at, meta, parse_stamp, pod_condition, pod_ready, stamp, terminating, tolerates, uid_of,
 )
@@ -40,13 +42,6 @@ LEASE_NAMESPACE = "kube-node-lease"
 UNREACHABLE, NOT_READY = "node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"
 OUR_TAINTS = (UNREACHABLE, NOT_READY)
 CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
-
-
-def ready_status(node: Obj | None) -> str:
-    for condition in ((node or {}).get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return condition.get("status") or "Unknown"
-    return "Unknown"
 
 
 def no_execute_taints(node: Obj | None) -> list[dict[str, Any]]:
@@ -100,7 +95,7 @@ def eviction_due(pod: Obj, taints: list[dict[str, Any]], now: float) -> float | 
 
 
 class NodeLifecycleController:
-    def __init__(self, client: Any, nodes: Informer, leases: Informer, pods: Informer, *, clock: Any, timings: Any,
+    def __init__(self, client: Any, nodes: Informer, leases: Informer, pods: Informer, *, clock: Clock, timings: Any,
                  recorder: Any = None):
         self.client, self.nodes, self.leases, self.pods = client, nodes, leases, pods
         self.clock, self.timings, self.recorder = clock, timings, recorder
@@ -123,7 +118,7 @@ class NodeLifecycleController:
 
     def _node_updated(self, old: Obj, new: Obj) -> None:
         self.queue.add(f"node:{meta(new)['name']}")
-        if no_execute_taints(old) != no_execute_taints(new) or ready_status(old) != ready_status(new):
+        if no_execute_taints(old) != no_execute_taints(new) or node_ready_status(old) != node_ready_status(new):
             self._enqueue_pods_on(meta(new)["name"])
 
     def _node_deleted(self, node: Obj) -> None:
@@ -151,7 +146,7 @@ class NodeLifecycleController:
 
     def heartbeat(self, node: Obj) -> float:
         lease = self.leases.cache.get(f"{LEASE_NAMESPACE}/{meta(node)['name']}")
-        ready = next((c for c in (node.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {})
+        ready = get_condition(node, "Ready") or {}
         seen = [parse_stamp(((lease or {}).get("spec") or {}).get("renewTime")),
                 parse_stamp(ready.get("lastHeartbeatTime")), created_at(node)]
         return max(t for t in seen if t is not None)
@@ -167,12 +162,12 @@ class NodeLifecycleController:
             if conditions is not None:
                 body = copy.deepcopy(node)
                 body.setdefault("status", {})["conditions"] = conditions
-                was_ready = ready_status(node) == "True"
+                was_ready = node_ready_status(node) == "True"
                 node = await self.client.replace_status(NODES, body)
                 log.info("node %s stopped posting status; marked Unknown", name)
                 if was_ready and self.recorder:
                     await self.recorder.record(node, "Normal", "NodeNotReady", f"Node {name} status is now: NodeNotReady")
-        ready = ready_status(node)
+        ready = node_ready_status(node)
         if ready != "True":
             await self.mark_pods_not_ready(name, now)
         if not stale and ready == "Unknown":
@@ -210,7 +205,7 @@ class NodeLifecycleController:
                 await self.delete_pod(pod, grace=0)
                 return DONE
         if terminating(pod):
-            if ready_status(node) == "True":
+            if node_ready_status(node) == "True":
                 return DONE
             deadline = parse_stamp(meta(pod).get("deletionTimestamp")) or now
             if deadline <= now:
@@ -235,7 +230,7 @@ class NodeLifecycleController:
             pass
 
 
-def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
     nodes = informers.get(NODES)
     leases = informers.get(LEASES)
     pods = informers.get(PODS, indexers={"by_node": by_node})

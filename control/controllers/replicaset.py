@@ -29,6 +29,7 @@ from control.client.informer import Handlers, Informer
 from control.client.resources import PODS, REPLICASETS, key_of
 from control.client.runner import DONE, Result, Runner, drop, retry
 from control.client.workqueue import WorkQueue
+from control.clock import Clock
 from control.controllers.claiming import claim
 from control.controllers.common import (
     Obj, Wakeups, controller_ref, created_at, labels_of, matching_in_namespace, meta, parse_stamp, pod_active,
@@ -93,7 +94,7 @@ def compute_status(rs: Obj, pods: list[Obj], now: float) -> dict[str, Any]:
 
 
 class ReplicaSetController:
-    def __init__(self, client: Any, replicasets: Informer, pods: Informer, *, clock: Any, recorder: Any = None):
+    def __init__(self, client: Any, replicasets: Informer, pods: Informer, *, clock: Clock, recorder: Any = None):
         self.client, self.replicasets, self.pods = client, replicasets, pods
         self.clock, self.recorder = clock, recorder
         self.queue = WorkQueue(clock=clock)
@@ -249,7 +250,7 @@ class ReplicaSetController:
         return self.wakeups.after(key_of(rs), min(waits) + 0.5) if waits else DONE
 
 
-def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
     replicasets = informers.get(REPLICASETS)
     pods = informers.get(PODS)
     controller = ReplicaSetController(client, replicasets, pods, clock=clock, recorder=recorder)

@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from control.controllers.common import Obj, created_at, meta, parse_stamp, stamp
+from control.kinds.meta import find_condition, new_condition
 
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
@@ -241,7 +242,7 @@ def _fraction(rs: Obj, deploy: Obj) -> int:
 # --- status and conditions ---------------------------------------------------------------------
 
 def condition(status: Obj, kind: str) -> dict[str, Any] | None:
-    return next((c for c in status.get("conditions") or [] if c.get("type") == kind), None)
+    return find_condition(status.get("conditions"), kind)
 
 
 def set_condition(status: Obj, kind: str, value: str, reason: str, message: str, now: float,
@@ -250,10 +251,7 @@ def set_condition(status: Obj, kind: str, value: str, reason: str, message: str,
     current = condition(status, kind)
     if current and current.get("status") == value and current.get("reason") == reason and not refresh:
         return
-    new = {"type": kind, "status": value, "lastUpdateTime": stamp(now), "lastTransitionTime": stamp(now),
-           "reason": reason, "message": message}
-    if current and current.get("status") == value:
-        new["lastTransitionTime"] = current.get("lastTransitionTime", new["lastTransitionTime"])
+    new = new_condition(kind, value, now, current, lastUpdateTime=stamp(now), reason=reason, message=message)
     status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != kind] + [new]
 
 

@@ -24,6 +24,7 @@ from control.client.informer import Handlers, Informer
 from control.client.resources import SERVICES, key_of
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
+from control.clock import Clock
 from control.controllers.common import Obj, created_at, meta
 from control.kinds.network import LOAD_BALANCER_POOL
 
@@ -40,7 +41,7 @@ def ingress_ips(svc: Obj) -> list[str]:
 
 
 class ServiceLBController:
-    def __init__(self, client: Any, services: Informer, *, clock: Any, recorder: Any = None,
+    def __init__(self, client: Any, services: Informer, *, clock: Clock, recorder: Any = None,
                  pool: ipaddress.IPv4Network | ipaddress.IPv6Network = LOAD_BALANCER_POOL):
         self.client, self.services, self.recorder = client, services, recorder
         self.pool = pool
@@ -149,7 +150,7 @@ class ServiceLBController:
             pass  # gone meanwhile: its delete event frees the address
 
 
-def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
     services = informers.get(SERVICES)
     controller = ServiceLBController(client, services, clock=clock, recorder=recorder)
     # One worker: choices are made one at a time against the cache plus what was just written.

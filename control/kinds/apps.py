@@ -11,9 +11,10 @@ from typing import Any
 
 from control.kinds.base import (
     reset_status,
-    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, age, cause, label_causes,
+    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, cause, label_causes,
     required, selector_string,
 )
+from control.kinds.meta import age
 from control.kinds.pod_defaults import pod_spec_defaults
 from control.kinds.pods import pod_spec_causes
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, age, cause, required
+from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, required
+from control.kinds.meta import age
 
 DEFAULT_CPU_UTILIZATION = 80
 DEFAULT_TOLERANCE = 0.1

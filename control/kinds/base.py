@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Callable
 
 from control.kinds.strategy import IMMEDIATE, Allocator, Deletion, FieldReport
+from control.kinds.meta import age
 
 Obj = dict[str, Any]
 Cause = dict[str, str]
@@ -230,53 +230,6 @@ def label_causes(labels: Any, field_path: str) -> list[Cause]:
                              "or consist of alphanumeric characters, '-', '_' or '.', and must start and end "
                              "with an alphanumeric character"))
     return out
-
-
-def parse_time(stamp: str | None) -> float | None:
-    if not stamp:
-        return None
-    try:
-        return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
-    except ValueError:
-        return None
-
-
-LATEST_TIME = 253402300799  # 9999-12-31T23:59:59Z
-
-
-def format_time(seconds: float) -> str:
-    """RFC 3339 in whole seconds; times past year 9999 (absurd grace periods) are clamped."""
-    seconds = min(max(int(seconds), 0), LATEST_TIME)
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def human_duration(seconds: float) -> str:
-    """kubectl's short age: 45s, 5m, 3h, 2d (with one more unit while it is small)."""
-    s = max(0, int(seconds))
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        rest = s % 60
-        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h{rest}m" if rest else f"{hours}h"
-    if hours < 48:
-        return f"{hours}h"
-    days = hours // 24
-    if days < 8:
-        rest = hours % 24
-        return f"{days}d{rest}h" if rest else f"{days}d"
-    return f"{days}d" if days < 365 * 2 else f"{days // 365}y"
-
-
-def age(obj: Obj, now: float) -> str:
-    created = parse_time(obj.get("metadata", {}).get("creationTimestamp"))
-    return "<unknown>" if created is None else human_duration(now - created)
 
 
 def selector_string(selector: dict[str, Any] | None) -> str:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, age, cause
+from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause
+from control.kinds.meta import age
 
 
 def validate_lease(lease: Obj) -> list[Cause]:

@@ -10,9 +10,10 @@ import ipaddress
 from typing import Any
 
 from control.kinds.base import (
-    AGE_COLUMN, DNS1035_LABEL, NAME_COLUMN, Cause, Column, Kind, Obj, age, cause, field_value, label_causes,
+    AGE_COLUMN, DNS1035_LABEL, NAME_COLUMN, Cause, Column, Kind, Obj, cause, field_value, label_causes,
     label_name, name_causes, required, reset_status,
 )
+from control.kinds.meta import age, human_duration, node_ready, parse_time
 from control.kinds.service_addresses import SERVICE_ADDRESSES
 from control.kinds.strategy import Deletion
 
@@ -61,13 +62,6 @@ NAMESPACE = Kind(
 
 
 # --- Node ------------------------------------------------------------------------------------
-
-def node_ready(node: Obj) -> str:
-    for condition in (node.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return {"True": "Ready", "False": "NotReady"}.get(condition.get("status"), "Unknown")
-    return "Unknown"
-
 
 def _node_status_text(node: Obj) -> str:
     text = node_ready(node)
@@ -335,7 +329,6 @@ def _event_object(event: Obj) -> str:
 
 
 def event_cells(event: Obj, now: float) -> list[Any]:
-    from control.kinds.base import human_duration, parse_time
 
     last = parse_time(event.get("lastTimestamp")) or parse_time(event.get("metadata", {}).get("creationTimestamp"))
     first = parse_time(event.get("firstTimestamp")) or last

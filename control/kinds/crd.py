@@ -12,13 +12,12 @@ Guarantees (pure; nothing here touches the store or HTTP):
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
+from control.clock import REAL as clock  # the hub's time for condition transitions; a test may replace it
 from control.kinds import jsonpath, structural
-from control.kinds.base import (
-    DNS1035_LABEL, DNS1123_SUBDOMAIN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, format_time, required,
-)
+from control.kinds.base import DNS1035_LABEL, DNS1123_SUBDOMAIN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, required
+from control.kinds.meta import find_condition, is_condition_true, new_condition
 from control.kinds.strategy import Deletion
 
 GROUP = "apiextensions.k8s.io"
@@ -65,10 +64,7 @@ def crd_defaults(crd: Obj) -> None:
 
 def _condition(kind: str, ok: bool, reason: str, message: str, previous: list[dict[str, Any]]) -> dict[str, Any]:
     status = "True" if ok else "False"
-    old = next((c for c in previous if isinstance(c, dict) and c.get("type") == kind), None)
-    stamp = old.get("lastTransitionTime") if old and old.get("status") == status else None
-    return {"type": kind, "status": status, "reason": reason, "message": message,
-            "lastTransitionTime": stamp or format_time(time.time())}
+    return new_condition(kind, status, clock.now(), find_condition(previous, kind), reason=reason, message=message)
 
 
 def name_conflict(crd: Obj) -> str:
@@ -103,9 +99,7 @@ def crd_status(crd: Obj) -> None:
 
 
 def established(crd: Obj) -> bool:
-    conditions = (crd.get("status") or {}).get("conditions") or []
-    return any(isinstance(c, dict) and c.get("type") == "Established" and c.get("status") == "True"
-               for c in conditions)
+    return is_condition_true(crd, "Established")
 
 
 # --- validation ----------------------------------------------------------------------------------

@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from control.kinds.base import (
-    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, age, cause, field_value, name_causes, required,
+    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, field_value, name_causes, required,
 )
 from control.kinds.pod_defaults import pod_defaults
+from control.kinds.meta import age
 from control.kinds.quantity import is_quantity
 from control.kinds.strategy import Deletion
 
@@ -135,8 +136,15 @@ def bind_pod(pod: Obj, node: str, stamp: str) -> str:
         return f"pod {name} is already assigned to node \"{spec['nodeName']}\""
     spec["nodeName"] = node
     status = pod.setdefault("status", {})
-    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
-    conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": stamp})
+    scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": stamp}
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    at = next((i for i, c in enumerate(conditions) if c.get("type") == "PodScheduled"), None)
+    if at is None:
+        conditions.append(scheduled)
+    else:  # in its place, as upstream's UpdatePodCondition; its transition time kept when unchanged
+        if conditions[at].get("status") == "True":
+            scheduled["lastTransitionTime"] = conditions[at].get("lastTransitionTime", stamp)
+        conditions[at] = scheduled
     status["conditions"] = conditions
     return ""
 

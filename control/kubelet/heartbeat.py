@@ -22,7 +22,8 @@ from typing import Any
 from control import errors
 from control.client.resources import LEASES, NODES
 from control.client.timings import Timings
-from control.kinds.core import node_ready
+from control.clock import Clock
+from control.kinds.meta import is_node_ready
 from control.kubelet.config import KubeletConfig
 from control.kubelet.node import LEASE_NAMESPACE, lease_object, node_status, pod_cidr, registered_node
 
@@ -30,12 +31,8 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 
-def node_is_ready(node: Obj) -> bool:
-    return node_ready(node) == "Ready"
-
-
 class NodeAgent:
-    def __init__(self, client: Any, node: str, *, ip: str, port: int, clock: Any, timings: Timings,
+    def __init__(self, client: Any, node: str, *, ip: str, port: int, clock: Clock, timings: Timings,
                  config: KubeletConfig):
         self.client, self.node, self.ip, self.port = client, node, ip, port
         self.clock, self.timings, self.config = clock, timings, config
@@ -93,7 +90,7 @@ class NodeAgent:
         self._poked.set()
 
     def on_node_seen(self, node: Obj) -> None:
-        if not node_is_ready(node):
+        if not is_node_ready(node):
             self.poke()
 
     # --- loops ---------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import os
 import random
 from typing import Any
 
-from control.client.clock import RealClock
+from control.clock import REAL, Clock
 from control.client.component import connect, run_all
 from control.client.events import EventQueue, EventRecorder
 from control.client.http import HubClient
@@ -40,11 +40,11 @@ KUBELET_PORT = 10250
 
 
 class Kubelet:
-    def __init__(self, client: HubClient, node: str, *, clock: Any = None, timings: Timings | None = None,
+    def __init__(self, client: HubClient, node: str, *, clock: Clock | None = None, timings: Timings | None = None,
                  config: KubeletConfig | None = None, address: str | None = None, port: int = KUBELET_PORT,
                  workers: int = int(os.environ.get("KK_KUBELET_WORKERS") or 16), rng: random.Random | None = None):
         self.client, self.node = client, node
-        self.clock = clock or RealClock()
+        self.clock = clock or REAL
         self.timings = timings or Timings.from_env()
         self.config = config or KubeletConfig.from_env()
         self.address, self.port = address or internal_ip(node), port
@@ -123,7 +123,7 @@ class Kubelet:
             await self.client.close()
 
 
-async def run_kubelet(server: str, *, node: str, clock: Any = None, timings: Timings | None = None) -> None:
+async def run_kubelet(server: str, *, node: str, clock: Clock | None = None, timings: Timings | None = None) -> None:
     """Run the kubelet of `node` against the hub at `server` until cancelled."""
     client = connect(server, f"kubelet/{node}")
     await Kubelet(client, node, clock=clock, timings=timings).run()

@@ -22,11 +22,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from control.client.serving import LAST_CHUNK, NodeServer, chunk, parse_head, response_head
+from control.clock import Clock
+from control.kinds.meta import format_nano_time
 from control.kubelet.behaviour import Script
 from control.kubelet.containers import Container, Run
 
@@ -149,17 +150,12 @@ def select_run(target: LogTarget | None, request: LogRequest) -> Run:
     return run
 
 
-def stamp(seconds: float) -> str:
-    moment = datetime.fromtimestamp(seconds, tz=timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond:06d}000Z"
-
-
 def format_lines(lines: list[LogLine], request: LogRequest, now: float) -> str:
     if request.since_seconds is not None:
         lines = [line for line in lines if line.at >= now - request.since_seconds]
     if request.tail_lines is not None:
         lines = lines[-request.tail_lines:] if request.tail_lines else []
-    text = "".join(f"{stamp(line.at) + ' ' if request.timestamps else ''}{line.text}\n" for line in lines)
+    text = "".join(f"{format_nano_time(line.at) + ' ' if request.timestamps else ''}{line.text}\n" for line in lines)
     if request.limit_bytes is not None:
         text = text.encode()[:request.limit_bytes].decode(errors="ignore")
     return text
@@ -178,7 +174,7 @@ TEXT = "text/plain; charset=utf-8"
 class LogServer(NodeServer):
     """The kubelet's HTTP endpoint for logs (what the hub's pods/NAME/log proxies to)."""
 
-    def __init__(self, lookup: Lookup, *, clock: Any, interval: float, poll: float = 0.25):
+    def __init__(self, lookup: Lookup, *, clock: Clock, interval: float, poll: float = 0.25):
         self.lookup, self.clock, self.interval, self.poll = lookup, clock, interval, poll
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

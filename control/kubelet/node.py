@@ -21,11 +21,10 @@ import ipaddress
 import platform
 import re
 import zlib
-from datetime import datetime, timezone
 from typing import Any
 
+from control.kinds.meta import format_micro_time, format_time, new_condition
 from control.kubelet.config import KubeletConfig
-from control.kubelet.podstatus import rfc3339
 
 Obj = dict[str, Any]
 KUBELET_VERSION = "v1.32.0-kube-kitchen"
@@ -122,10 +121,8 @@ def node_status(existing: Obj | None, *, node: str, ip: str, port: int, config: 
     old = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, dict)}
     conditions = []
     for type_, value, reason, message in _CONDITIONS:
-        previous = old.get(type_) or {}
-        since = previous.get("lastTransitionTime") if previous.get("status") == value else None
-        conditions.append({"type": type_, "status": value, "reason": reason, "message": message,
-                           "lastHeartbeatTime": rfc3339(now), "lastTransitionTime": since or rfc3339(now)})
+        conditions.append(new_condition(type_, value, now, old.get(type_), reason=reason, message=message,
+                                        lastHeartbeatTime=format_time(now)))
     status.update({
         "capacity": capacity(config), "allocatable": capacity(config), "conditions": conditions,
         "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": node}],
@@ -148,11 +145,6 @@ def registered_node(existing: Obj | None, node: str, pods: int = 110) -> Obj:
     return obj
 
 
-def micro_time(seconds: float) -> str:
-    """A MicroTime: RFC 3339 with microseconds, as Lease.spec.renewTime carries it."""
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 def lease_object(existing: Obj | None, *, node: str, node_uid: str, duration: float, now: float) -> Obj:
     lease = copy.deepcopy(existing) if existing else {
         "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
@@ -162,5 +154,5 @@ def lease_object(existing: Obj | None, *, node: str, node_uid: str, duration: fl
         meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid}]
     spec = lease.setdefault("spec", {})
     spec.update({"holderIdentity": node, "leaseDurationSeconds": max(1, int(round(duration))),
-                 "renewTime": micro_time(now)})
+                 "renewTime": format_micro_time(now)})
     return lease

@@ -26,6 +26,8 @@ from control import errors
 from control.client.informer import Cache
 from control.client.resources import PODS
 from control.client.runner import DONE, Result, requeue_after
+from control.clock import Clock
+from control.kinds.meta import is_condition_true
 from control.kubelet.behaviour import Script, script_for
 from control.kubelet.config import KubeletConfig
 from control.kubelet.containers import Container, Happening, advance
@@ -50,14 +52,10 @@ def _has_run_before(pod: Obj) -> bool:
     return False
 
 
-def _ready(status: Obj) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
-
-
 def knob_failures(pod: Obj, status: Obj, now: float) -> tuple[Happening, ...]:
     """An `unready-knob` happening per knob-failed container when the pod just turned not Ready
     because of the `kubekitchen.dev/unready` annotation (so it gets an Unhealthy event)."""
-    if not _ready(pod.get("status") or {}) or _ready(status):
+    if not is_condition_true(pod, "Ready") or is_condition_true({"status": status}, "Ready"):
         return ()
     return tuple(Happening("unready-knob", c.get("name", ""), now) for c in (pod.get("spec") or {}).get("containers") or []
                  if script_for(pod, c).unready)
@@ -65,7 +63,7 @@ def knob_failures(pod: Obj, status: Obj, now: float) -> tuple[Happening, ...]:
 
 class PodWorker:
     def __init__(self, client: Any, pods: Cache, *, node: str, host_ip: str, pool: IpPool, config: KubeletConfig,
-                 clock: Any, events: Any, rng: random.Random | None = None):
+                 clock: Clock, events: Any, rng: random.Random | None = None):
         self.client, self.pods, self.node, self.host_ip = client, pods, node, host_ip
         self.pool, self.config, self.clock, self.events = pool, config, clock, events
         self.rng = rng or random.Random()

@@ -12,12 +12,11 @@ kubelet carries on instead of starting the pod over.
 
 from __future__ import annotations
 
-import calendar
 import copy
 import hashlib
-import time
 from typing import Any
 
+from control.kinds.meta import format_time, new_condition, parse_time
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import Container, Run, go_duration, new_container, restarts
 from control.kubelet.podstate import PodRecord, pod_phase, readiness, restart_policy
@@ -25,19 +24,6 @@ from control.kubelet.podstate import PodRecord, pod_phase, readiness, restart_po
 Obj = dict[str, Any]
 OWNED_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
 RUNTIME = "kitchen://"
-
-
-def rfc3339(seconds: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(seconds)))
-
-
-def parse_time(text: Any) -> float | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return float(calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S")))
-    except ValueError:
-        return None
 
 
 def image_id(image: str) -> str:
@@ -49,7 +35,7 @@ def image_id(image: str) -> str:
 
 def _terminated(run: Run) -> Obj:
     return {"exitCode": run.exit_code if run.exit_code is not None else 0, "reason": run.reason,
-            "startedAt": rfc3339(run.started_at), "finishedAt": rfc3339(run.finished_at or run.started_at),
+            "startedAt": format_time(run.started_at), "finishedAt": format_time(run.finished_at or run.started_at),
             "containerID": RUNTIME + run.container_id}
 
 
@@ -64,7 +50,7 @@ def _state(c: Container, pod_meta: Obj) -> tuple[Obj, Obj]:
                    f"pod={pod_meta.get('name')}_{pod_meta.get('namespace')}({pod_meta.get('uid')})")
         return {"waiting": {"reason": "CrashLoopBackOff", "message": message}}, last
     if state == "running" and c.current:
-        return {"running": {"startedAt": rfc3339(c.current.started_at)}}, last
+        return {"running": {"startedAt": format_time(c.current.started_at)}}, last
     if c.current:
         return {"terminated": _terminated(c.current)}, last
     if c.previous:  # stopped while waiting out a back-off
@@ -94,13 +80,8 @@ def qos_class(pod: Obj) -> str:
 
 
 def _condition(old: dict[str, Obj], type_: str, ok: bool, now: float, reason: str = "", message: str = "") -> Obj:
-    status = "True" if ok else "False"
-    previous = old.get(type_)
-    since = previous.get("lastTransitionTime") if previous and previous.get("status") == status else None
-    condition: Obj = {"type": type_, "status": status, "lastTransitionTime": since or rfc3339(now)}
-    if not ok and reason:
-        condition["reason"], condition["message"] = reason, message
-    return condition
+    reasons = {"reason": reason, "message": message} if not ok and reason else {}
+    return new_condition(type_, "True" if ok else "False", now, old.get(type_), **reasons)
 
 
 def render_status(pod: Obj, record: PodRecord, now: float) -> Obj:
@@ -122,13 +103,13 @@ def render_status(pod: Obj, record: PodRecord, now: float) -> Obj:
         _condition(old, "Ready", all_ready, now, reason, message),
         _condition(old, "ContainersReady", all_ready, now, reason, message),
         old.get("PodScheduled") or {"type": "PodScheduled", "status": "True",
-                                    "lastTransitionTime": rfc3339(record.started_at)},
+                                    "lastTransitionTime": format_time(record.started_at)},
     ]
     conditions += [c for t, c in old.items() if t not in OWNED_CONDITIONS and t != "PodScheduled"]
     status.update({
         "phase": phase, "conditions": conditions,
         "hostIP": record.host_ip, "hostIPs": [{"ip": record.host_ip}],
-        "startTime": rfc3339(record.started_at), "qosClass": qos_class(pod),
+        "startTime": format_time(record.started_at), "qosClass": qos_class(pod),
         "containerStatuses": [container_status(c, images.get(c.name) or c.image, ready[c.name], meta)
                               for c in record.containers],
     })

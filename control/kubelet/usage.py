@@ -26,9 +26,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from control.kinds.meta import format_time
 from control.kubelet.behaviour import Script
 from control.kubelet.containers import Container
-from control.kubelet.podstatus import rfc3339
 
 Obj = dict[str, Any]
 IDLE_MILLICORES = 1.0
@@ -152,20 +152,20 @@ def _memory(at: str, working_set: int, with_usage: bool = True) -> Obj:
 def pod_summary(meter: UsageMeter, view: PodView, now: float) -> Obj | None:
     """One entry of `pods` in the Summary, or None when no container of the pod runs."""
     meta = view.pod.get("metadata") or {}
-    uid, at = meta.get("uid", ""), rfc3339(now)
+    uid, at = meta.get("uid", ""), format_time(now)
     containers, cpu, cumulative, memory = [], 0, 0, 0
     for c in view.containers:
         if c.state != "running" or c.current is None:
             continue
         usage = meter.container_usage(uid, c, view.scripts.get(c.name, Script()), now)
         cpu, cumulative, memory = cpu + usage.nano_cores, cumulative + usage.core_nanoseconds, memory + usage.working_set
-        containers.append({"name": c.name, "startTime": rfc3339(c.current.started_at),
+        containers.append({"name": c.name, "startTime": format_time(c.current.started_at),
                            "cpu": _cpu(at, usage.nano_cores, usage.core_nanoseconds),
                            "memory": _memory(at, usage.working_set)})
     if not containers:
         return None
     return {"podRef": {"name": meta.get("name", ""), "namespace": meta.get("namespace", ""), "uid": uid},
-            "startTime": rfc3339(view.started_at), "cpu": _cpu(at, cpu, cumulative), "memory": _memory(at, memory),
+            "startTime": format_time(view.started_at), "cpu": _cpu(at, cpu, cumulative), "memory": _memory(at, memory),
             "containers": containers}
 
 
@@ -174,11 +174,11 @@ def summary(meter: UsageMeter, *, node: str, node_started_at: float, pods: Itera
     views = list(pods)
     meter.retain((v.pod.get("metadata") or {}).get("uid", "") for v in views)
     entries = [entry for v in views if (entry := pod_summary(meter, v, now)) is not None]
-    at = rfc3339(now)
+    at = format_time(now)
     up = max(0.0, now - node_started_at)
     nano_cores = int(SYSTEM_MILLICORES * NANO_PER_MILLICORE) + sum(e["cpu"]["usageNanoCores"] for e in entries)
     cumulative = int(SYSTEM_MILLICORES * NANO_PER_MILLICORE * up) + sum(e["cpu"]["usageCoreNanoSeconds"] for e in entries)
     memory = SYSTEM_MEMORY + sum(e["memory"]["workingSetBytes"] for e in entries)
-    return {"node": {"nodeName": node, "startTime": rfc3339(node_started_at), "cpu": _cpu(at, nano_cores, cumulative),
+    return {"node": {"nodeName": node, "startTime": format_time(node_started_at), "cpu": _cpu(at, nano_cores, cumulative),
                      "memory": _memory(at, memory)},
             "pods": entries}

@@ -26,7 +26,7 @@ import random
 from typing import Any, AsyncIterator
 
 from control import errors
-from control.client.clock import RealClock
+from control.clock import REAL
 from control.client.component import connect, run_all
 from control.client.http import HubClient
 from control.client.informer import Handlers
@@ -47,7 +47,7 @@ class KubeProxy:
     def __init__(self, client: HubClient, node: str, *, balance: str = "round-robin", clock: Any = None,
                  rng: random.Random | None = None, port: int = KUBE_PROXY_PORT):
         self.client, self.node, self.port = client, node, port
-        self.clock = clock or RealClock()
+        self.clock = clock or REAL
         self.balancer = Balancer(balance, rng)
         self.informers = SharedInformers(client, clock=self.clock)
         self.services = self.informers.get(SERVICES)
@@ -106,7 +106,7 @@ class KubeProxy:
     def send(self, plan: SendPlan) -> AsyncIterator[Obj]:
         return send(plan, node=self.node, table=lambda: self.table, balancer=self.balancer,
                     services=self._lookup(self.services), endpoints=self._lookup(self.endpoints),
-                    forward=self.forward, sleep=self.clock.sleep)
+                    forward=self.forward, clock=self.clock)
 
     async def forward(self, node: str, endpoint: Endpoint, namespace: str) -> tuple[int, Obj]:
         """One request to the pod behind `endpoint`, through its node's kubelet."""

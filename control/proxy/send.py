@@ -18,11 +18,11 @@ Guarantees:
 from __future__ import annotations
 
 import ipaddress
-import time
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import quote
 
+from control.clock import REAL, Clock
 from control.kinds.dns import Lookup, NameNotFound, resolve
 from control.kinds.network import CLUSTER_DOMAIN
 from control.proxy.table import Balancer, Endpoint, ServicePort, ServiceRule, Table
@@ -137,16 +137,15 @@ def answer_line(seq: int, plan: SendPlan, node: str, choice: Choice | None, code
 
 
 async def send(plan: SendPlan, *, node: str, table: Callable[[], Table], balancer: Balancer, services: Lookup,
-               endpoints: Lookup, forward: Forward, sleep: Callable[[float], Awaitable[None]],
-               now: Callable[[], float] = time.monotonic) -> AsyncIterator[Obj]:
-    """One line per request as it is answered, then the summary line."""
+               endpoints: Lookup, forward: Forward, clock: Clock = REAL) -> AsyncIterator[Obj]:
+    """One line per request as it is answered, then the summary line; paced and timed on `clock`."""
     answered: dict[str, int] = {}
     failed = 0
-    start = now()
+    start = clock.monotonic()
     for seq in range(plan.count):
-        delay = start + seq * plan.interval - now()
+        delay = start + seq * plan.interval - clock.monotonic()
         if seq and delay > 0:
-            await sleep(delay)
+            await clock.sleep(delay)
         current = table()  # the one table this request uses
         try:
             choice = choose(current, plan, balancer, services=services, endpoints=endpoints)
@@ -154,10 +153,10 @@ async def send(plan: SendPlan, *, node: str, table: Callable[[], Table], balance
             failed += 1
             yield answer_line(seq, plan, node, None, 503, error=str(exc))
             continue
-        began = now()
+        began = clock.monotonic()
         code, body = await forward(choice.endpoint.node, choice.endpoint, choice.rule.namespace)
         line = answer_line(seq, plan, node, choice, code, error="" if code == 200 else str(body.get("error") or ""),
-                           ms=(now() - began) * 1000)
+                           ms=(clock.monotonic() - began) * 1000)
         if code == 200:
             answered[choice.endpoint.pod] = answered.get(choice.endpoint.pod, 0) + 1
         else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from control.client.clock import RealClock
+from control.clock import REAL
 from control.client.component import connect, run_all
 from control.client.events import EventRecorder
 from control.client.shared import SharedInformers
@@ -22,7 +22,7 @@ COOKS = {linecook.NAME: linecook.build, garnishcook.NAME: garnishcook.build}
 async def run_cook(server: str, name: str, *, clock: Any = None) -> None:
     if name not in COOKS:
         raise ValueError(f"unknown cook {name!r}; choose from {', '.join(COOKS)}")
-    clock = clock or RealClock()
+    clock = clock or REAL
     client = connect(server, name)
     informers = SharedInformers(client, clock=clock)
     recorder = EventRecorder(client, name, clock=clock)

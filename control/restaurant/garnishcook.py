@@ -22,6 +22,7 @@ from control.client.informer import Handlers, Informer, by_controller
 from control.client.resources import key_of
 from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
+from control.kinds.meta import format_time
 from control.restaurant import slip
 from control.restaurant.manifests import DISHES, ORDERS
 
@@ -79,7 +80,7 @@ class GarnishCook:
 
     async def garnish(self, dish: Obj) -> None:
         body = copy.deepcopy(dish)
-        body["status"] = {**(dish.get("status") or {}), "garnished": True, "garnishedAt": slip.stamp(self.clock.now())}
+        body["status"] = {**(dish.get("status") or {}), "garnished": True, "garnishedAt": format_time(self.clock.now())}
         await self.client.replace_status(DISHES, body)
         if self.recorder:
             await self.recorder.record(dish, "Normal", "Garnished", f"Garnished {slip.meta(dish)['name']}")

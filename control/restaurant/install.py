@@ -14,7 +14,9 @@ from typing import Any, Iterable
 
 import httpx
 
+from control import errors
 from control.client.component import user_agent
+from control.kinds.crd import established
 from control.restaurant.manifests import CRDS
 
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -22,11 +24,6 @@ CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 class InstallError(RuntimeError):
     """The hub refused or did not establish a definition."""
-
-
-def established(crd: dict[str, Any]) -> bool:
-    conditions = (crd.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
 
 
 def install_crds(url: str, *, crds: Iterable[dict[str, Any]] = CRDS, timeout: float = 30.0,
@@ -47,7 +44,8 @@ def _install(url: str, crds: Iterable[dict[str, Any]], timeout: float,
             name = crd["metadata"]["name"]
             response = http.post(CRD_PATH, json=crd)
             if response.status_code not in (201, 200, 409):
-                raise InstallError(f"the hub refused {name}: {response.status_code} {_message(response)}")
+                refusal = errors.from_status(response.content, response.status_code)
+                raise InstallError(f"the hub refused {name}: {response.status_code} {refusal.message}")
             names.append(name)
         deadline = time.monotonic() + timeout
         waiting = list(names)
@@ -63,10 +61,3 @@ def _install(url: str, crds: Iterable[dict[str, Any]], timeout: float,
 def _is_established(http: httpx.Client, name: str) -> bool:
     response = http.get(f"{CRD_PATH}/{name}")
     return response.status_code == 200 and established(response.json())
-
-
-def _message(response: httpx.Response) -> str:
-    try:
-        return str(response.json().get("message", ""))
-    except ValueError:
-        return response.text[:300]

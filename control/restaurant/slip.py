@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import copy
 import logging
-from datetime import datetime, timezone
 from typing import Any
 
 from control import errors
 from control.client.resources import key_of
 from control.client.runner import Result
+from control.kinds.meta import controller_ref, controller_uid, labels_of, metadata as meta
 from control.restaurant.manifests import API_VERSION, ORDER_LABEL, ORDERS
 
 log = logging.getLogger(__name__)
@@ -49,15 +49,6 @@ async def status_write(client: Any, order: Obj, status: Obj, *, cook: str) -> No
         pass
 
 
-def meta(obj: Obj) -> dict[str, Any]:
-    return obj.get("metadata") or {}
-
-
-def stamp(seconds: float) -> str:
-    """Kubernetes' `Time` format: whole seconds, UTC."""
-    return datetime.fromtimestamp(int(seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def wanted(order: Obj) -> int:
     try:
         return max(0, int((order.get("spec") or {}).get("count", 0)))
@@ -74,19 +65,12 @@ def phase(count: int, cooked: int, garnished: int) -> str:
     return "Garnished"
 
 
-def controller_uid(dish: Obj) -> str:
-    for ref in meta(dish).get("ownerReferences") or []:
-        if ref.get("controller"):
-            return ref.get("uid", "")
-    return ""
-
-
 def order_name(dish: Obj) -> str:
     """The Order a dish belongs to: its controller reference, else its label."""
-    for ref in meta(dish).get("ownerReferences") or []:
-        if ref.get("controller") and ref.get("kind") == "Order" and ref.get("apiVersion") == API_VERSION:
-            return ref.get("name", "")
-    return (meta(dish).get("labels") or {}).get(ORDER_LABEL, "")
+    ref = controller_ref(dish) or {}
+    if ref.get("kind") == "Order" and ref.get("apiVersion") == API_VERSION:
+        return ref.get("name", "")
+    return labels_of(dish).get(ORDER_LABEL, "")
 
 
 def order_key_of(dish: Obj) -> str | None:

@@ -21,10 +21,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from control.client.clock import RealClock
+from control.clock import REAL, Clock
 from control.client.resources import key_of
 from control.scheduler.demand import NodeInfo, Obj, Requests, node_allocatable, pod_requests
-from control.scheduler.score import controller_uid
+from control.kinds.meta import controller_uid
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -50,8 +50,8 @@ def counts_on(pod: Obj) -> str:
 
 
 class SchedulerCache:
-    def __init__(self, *, clock: Any = None, ttl: float = 30.0):
-        self.clock = clock or RealClock()
+    def __init__(self, *, clock: Clock | None = None, ttl: float = 30.0):
+        self.clock = clock or REAL
         self.ttl = ttl
         self._infos: dict[str, NodeInfo] = {}
         self._pods: dict[str, Counted] = {}

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable, Iterable
 
+from control.kinds.meta import is_node_ready
 from control.scheduler.demand import NodeInfo, Obj, Requests
 
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
@@ -95,15 +96,8 @@ def check_taints(pod: Obj, info: NodeInfo) -> str | None:
     return f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value') or ''}}}"
 
 
-def node_is_ready(node: Obj) -> bool:
-    for condition in (node.get("status") or {}).get("conditions") or []:
-        if isinstance(condition, dict) and condition.get("type") == "Ready":
-            return condition.get("status") == "True"
-    return False
-
-
 def check_ready(pod: Obj, info: NodeInfo) -> str | None:
-    return None if node_is_ready(_node(info)) else NOT_READY
+    return None if is_node_ready(_node(info)) else NOT_READY
 
 
 def _expression_matches(expression: dict[str, Any], value: str | None) -> bool:

@@ -30,7 +30,7 @@ from collections import deque
 from typing import Any
 
 from control import errors
-from control.client.clock import RealClock
+from control.clock import REAL, Clock
 from control.client.component import connect, run_all
 from control.client.events import EventRecorder
 from control.client.http import HubClient
@@ -39,9 +39,10 @@ from control.client.resources import NODES, PODS, key_of, split_key
 from control.client.runner import DONE, Result, Runner, requeue_after
 from control.client.shared import SharedInformers
 from control.client.workqueue import WorkQueue
+from control.kinds.meta import find_condition, is_node_ready, new_condition
 from control.scheduler.cache import TERMINAL_PHASES, SchedulerCache
 from control.scheduler.demand import Obj, pod_requests
-from control.scheduler.filter import failure_message, node_is_ready, node_reasons
+from control.scheduler.filter import failure_message, node_reasons
 from control.scheduler.score import pick_node
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ def node_fit_changed(old: Obj, new: Obj) -> bool:
     """Could this node update let a pod fit that did not fit before (or the reverse)?"""
     def shape(node: Obj) -> tuple:
         spec, status = node.get("spec") or {}, node.get("status") or {}
-        return (node_is_ready(node), bool(spec.get("unschedulable")), spec.get("taints") or [],
+        return (is_node_ready(node), bool(spec.get("unschedulable")), spec.get("taints") or [],
                 status.get("allocatable") or status.get("capacity") or {}, (node.get("metadata") or {}).get("labels") or {})
     return shape(old) != shape(new)
 
@@ -71,12 +72,6 @@ def node_fit_changed(old: Obj, new: Obj) -> bool:
 def _placement_inputs(pod: Obj) -> tuple:
     meta = pod.get("metadata") or {}
     return pod.get("spec"), meta.get("labels"), meta.get("deletionTimestamp"), meta.get("uid")
-
-
-def _stamp(seconds: float) -> str:
-    from datetime import datetime, timezone
-
-    return datetime.fromtimestamp(int(seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _as_pod(pod: Obj) -> Obj:
@@ -119,11 +114,11 @@ class EventSender:
 
 
 class Scheduler:
-    def __init__(self, client: HubClient, informers: SharedInformers, *, clock: Any = None,
+    def __init__(self, client: HubClient, informers: SharedInformers, *, clock: Clock | None = None,
                  recorder: EventRecorder | None = None, workers: int = DEFAULT_WORKERS, assumed_ttl: float = 30.0,
                  initial_backoff: float = 1.0, max_backoff: float = 60.0):
         self.client = client
-        self.clock = clock or RealClock()
+        self.clock = clock or REAL
         self.events = EventSender(recorder or EventRecorder(client, SCHEDULER_NAME, clock=self.clock))
         self.initial_backoff, self.max_backoff = initial_backoff, max_backoff
         self.pods = informers.get(PODS)
@@ -243,22 +238,20 @@ class Scheduler:
         return requeue_after(delay)
 
     async def _mark_unschedulable(self, pod: Obj, message: str) -> None:
-        current = next((c for c in (pod.get("status") or {}).get("conditions") or []
-                        if isinstance(c, dict) and c.get("type") == "PodScheduled"), None)
+        current = find_condition((pod.get("status") or {}).get("conditions"), "PodScheduled")
         if current and (current.get("status"), current.get("reason"), current.get("message")) == (
                 "False", "Unschedulable", message):
             return
-        since = current.get("lastTransitionTime") if current and current.get("status") == "False" else None
-        condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message,
-                     "lastProbeTime": None, "lastTransitionTime": since or _stamp(self.clock.now())}
+        condition = new_condition("PodScheduled", "False", self.clock.now(), current, reason="Unschedulable",
+                                  message=message, lastProbeTime=None)
         meta = pod["metadata"]
         await self.client.patch(PODS, meta["name"], {"status": {"conditions": [condition]}}, meta.get("namespace"),
                                 patch_type="strategic", subresource="status")
 
 
-async def run_scheduler(server: str, *, clock: Any = None, workers: int = DEFAULT_WORKERS) -> None:
+async def run_scheduler(server: str, *, clock: Clock | None = None, workers: int = DEFAULT_WORKERS) -> None:
     """The `kube-scheduler` process: runs until cancelled."""
-    clock = clock or RealClock()
+    clock = clock or REAL
     client = connect(server, "kube-scheduler")
     informers = SharedInformers(client, clock=clock)
     recorder = EventRecorder(client, SCHEDULER_NAME, clock=clock)

@@ -17,18 +17,11 @@ from __future__ import annotations
 import zlib
 from typing import Sequence
 
+from control.kinds.meta import controller_uid
 from control.scheduler.demand import NodeInfo, Obj, Requests
 
 MAX_SCORE = 100
 SPREAD_WEIGHT = 2
-
-
-def controller_uid(pod: Obj) -> str:
-    """The uid of the pod's controlling owner (its ReplicaSet, ...), or "" if it has none."""
-    for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
-        if isinstance(ref, dict) and ref.get("controller") and ref.get("uid"):
-            return str(ref["uid"])
-    return ""
 
 
 def _free_fraction(used: int, capacity: int) -> int:

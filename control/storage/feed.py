@@ -24,6 +24,7 @@ from typing import Callable
 
 from django.conf import settings
 
+from control.clock import REAL as clock
 from control import errors
 from control.storage import store
 from control.storage.db import run_db
@@ -176,7 +177,7 @@ class ChangeFeed:
 
     async def _poll(self) -> None:
         while True:
-            await asyncio.sleep(settings.KK_POLL_INTERVAL)
+            await clock.sleep(settings.KK_POLL_INTERVAL)
             try:
                 if await run_db(store.current_revision) > self.last:
                     self._schedule_catch_up()
@@ -185,7 +186,7 @@ class ChangeFeed:
 
     async def _compact(self) -> None:
         while True:
-            await asyncio.sleep(settings.KK_COMPACT_INTERVAL)
+            await clock.sleep(settings.KK_COMPACT_INTERVAL)
             try:
                 through = await run_db(lambda: store.log_compact(
                     max_entries=settings.KK_LOG_MAX_ENTRIES, max_age=settings.KK_LOG_MAX_AGE))

@@ -15,19 +15,16 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from django.db import connection, transaction
 
+from control.clock import REAL as clock  # injected time: a test may replace `store.clock`
 from control import errors
 from control.models import LogEntry, Revision, StoredObject
 
 log = logging.getLogger(__name__)
-
-# Injected time: tests replace it with a fake clock.
-clock: Callable[[], float] = time.time
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 
@@ -154,7 +151,7 @@ def object_create(*, resource: str, obj: dict[str, Any], actor: str) -> dict[str
             " VALUES (%s, %s, %s, %s, %s, %s)",
             [resource, namespace, name, meta.get("uid", ""), revision, body],
         )
-        _append_log(cursor, Change(revision, ADDED, resource, namespace, name, actor, clock(), body))
+        _append_log(cursor, Change(revision, ADDED, resource, namespace, name, actor, clock.now(), body))
     return obj
 
 
@@ -188,7 +185,7 @@ def object_update(
         cursor.execute(
             f"UPDATE {_OBJ} SET revision = %s, body = %s WHERE id = %s", [revision, new_body, row_id]
         )
-        _append_log(cursor, Change(revision, MODIFIED, resource, namespace, name, actor, clock(), new_body))
+        _append_log(cursor, Change(revision, MODIFIED, resource, namespace, name, actor, clock.now(), new_body))
     return result
 
 
@@ -216,7 +213,7 @@ def _delete_row(cursor, row_id: int, resource: str, namespace: str, name: str,
     final["metadata"]["resourceVersion"] = str(revision)
     body = _dumps(final)
     cursor.execute(f"DELETE FROM {_OBJ} WHERE id = %s", [row_id])
-    _append_log(cursor, Change(revision, DELETED, resource, namespace, name, actor, clock(), body))
+    _append_log(cursor, Change(revision, DELETED, resource, namespace, name, actor, clock.now(), body))
     return final
 
 
@@ -321,7 +318,7 @@ def log_compact(*, max_entries: int, max_age: float, now: float | None = None) -
     at or below the compacted revision (unless that is its deletion), so reads at any revision from
     the compacted one on (`control.storage.snapshot`) can put back an object written since. The
     kept entries are never served as events: watches read only above the compacted revision."""
-    now = clock() if now is None else now
+    now = clock.now() if now is None else now
     with transaction.atomic():
         cursor = connection.cursor()
         cursor.execute(f"SELECT value, compacted FROM {_REV} WHERE id = 1")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from control import errors
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.informer import Informer
 from control.client.resources import Resource
 from control.client.shared import SharedInformers

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.resources import DEPLOYMENTS, PODS, REPLICASETS
 from control.controllers import rollout
 from control.controllers.deployment import DeploymentController

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.resources import ENDPOINTS, PODS, SERVICES
 from control.controllers.endpoints import EndpointsController
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.resources import DEPLOYMENTS, PODS, REPLICASETS
 from control.controllers.garbagecollector import WATCHED, GarbageCollector, item_key
 

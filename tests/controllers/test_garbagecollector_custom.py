@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.resources import PODS
 from control.controllers.garbagecollector import (
     DEFINITIONS, WATCHED, GarbageCollector, custom_resource, item_key,

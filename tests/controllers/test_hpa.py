@@ -7,7 +7,7 @@ import copy
 from typing import Any
 
 from control import errors
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.resources import PODS
 from control.controllers.common import stamp
 from control.controllers.hpa import HPAS, HorizontalController, samples_from

@@ -1,4 +1,4 @@
-"""Controllers are spokes: they import the spoke toolkit, pure kind helpers and errors, nothing
+"""Controllers are spokes: they import the spoke toolkit, the clock, pure kind helpers and errors, nothing
 of the hub (no store, no API, no models, no Django)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import control.controllers
 
-ALLOWED = ("control.client", "control.kinds", "control.errors", "control.controllers")
+ALLOWED = ("control.client", "control.clock", "control.kinds", "control.errors", "control.controllers")
 PACKAGE = Path(control.controllers.__file__).parent
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from control import errors
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.resources import NAMESPACES, PODS
 from control.controllers.namespace import NamespaceController
 

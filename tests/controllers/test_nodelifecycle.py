@@ -3,7 +3,7 @@ eviction after tolerationSeconds, force-deletion of pods whose kubelet is gone."
 
 from __future__ import annotations
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.resources import LEASES, NODES, PODS
 from control.client.timings import KUBERNETES, Timings
 from control.controllers.nodelifecycle import UNREACHABLE, NodeLifecycleController

@@ -4,7 +4,7 @@ adoption, status."""
 from __future__ import annotations
 
 from control import errors
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.resources import PODS, REPLICASETS
 from control.controllers.replicaset import ReplicaSetController, slow_start_batches
 

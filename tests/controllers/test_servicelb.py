@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.resources import SERVICES
 from control.controllers.servicelb import ServiceLBController
 

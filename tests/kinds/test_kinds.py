@@ -7,7 +7,8 @@ import copy
 import pytest
 
 from control import kinds
-from control.kinds.base import human_duration, name_causes
+from control.kinds.base import name_causes
+from control.kinds.meta import human_duration
 from control.kinds.quantity import parse_quantity
 
 

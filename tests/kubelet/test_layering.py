@@ -1,4 +1,4 @@
-"""The kubelet is a spoke: it may import only the spoke toolkit, the pure kinds, the error
+"""The kubelet is a spoke: it may import only the spoke toolkit, the clock, the pure kinds, the error
 vocabulary and itself — never the store, the models or the API server (DESIGN.md)."""
 
 import ast
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import control.kubelet
 
-ALLOWED = ("control.client", "control.kinds", "control.errors", "control.kubelet")
+ALLOWED = ("control.client", "control.clock", "control.kinds", "control.errors", "control.kubelet")
 
 
 def test_the_kubelet_imports_only_what_a_spoke_may():

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.kubelet.behaviour import Script
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import advance, new_container, stop

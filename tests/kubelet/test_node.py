@@ -9,13 +9,14 @@ import re
 import pytest
 
 from control import errors
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.resources import LEASES, NODES
 from control.client.timings import Timings
 from control.kubelet.config import BackoffPolicy, KubeletConfig
-from control.kubelet.heartbeat import NodeAgent, node_is_ready
+from control.kinds.meta import format_micro_time, is_node_ready
+from control.kubelet.heartbeat import NodeAgent
 from control.kubelet.node import (
-    IpPool, internal_ip, lease_object, micro_time, node_number, node_status, pod_cidr, registered_node,
+    IpPool, internal_ip, lease_object, node_number, node_status, pod_cidr, registered_node,
 )
 from tests.kubelet.fakes import FakeHub
 
@@ -63,7 +64,7 @@ def test_node_status_keeps_transition_times_and_turns_unknown_into_ready():
     assert ready_later["lastHeartbeatTime"] != ready["lastHeartbeatTime"]
     unknown = {**later, "conditions": [{**c, "status": "Unknown", "reason": "NodeStatusUnknown"} for c in later["conditions"]]}
     back = node_status(unknown, node="node-1", ip="127.0.1.1", port=10250, config=config, now=T0 + 120)
-    assert node_is_ready({"status": back})
+    assert is_node_ready({"status": back})
     assert next(c for c in back["conditions"] if c["type"] == "Ready")["lastTransitionTime"] == "2027-01-15T08:02:00Z"
 
 
@@ -84,12 +85,12 @@ def test_registration_takes_over_an_existing_node_and_keeps_its_spec():
 
 
 def test_lease_body_and_micro_time():
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", micro_time(T0 + 0.25))
-    assert micro_time(T0 + 0.25).endswith(".250000Z")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", format_micro_time(T0 + 0.25))
+    assert format_micro_time(T0 + 0.25).endswith(".250000Z")
     lease = lease_object(None, node="node-1", node_uid="u1", duration=40, now=T0)
     assert lease["metadata"] == {"name": "node-1", "namespace": "kube-node-lease",
                                  "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "node-1", "uid": "u1"}]}
-    assert lease["spec"] == {"holderIdentity": "node-1", "leaseDurationSeconds": 40, "renewTime": micro_time(T0)}
+    assert lease["spec"] == {"holderIdentity": "node-1", "leaseDurationSeconds": 40, "renewTime": format_micro_time(T0)}
 
 
 def test_config_from_env():
@@ -113,13 +114,13 @@ def test_register_creates_the_node_then_renews_the_lease_with_one_put_each_time(
         a = agent(hub, clock)
         node = await a.register()
         assert hub.verbs() == ["get", "create", "replace_status"]
-        assert node_is_ready(node) and a.node_uid == node["metadata"]["uid"] and a.pod_cidr == "10.244.1.0/24"
+        assert is_node_ready(node) and a.node_uid == node["metadata"]["uid"] and a.pod_cidr == "10.244.1.0/24"
         await a.renew_lease()
         await clock.advance(1)
         await a.renew_lease()
         assert hub.verbs("leases") == ["get", "create", "replace"]
         lease = hub.stored(LEASES, "node-1", "kube-node-lease")
-        assert lease["spec"]["renewTime"] == micro_time(T0 + 1) and lease["spec"]["leaseDurationSeconds"] == 4
+        assert lease["spec"]["renewTime"] == format_micro_time(T0 + 1) and lease["spec"]["leaseDurationSeconds"] == 4
 
     asyncio.run(scenario())
 
@@ -150,7 +151,7 @@ def test_a_node_marked_unknown_is_ready_again_when_its_kubelet_returns():
         a = agent(hub, clock)
         await a.register()
         node = hub.stored(NODES, "node-1")
-        assert node_is_ready(node) and node["metadata"]["labels"]["zone"] == "a"
+        assert is_node_ready(node) and node["metadata"]["labels"]["zone"] == "a"
         assert node["spec"]["taints"][0]["key"] == "node.kubernetes.io/unreachable", "taints are the controller's"
         assert hub.verbs() == ["get", "replace", "replace_status"]
 

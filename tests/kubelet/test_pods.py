@@ -7,7 +7,7 @@ import asyncio
 import copy
 
 from control import errors
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.informer import Cache
 from control.client.resources import PODS
 from control.client.runner import DONE, Runner, requeue_after
@@ -15,7 +15,7 @@ from control.client.workqueue import WorkQueue
 from control.kubelet.config import BackoffPolicy, KubeletConfig
 from control.kubelet.node import IpPool
 from control.kubelet.pods import PodWorker
-from control.kubelet.podstatus import rfc3339
+from control.kinds.meta import format_time
 from tests.kubelet.fakes import FakeEvents, FakeHub
 
 KEY = "default/web"
@@ -160,7 +160,7 @@ def test_graceful_deletion_stops_then_deletes_with_grace_0_and_the_uid():
         await node.reconcile()
         assert node.pool.by_uid
         pod = node.pod()
-        pod["metadata"].update(deletionTimestamp=rfc3339(node.clock.now() + 30), deletionGracePeriodSeconds=30)
+        pod["metadata"].update(deletionTimestamp=format_time(node.clock.now() + 30), deletionGracePeriodSeconds=30)
         node.submit(pod)
         assert await node.reconcile() == requeue_after(1.0), "simulated stop: min(grace 30, 1 s)"
         cs = node.pod()["status"]["containerStatuses"][0]
@@ -183,7 +183,7 @@ def test_a_short_grace_period_deletes_in_one_look():
         node.submit(manifest())
         await node.reconcile()
         pod = node.pod()
-        pod["metadata"].update(deletionTimestamp=rfc3339(node.clock.now()), deletionGracePeriodSeconds=0)
+        pod["metadata"].update(deletionTimestamp=format_time(node.clock.now()), deletionGracePeriodSeconds=0)
         node.submit(pod)
         assert await node.reconcile() == DONE
         assert node.hub.verbs("pods")[-2:] == ["replace_status", "delete"]

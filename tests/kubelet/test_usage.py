@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.kubelet.behaviour import Script, script_for
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import advance, new_container

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.kinds.network import kubelet_endpoint
 from control.proxy.proxy import KubeProxy
 from control.proxy.send import SendPlan, serve_path
@@ -204,3 +204,35 @@ def test_kube_proxy_listens_on_its_node_address_and_records_its_port_again_when_
         await proxy.close()
 
     asyncio.run(scenario())
+
+
+def test_requests_are_paced_and_timed_on_the_proxy_clock():
+    proxy = proxy_with(service(), endpoints(rv="7"), node())
+    clock = proxy.clock = FakeClock(1000.0)
+    sent_at = []
+
+    async def forward(node_name, endpoint, namespace):
+        sent_at.append(clock.monotonic())
+        clock.t += 0.003  # the kubelet takes 3 ms of fake time to answer
+        return 200, {"pod": endpoint.pod}
+
+    proxy.forward = forward
+
+    async def run():
+        lines = []
+
+        async def consume():
+            async for line in proxy.send(SendPlan.parse({"target": "web", "count": "3", "interval": "500"})):
+                lines.append(line)
+
+        task = asyncio.ensure_future(consume())
+        await asyncio.sleep(0)
+        assert len(sent_at) == 1  # the second waits for 0.5 s of the proxy's clock, not the machine's
+        await clock.advance(0.5)
+        await clock.advance(0.5)
+        await task
+        return lines
+
+    lines = asyncio.run(run())
+    assert sent_at == pytest.approx([1000.0, 1000.5, 1001.0])
+    assert [line["ms"] for line in lines[:3]] == pytest.approx([3.0, 3.0, 3.0])

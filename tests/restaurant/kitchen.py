@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.restaurant.manifests import API_VERSION, DISHES, ORDER_LABEL, ORDERS
 from tests.controllers.fakes import START, FakeClient, fill, informers, metadata
 

@@ -7,7 +7,7 @@ import copy
 from typing import Any
 
 from control import errors
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.resources import EVENTS, PODS
 from control.client.shared import SharedInformers
 from control.scheduler.scheduler import Scheduler

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.scheduler.cache import SchedulerCache
 from control.scheduler.demand import Requests
 from tests.scheduler.objects import next_rv, node, pod

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from control import errors
-from control.client.clock import settle
+from control.clock import settle
 from control.client.http import HubUnreachable
 from control.client.runner import DONE
 from control.scheduler.scheduler import node_fit_changed, wants_scheduling

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 from control.scheduler.demand import NodeInfo, Requests, node_allocatable, pod_requests
-from control.scheduler.score import controller_uid, least_allocated, pick_node, scores, spread
+from control.kinds.meta import controller_uid
+from control.scheduler.score import least_allocated, pick_node, scores, spread
 from tests.scheduler.objects import node, pod
 
 

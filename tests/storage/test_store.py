@@ -15,6 +15,7 @@ import pytest
 from django.db import connection, transaction
 
 from control import errors
+from control.clock import FakeClock
 from control.storage import store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,22 +117,22 @@ def test_list_is_one_snapshot_with_its_revision():
 
 
 def test_compaction_by_count_and_age_then_expired():
-    clock = [1000.0]
+    clock = FakeClock(1000.0)
     original = store.clock
-    store.clock = lambda: clock[0]
+    store.clock = clock
     try:
         for i in range(10):
             store.object_create(resource="/configmaps", obj={**pod(f"c{i}"), "kind": "ConfigMap"}, actor="t")
-            clock[0] += 10
+            clock.t += 10
         latest = store.current_revision()
-        through = store.log_compact(max_entries=5, max_age=10_000, now=clock[0])
+        through = store.log_compact(max_entries=5, max_age=10_000, now=clock.t)
         assert through == latest - 5
         assert [c.revision for c in store.events_since(through)] == list(range(latest - 4, latest + 1))
         with pytest.raises(errors.Gone) as info:
             store.events_since(through - 1)
         assert info.value.code == 410 and "too old resource version" in info.value.message
         # by age: entries written more than 25 s before "now" go
-        through = store.log_compact(max_entries=1000, max_age=25, now=clock[0])
+        through = store.log_compact(max_entries=1000, max_age=25, now=clock.t)
         assert through == latest - 2
         assert store.compacted_revision() == through
     finally:

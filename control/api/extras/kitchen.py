@@ -14,17 +14,17 @@ from the last revision seen, and one ERROR line with a 410 Status when N was com
 from __future__ import annotations
 
 
-import time
 from types import SimpleNamespace
 from typing import AsyncIterator
 
+from control.clock import REAL as clock
 from control import errors
 from control.storage import store
 from control import kinds as registry
 from control.api import traffic
 from control.storage.db import run_db
 from control.storage.feed import get_feed
-from control.api.request import int_param
+from control.api.request import int_param, parse_revision
 from control.api.responses import Reply, Stream, dumps, raw_json_response
 
 SNAPSHOT_KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "endpoints",
@@ -62,11 +62,11 @@ def change_line(change: store.Change) -> bytes:
 async def _changes(start: int, timeout: float, actor: str) -> AsyncIterator[bytes]:
     yield b""  # headers now
     feed = await get_feed()
-    revision, deadline = start, time.monotonic() + timeout
-    next_mark = time.monotonic() + BOOKMARK_EVERY
-    while time.monotonic() < deadline:
+    revision, deadline = start, clock.monotonic() + timeout
+    next_mark = clock.monotonic() + BOOKMARK_EVERY
+    while clock.monotonic() < deadline:
         try:
-            batch = await feed.read_after(revision, timeout=max(0.05, min(deadline, next_mark) - time.monotonic()))
+            batch = await feed.read_after(revision, timeout=max(0.05, min(deadline, next_mark) - clock.monotonic()))
         except errors.Gone as gone:
             yield f'{{"type":"ERROR","object":{dumps(gone.status())}}}\n'.encode()
             return
@@ -74,8 +74,8 @@ async def _changes(start: int, timeout: float, actor: str) -> AsyncIterator[byte
             revision = batch[-1].revision
             traffic.delivered(actor, _CHANGES, len(batch), revision)
             yield b"".join(change_line(c) for c in batch)
-        if time.monotonic() >= next_mark:
-            next_mark = time.monotonic() + BOOKMARK_EVERY
+        if clock.monotonic() >= next_mark:
+            next_mark = clock.monotonic() + BOOKMARK_EVERY
             yield f'{{"type":"BOOKMARK","revision":{revision}}}\n'.encode()
 
 
@@ -84,10 +84,7 @@ async def changes(query: dict[str, str], actor: str) -> Stream:
         raise errors.BadRequest("the change stream is a watch: add watch=1")
     requested = query.get("resourceVersion", "")
     if requested:
-        try:
-            start = int(requested)
-        except ValueError:
-            raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
+        start = parse_revision(requested)
     else:
         start = (await get_feed()).last
     timeout = float(int_param(query, "timeoutSeconds") or 3600)

@@ -20,17 +20,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 import httpx
 
+from control.clock import REAL as clock
 from control import errors
 from control.storage import store
 from control.storage.db import run_db
 from control.api.responses import Reply, json_response
-from control.kinds.base import format_time
-from control.kinds.core import node_ready
+from control.kinds.meta import format_time, is_node_ready
 from control.kinds.network import kubelet_endpoint
 from control.kinds.selectors import SelectorError, parse_field_selector, parse_label_selector
 
@@ -75,7 +74,7 @@ async def _fetch(client: httpx.AsyncClient, url: str) -> Obj | None:
 
 async def scrape(nodes: list[Obj], *, timeout: float = SCRAPE_TIMEOUT) -> dict[str, Obj]:
     """{node name: its kubelet's summary} for the Ready nodes that answered within `timeout`."""
-    targets = [(n["metadata"]["name"], _summary_url(n)) for n in nodes if node_ready(n) == "Ready"]
+    targets = [(n["metadata"]["name"], _summary_url(n)) for n in nodes if is_node_ready(n)]
     targets = [(name, url) for name, url in targets if url]
     if not targets:
         return {}
@@ -100,10 +99,10 @@ async def _summaries(nodes: list[Obj]) -> dict[str, Obj]:
     if _scrape_lock is None:
         _scrape_lock = asyncio.Lock()
     async with _scrape_lock:
-        if _last["summaries"] is not None and time.monotonic() - _last["at"] < FRESH_SECONDS:
+        if _last["summaries"] is not None and clock.monotonic() - _last["at"] < FRESH_SECONDS:
             return _last["summaries"]
         summaries = await scrape(nodes)
-        _last.update(at=time.monotonic(), summaries=summaries)
+        _last.update(at=clock.monotonic(), summaries=summaries)
         return summaries
 
 
@@ -225,7 +224,7 @@ async def serve(method: str, version: str, rest: str, query: dict[str, str], tag
         raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
     nodes, pods = await run_db(_read_store, namespace, plural == "pods")
     summaries = await _summaries(nodes)
-    now = time.time()
+    now = clock.now()
     items = collect(nodes, pods, summaries, plural=plural, now=now, window=window_seconds())
     kind = "NodeMetrics" if plural == "nodes" else "PodMetrics"
     if name:

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import uuid
 from typing import Any, AsyncIterator
 
 import httpx
 
+from control.clock import REAL as clock
 from control import errors
 from control.storage import store
 from control.api import traffic
@@ -134,7 +134,7 @@ def _refusal(node: str, status: int, body: bytes) -> errors.ApiError:
 
 def request_record(line: dict[str, Any], *, who: str, node: str, run: str) -> dict[str, Any]:
     """The traffic record of one answered request, as the dashboard draws it."""
-    record = {**line, "type": "service.request", "who": who, "node": node, "run": run, "ts": time.time()}
+    record = {**line, "type": "service.request", "who": who, "node": node, "run": run, "ts": clock.now()}
     record["index"] = record.pop("seq", None)
     return record
 

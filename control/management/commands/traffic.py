@@ -16,7 +16,8 @@ from typing import Any, Iterator
 import httpx
 from django.core.management.base import BaseCommand, CommandError
 
-from control.management.commands.resolve import USER_AGENT, _json
+from control import errors
+from control.management.commands.resolve import USER_AGENT
 
 
 def stream(client: httpx.Client, params: dict[str, str]) -> Iterator[dict[str, Any]]:
@@ -25,7 +26,7 @@ def stream(client: httpx.Client, params: dict[str, str]) -> Iterator[dict[str, A
         with client.stream("POST", "/kubekitchen/traffic", params=params) as response:
             if response.status_code != 200:
                 response.read()
-                raise CommandError(_json(response).get("message") or f"the hub answered {response.status_code}")
+                raise CommandError(errors.from_status(response.content, response.status_code).message)
             for text in response.iter_lines():
                 if text.strip():
                     yield json.loads(text)
