@@ -16,9 +16,8 @@ import re
 from typing import Any, Callable
 
 from control.kinds import jsonpath, openapi_schema, structure
-from control.kinds.base import (
-    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, human_duration, parse_time,
-)
+from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec
+from control.kinds.meta import human_duration, parse_time
 from control.kinds.crd import _names, _spec, _versions, established, validate_crd
 from control.kinds.strategy import FieldReport
 

@@ -21,9 +21,8 @@ import json
 import re
 from typing import Any
 
-from control.kinds.base import (
-    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, age, cause, field_value, required,
-)
+from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, field_value, required
+from control.kinds.meta import age
 
 OPAQUE = "Opaque"
 TLS = "kubernetes.io/tls"
