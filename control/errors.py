@@ -7,6 +7,7 @@ raises the same classes for the same reasons, so both sides of the wire speak on
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -21,6 +22,8 @@ class ApiError(Exception):
         self.headers = headers or {}
 
     def status(self) -> dict[str, Any]:
+        # kube-apiserver's field order (metav1.Status as Go marshals it): clients that compare bodies
+        # byte for byte see the same text.
         body: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
@@ -28,10 +31,10 @@ class ApiError(Exception):
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
-            "code": self.code,
         }
         if self.details:
             body["details"] = self.details
+        body["code"] = self.code
         return body
 
 
@@ -157,3 +160,25 @@ def invalid(kind: str, group: str, name: str, causes: list[dict[str, str]]) -> I
 
 def expired(message: str) -> Gone:
     return Gone(message)
+
+
+def go_value(value: Any) -> str:
+    """A bad value as Kubernetes' field errors print it (`Invalid value: <this>`): strings and
+    null quoted (`"null"`), numbers and booleans bare (`true`, `3`), anything else as JSON, so no
+    Python spelling (`None`, `True`, `'x'`) reaches a message."""
+    if value is None:
+        return '"null"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def field_invalid(field: str, value: Any, detail: str) -> str:
+    """`<field>: Invalid value: <value>: <detail>`, the text of Go's field.Invalid."""
+    return f"{field}: Invalid value: {go_value(value)}: {detail}"

@@ -80,9 +80,9 @@ async def resolve(query: dict[str, str]) -> Reply:
     if not name:
         raise errors.BadRequest("name is required: /kubekitchen/resolve?name=<service>[&namespace=<namespace>]")
     if len(name) > 253 or not DNS_NAME.match(name):
-        raise errors.BadRequest(f"name: Invalid value: {name!r}: not a DNS name")
+        raise errors.BadRequest(f"name: Invalid value: {errors.go_value(name)}: not a DNS name")
     if not DNS1123_LABEL.match(namespace):
-        raise errors.BadRequest(f"namespace: Invalid value: {namespace!r}: not a namespace name")
+        raise errors.BadRequest(f"namespace: Invalid value: {errors.go_value(namespace)}: not a namespace name")
     return json_response(await run_db(_answer, name, namespace))
 
 
@@ -103,7 +103,7 @@ def _node_name(query: dict[str, str]) -> str:
     if not node:
         raise errors.BadRequest("node is required")
     if len(node) > 253 or not DNS1123_SUBDOMAIN.match(node):
-        raise errors.BadRequest(f"node: Invalid value: {node!r}: not a node name")
+        raise errors.BadRequest(f"node: Invalid value: {errors.go_value(node)}: not a node name")
     return node
 
 

@@ -1,0 +1,35 @@
+"""Statuses as kube-apiserver writes them, and bad values as Go prints them."""
+
+import json
+
+import pytest
+
+from control import errors
+from control.api.responses import error_response
+
+
+def test_status_fields_come_in_kube_apiservers_order():
+    status = errors.not_found("apps/deployments", "web").status()
+    assert list(status) == ["kind", "apiVersion", "metadata", "status", "message", "reason", "details", "code"]
+    assert list(errors.BadRequest("no").status()) == ["kind", "apiVersion", "metadata", "status", "message",
+                                                     "reason", "code"]
+
+
+def test_an_error_body_is_compact_json_ending_in_a_newline():
+    reply = error_response(errors.conflict("/pods", "x"))
+    assert reply.body.endswith(b'"code":409}\n') and reply.body.count(b"\n") == 1
+    assert reply.body.startswith(b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":')
+    assert json.loads(reply.body)["reason"] == "Conflict" and reply.status == 409
+
+
+@pytest.mark.parametrize("value, shown", [
+    (None, '"null"'), (True, "true"), (False, "false"), ("x", '"x"'), (3, "3"), (2.0, "2"), (2.5, "2.5"),
+    ({"b": None, "a": [1]}, '{"a":[1],"b":null}'),
+])
+def test_go_value_prints_as_go_does(value, shown):
+    assert errors.go_value(value) == shown
+
+
+def test_field_invalid_reads_as_a_go_field_error():
+    assert errors.field_invalid("spec.replicas", None, "must be an integer") == (
+        'spec.replicas: Invalid value: "null": must be an integer')
