@@ -28,6 +28,7 @@ import httpx
 from control import errors
 from control.storage import store
 from control.storage.db import run_db
+from control.api.discovery import View
 from control.api.responses import Reply, json_response
 from control.kinds.base import format_time
 from control.kinds.core import node_ready
@@ -41,6 +42,7 @@ RESOURCES = [
     {"name": "nodes", "singularName": "", "namespaced": False, "kind": "NodeMetrics", "verbs": ["get", "list"]},
     {"name": "pods", "singularName": "", "namespaced": True, "kind": "PodMetrics", "verbs": ["get", "list"]},
 ]
+VIEW = View(GROUP, VERSION, lambda: [dict(entry) for entry in RESOURCES])
 SCRAPE_TIMEOUT = 2.0
 FRESH_SECONDS = 0.5
 NOT_FOUND = "the server could not find the requested resource"
