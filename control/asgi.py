@@ -23,7 +23,7 @@ from dashboard.routing import serves_websocket, websocket_urlpatterns  # noqa: E
 
 websocket_denial.install()
 websocket_app = URLRouter(websocket_urlpatterns)
-NOT_FOUND = "the server could not find the requested resource"
+NOT_FOUND = errors.NOT_FOUND
 
 
 async def refuse_websocket(scope, receive, send) -> None:

@@ -158,6 +158,14 @@ def invalid(kind: str, group: str, name: str, causes: list[dict[str, str]]) -> I
     return Invalid(f'{qualified} "{name}" is invalid: {summary}', details=details)
 
 
+NOT_FOUND = "the server could not find the requested resource"
+
+
+def path_not_found() -> NotFound:
+    """404 for a path nothing serves, in kube-apiserver's words."""
+    return NotFound(NOT_FOUND)
+
+
 def expired(message: str) -> Gone:
     return Gone(message)
 

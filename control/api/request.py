@@ -1,7 +1,8 @@
 """Turning an HTTP request into checked values: body, options, selectors, client identity.
 
 Guarantees: every malformed input becomes a BadRequest / UnsupportedMediaType /
-RequestEntityTooLarge carrying a clear message; nothing here raises anything else. YAML is read
+RequestEntityTooLarge carrying a clear message; nothing here raises anything else. `Request` is
+what the router sees of an HTTP request, `Route` one entry of the hub's routing table. YAML is read
 without anchors/aliases and without implicit timestamps, so what it yields is always plain JSON.
 """
 
@@ -11,7 +12,8 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qsl
 
 import yaml
 from django.conf import settings
@@ -75,6 +77,45 @@ class Call:
         if len(manager) > 128:
             raise errors.Invalid("fieldManager: Too long: may not be longer than 128 characters")
         return manager or self.actor.split("/")[0] or "unknown"
+
+
+class Request:
+    """The parts of an HTTP request the hub looks at, and the traffic tag its handler fills in."""
+
+    def __init__(self, scope: dict[str, Any], body: bytes):
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]
+        self.query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        self.body = body
+        self.actor = client_name(self.headers.get("user-agent", ""))
+        self.tag: dict[str, str] = {"verb": self.method.lower(), "resource": self.path}
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+Handler = Callable[..., Awaitable[Any]]  # (request, **the pattern's named groups) -> Reply | Stream
+READS = frozenset({"GET", "HEAD"})
+
+
+@dataclass(frozen=True)
+class Route:
+    """One entry of the routing table: a regular expression the whole path must match (its named
+    groups become the handler's keyword arguments), the handler, and the methods it answers (any
+    other is a 405 Status; None: the handler decides)."""
+
+    pattern: str
+    handler: Handler
+    methods: frozenset[str] | None = READS
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_regex", re.compile(self.pattern))
+
+    def match(self, path: str) -> dict[str, str] | None:
+        found = self._regex.fullmatch(path)  # type: ignore[attr-defined]
+        return found.groupdict() if found else None
 
 
 class _PlainLoader(yaml.SafeLoader):

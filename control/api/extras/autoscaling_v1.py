@@ -26,12 +26,12 @@ from control.api import verbs
 from control.storage.db import run_db
 from control.api.discovery import View, resource_entries
 from control.api.patching import apply_patch
-from control.api.request import PATCH_TYPES, Call, check_type_meta, decode, decode_object
+from control.api.request import PATCH_TYPES, Call, Route, check_type_meta, decode, decode_object
 from control.api.responses import Reply, error_response, json_response
 from control.kinds.autoscaling import HORIZONTALPODAUTOSCALER, V1_API, v1_to_v2, v2_to_v1
 
 PLURAL = HORIZONTALPODAUTOSCALER.plural
-NOT_FOUND = "the server could not find the requested resource"
+NOT_FOUND = errors.NOT_FOUND
 V1_DEFINITION = "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler"
 SERVED_VERBS = ("create", "delete", "get", "list", "patch", "update")
 # The kind as OpenAPI shows it: kubectl validates and computes apply patches from this document.
@@ -198,3 +198,11 @@ async def serve(method: str, rest: str, query: dict[str, str], headers: dict[str
     if method in ("POST", "PUT"):
         call.raw_body, call.content_type = _as_v2_body(call), "application/json"
     return _to_v1(await run_db(_run, handler, call))
+
+
+async def serve_request(request: Any, rest: str) -> Reply:
+    return await serve(request.method, rest, request.query, request.headers, request.body, request.content_type,
+                       request.actor, request.tag)
+
+
+ROUTES = (Route(r"/apis/autoscaling/v1/(?P<rest>.+)", serve_request, None),)

@@ -16,6 +16,7 @@ one ERROR line with a 410 Status when N was compacted away.
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any
 
 from control import errors
 from control.storage import store
@@ -23,7 +24,7 @@ from control import kinds as registry
 from control.api import traffic
 from control.storage.db import run_db
 from control.storage.feed import get_feed
-from control.api.request import int_param
+from control.api.request import Route, int_param
 from control.api.responses import Reply, Stream, dumps, raw_json_response
 from control.api.watch import change_stream, parse_start
 
@@ -76,3 +77,14 @@ async def changes(query: dict[str, str], actor: str) -> Stream:
                                 delivered=lambda count, revision: traffic.delivered(actor, _CHANGES, count, revision)))
 
 
+async def snapshot_request(request: Any) -> Reply:
+    request.tag = {"verb": "list", "resource": "snapshot"}
+    return await snapshot()
+
+
+async def changes_request(request: Any) -> Stream:
+    request.tag = {"verb": "watch", "resource": "changes"}
+    return await changes(request.query, request.actor)
+
+
+ROUTES = (Route(r"/kubekitchen/snapshot", snapshot_request), Route(r"/kubekitchen/changes", changes_request))

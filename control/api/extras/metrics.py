@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from typing import Any
 
@@ -29,6 +30,7 @@ from control import errors
 from control.storage import store
 from control.storage.db import run_db
 from control.api.discovery import View
+from control.api.request import Route
 from control.api.responses import Reply, json_response
 from control.kinds.base import format_time
 from control.kinds.core import node_ready
@@ -45,7 +47,7 @@ RESOURCES = [
 VIEW = View(GROUP, VERSION, lambda: [dict(entry) for entry in RESOURCES])
 SCRAPE_TIMEOUT = 2.0
 FRESH_SECONDS = 0.5
-NOT_FOUND = "the server could not find the requested resource"
+NOT_FOUND = errors.NOT_FOUND
 
 Obj = dict[str, Any]
 
@@ -239,3 +241,10 @@ async def serve(method: str, version: str, rest: str, query: dict[str, str], tag
                               details={"name": shown, "group": GROUP, "kind": plural})
     return json_response({"kind": f"{kind}List", "apiVersion": API_VERSION, "metadata": {},
                           "items": _select(items, query)})
+
+
+async def serve_request(request: Any, version: str, rest: str) -> Reply:
+    return await serve(request.method, version, rest, request.query, request.tag)
+
+
+ROUTES = (Route(rf"/apis/{re.escape(GROUP)}/(?P<version>[^/]+)/(?P<rest>.+)", serve_request, None),)

@@ -31,12 +31,13 @@ from control import errors
 from control.storage import store
 from control.api import traffic
 from control.storage.db import run_db
+from control.api.request import Route
 from control.api.responses import Reply, Stream, json_response
 from control.kinds import dns
 from control.kinds.base import DNS1123_LABEL, DNS1123_SUBDOMAIN
 from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, node_address
 
-ROUTES = {"resolve": "GET", "traffic": "POST", "proxyrules": "GET"}
+METHODS = {"resolve": "GET", "traffic": "POST", "proxyrules": "GET"}
 # Where kube-proxy says it listens when KUBE_PROXY_PORT was taken (control/proxy/proxy.py writes it).
 SEND_PARAMS = ("target", "namespace", "port", "count", "interval")
 DNS_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?\.?$")
@@ -45,15 +46,18 @@ LINE_TIMEOUT = 60.0  # the longest wait for the next answer of a traffic run
 
 
 async def serve(request: Any, what: str) -> Reply | Stream:
-    """One /kubekitchen/<what> request (`what` in ROUTES)."""
-    if request.method not in ({"GET", "HEAD"} if ROUTES[what] == "GET" else {"POST"}):
+    """One /kubekitchen/<what> request (`what` in METHODS)."""
+    if request.method not in ({"GET", "HEAD"} if METHODS[what] == "GET" else {"POST"}):
         raise errors.MethodNotAllowed(f"the server does not allow {request.method} on /kubekitchen/{what}")
-    request.tag = {"verb": "get" if ROUTES[what] == "GET" else "create", "resource": what}
+    request.tag = {"verb": "get" if METHODS[what] == "GET" else "create", "resource": what}
     if what == "resolve":
         return await resolve(request.query)
     if what == "traffic":
         return await send_traffic(request.query, request.actor)
     return await proxy_rules(request.query)
+
+
+ROUTES = (Route(r"/kubekitchen/(?P<what>resolve|traffic|proxyrules)", serve, None),)
 
 
 # --- resolve ---------------------------------------------------------------------------------
