@@ -18,7 +18,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from control import errors
+from control import errors, protocol
 from control.storage import store
 from control import kinds as registry
 from control.api import traffic
@@ -28,8 +28,7 @@ from control.api.request import Route, int_param
 from control.api.responses import Reply, Stream, dumps, raw_json_response
 from control.api.watch import change_stream, parse_start
 
-SNAPSHOT_KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "endpoints",
-                  "horizontalpodautoscalers", "customresourcedefinitions")
+SNAPSHOT_KINDS = protocol.SNAPSHOT_KINDS
 _CHANGES = SimpleNamespace(plural="changes", group="kubekitchen")
 
 

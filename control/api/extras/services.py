@@ -7,7 +7,7 @@ Routes (under /kubekitchen):
 - `POST traffic?node=<node>&target=<name|clusterIP>&namespace=&count=&port=&interval=` -> the
   node's kube-proxy `POST /send` streamed through line by line (application/x-ndjson); every
   request line is also published as a traffic record `{"type": "service.request", ...line}` on
-  the channel layer group `kk.traffic`, so every dashboard draws which pod answered (the line's own
+  the channel layer group `kk.traffic` (names from `control.protocol`), so every dashboard draws which pod answered (the line's own
   `seq` is kept as `index`, since records carry the hub's sequence number in `seq`).
 - `GET proxyrules?node=<node>[&format=text][&service=ns/name]` -> the node's kube-proxy `/rules`.
 
@@ -27,7 +27,7 @@ from typing import Any, AsyncIterator
 
 import httpx
 
-from control import errors
+from control import errors, protocol
 from control.storage import store
 from control.api import traffic
 from control.storage.db import run_db
@@ -138,7 +138,7 @@ def _refusal(node: str, status: int, body: bytes) -> errors.ApiError:
 
 def request_record(line: dict[str, Any], *, who: str, node: str, run: str) -> dict[str, Any]:
     """The traffic record of one answered request, as the dashboard draws it."""
-    record = {**line, "type": "service.request", "who": who, "node": node, "run": run, "ts": time.time()}
+    record = {**line, "type": protocol.RECORD_SERVICE_REQUEST, "who": who, "node": node, "run": run, "ts": time.time()}
     record["index"] = record.pop("seq", None)
     return record
 
