@@ -32,7 +32,7 @@ def bind(call: Call, now: float) -> Reply:
     if not isinstance(target, dict) or not target.get("name"):
         raise errors.invalid("Binding", "", call.name, [cause("target.name", "Required value", "FieldValueRequired")])
     if target.get("kind") not in (None, "", "Node"):
-        raise errors.invalid("Binding", "", call.name, [cause("target.kind", f'Invalid value: "{target.get("kind")}": must be empty or \'Node\'')])
+        raise errors.invalid("Binding", "", call.name, [cause("target.kind", f"Invalid value: {errors.go_value(target.get('kind'))}: must be empty or 'Node'")])
     node = str(target["name"])
     name = body["metadata"].get("name") or call.name
     if name != call.name:

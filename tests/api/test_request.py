@@ -74,3 +74,12 @@ def test_a_bad_json_patch_path_shows_no_python_repr(api):
     answer = api.patch("/api/v1/namespaces/default/configmaps/p", json.dumps(
         [{"op": "test", "path": "/data/a", "value": True}]), content_type="application/json-patch+json")
     assert answer.status_code == 422 and not PYTHON_TEXT.search(_status(answer)["message"])
+
+
+def test_a_binding_target_of_the_wrong_type_is_printed_as_go_prints_it(api):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "b"},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    assert api.post("/api/v1/namespaces/default/pods", json.dumps(pod)).status_code == 201
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "b"}, "target": {"kind": True, "name": "n"}}
+    status = _status(api.post("/api/v1/namespaces/default/pods/b/binding", json.dumps(binding)))
+    assert "target.kind: Invalid value: true: must be empty or 'Node'" in status["message"]
