@@ -164,7 +164,11 @@ def _parse(raw: bytes, content_type: str) -> Any:
     limit = settings.KK_MAX_BODY_BYTES
     if len(raw) > limit:
         raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
-    text = raw.decode("utf-8", errors="replace")  # Go reads invalid UTF-8 as U+FFFD, so do we
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:  # refused rather than silently replaced: a name of U+FFFD helps nobody
+        raise _Undecodable("error converting YAML to JSON: yaml: invalid leading UTF-8 octet" if "yaml" in content_type
+                           else "json parse error: invalid UTF-8 in JSON input") from None
     if "yaml" in content_type:
         try:
             docs = load_yaml_documents(text)

@@ -83,3 +83,9 @@ def test_a_binding_target_of_the_wrong_type_is_printed_as_go_prints_it(api):
     binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "b"}, "target": {"kind": True, "name": "n"}}
     status = _status(api.post("/api/v1/namespaces/default/pods/b/binding", json.dumps(binding)))
     assert "target.kind: Invalid value: true: must be empty or 'Node'" in status["message"]
+
+
+def test_a_body_that_is_not_utf8_is_refused(api):
+    answer = api.post("/api/v1/namespaces/default/pods", b'{"metadata": {"name": "\xff\xfe"}}')
+    status = _status(answer)
+    assert answer.status_code == 400 and "invalid UTF-8" in status["message"]
