@@ -16,8 +16,12 @@ django_app = get_asgi_application()
 
 from channels.routing import URLRouter  # noqa: E402
 
+import time  # noqa: E402
+
 from control import errors, websocket_denial  # noqa: E402
+from control.api import traffic  # noqa: E402
 from control.api.app import hub_app, is_api_path  # noqa: E402
+from control.api.request import Request  # noqa: E402
 from control.api.responses import error_response  # noqa: E402
 from dashboard.routing import serves_websocket, websocket_urlpatterns  # noqa: E402
 
@@ -27,10 +31,14 @@ NOT_FOUND = errors.NOT_FOUND
 
 
 async def refuse_websocket(scope, receive, send) -> None:
-    """Answer the handshake with a 404 Status (a bodyless close where the server cannot)."""
+    """Answer the handshake with a 404 Status (a bodyless close where the server cannot); like
+    any request to the hub, it leaves one traffic record."""
+    started = time.perf_counter()
     message = await receive()
     if message["type"] != "websocket.connect":
         return
+    traffic.request_done(Request({**scope, "method": "GET"}, b"").actor, {"verb": "get", "resource": scope["path"]},
+                         404, started)
     if websocket_denial.EXTENSION not in scope.get("extensions", {}):
         await send({"type": "websocket.close", "code": 1000})
         return

@@ -64,3 +64,16 @@ def test_daphne_answers_the_denial_with_the_status_on_the_wire(hub):
     assert head.startswith(b"HTTP/1.1 404 Not Found") and b"content-type: application/json" in head.lower()
     assert json.loads(body)["reason"] == "NotFound"
     assert "Traceback" not in hub.log.read_text()
+
+
+def test_a_refused_upgrade_leaves_one_traffic_record():
+    from control.api import traffic
+
+    heard: list[dict] = []
+    stop = traffic.listen(heard.append)
+    try:
+        _websocket("/api/v1/namespaces/default/pods/x/exec")
+    finally:
+        stop()
+    assert [(r["type"], r["code"], r["resource"]) for r in heard] == [
+        ("request", 404, "/api/v1/namespaces/default/pods/x/exec")]
