@@ -163,3 +163,26 @@ def test_a_resume_point_that_is_not_a_number_is_a_400_without_python_text(api):
     status = json.loads(answer.content)
     assert answer.status_code == 400
     assert status["message"] == 'resourceVersion: Invalid value: "abc": must be an integer'
+
+
+@pytestmark_db
+def test_a_selector_watch_from_a_compacted_revision_is_one_410_error_event(api):
+    from control.storage import store
+    from control.storage.feed import get_feed
+
+    for i in range(6):
+        api.post(CONFIGMAPS, _configmap(f"c{i}", app="web"))
+    through = store.log_compact(max_entries=2, max_age=10_000)
+    kind = registry.by_resource("", "v1", "configmaps")
+    call = Call(method="GET", kind=kind, namespace="default", name="", subresource="", actor="t",
+                query={"watch": "1", "resourceVersion": "1", "labelSelector": "app=web", "timeoutSeconds": "5"})
+
+    async def read():
+        (await get_feed()).drop_through(through)
+        stream = await watch(call)
+        return b"".join([chunk async for chunk in stream.chunks])
+
+    lines = api.runner.run(read()).splitlines()
+    assert len(lines) == 1
+    event = json.loads(lines[0])
+    assert event["type"] == "ERROR" and event["object"]["code"] == 410 and event["object"]["reason"] == "Expired"
