@@ -22,6 +22,8 @@ class ApiError(Exception):
         self.headers = headers or {}
 
     def status(self) -> dict[str, Any]:
+        # kube-apiserver's field order (metav1.Status as Go marshals it): clients that compare bodies
+        # byte for byte see the same text.
         body: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
@@ -29,10 +31,10 @@ class ApiError(Exception):
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
-            "code": self.code,
         }
         if self.details:
             body["details"] = self.details
+        body["code"] = self.code
         return body
 
 
@@ -178,5 +180,35 @@ def invalid(kind: str, group: str, name: str, causes: list[dict[str, str]]) -> I
     return Invalid(f'{qualified} "{name}" is invalid: {summary}', details=details)
 
 
+NOT_FOUND = "the server could not find the requested resource"
+
+
+def path_not_found() -> NotFound:
+    """404 for a path nothing serves, in kube-apiserver's words."""
+    return NotFound(NOT_FOUND)
+
+
 def expired(message: str) -> Gone:
     return Gone(message)
+
+
+def go_value(value: Any) -> str:
+    """A bad value as Kubernetes' field errors print it (`Invalid value: <this>`): strings and
+    null quoted (`"null"`), numbers and booleans bare (`true`, `3`), anything else as JSON, so no
+    Python spelling (`None`, `True`, `'x'`) reaches a message."""
+    if value is None:
+        return '"null"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+def field_invalid(field: str, value: Any, detail: str) -> str:
+    """`<field>: Invalid value: <value>: <detail>`, the text of Go's field.Invalid."""
+    return f"{field}: Invalid value: {go_value(value)}: {detail}"

@@ -2,7 +2,9 @@
 `live.LiveFeed` / `wire.relay` and channel-layer messages into websocket messages, nothing more.
 
 Guarantees:
-- `LiveConsumer` forwards every traffic batch the hub publishes (`{"t": "traffic", "records": [...]}`)
+- `LiveConsumer` forwards every traffic batch the hub publishes on `protocol.TRAFFIC_GROUP`
+  (messages of type `protocol.TRAFFIC_BATCH`, handled by `traffic_batch`) as
+  `{"t": "traffic", "records": [...]}`
   and, when the browser asks `{"op": "watch", "revision": N|null}`, the list-then-watch of
   `LiveFeed` from that revision (a new request replaces the previous one).
 - `WireConsumer` forwards the raw bytes of one watch stream as binary frames, then closes.
@@ -17,6 +19,7 @@ from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 
+from control import protocol
 from dashboard import hub, live, wire
 
 
@@ -33,7 +36,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         self.client = hub.connect(hub.hub_url(self.scope))
         if self.channel_layer is not None:
-            await self.channel_layer.group_add(hub.TRAFFIC_GROUP, self.channel_name)
+            await self.channel_layer.group_add(protocol.TRAFFIC_GROUP, self.channel_name)
         await self.accept()
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
@@ -49,7 +52,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         await _cancel(self.feed_task)
         if self.channel_layer is not None:
-            await self.channel_layer.group_discard(hub.TRAFFIC_GROUP, self.channel_name)
+            await self.channel_layer.group_discard(protocol.TRAFFIC_GROUP, self.channel_name)
         await self.client.close()
 
 

@@ -8,8 +8,6 @@ Guarantees:
   the request's Host header.
 - `stream_lines` and `read_text` reach the hub's two non-JSON answers (the NDJSON of a traffic
   run, the text of a kube-proxy table) as the same client; a refusal raises the hub's error.
-- `TRAFFIC_GROUP` is the channel-layer group the hub publishes its traffic records to
-  (duplicated from `control.api.traffic.GROUP`, which the dashboard may not import).
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ from control.client.http import HubClient, HubUnreachable
 
 AGENT = "dashboard (kube-kitchen)"
 WIRE_AGENT = "dashboard/wire (kube-kitchen)"
-TRAFFIC_GROUP = "kk.traffic"
 # Tests put an httpx transport here to stand in for the hub.
 transport: httpx.AsyncBaseTransport | None = None
 

@@ -18,7 +18,7 @@ from django.shortcuts import render
 from django.utils import translation
 from django.views.decorators.http import require_GET, require_POST
 
-from control import errors
+from control import errors, protocol
 from dashboard import hub, manifests, network, words
 from dashboard.actions import ACTIONS, ActionError, form_of
 
@@ -39,7 +39,7 @@ def localized(view: View) -> View:
 def page_context() -> dict[str, Any]:
     examples = {name: (EXAMPLES_DIR / f"{name}.yaml").read_text() for name in EXAMPLES}
     return {"words": words.terms(), "examples": examples,
-            "initial_manifest": examples["deployment"]}
+            "initial_manifest": examples["deployment"], "protocol": protocol.page_protocol()}
 
 
 @require_GET

@@ -1,115 +1,79 @@
-"""The ASGI application's lifespan: the hub's feed and CRD follower start at lifespan.startup, before
-any request, and stop at lifespan.shutdown; requests themselves start nothing."""
+"""Websocket routing: the dashboard's sockets reach their consumers; any other upgrade gets a 404
+Status (ASGI's denial response, which `control.websocket_denial` teaches Daphne), never a 500."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import socket
 
 import pytest
 
-from control.api import app as hub
-from control.api import crds
-from control.api.app import hub_app
-from control.asgi import ServedLifespan, application
-from control.bootstrap import cluster_bootstrap
-from control.storage import feed as feeds
-from control.storage import store
-
-pytestmark = pytest.mark.django_db(transaction=True)
+from control import websocket_denial
+from control.asgi import application
 
 
-async def _get(app, path: str) -> int:
+def _websocket(path: str, *, denial: bool = True) -> list[dict]:
+    scope = {"type": "websocket", "path": path, "query_string": b"", "headers": [], "subprotocols": [],
+             "extensions": {websocket_denial.EXTENSION: {}} if denial else {}}
     sent: list[dict] = []
 
     async def receive():
-        return {"type": "http.request", "body": b"", "more_body": False}
+        return {"type": "websocket.connect"}
 
     async def send(message):
         sent.append(message)
 
-    await app({"type": "http", "method": "GET", "path": path, "query_string": b"", "headers": []}, receive, send)
-    return sent[0]["status"]
+    asyncio.run(application(scope, receive, send))
+    return sent
 
 
-def test_lifespan_starts_the_feed_and_crd_follower_before_requests_and_stops_them():
-    cluster_bootstrap()
-
-    async def scenario():
-        loop = asyncio.get_running_loop()
-        assert await _get(hub_app, "/api/v1/namespaces") == 200
-        assert loop not in feeds._feeds and loop not in crds._following  # the hub's requests start nothing
-        with pytest.raises(feeds.FeedNotStarted):
-            await feeds.get_feed()
-
-        lifespan = ServedLifespan(application)
-        await lifespan.startup()
-        feed, follower = feeds._feeds[loop], crds._following[loop]
-        assert not follower.done() and not feed.stopped.is_set()
-        assert await feeds.get_feed() is feed
-        assert feed._committed in store._listeners  # the feed hears commits
-        tasks = list(feed._tasks)
-
-        assert await _get(application, "/api/v1/namespaces") == 200
-        assert feeds._feeds[loop] is feed and crds._following[loop] is follower  # started once, by the lifespan
-
-        await lifespan.shutdown()
-        assert loop not in feeds._feeds and loop not in crds._following
-        assert feed.stopped.is_set() and follower.cancelled() and all(t.done() for t in tasks)
-        assert feed._committed not in store._listeners
-        assert feed._listener is None or not feed._listener.is_alive()  # PostgreSQL's LISTEN connection closed
-
-    asyncio.run(scenario())
+@pytest.mark.parametrize("path", ["/api/v1/namespaces/default/pods/x/exec", "/apis/foo/v1/bar",
+                                  "/kubekitchen/changes", "/nowhere", "/api/ws/live/"])
+def test_an_upgrade_nobody_serves_is_a_404_status(path):
+    start, body = _websocket(path)
+    assert start["type"] == "websocket.http.response.start" and start["status"] == 404
+    assert (b"content-type", b"application/json") in start["headers"]
+    status = json.loads(body["body"])
+    assert body["type"] == "websocket.http.response.body" and body["body"].endswith(b"\n")
+    assert (status["kind"], status["reason"], status["code"]) == ("Status", "NotFound", 404)
 
 
-def test_without_a_lifespan_the_first_request_starts_the_hub(monkeypatch):
-    """Daphne's runserver sends no lifespan events: the server-facing app starts the hub itself."""
-    cluster_bootstrap()
-    starts: list[asyncio.AbstractEventLoop] = []
-    original = hub.startup
-
-    async def counted():
-        starts.append(asyncio.get_running_loop())
-        await original()
-
-    monkeypatch.setattr(hub, "startup", counted)
-
-    async def scenario():
-        loop = asyncio.get_running_loop()
-        assert [await _get(application, "/api/v1/namespaces") for _ in range(3)] == [200, 200, 200]
-        assert starts == [loop] and loop in feeds._feeds and not crds._following[loop].done()
-        await hub.shutdown()
-
-    asyncio.run(scenario())
+def test_without_the_extension_the_handshake_is_closed_not_crashed():
+    assert _websocket("/api/v1/namespaces/default/pods/x/exec", denial=False) == [{"type": "websocket.close",
+                                                                                   "code": 1000}]
 
 
-def test_a_hub_that_cannot_start_reports_startup_failed(monkeypatch):
-    async def broken():
-        raise RuntimeError("no database")
+def test_the_dashboard_sockets_are_routed_to_their_consumers():
+    from dashboard.routing import serves_websocket
 
-    monkeypatch.setattr("control.api.app.startup", broken)
-    replies: list[dict] = []
-
-    async def scenario():
-        inbox = asyncio.Queue()
-        await inbox.put({"type": "lifespan.startup"})
-
-        async def send(message):
-            replies.append(message)
-
-        await application({"type": "lifespan"}, inbox.get, send)
-        with pytest.raises(RuntimeError, match="the hub failed to start: no database"):
-            await ServedLifespan(application).startup()
-
-    asyncio.run(scenario())
-    assert replies == [{"type": "lifespan.startup.failed", "message": "the hub failed to start: no database"}]
+    assert serves_websocket("/ws/live/") and serves_websocket("/ws/wire/")
+    assert not serves_websocket("/ws/nothing/") and not serves_websocket("/api/v1/pods")
 
 
-def test_an_app_that_ends_its_lifespan_without_answering_is_an_error():
-    async def silent(scope, receive, send):
-        await receive()
+def test_daphne_answers_the_denial_with_the_status_on_the_wire(hub):
+    """Through the real server: status line, JSON Status, connection closed, no traceback logged."""
+    request = (b"GET /apis/foo/v1/bar HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+               b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+    with socket.create_connection(("127.0.0.1", hub.port), timeout=10) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 404 Not Found") and b"content-type: application/json" in head.lower()
+    assert json.loads(body)["reason"] == "NotFound"
+    assert "Traceback" not in hub.log.read_text()
 
-    async def scenario():
-        with pytest.raises(RuntimeError, match="without answering lifespan.startup"):
-            await ServedLifespan(silent).startup()
 
-    asyncio.run(scenario())
+def test_a_refused_upgrade_leaves_one_traffic_record():
+    from control.api import traffic
+
+    heard: list[dict] = []
+    stop = traffic.listen(heard.append)
+    try:
+        _websocket("/api/v1/namespaces/default/pods/x/exec")
+    finally:
+        stop()
+    assert [(r["type"], r["code"], r["resource"]) for r in heard] == [
+        ("request", 404, "/api/v1/namespaces/default/pods/x/exec")]

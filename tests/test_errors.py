@@ -1,42 +1,35 @@
-"""The one Status decoder (control.errors.from_status): a failed answer becomes the error class of
-its reason, else of its HTTP code, with the hub's message and details."""
-
-from __future__ import annotations
+"""Statuses as kube-apiserver writes them, and bad values as Go prints them."""
 
 import json
 
 import pytest
 
 from control import errors
+from control.api.responses import error_response
 
 
-def test_a_status_body_becomes_its_reason():
-    status = errors.conflict("apps/deployments", "web").status()
-    error = errors.from_status(json.dumps(status).encode(), 409)
-    assert type(error) is errors.Conflict and error.message == status["message"]
-    assert error.details == {"name": "web", "kind": "deployments", "group": "apps"}
+def test_status_fields_come_in_kube_apiservers_order():
+    status = errors.not_found("apps/deployments", "web").status()
+    assert list(status) == ["kind", "apiVersion", "metadata", "status", "message", "reason", "details", "code"]
+    assert list(errors.BadRequest("no").status()) == ["kind", "apiVersion", "metadata", "status", "message",
+                                                     "reason", "code"]
 
 
-def test_reason_wins_over_code_and_decoded_bodies_are_read_too():
-    assert type(errors.from_status({"reason": "AlreadyExists", "message": "m"}, 409)) is errors.AlreadyExists
-    assert type(errors.from_status({"reason": "Expired", "message": "old"}, 410)) is errors.Gone
-    assert type(errors.from_status('{"reason": "Invalid", "message": "bad"}', 400)) is errors.Invalid
+def test_an_error_body_is_compact_json_ending_in_a_newline():
+    reply = error_response(errors.conflict("/pods", "x"))
+    assert reply.body.endswith(b'"code":409}\n') and reply.body.count(b"\n") == 1
+    assert reply.body.startswith(b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":')
+    assert json.loads(reply.body)["reason"] == "Conflict" and reply.status == 409
 
 
-@pytest.mark.parametrize("code, cls", [
-    (400, errors.BadRequest), (403, errors.Forbidden), (404, errors.NotFound), (409, errors.Conflict),
-    (410, errors.Gone), (422, errors.Invalid), (429, errors.TooManyRequests), (503, errors.ServiceUnavailable),
-    (504, errors.Timeout), (418, errors.InternalError),
+@pytest.mark.parametrize("value, shown", [
+    (None, '"null"'), (True, "true"), (False, "false"), ("x", '"x"'), (3, "3"), (2.0, "2"), (2.5, "2.5"),
+    ({"b": None, "a": [1]}, '{"a":[1],"b":null}'),
 ])
-def test_without_a_known_reason_the_code_decides(code, cls):
-    assert type(errors.from_status(b'{"reason": "SomethingNew"}', code)) is cls
+def test_go_value_prints_as_go_does(value, shown):
+    assert errors.go_value(value) == shown
 
 
-def test_bodies_that_are_not_a_status_still_give_an_error_with_a_message():
-    text = errors.from_status(b"<html>bad gateway</html>", 502)
-    assert type(text) is errors.InternalError and text.message == "<html>bad gateway</html>"
-    assert errors.from_status(b"", 404).message == "the hub answered 404"
-    assert errors.from_status(b"x" * 2000, 500).message == "x" * 500
-    listed = errors.from_status(b'["not", "a", "status"]', 400)
-    assert type(listed) is errors.BadRequest and "not" in listed.message
-    assert errors.from_status({"message": "m", "details": "junk"}, 400).details is None
+def test_field_invalid_reads_as_a_go_field_error():
+    assert errors.field_invalid("spec.replicas", None, "must be an integer") == (
+        'spec.replicas: Invalid value: "null": must be an integer')

@@ -1,5 +1,10 @@
 """The hub's HTTP face as a lean ASGI application: the Kubernetes API paths, nothing else.
 
+Routing is a table (`ROUTES`): each entry a path pattern, the methods it answers and its handler;
+the first entry that matches answers. The Kubernetes resource paths, discovery, OpenAPI and health
+are entries, and so are the extras (`control.api.extras`: each module brings its `ROUTES`). Within
+a resource path the verb and subresource pick the handler from `SYNC_VERBS` / `ASYNC_VERBS`.
+
 Guarantees:
 - Every answer is JSON with `Content-Type: application/json` (pod logs: text/plain); every failure
   is a Kubernetes Status, bugs included (logged, answered as InternalError, never a stack trace).
@@ -17,19 +22,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from typing import Any, Callable
-from urllib.parse import parse_qsl
 
 from django.conf import settings
 
 from control import errors
 from control.clock import REAL as clock
 from control import kinds as registry
-from control.api import crds, discovery, subresources, traffic, verbs
-from control.api.extras import metrics
+from control.api import crds, discovery, openapi, openapi_v2, subresources, traffic, verbs
+from control.api.extras import autoscaling_v1, kitchen, metrics, services
 from control.storage.db import run_db
 from control.storage.feed import start_feed, stop_feed
 from control.api.extras.podlog import pod_log
-from control.api.request import Call, client_name
+from control.api.request import Call, Request, Route
 from control.api.responses import Reply, Stream, error_response, json_response
 from control.api.watch import wait_for_revision, watch
 
@@ -37,31 +41,15 @@ log = logging.getLogger(__name__)
 
 WATCH_VALUES = ("1", "true", "True")
 API_PREFIXES = ("/api", "/apis", "/version", "/openapi", "/healthz", "/readyz", "/livez", "/kubekitchen")
-NOT_FOUND = "the server could not find the requested resource"
+NOT_FOUND = errors.NOT_FOUND
+__all__ = ["API_PREFIXES", "ROUTES", "Request", "hub_app", "is_api_path", "route"]
 
 
 def is_api_path(path: str) -> bool:
     return any(path == p or path.startswith(p + "/") for p in API_PREFIXES)
 
 
-class Request:
-    """The parts of an HTTP request the hub looks at."""
-
-    def __init__(self, scope: dict[str, Any], body: bytes):
-        self.method: str = scope["method"]
-        self.path: str = scope["path"]
-        self.query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
-        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        self.body = body
-        self.actor = client_name(self.headers.get("user-agent", ""))
-        self.tag: dict[str, str] = {"verb": self.method.lower(), "resource": self.path}
-
-    @property
-    def content_type(self) -> str:
-        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-
-
-# --- routing ------------------------------------------------------------------------------------
+# --- the Kubernetes resource paths ---------------------------------------------------------------
 
 def _parse_target(group: str, version: str, rest: str) -> tuple[Any, str, str, str]:
     """(kind, namespace, name, subresource) for the path after /api/v1 or /apis/<g>/<v>."""
@@ -70,14 +58,14 @@ def _parse_target(group: str, version: str, rest: str) -> tuple[Any, str, str, s
     if len(parts) >= 3 and parts[0] == "namespaces" and registry.by_resource(group, version, parts[2]):
         namespace, parts = parts[1], parts[2:]
     if not parts or len(parts) > 3:
-        raise errors.NotFound(NOT_FOUND)
+        raise errors.path_not_found()
     kind = registry.by_resource(group, version, parts[0])
     if kind is None or (namespace and not kind.namespaced):
-        raise errors.NotFound(NOT_FOUND)
+        raise errors.path_not_found()
     name = parts[1] if len(parts) > 1 else ""
     sub = parts[2] if len(parts) > 2 else ""
     if sub and sub not in kind.subresources:
-        raise errors.NotFound(NOT_FOUND)
+        raise errors.path_not_found()
     return kind, namespace, name, sub
 
 
@@ -90,6 +78,7 @@ def _verb(method: str, name: str, query: dict[str, str]) -> str:
             "DELETE": "delete" if name else "deletecollection"}.get(method, method.lower())
 
 
+# (verb, names one object, subresource) -> handler. Sync handlers run on the database thread.
 SYNC_VERBS: dict[tuple[str, bool, str], Callable[[Call], Reply]] = {
     ("list", False, ""): verbs.list_, ("create", False, ""): verbs.create,
     ("deletecollection", False, ""): verbs.deletecollection,
@@ -103,6 +92,12 @@ SYNC_VERBS: dict[tuple[str, bool, str], Callable[[Call], Reply]] = {
     ("patch", True, "scale"): subresources.patch_scale,
     ("create", True, "binding"): lambda call: subresources.bind(call, verbs.now()),
 }
+# Streams and calls to other servers stay on the event loop.
+ASYNC_VERBS: dict[tuple[str, bool, str], Callable[[Call], Any]] = {
+    ("watch", False, ""): watch,
+    ("get", True, "log"): pod_log,  # through the node's kubelet
+}
+WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 
 
 def _guard(fn: Callable[[Call], Reply], call: Call) -> Reply:
@@ -117,7 +112,7 @@ def _guard(fn: Callable[[Call], Reply], call: Call) -> Reply:
         return error_response(errors.BadRequest("the object is nested too deeply"))
 
 
-async def _resource(request: Request, group: str, version: str, rest: str) -> Reply | Stream:
+async def resource(request: Request, group: str = "", version: str = "v1", rest: str = "") -> Reply | Stream:
     kind, namespace, name, sub = _parse_target(group, version, rest)
     verb = _verb(request.method, name, request.query)
     request.tag = {"verb": verb, "resource": f"{kind.plural}/{sub}" if sub else kind.plural,
@@ -125,12 +120,11 @@ async def _resource(request: Request, group: str, version: str, rest: str) -> Re
     call = Call(method=request.method, kind=kind, namespace=namespace, name=name, subresource=sub,
                 query=request.query, actor=request.actor, accept=request.headers.get("accept", ""),
                 content_type=request.content_type, raw_body=request.body)
-    if verb in ("create", "update", "patch", "delete", "deletecollection"):
+    if verb in WRITE_VERBS:
         call.check_options()
-    if verb == "watch" and not name and not sub:
-        return await watch(call)
-    if verb == "get" and sub == "log":
-        return await pod_log(call)
+    streamed = ASYNC_VERBS.get((verb, bool(name), sub))
+    if streamed is not None:
+        return await streamed(call)
     handler = SYNC_VERBS.get((verb, bool(name), sub))
     if handler is None:
         raise errors.MethodNotAllowed("the server does not allow this method on the requested resource",
@@ -142,70 +136,90 @@ async def _resource(request: Request, group: str, version: str, rest: str) -> Re
         return await run_db(_guard, handler, call)
 
 
-def _document(request: Request, verb: str, document: Any) -> Reply:
-    request.tag = {"verb": verb, "resource": request.path}
+# --- documents: health, version, discovery, OpenAPI ----------------------------------------------
+
+def _document(request: Request, document: Any) -> Reply:
+    request.tag = {"verb": "get", "resource": request.path}
     if document is None:
-        raise errors.NotFound(NOT_FOUND)
+        raise errors.path_not_found()
     return json_response(document)
 
 
+async def health(request: Request, check: str) -> Reply:
+    request.tag = {"verb": "get", "resource": check}
+    return Reply(200, b"ok", "text/plain")
+
+
+async def version(request: Request) -> Reply:
+    return _document(request, discovery.VERSION)
+
+
+async def api_versions(request: Request) -> Reply:
+    return _document(request, discovery.api_versions(request.headers.get("host", "")))
+
+
+async def group_list(request: Request) -> Reply:
+    return _document(request, discovery.api_group_list())
+
+
+async def group(request: Request, group: str) -> Reply:
+    return _document(request, discovery.api_group(group))
+
+
+async def resource_list(request: Request, group: str = "", version: str = "v1") -> Reply:
+    return _document(request, discovery.resource_list(group, version))
+
+
+async def openapi_root(request: Request) -> Reply:
+    return _document(request, openapi.root_document())
+
+
+async def openapi_document(request: Request, path: str) -> Reply:
+    return _document(request, openapi.group_version_document(path))
+
+
+async def openapi_v2_document(request: Request) -> Reply:
+    """Swagger 2.0: kubectl's fallback when a kind is missing from v3, in protobuf or JSON."""
+    request.tag = {"verb": "get", "resource": request.path}
+    body, content_type, etag = openapi_v2.document_reply(request.headers.get("accept", ""))
+    return Reply(200, body, content_type, {"ETag": etag})
+
+
+# --- the table -----------------------------------------------------------------------------------
+
+_SEGMENT = r"[^/]+"
+# First match wins: the extras' paths come before the generic resource path they would fall under.
+ROUTES: tuple[Route, ...] = (
+    Route(r"/(?P<check>healthz|readyz|livez)", health),
+    Route(r"/version", version),
+    Route(r"/openapi/v2", openapi_v2_document),
+    Route(r"/openapi/v3", openapi_root),
+    Route(r"/openapi/v3/(?P<path>.+)", openapi_document),
+    Route(r"/api", api_versions),
+    Route(r"/api/v1", resource_list),
+    Route(r"/api/v1/(?P<rest>.+)", resource, None),
+    Route(r"/apis", group_list),
+    Route(rf"/apis/(?P<group>{_SEGMENT})", group),
+    Route(rf"/apis/(?P<group>{_SEGMENT})/(?P<version>{_SEGMENT})", resource_list),
+    *kitchen.ROUTES,
+    *services.ROUTES,
+    *metrics.ROUTES,
+    *autoscaling_v1.ROUTES,
+    Route(rf"/apis/(?P<group>{_SEGMENT})/(?P<version>{_SEGMENT})/(?P<rest>.+)", resource, None),
+)
+
+
 async def route(request: Request) -> Reply | Stream:
-    parts = [p for p in request.path.split("/") if p]
-    if parts[:1] == ["kubekitchen"] and len(parts) == 2 and parts[1] in ("resolve", "traffic", "proxyrules"):
-        from control.api.extras import services  # Services at work: DNS, traffic through kube-proxy, its rules
-
-        return await services.serve(request, parts[1])
-    if request.method not in ("GET", "HEAD") and len(parts) < 3:
-        raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
-    head = parts[0] if parts else ""
-    if head in ("healthz", "readyz", "livez") and len(parts) == 1:
-        request.tag = {"verb": "get", "resource": head}
-        return Reply(200, b"ok", "text/plain")
-    if head == "kubekitchen" and len(parts) == 2 and parts[1] in ("snapshot", "changes"):
-        from control.api.extras import kitchen
-
-        request.tag = {"verb": "watch" if parts[1] == "changes" else "list", "resource": parts[1]}
-        if parts[1] == "snapshot":
-            return await kitchen.snapshot()
-        return await kitchen.changes(request.query, request.actor)
-    if head == "version" and len(parts) == 1:
-        return _document(request, "get", discovery.VERSION)
-    if head == "openapi" and parts[1:] == ["v2"]:  # Swagger 2.0: kubectl's fallback, in protobuf or JSON
-        from control.api import openapi_v2
-
-        request.tag = {"verb": "get", "resource": request.path}
-        body, content_type, etag = openapi_v2.document_reply(request.headers.get("accept", ""))
-        return Reply(200, body, content_type, {"ETag": etag})
-    if head == "openapi" and parts[1:2] == ["v3"]:
-        from control.api import openapi
-
-        if len(parts) == 2:
-            return _document(request, "get", openapi.root_document())
-        return _document(request, "get", openapi.group_version_document("/".join(parts[2:])))
-    if head == "api":
-        if len(parts) == 1:
-            return _document(request, "get", discovery.api_versions(request.headers.get("host", "")))
-        if parts[1] != "v1":
-            raise errors.NotFound(NOT_FOUND)
-        if len(parts) == 2:
-            return _document(request, "get", discovery.resource_list("", "v1"))
-        return await _resource(request, "", "v1", "/".join(parts[2:]))
-    if head == "apis":
-        if len(parts) == 1:
-            return _document(request, "get", discovery.api_group_list())
-        if len(parts) == 2:
-            return _document(request, "get", discovery.api_group(parts[1]))
-        if len(parts) == 3:
-            return _document(request, "get", discovery.resource_list(parts[1], parts[2]))
-        if parts[1] == metrics.GROUP:
-            return await metrics.serve(request.method, parts[2], "/".join(parts[3:]), request.query, request.tag)
-        if parts[1:3] == ["autoscaling", "v1"]:  # kubectl autoscale's v1 HPA: a converted view of v2
-            from control.api.extras import autoscaling_v1
-
-            return await autoscaling_v1.serve(request.method, "/".join(parts[3:]), request.query, request.headers,
-                                              request.body, request.content_type, request.actor, request.tag)
-        return await _resource(request, parts[1], parts[2], "/".join(parts[3:]))
-    raise errors.NotFound(NOT_FOUND)
+    """The answer of the first table entry whose pattern matches the path; 404 when none does,
+    405 when it does not answer this method."""
+    for entry in ROUTES:
+        params = entry.match(request.path)
+        if params is None:
+            continue
+        if entry.methods is not None and request.method not in entry.methods:
+            raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
+        return await entry.handler(request, **params)
+    raise errors.path_not_found()
 
 
 # --- the ASGI application -----------------------------------------------------------------------

@@ -1,20 +1,29 @@
-"""Legacy (JSON) discovery: /api, /apis, /api/v1, /apis/<group>/<version>, /version.
+"""Legacy (JSON) discovery: /api, /apis, /apis/<group>, /api/v1, /apis/<group>/<version>, /version.
 
-Guarantees: the documents list exactly the kinds in the registry with their verbs, short names,
-categories and subresources (`kubectl scale` needs `*/scale`, the scheduler `pods/binding`).
-Aggregated discovery is not offered; kubectl falls back to these because they are served as
-plain `application/json`.
+Guarantees:
+- The documents list every version the hub serves: the kinds in the registry with their verbs, short
+  names, categories and subresources (`kubectl scale` needs `*/scale`, the scheduler
+  `pods/binding`), and the views served beside them (`VIEWS`: metrics.k8s.io, the autoscaling/v1
+  HorizontalPodAutoscaler), each with the verbs it really answers.
+- A group's preferred version is the registry's first (autoscaling stays v2 with v1 listed after).
+- Every resource entry of a stored kind carries `storageVersionHash` as kube-apiserver computes it
+  (discovery/storageversionhash.go: base64 of the first 8 bytes of sha256("group/version/kind") of
+  the version the objects are stored in), so clients that watch for storage migrations see it.
+- Aggregated discovery is not offered; kubectl falls back to these because they are served as
+  plain `application/json`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import base64
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 from control import kinds as registry
-from control.api.extras import metrics
 from control.kinds.base import Kind
 
-ITEM_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+ITEM_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
 _SUBRESOURCE = {
     "status": lambda k: {"kind": k.kind, "verbs": ["get", "patch", "update"]},
@@ -31,9 +40,49 @@ VERSION = {
 }
 
 
+@dataclass(frozen=True)
+class View:
+    """A group-version served beside the registry (by `control.api.extras`): its resource entries,
+    computed when asked (they may depend on the registry), and for OpenAPI the kinds it shows and
+    the component schemas they need that `control.kinds.schemas` does not hold."""
+
+    group: str
+    version: str
+    resources: Callable[[], list[dict[str, Any]]]
+    kinds: tuple[Kind, ...] = ()
+    schemas: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def views() -> tuple[View, ...]:
+    """Every view the extras serve (for discovery and OpenAPI)."""
+    return _views()
+
+
+def _views() -> tuple[View, ...]:
+    from control.api.extras import VIEWS  # the extras serve them; discovery only lists them
+
+    return VIEWS
+
+
+def storage_version_hash(group: str, version: str, kind: str) -> str:
+    """kube-apiserver's StorageVersionHash of the kind as it is stored."""
+    digest = hashlib.sha256(f"{group}/{version}/{kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode()
+
+
 def api_versions(server_address: str) -> dict[str, Any]:
     return {"kind": "APIVersions", "versions": ["v1"],
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]}
+
+
+def _served_versions() -> dict[str, list[str]]:
+    """{group: [versions]}, preferred first: the registry's, then each view's version after them."""
+    out = {group: list(versions) for group, versions in registry.group_versions().items()}
+    for view in _views():
+        versions = out.setdefault(view.group, [])
+        if view.version not in versions:
+            versions.append(view.version)
+    return out
 
 
 def _group_entry(group: str, versions: list[str]) -> dict[str, Any]:
@@ -42,41 +91,45 @@ def _group_entry(group: str, versions: list[str]) -> dict[str, Any]:
 
 
 def api_group_list() -> dict[str, Any]:
-    groups = [_group_entry(g, vs) for g, vs in registry.group_versions().items() if g]
-    groups.append(_group_entry(metrics.GROUP, [metrics.VERSION]))  # served by control.api.extras.metrics
+    groups = [_group_entry(g, vs) for g, vs in _served_versions().items() if g]
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
 def api_group(group: str) -> dict[str, Any] | None:
-    versions = registry.group_versions().get(group) or ([metrics.VERSION] if group == metrics.GROUP else None)
+    versions = _served_versions().get(group)
     if not group or not versions:
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(group, versions)}
 
 
-def _resources(kind: Kind) -> list[dict[str, Any]]:
+def resource_entries(kind: Kind, *, verbs: tuple[str, ...] = ITEM_VERBS, stored_as: Kind | None = None,
+                     subresources: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """The APIResource entries of one kind: the main resource, then its subresources. `stored_as`
+    is the kind whose version the objects are kept in, when this entry is a view of another version."""
+    storage = stored_as or kind
     main: dict[str, Any] = {
         "name": kind.plural, "singularName": kind.singular, "namespaced": kind.namespaced,
-        "kind": kind.kind, "verbs": ITEM_VERBS,
+        "kind": kind.kind, "verbs": list(verbs),
     }
     if kind.short_names:
         main["shortNames"] = list(kind.short_names)
     if kind.categories:
         main["categories"] = list(kind.categories)
+    main["storageVersionHash"] = storage_version_hash(storage.group, storage.version, storage.kind)
     out = [main]
-    for sub in kind.subresources:
+    for sub in kind.subresources if subresources is None else subresources:
         out.append({"name": f"{kind.plural}/{sub}", "singularName": "", "namespaced": kind.namespaced,
                     **_SUBRESOURCE[sub](kind)})
     return out
 
 
 def resource_list(group: str, version: str) -> dict[str, Any] | None:
-    if (group, version) == (metrics.GROUP, metrics.VERSION):
-        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": metrics.API_VERSION,
-                "resources": metrics.RESOURCES}
     served = registry.kinds_in(group, version)
-    if not served:
+    resources = [entry for kind in served for entry in resource_entries(kind)]
+    for view in _views():
+        if (view.group, view.version) == (group, version):
+            resources += view.resources()
+    if not served and not any((v.group, v.version) == (group, version) for v in _views()):
         return None
     return {"kind": "APIResourceList", "apiVersion": "v1",
-            "groupVersion": f"{group}/{version}" if group else version,
-            "resources": [entry for kind in served for entry in _resources(kind)]}
+            "groupVersion": f"{group}/{version}" if group else version, "resources": resources}

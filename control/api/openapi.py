@@ -37,9 +37,10 @@ PATCH_TYPES = ("application/apply-patch+yaml", "application/json-patch+json",
 def _default_kinds(kinds: Sequence[Kind] | None) -> Sequence[Kind]:
     if kinds is not None:
         return kinds
+    from control.api.discovery import views
     from control.kinds import all_kinds
 
-    return all_kinds()
+    return [*all_kinds(), *(k for view in views() for k in view.kinds)]  # the extras' views too
 
 
 def gv_path(group: str, version: str) -> str:
@@ -259,7 +260,9 @@ _REF_PATTERN = re.compile(r'"\$ref": ?"#/components/schemas/([^"]+)"')
 
 def reachable(names: Iterable[str], extra: dict[str, Doc] | None = None) -> dict[str, Doc]:
     """`names` and every schema they reference, transitively (from DEFINITIONS, then `extra`)."""
-    pool = {**DEFINITIONS, **(extra or {})}
+    from control.api.discovery import views
+
+    pool = {**DEFINITIONS, **{n: d for view in views() for n, d in view.schemas.items()}, **(extra or {})}
     out: dict[str, Doc] = {}
     todo = list(names)
     while todo:

@@ -28,6 +28,14 @@ def patch_meta(definition: str):
     return PatchMeta.from_openapi(DEFINITIONS, definition)
 
 
+def _without_python_reprs(text: str) -> str:
+    """jsonpatch's messages end with the Python repr of the document or a value's class; the
+    client must see neither (it would read `{'a': 1}` or `<class 'int'>`)."""
+    text = re.sub(r" \(<class '[^']+'>\)", "", text)
+    text = re.sub(r" not found in [\[{].*$", " not found", text, flags=re.S)
+    return re.sub(r"(?<![A-Za-z])'([^']*)'", r'"\1"', text)
+
+
 def apply_patch(kind: Kind, current: dict[str, Any], patch_type: str, patch: Any, *, definition: str | None = None) -> dict[str, Any]:
     from control.api.smp import PatchError, json_merge_patch, strategic_merge_patch
 
@@ -36,9 +44,12 @@ def apply_patch(kind: Kind, current: dict[str, Any], patch_type: str, patch: Any
             raise errors.BadRequest("json patch must be a list of operations")
         try:
             result = jsonpatch.JsonPatch(patch).apply(copy.deepcopy(current))
+        except jsonpatch.JsonPatchTestFailed:
+            raise errors.Invalid("the server rejected our request due to an error in our request: "
+                                 "test failed") from None  # the library's text holds Python reprs
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
-            detail = re.sub(r" \(<class '[^']+'>\)", "", str(exc))
-            raise errors.Invalid(f"the server rejected our request due to an error in our request: {detail}") from None
+            raise errors.Invalid(f"the server rejected our request due to an error in our request: "
+                                 f"{_without_python_reprs(str(exc))}") from None
         except RecursionError:
             raise errors.BadRequest("the patch is nested too deeply") from None
         except (TypeError, KeyError, ValueError, AttributeError, IndexError) as exc:

@@ -1,7 +1,8 @@
 """Turning an HTTP request into checked values: body, options, selectors, client identity.
 
 Guarantees: every malformed input becomes a BadRequest / UnsupportedMediaType /
-RequestEntityTooLarge carrying a clear message; nothing here raises anything else. YAML is read
+RequestEntityTooLarge carrying a clear message; nothing here raises anything else. `Request` is
+what the router sees of an HTTP request, `Route` one entry of the hub's routing table. YAML is read
 without anchors/aliases and without implicit timestamps, so what it yields is always plain JSON.
 """
 
@@ -11,12 +12,14 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qsl
 
 import yaml
 from django.conf import settings
 
 from control import errors
+from control.api import gojson
 from control.kinds.base import Kind
 
 PATCH_TYPES = {
@@ -76,6 +79,45 @@ class Call:
         return manager or self.actor.split("/")[0] or "unknown"
 
 
+class Request:
+    """The parts of an HTTP request the hub looks at, and the traffic tag its handler fills in."""
+
+    def __init__(self, scope: dict[str, Any], body: bytes):
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]
+        self.query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        self.body = body
+        self.actor = client_name(self.headers.get("user-agent", ""))
+        self.tag: dict[str, str] = {"verb": self.method.lower(), "resource": self.path}
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+Handler = Callable[..., Awaitable[Any]]  # (request, **the pattern's named groups) -> Reply | Stream
+READS = frozenset({"GET", "HEAD"})
+
+
+@dataclass(frozen=True)
+class Route:
+    """One entry of the routing table: a regular expression the whole path must match (its named
+    groups become the handler's keyword arguments), the handler, and the methods it answers (any
+    other is a 405 Status; None: the handler decides)."""
+
+    pattern: str
+    handler: Handler
+    methods: frozenset[str] | None = READS
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_regex", re.compile(self.pattern))
+
+    def match(self, path: str) -> dict[str, str] | None:
+        found = self._regex.fullmatch(path)  # type: ignore[attr-defined]
+        return found.groupdict() if found else None
+
+
 class _PlainLoader(yaml.SafeLoader):
     """SafeLoader without aliases (no billion laughs) and without timestamps (plain JSON only)."""
 
@@ -114,37 +156,73 @@ def load_yaml_documents(text: str) -> list[Any]:
     return [_plain_json(doc) for doc in yaml.load_all(text, Loader=_PlainLoader) if doc is not None]
 
 
-def decode(raw: bytes, content_type: str) -> Any:
-    """Parse a request body as JSON (or YAML for yaml media types)."""
+class _Undecodable(Exception):
+    """A body that is not the JSON (or YAML) it claims to be; the text is Go's wording."""
+
+
+def _parse(raw: bytes, content_type: str) -> Any:
     limit = settings.KK_MAX_BODY_BYTES
     if len(raw) > limit:
         raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:  # refused rather than silently replaced: a name of U+FFFD helps nobody
+        raise _Undecodable("error converting YAML to JSON: yaml: invalid leading UTF-8 octet" if "yaml" in content_type
+                           else "json parse error: invalid UTF-8 in JSON input") from None
+    if "yaml" in content_type:
+        try:
+            docs = load_yaml_documents(text)
+        except (ValueError, yaml.YAMLError, RecursionError) as exc:
+            raise _Undecodable(f"error converting YAML to JSON: {_yaml_problem(exc)}") from None
+        if len(docs) != 1:
+            raise _Undecodable(f"error converting YAML to JSON: yaml: expected exactly one document, found {len(docs)}")
+        return docs[0]
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        raise _Undecodable(f"json parse error: {gojson.parse_error(text)}") from None
+
+
+def _yaml_problem(exc: BaseException) -> str:
+    """go-yaml's wording: `yaml: line N: <problem>` (it is a port of libyaml, as PyYAML is)."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if problem and mark is not None:
+        return f"yaml: line {mark.line + 1}: {problem}"
+    return f"yaml: {problem or 'invalid document'}"
+
+
+def decode(raw: bytes, content_type: str) -> Any:
+    """Parse a request body (a patch, DeleteOptions) as JSON, or YAML for yaml media types."""
     if not raw.strip():
         raise errors.BadRequest("the request body is empty")
     try:
-        text = raw.decode("utf-8")
-        if "yaml" in content_type:
-            docs = load_yaml_documents(text)
-            if len(docs) != 1:
-                raise ValueError(f"expected exactly one YAML document, found {len(docs)}")
-            return docs[0]
-        return json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, yaml.YAMLError, RecursionError) as exc:
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        what = "yaml" if "yaml" in content_type else "json"
-        raise errors.BadRequest(f"the body of the request could not be decoded: {what} parse error: {detail}") from None
+        return _parse(raw, content_type)
+    except _Undecodable as exc:
+        raise errors.BadRequest(f"the body of the request could not be decoded: {exc}") from None
 
 
-def decode_object(call: Call) -> dict[str, Any]:
+def decode_object(call: Call, into: str | None = None) -> dict[str, Any]:
+    """The object of a create or update; an undecodable body is refused as kube-apiserver refuses
+    it (`the object provided is unrecognized (must be of type Pod): ...`). `into` names the type
+    when it is not the endpoint's kind (a Scale, a Binding)."""
     media = call.content_type or "application/json"
     if media == PROTOBUF and call.method in ("POST", "PUT"):
         return _decode_protobuf(call.raw_body)
     if media not in ("application/json", "application/yaml", "*/*") and call.method in ("POST", "PUT"):
         raise errors.UnsupportedMediaType('the body of the request was in an unknown format - accepted media types include: application/json, application/yaml')
-    body = decode(call.raw_body, media)
-    if not isinstance(body, dict):
-        raise errors.BadRequest("the body of the request must be a JSON object")
-    return body
+    try:
+        body = _parse(call.raw_body, media)
+        if body is None:
+            why = f"Object 'Kind' is missing in '{call.raw_body.decode('utf-8', errors='replace')}'"
+        elif not isinstance(body, dict):
+            why = f"couldn't get version/kind; json parse error: {gojson.unmarshal_error(body)}"
+        else:
+            return body
+    except _Undecodable as exc:
+        why = str(exc) if "yaml" in media else f"couldn't get version/kind; {exc}"
+    raise errors.BadRequest(f"the object provided is unrecognized (must be of type {into or call.kind.kind}): "
+                            f"{why} ({gojson.summary(call.raw_body)})")
 
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
@@ -170,6 +248,12 @@ def check_type_meta(call: Call, obj: dict[str, Any], *, api_version: str | None 
     expected_version = api_version or call.kind.api_version
     expected_kind = kind or call.kind.kind
     got_version, got_kind = obj.get("apiVersion"), obj.get("kind")
+    for field, value in (("apiVersion", got_version), ("kind", got_kind)):
+        if value is not None and not isinstance(value, str):  # Go fails to decode it, so does the hub
+            go_type = gojson.unmarshal_error(value, "string").replace("Go value", f"Go struct field .{field}")
+            raise errors.BadRequest(f"the object provided is unrecognized (must be of type {expected_kind}): "
+                                    f"couldn't get version/kind; json parse error: {go_type} "
+                                    f"({gojson.summary(call.raw_body)})")
     if got_version not in (None, "") and got_version != expected_version:
         raise errors.BadRequest(f"the API version in the data ({got_version}) does not match the expected "
                                 f"API version ({expected_version})")
@@ -205,7 +289,7 @@ def parse_revision(requested: str) -> int:
     try:
         return int(requested)
     except ValueError:
-        raise errors.BadRequest(f'resourceVersion: Invalid value: "{requested}": must be an integer') from None
+        raise errors.BadRequest(errors.field_invalid("resourceVersion", requested, "must be an integer")) from None
 
 
 def int_param(query: dict[str, str], key: str, *, minimum: int = 0) -> int | None:

@@ -1,7 +1,8 @@
 """What the hub answers, before it goes on the wire: a whole reply or a stream of chunks.
 
 Guarantees: every JSON reply carries `Content-Type: application/json` (kubectl picks its decoder
-from it); errors always come out as a complete Kubernetes Status; JSON is compact and UTF-8.
+from it); errors always come out as a complete Kubernetes Status, byte for byte as kube-apiserver
+writes it (its field order, a trailing newline); JSON is compact and UTF-8.
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ def raw_json_response(text: str, status: int = 200, *, headers: dict[str, str] |
 
 
 def error_response(error: ApiError) -> Reply:
-    return json_response(error.status(), error.code, headers=error.headers)
+    """The error's Status as kube-apiserver writes it: its field order, then a newline (Go's
+    json.Encoder ends every document with one)."""
+    return Reply(error.code, (dumps(error.status()) + "\n").encode(), JSON, dict(error.headers))
 
 
 def success_status(details: dict[str, Any], code: int = 200) -> dict[str, Any]:

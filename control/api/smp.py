@@ -25,6 +25,8 @@ import copy
 import json
 from typing import Any, Mapping
 
+from control import errors
+
 PATCH = "$patch"
 RETAIN_KEYS = "$retainKeys"
 SET_ORDER = "$setElementOrder/"
@@ -180,7 +182,7 @@ def _merge_map(original: dict, patch: dict, meta: PatchMeta, path: str) -> Any:
     if directive == "replace":
         original = {}
     elif directive != "merge":
-        raise PatchError(f"{path or '.'}: unknown patch type {directive!r} in map "
+        raise PatchError(f"{path or '.'}: unknown patch type {errors.go_value(directive)} in map "
                          "(expected replace, delete or merge)")
     if RETAIN_KEYS in patch:
         _retain_keys(original, patch, path)
@@ -273,10 +275,10 @@ def _merge_list(original: list, patch: list, meta: PatchMeta, strategy: str, key
             if strategy != "merge" or key is None:
                 raise PatchError(f"{path}[{i}]: $patch: delete needs a list with a merge key")
             if key not in element:
-                raise PatchError(f"{path}[{i}]: map does not contain declared merge key {key!r}")
+                raise PatchError(f"{path}[{i}]: map does not contain declared merge key {errors.go_value(key)}")
             deletes.append(element[key])
         else:
-            raise PatchError(f"{path}[{i}]: unknown patch type {directive!r} in list "
+            raise PatchError(f"{path}[{i}]: unknown patch type {errors.go_value(directive)} in list "
                              "(expected replace, delete or merge)")
     if replace:
         return _fresh_list(items, meta, path)
@@ -294,9 +296,9 @@ def _merge_list(original: list, patch: list, meta: PatchMeta, strategy: str, key
     result = [e for e in original if not (isinstance(e, dict) and key in e and e[key] in deletes)]
     for i, element in enumerate(items):
         if not isinstance(element, dict):
-            raise PatchError(f"{path}[{i}]: expected a map with merge key {key!r}")
+            raise PatchError(f"{path}[{i}]: expected a map with merge key {errors.go_value(key)}")
         if key not in element:
-            raise PatchError(f"{path}[{i}]: map does not contain declared merge key {key!r}")
+            raise PatchError(f"{path}[{i}]: map does not contain declared merge key {errors.go_value(key)}")
         where = f"{path}[{key}={json.dumps(element[key])}]"
         at = next((j for j, e in enumerate(result) if isinstance(e, dict) and e.get(key) == element[key]), None)
         merged_element = _merge_map(result[at] if at is not None else {}, element, meta, where)
@@ -321,7 +323,7 @@ def _set_order(obj: dict, field: str, order: Any, meta: PatchMeta, path: str) ->
         wanted = []
         for entry in order:
             if not isinstance(entry, dict) or key not in entry:
-                raise PatchError(f"{path}: $setElementOrder entries must be maps with merge key {key!r}")
+                raise PatchError(f"{path}: $setElementOrder entries must be maps with merge key {errors.go_value(key)}")
             wanted.append(entry[key])
         ident = (lambda e: e.get(key) if isinstance(e, dict) else None)
     else:

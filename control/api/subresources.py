@@ -28,13 +28,13 @@ SCALE_DEFINITION = "io.k8s.api.autoscaling.v1.Scale"
 # --- binding ---------------------------------------------------------------------------------
 
 def bind(call: Call, now: float) -> Reply:
-    body = decode_object(call)
+    body = decode_object(call, into="Binding")
     check_type_meta(call, body, api_version="v1", kind="Binding")
     target = body.get("target")
     if not isinstance(target, dict) or not target.get("name"):
         raise errors.invalid("Binding", "", call.name, [cause("target.name", "Required value", "FieldValueRequired")])
     if target.get("kind") not in (None, "", "Node"):
-        raise errors.invalid("Binding", "", call.name, [cause("target.kind", f'Invalid value: "{target.get("kind")}": must be empty or \'Node\'')])
+        raise errors.invalid("Binding", "", call.name, [cause("target.kind", f"Invalid value: {errors.go_value(target.get('kind'))}: must be empty or 'Node'")])
     node = str(target["name"])
     name = body["metadata"].get("name") or call.name
     if name != call.name:
@@ -87,7 +87,7 @@ def _apply_scale(call: Call, current: Obj, scale: Any) -> Obj:
     spec = scale.get("spec") if scale.get("spec") is not None else {}
     replicas = spec.get("replicas", 0) if isinstance(spec, dict) else None  # Go omits a zero
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-        raise_if_invalid(call.kind, current, [cause("spec.replicas", f"Invalid value: {replicas!r}: must be greater than or equal to 0")])
+        raise_if_invalid(call.kind, current, [cause("spec.replicas", f"Invalid value: {errors.go_value(replicas)}: must be greater than or equal to 0")])
     result = copy.deepcopy(current)
     path = call.kind.scale.spec_replicas_path if call.kind.scale else ".spec.replicas"
     if jsonpath.first(result, path) != replicas:
@@ -104,7 +104,7 @@ def get_scale(call: Call) -> Reply:
 
 
 def update_scale(call: Call) -> Reply:
-    body = decode_object(call)
+    body = decode_object(call, into="Scale")
     return _write_scale(call, lambda cur: _apply_scale(call, cur, body))
 
 

@@ -4,7 +4,7 @@ events the hub delivered to whom. The dashboard draws these as movements along t
 Guarantees: every HTTP request through the hub produces exactly one record (also errors and
 unknown paths); recording never blocks or fails a request; records are kept in a bounded ring
 and handed to in-process listeners and, in batches (bounded), to the channel layer group
-`kk.traffic`; watch deliveries are summed per client and resource between flushes.
+`protocol.TRAFFIC_GROUP`; watch deliveries are summed per client and resource between flushes.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ import logging
 from collections import deque
 from typing import Any, Callable
 
+from control import protocol
 from control.clock import REAL as clock
 
 log = logging.getLogger(__name__)
 
-GROUP = "kk.traffic"
+GROUP = protocol.TRAFFIC_GROUP
 MAX_PENDING = 10_000
 recent: deque[dict[str, Any]] = deque(maxlen=2000)
 _listeners: list[Callable[[dict[str, Any]], None]] = []
@@ -69,14 +70,14 @@ async def _flush_forever() -> None:
         batch = _pending[:500]
         del _pending[:len(batch)]
         try:
-            await layer.group_send(GROUP, {"type": "traffic.batch", "records": batch})
+            await layer.group_send(GROUP, {"type": protocol.TRAFFIC_BATCH, "records": batch})
         except Exception:
             log.warning("could not publish traffic to the channel layer", exc_info=True)
 
 
 def request_done(actor: str, tag: dict[str, str], code: int, started: float) -> None:
     """One request answered (called once per request by the hub's ASGI app)."""
-    publish({"type": "request", "who": actor, **tag, "code": code,
+    publish({"type": protocol.RECORD_REQUEST, "who": actor, **tag, "code": code,
              "latency_ms": round((clock.monotonic() - started) * 1000, 3), "ts": clock.now()})
 
 
@@ -104,5 +105,5 @@ def _drain_deliveries() -> None:
     items = list(_deliveries.items())
     _deliveries.clear()
     for (actor, plural, group), (count, revision) in items:
-        publish({"type": "watch", "who": actor, "resource": plural, "group": group,
+        publish({"type": protocol.RECORD_WATCH, "who": actor, "resource": plural, "group": group,
                  "count": count, "revision": revision, "ts": now})

@@ -1,35 +1,92 @@
-"""The watch verb: newline-delimited JSON events over one chunked HTTP response.
+"""The watch verb, and the one event-stream loop every watch of the hub runs on.
 
 Guarantees:
-- Without a resourceVersion (or with "0") the stream opens with a synthetic ADDED for every
+- `change_stream` is the only loop that turns the change feed into a stream: the API watch and
+  `/kubekitchen/changes` both run on it. It sends the headers at once, then each batch of
+  committed changes after the start revision, in revision order with none lost or repeated, as
+  soon as it is known; a start revision that was compacted gets one ERROR line carrying a 410
+  Expired Status, then the stream ends (HTTP 200, as Kubernetes does). Bookmarks come every
+  `KK_BOOKMARK_INTERVAL` seconds (the one bookmark setting) when the caller asks for them; the
+  stream ends after its timeout. Time is read from an injected clock.
+- The API watch: without a resourceVersion (or with "0") it opens with a synthetic ADDED for every
   selected object, then continues from that list's revision; with one, it continues after it.
-- Events come in revision order with none lost or repeated; each is one JSON object on one line,
-  flushed as soon as it is known. A watch whose resume point was compacted gets one ERROR event
-  carrying a 410 Expired Status, then the stream ends (HTTP 200, as Kubernetes does).
-- With selectors, an object that stops matching is sent as DELETED and one that starts matching
-  as ADDED. Bookmarks are sent when asked for; the stream ends after timeoutSeconds.
+- With selectors, each change is translated as kube-apiserver's cache watcher does
+  (cacher/cache_watcher.go convertToWatchEvent): matching now and before → MODIFIED, now but not
+  before → ADDED, before but not now → DELETED, neither → nothing. "Before" is the object's
+  previous version: none for a creation (so an object created after the resume point is always
+  ADDED), else the version this watcher last saw, or for the first change of an object its state
+  at the resume point as the list at that revision gives it.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable, Protocol
 
 from django.conf import settings
 
-from control.clock import REAL as clock
 from control import errors
+from control.clock import REAL, Clock
 from control.api import tables, traffic
-from control.storage.db import run_db
-from control.storage.feed import get_feed
 from control.api.request import Call, bool_param, int_param, parse_revision
 from control.api.responses import Stream, dumps
 from control.api.selection import Selection
 from control.api.verbs import list_objects, require_revision
+from control.storage.db import run_db
+from control.storage.feed import get_feed
 from control.storage.store import Change
 
 DEFAULT_TIMEOUT = 1800  # the real server picks 30–60 minutes
+Render = Callable[[list[Change]], list[bytes]]
 
+
+class Feed(Protocol):
+    async def read_after(self, revision: int, *, timeout: float) -> list[Change]: ...
+
+
+def error_line(error: errors.ApiError) -> bytes:
+    return f'{{"type":"ERROR","object":{dumps(error.status())}}}\n'.encode()
+
+
+async def change_stream(start: int, *, render: Render, timeout: float,
+                        bookmark: Callable[[int], bytes] | None = None,
+                        delivered: Callable[[int, int], None] = lambda count, revision: None,
+                        opening: bytes = b"", feed: Feed | None = None,
+                        clock: Clock = REAL) -> AsyncIterator[bytes]:
+    """The lines of a watch from `start`: `render` turns each batch of changes into event lines
+    (it may drop some), `bookmark(revision)` is the bookmark line (None: no bookmarks),
+    `delivered(count, revision)` hears of every batch sent, `opening` goes first (the synthetic
+    ADDED events of a watch without a resourceVersion)."""
+    yield b""  # sends the status line and headers now: clients wait for them before the first event
+    if opening:
+        yield opening
+    feed = feed or await get_feed()
+    revision = start
+    deadline = clock.monotonic() + timeout
+    every = settings.KK_BOOKMARK_INTERVAL
+    next_bookmark = clock.monotonic() + every
+    while True:
+        remaining = deadline - clock.monotonic()
+        if remaining <= 0:
+            return
+        wait = min(remaining, max(0.05, next_bookmark - clock.monotonic())) if bookmark else remaining
+        try:
+            changes = await feed.read_after(revision, timeout=wait)
+        except errors.Gone as gone:
+            yield error_line(gone)
+            return
+        if changes:
+            revision = changes[-1].revision
+            lines = render(changes)
+            if lines:
+                delivered(len(lines), revision)
+                yield b"".join(lines)
+        if bookmark and clock.monotonic() >= next_bookmark:
+            next_bookmark = clock.monotonic() + every
+            yield bookmark(revision)
+
+
+# --- the API watch -------------------------------------------------------------------------------
 
 class _Encoder:
     """Turns objects into event lines: raw JSON, or one-row Tables for `kubectl get -w`."""
@@ -49,12 +106,8 @@ class _Encoder:
         return f'{{"type":"{event_type}","object":{body if body is not None else dumps(obj)}}}\n'
 
 
-def _in_scope(call: Call, change: Change) -> bool:
-    return change.resource == call.kind.resource and (not call.namespace or change.namespace == call.namespace)
-
-
 class _Filter:
-    """Selector bookkeeping: which objects this watcher currently sees as matching."""
+    """Selector bookkeeping: which objects this watcher saw matching in their previous version."""
 
     def __init__(self, selection: Selection, visible: set[tuple[str, str]]):
         self.selection = selection
@@ -65,44 +118,23 @@ class _Filter:
         if self.selection.everything:
             return change.type
         key = (change.namespace, change.name)
-        was, now = key in self.visible, change.type != "DELETED" and self.selection.matches(change.obj())
+        # A creation has no previous version, whatever this watcher's starting list held.
+        before = key in self.visible and change.type != "ADDED"
         if change.type == "DELETED":
             self.visible.discard(key)
-            return "DELETED" if was or self.selection.matches(change.obj()) else None
-        if now:
+            return "DELETED" if before or self.selection.matches(change.obj()) else None
+        if self.selection.matches(change.obj()):
             self.visible.add(key)
-            return "MODIFIED" if was else "ADDED"
-        if was:
-            self.visible.discard(key)
-            return "DELETED"
-        return None
+            return "MODIFIED" if before else "ADDED"
+        self.visible.discard(key)
+        return "DELETED" if before else None
 
 
-async def _events(call: Call, selection: Selection, start: int, initial: list[dict[str, Any]],
-                  visible: set[tuple[str, str]], timeout: float, bookmarks: bool) -> AsyncIterator[bytes]:
-    encoder = _Encoder(call)
-    yield b""  # sends the status line and headers now: clients wait for them before the first event
-    if initial:
-        yield "".join(encoder.line("ADDED", None, obj) for obj in initial).encode()
-    feed = await get_feed()
-    keep = _Filter(selection, visible)
-    revision = start
-    deadline = clock.monotonic() + timeout
-    bookmark_every = settings.KK_BOOKMARK_INTERVAL
-    next_bookmark = clock.monotonic() + bookmark_every
-    while True:
-        remaining = deadline - clock.monotonic()
-        if remaining <= 0:
-            return
-        try:
-            changes = await feed.read_after(revision, timeout=min(remaining, max(0.05, next_bookmark - clock.monotonic())))
-        except errors.Gone as gone:
-            yield f'{{"type":"ERROR","object":{dumps(gone.status())}}}\n'.encode()
-            return
+def _renderer(call: Call, keep: _Filter, encoder: _Encoder) -> Render:
+    def render(changes: list[Change]) -> list[bytes]:
         lines = []
         for change in changes:
-            revision = change.revision
-            if not _in_scope(call, change):
+            if change.resource != call.kind.resource or (call.namespace and change.namespace != call.namespace):
                 continue
             event_type = keep.translate(change)
             if event_type is None:
@@ -115,33 +147,49 @@ async def _events(call: Call, selection: Selection, start: int, initial: list[di
                 lines.append(change.line())  # encoded once, shared by every watcher
             else:
                 lines.append(encoder.line(event_type, change.body, None).encode())
-        if lines:
-            traffic.delivered(call.actor, call.kind, len(lines), revision)
-            yield b"".join(lines)
-        if bookmarks and clock.monotonic() >= next_bookmark:
-            next_bookmark = clock.monotonic() + bookmark_every
-            mark = {"kind": call.kind.kind, "apiVersion": call.kind.api_version,
-                    "metadata": {"resourceVersion": str(revision)}}
-            yield f'{{"type":"BOOKMARK","object":{dumps(mark)}}}\n'.encode()
+        return lines
+
+    return render
 
 
-def _initial_state(call: Call, selection: Selection) -> tuple[list[dict[str, Any]], int]:
-    items, revision, _, _ = list_objects(Call(**{**call.__dict__, "query": {}}), selection)
+def _listed(call: Call, selection: Selection, query: dict[str, str]) -> tuple[list[dict[str, Any]], int]:
+    items, revision, _, _ = list_objects(Call(**{**call.__dict__, "query": query}), selection)
     if call.kind.on_read is not None:
         items = [call.kind.on_read(item) for item in items]
     return items, revision
 
 
+def _keys(items: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    return {(o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in items}
+
+
 async def wait_for_revision(revision: int, seconds: float = 3.0) -> None:
     """Until this hub has seen `revision` (it may have been written by another hub process)."""
     feed = await get_feed()
-    deadline = clock.monotonic() + seconds
+    deadline = REAL.monotonic() + seconds
     while feed.last < revision:
-        if clock.monotonic() > deadline:
+        if REAL.monotonic() > deadline:
             await run_db(require_revision, revision)  # raises the 504 unless the log got there after all
             return
         feed.hint()
-        await clock.sleep(0.05)
+        await REAL.sleep(0.05)
+
+
+def _bookmark(call: Call) -> Callable[[int], bytes]:
+    def line(revision: int) -> bytes:
+        mark = {"kind": call.kind.kind, "apiVersion": call.kind.api_version,
+                "metadata": {"resourceVersion": str(revision)}}
+        return f'{{"type":"BOOKMARK","object":{dumps(mark)}}}\n'.encode()
+
+    return line
+
+
+def _error_stream(error: errors.ApiError) -> AsyncIterator[bytes]:
+    async def lines() -> AsyncIterator[bytes]:
+        yield b""
+        yield error_line(error)
+
+    return lines()
 
 
 async def watch(call: Call) -> Stream:
@@ -152,20 +200,31 @@ async def watch(call: Call) -> Stream:
         raise errors.invalid("ListOptions", "meta.k8s.io", "", [
             {"reason": "FieldValueForbidden", "field": "sendInitialEvents",
              "message": "Forbidden: sendInitialEvents is not supported by this server"}])
+    headers = {"Cache-Control": "no-cache, private", "X-Content-Type-Options": "nosniff"}
     requested = call.query.get("resourceVersion", "")
     feed = await get_feed()
-    initial: list[dict[str, Any]] = []
+    opening = b""
     visible: set[tuple[str, str]] = set()
+    encoder = _Encoder(call)  # one per stream: a Table's columns go with its first event only
     if requested in ("", "0"):
-        initial, start = await run_db(_initial_state, call, selection)
-        visible = {(o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in initial}
+        initial, start = await run_db(_listed, call, selection, {})
+        visible = _keys(initial)
+        opening = "".join(encoder.line("ADDED", None, obj) for obj in initial).encode()
     else:
         start = parse_revision(requested)
         if start > feed.last:
             await wait_for_revision(start)
         if not selection.everything:
-            current, _ = await run_db(_initial_state, call, selection)
-            visible = {(o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in current}
-    stream = _events(call, selection, start, initial, visible, timeout, bool_param(call.query, "allowWatchBookmarks"))
-    return Stream(stream, headers={"Cache-Control": "no-cache, private", "X-Content-Type-Options": "nosniff"})
-
+            # What matched at the resume point: the list at that revision.
+            exact = {"resourceVersion": str(start), "resourceVersionMatch": "Exact"}
+            try:
+                listed, _ = await run_db(_listed, call, selection, exact)
+            except errors.Gone as gone:
+                return Stream(_error_stream(gone), headers=headers)
+            visible = _keys(listed)
+    render = _renderer(call, _Filter(selection, visible), encoder)
+    stream = change_stream(
+        start, render=render, timeout=timeout, opening=opening,
+        bookmark=_bookmark(call) if bool_param(call.query, "allowWatchBookmarks") else None,
+        delivered=lambda count, revision: traffic.delivered(call.actor, call.kind, count, revision))
+    return Stream(stream, headers=headers)

@@ -7,8 +7,9 @@
 // its definition) changed.
 import { currentMode, term, ui } from "./words.js";
 
-export const KITCHEN_GROUP = "kitchen.kubekitchen.dev";
-export const ORDER_LABEL = "kitchen.kubekitchen.dev/order";
+// The kitchen's API group and the Dish → Order label, as the server names them (control/protocol.py).
+export const KITCHEN_GROUP = document.body.dataset.kitchenGroup;
+export const ORDER_LABEL = document.body.dataset.orderLabel;
 const COOKS = ["line-cook", "garnish-cook"];
 
 function h(tag, className, text) {

@@ -4,8 +4,9 @@
 // (never applied twice). Custom kinds ("<group>/<plural>") get their map the first time they appear.
 // Each HorizontalPodAutoscaler keeps a short history of its status (for its chart): one sample per
 // change of its object, never on a timer.
-export const RESOURCES = ["pods", "nodes", "deployments", "replicasets", "services", "endpoints",
-  "horizontalpodautoscalers", "customresourcedefinitions"];
+// The built-in kinds the snapshot holds come from the server (control/protocol.py, as the page's
+// data-snapshot-kinds): the page keeps no list of its own.
+export const RESOURCES = JSON.parse(document.body.dataset.snapshotKinds || "[]");
 const HPA_SAMPLES = 240;
 
 // One point of an HPA's chart, from its view model; equal neighbours are one point.

@@ -310,11 +310,11 @@ def test_inputs_are_never_mutated_and_results_share_nothing() -> None:
 # --- errors ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("patch, message", [
-    ({"spec": {"containers": [{"image": "x"}]}}, "does not contain declared merge key 'name'"),
-    ({"spec": {"containers": [{"$patch": "delete", "image": "x"}]}}, "merge key 'name'"),
+    ({"spec": {"containers": [{"image": "x"}]}}, "does not contain declared merge key \"name\""),
+    ({"spec": {"containers": [{"$patch": "delete", "image": "x"}]}}, "merge key \"name\""),
     ({"spec": {"containers": ["a"]}}, "expected a map with merge key"),
-    ({"metadata": {"labels": {"$patch": "foo"}}}, "unknown patch type 'foo'"),
-    ({"spec": {"containers": [{"$patch": "foo"}]}}, "unknown patch type 'foo'"),
+    ({"metadata": {"labels": {"$patch": "foo"}}}, "unknown patch type \"foo\""),
+    ({"spec": {"containers": [{"$patch": "foo"}]}}, "unknown patch type \"foo\""),
     ({"spec": []}, ".spec: expected a map, got a list"),
     ({"spec": {"containers": {"name": "a"}}}, "expected a list, got a map"),
     ({"metadata": "x"}, "expected a map"),

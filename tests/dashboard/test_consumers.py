@@ -10,6 +10,7 @@ import pytest
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
+from control import protocol
 from dashboard import hub
 from dashboard.consumers import LiveConsumer, WireConsumer
 from tests.dashboard.fakehub import FakeHub, pod
@@ -53,7 +54,7 @@ def test_traffic_batches_are_forwarded_as_published(fake):
 
     async def scenario():
         communicator = await connected()
-        await get_channel_layer().group_send(hub.TRAFFIC_GROUP, {"type": "traffic.batch", "records": [record]})
+        await get_channel_layer().group_send(protocol.TRAFFIC_GROUP, {"type": protocol.TRAFFIC_BATCH, "records": [record]})
         assert await communicator.receive_json_from(timeout=5) == {"t": "traffic", "records": [record]}
         await communicator.disconnect()
 
@@ -214,7 +215,7 @@ def test_traffic_is_forwarded_through_the_redis_channel_layer_too(fake, settings
 
     async def scenario():
         communicator = await connected()
-        await get_channel_layer().group_send(hub.TRAFFIC_GROUP, {"type": "traffic.batch", "records": [record]})
+        await get_channel_layer().group_send(protocol.TRAFFIC_GROUP, {"type": protocol.TRAFFIC_BATCH, "records": [record]})
         assert await communicator.receive_json_from(timeout=5) == {"t": "traffic", "records": [record]}
         await communicator.disconnect()
 
@@ -258,7 +259,7 @@ def test_a_service_request_record_is_forwarded_untouched(fake):
 
     async def scenario():
         communicator = await connected()
-        await get_channel_layer().group_send(hub.TRAFFIC_GROUP, {"type": "traffic.batch", "records": [record]})
+        await get_channel_layer().group_send(protocol.TRAFFIC_GROUP, {"type": protocol.TRAFFIC_BATCH, "records": [record]})
         assert await communicator.receive_json_from(timeout=5) == {"t": "traffic", "records": [record]}
         await communicator.disconnect()
 

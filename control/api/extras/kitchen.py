@@ -7,29 +7,28 @@
 - `GET /kubekitchen/changes?watch=1&resourceVersion=N`: every committed change after N, of every
   kind, in revision order, each with the client that caused it (the "watch" half; the version log).
 
-Guarantees: the same semantics as a Kubernetes watch — nothing missed or repeated when resumed
-from the last revision seen, and one ERROR line with a 410 Status when N was compacted away.
+Guarantees: the same semantics as a Kubernetes watch, on the same loop as the API watch
+(`control.api.watch.change_stream`) — nothing missed or repeated when resumed from the last revision
+seen, a bookmark line (`{"type":"BOOKMARK","revision":N}`) every `KK_BOOKMARK_INTERVAL` seconds, and
+one ERROR line with a 410 Status when N was compacted away.
 """
 
 from __future__ import annotations
 
-
 from types import SimpleNamespace
-from typing import AsyncIterator
+from typing import Any
 
-from control.clock import REAL as clock
-from control import errors
+from control import errors, protocol
 from control.storage import store
 from control import kinds as registry
 from control.api import traffic
 from control.storage.db import run_db
 from control.storage.feed import get_feed
-from control.api.request import int_param, parse_revision
+from control.api.request import Route, int_param, parse_revision
 from control.api.responses import Reply, Stream, dumps, raw_json_response
+from control.api.watch import change_stream
 
-SNAPSHOT_KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "endpoints",
-                  "horizontalpodautoscalers", "customresourcedefinitions")
-BOOKMARK_EVERY = 10.0
+SNAPSHOT_KINDS = protocol.SNAPSHOT_KINDS
 _CHANGES = SimpleNamespace(plural="changes", group="kubekitchen")
 
 
@@ -59,35 +58,32 @@ def change_line(change: store.Change) -> bytes:
     return (dumps(head)[:-1] + f',"object":{change.body}}}\n').encode()
 
 
-async def _changes(start: int, timeout: float, actor: str) -> AsyncIterator[bytes]:
-    yield b""  # headers now
-    feed = await get_feed()
-    revision, deadline = start, clock.monotonic() + timeout
-    next_mark = clock.monotonic() + BOOKMARK_EVERY
-    while clock.monotonic() < deadline:
-        try:
-            batch = await feed.read_after(revision, timeout=max(0.05, min(deadline, next_mark) - clock.monotonic()))
-        except errors.Gone as gone:
-            yield f'{{"type":"ERROR","object":{dumps(gone.status())}}}\n'.encode()
-            return
-        if batch:
-            revision = batch[-1].revision
-            traffic.delivered(actor, _CHANGES, len(batch), revision)
-            yield b"".join(change_line(c) for c in batch)
-        if clock.monotonic() >= next_mark:
-            next_mark = clock.monotonic() + BOOKMARK_EVERY
-            yield f'{{"type":"BOOKMARK","revision":{revision}}}\n'.encode()
+def _bookmark(revision: int) -> bytes:
+    return f'{{"type":"BOOKMARK","revision":{revision}}}\n'.encode()
+
+
+def _render(changes: list[store.Change]) -> list[bytes]:
+    return [change_line(c) for c in changes]
 
 
 async def changes(query: dict[str, str], actor: str) -> Stream:
     if query.get("watch") not in ("1", "true", "True"):
         raise errors.BadRequest("the change stream is a watch: add watch=1")
     requested = query.get("resourceVersion", "")
-    if requested:
-        start = parse_revision(requested)
-    else:
-        start = (await get_feed()).last
+    start = parse_revision(requested) if requested else (await get_feed()).last
     timeout = float(int_param(query, "timeoutSeconds") or 3600)
-    return Stream(_changes(start, timeout, actor))
+    return Stream(change_stream(start, render=_render, timeout=timeout, bookmark=_bookmark,
+                                delivered=lambda count, revision: traffic.delivered(actor, _CHANGES, count, revision)))
 
 
+async def snapshot_request(request: Any) -> Reply:
+    request.tag = {"verb": "list", "resource": "snapshot"}
+    return await snapshot()
+
+
+async def changes_request(request: Any) -> Stream:
+    request.tag = {"verb": "watch", "resource": "changes"}
+    return await changes(request.query, request.actor)
+
+
+ROUTES = (Route(r"/kubekitchen/snapshot", snapshot_request), Route(r"/kubekitchen/changes", changes_request))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 import httpx
@@ -28,6 +29,8 @@ from control.clock import REAL as clock
 from control import errors
 from control.storage import store
 from control.storage.db import run_db
+from control.api.discovery import View
+from control.api.request import Route
 from control.api.responses import Reply, json_response
 from control.kinds.meta import format_time, is_node_ready
 from control.kinds.network import kubelet_endpoint
@@ -40,9 +43,10 @@ RESOURCES = [
     {"name": "nodes", "singularName": "", "namespaced": False, "kind": "NodeMetrics", "verbs": ["get", "list"]},
     {"name": "pods", "singularName": "", "namespaced": True, "kind": "PodMetrics", "verbs": ["get", "list"]},
 ]
+VIEW = View(GROUP, VERSION, lambda: [dict(entry) for entry in RESOURCES])
 SCRAPE_TIMEOUT = 2.0
 FRESH_SECONDS = 0.5
-NOT_FOUND = "the server could not find the requested resource"
+NOT_FOUND = errors.NOT_FOUND
 
 Obj = dict[str, Any]
 
@@ -236,3 +240,10 @@ async def serve(method: str, version: str, rest: str, query: dict[str, str], tag
                               details={"name": shown, "group": GROUP, "kind": plural})
     return json_response({"kind": f"{kind}List", "apiVersion": API_VERSION, "metadata": {},
                           "items": _select(items, query)})
+
+
+async def serve_request(request: Any, version: str, rest: str) -> Reply:
+    return await serve(request.method, version, rest, request.query, request.tag)
+
+
+ROUTES = (Route(rf"/apis/{re.escape(GROUP)}/(?P<version>[^/]+)/(?P<rest>.+)", serve_request, None),)

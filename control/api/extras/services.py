@@ -7,7 +7,7 @@ Routes (under /kubekitchen):
 - `POST traffic?node=<node>&target=<name|clusterIP>&namespace=&count=&port=&interval=` -> the
   node's kube-proxy `POST /send` streamed through line by line (application/x-ndjson); every
   request line is also published as a traffic record `{"type": "service.request", ...line}` on
-  the channel layer group `kk.traffic`, so every dashboard draws which pod answered (the line's own
+  the channel layer group `kk.traffic` (names from `control.protocol`), so every dashboard draws which pod answered (the line's own
   `seq` is kept as `index`, since records carry the hub's sequence number in `seq`).
 - `GET proxyrules?node=<node>[&format=text][&service=ns/name]` -> the node's kube-proxy `/rules`.
 
@@ -26,17 +26,18 @@ from typing import Any, AsyncIterator
 
 import httpx
 
+from control import errors, protocol
 from control.clock import REAL as clock
-from control import errors
 from control.storage import store
 from control.api import traffic
 from control.storage.db import run_db
+from control.api.request import Route
 from control.api.responses import Reply, Stream, json_response
 from control.kinds import dns
 from control.kinds.base import DNS1123_LABEL, DNS1123_SUBDOMAIN
 from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, node_address
 
-ROUTES = {"resolve": "GET", "traffic": "POST", "proxyrules": "GET"}
+METHODS = {"resolve": "GET", "traffic": "POST", "proxyrules": "GET"}
 # Where kube-proxy says it listens when KUBE_PROXY_PORT was taken (control/proxy/proxy.py writes it).
 SEND_PARAMS = ("target", "namespace", "port", "count", "interval")
 DNS_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?\.?$")
@@ -45,15 +46,18 @@ LINE_TIMEOUT = 60.0  # the longest wait for the next answer of a traffic run
 
 
 async def serve(request: Any, what: str) -> Reply | Stream:
-    """One /kubekitchen/<what> request (`what` in ROUTES)."""
-    if request.method not in ({"GET", "HEAD"} if ROUTES[what] == "GET" else {"POST"}):
+    """One /kubekitchen/<what> request (`what` in METHODS)."""
+    if request.method not in ({"GET", "HEAD"} if METHODS[what] == "GET" else {"POST"}):
         raise errors.MethodNotAllowed(f"the server does not allow {request.method} on /kubekitchen/{what}")
-    request.tag = {"verb": "get" if ROUTES[what] == "GET" else "create", "resource": what}
+    request.tag = {"verb": "get" if METHODS[what] == "GET" else "create", "resource": what}
     if what == "resolve":
         return await resolve(request.query)
     if what == "traffic":
         return await send_traffic(request.query, request.actor)
     return await proxy_rules(request.query)
+
+
+ROUTES = (Route(r"/kubekitchen/(?P<what>resolve|traffic|proxyrules)", serve, None),)
 
 
 # --- resolve ---------------------------------------------------------------------------------
@@ -80,9 +84,9 @@ async def resolve(query: dict[str, str]) -> Reply:
     if not name:
         raise errors.BadRequest("name is required: /kubekitchen/resolve?name=<service>[&namespace=<namespace>]")
     if len(name) > 253 or not DNS_NAME.match(name):
-        raise errors.BadRequest(f"name: Invalid value: {name!r}: not a DNS name")
+        raise errors.BadRequest(f"name: Invalid value: {errors.go_value(name)}: not a DNS name")
     if not DNS1123_LABEL.match(namespace):
-        raise errors.BadRequest(f"namespace: Invalid value: {namespace!r}: not a namespace name")
+        raise errors.BadRequest(f"namespace: Invalid value: {errors.go_value(namespace)}: not a namespace name")
     return json_response(await run_db(_answer, name, namespace))
 
 
@@ -103,7 +107,7 @@ def _node_name(query: dict[str, str]) -> str:
     if not node:
         raise errors.BadRequest("node is required")
     if len(node) > 253 or not DNS1123_SUBDOMAIN.match(node):
-        raise errors.BadRequest(f"node: Invalid value: {node!r}: not a node name")
+        raise errors.BadRequest(f"node: Invalid value: {errors.go_value(node)}: not a node name")
     return node
 
 
@@ -134,7 +138,7 @@ def _refusal(node: str, status: int, body: bytes) -> errors.ApiError:
 
 def request_record(line: dict[str, Any], *, who: str, node: str, run: str) -> dict[str, Any]:
     """The traffic record of one answered request, as the dashboard draws it."""
-    record = {**line, "type": "service.request", "who": who, "node": node, "run": run, "ts": clock.now()}
+    record = {**line, "type": protocol.RECORD_SERVICE_REQUEST, "who": who, "node": node, "run": run, "ts": clock.now()}
     record["index"] = record.pop("seq", None)
     return record
 

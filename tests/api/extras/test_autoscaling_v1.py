@@ -66,10 +66,11 @@ def test_v1_bodies_get_v2_validation_and_statuses(api):
     assert send(api, "GET", f"{V1}/nope")[0] == 404
 
 
-def test_patch_and_watch_on_v1_point_to_v2(api):
+def test_patch_works_on_v1_and_watch_points_to_v2(api):
     send(api, "POST", V1, v1_hpa())
-    code, status = send(api, "PATCH", f"{V1}/web", {"spec": {"maxReplicas": 9}}, "application/merge-patch+json")
+    code, body = send(api, "PATCH", f"{V1}/web", {"spec": {"maxReplicas": 9}}, "application/merge-patch+json")
+    assert code == 200 and body["apiVersion"] == "autoscaling/v1" and body["spec"]["maxReplicas"] == 9
+    code, status = send(api, "GET", V1, QUERY_STRING="watch=1")
     assert code == 405 and "autoscaling/v2" in status["message"]
-    assert send(api, "GET", V1, QUERY_STRING="watch=1")[0] == 405
     assert send(api, "GET", "/apis/autoscaling/v1/namespaces/default/deployments")[0] == 404
-    assert send(api, "GET", "/apis/autoscaling/v1")[0] == 404  # not advertised: kubectl keeps to v2
+    assert send(api, "GET", "/apis/autoscaling/v1")[0] == 200  # advertised after v2, the preferred version
