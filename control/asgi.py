@@ -93,20 +93,27 @@ async def lifespan(receive: Receive, send: Send) -> None:
             return
 
 
+async def _start_if_no_lifespan() -> None:
+    """The hub on this loop, if no lifespan came (see the module's docstring); idempotent per loop."""
+    if asyncio.get_running_loop() in _started:
+        return
+    try:
+        await hub.startup()
+        _started.add(asyncio.get_running_loop())
+    except Exception:  # the request still gets its own answer (a Status); the next one tries again
+        log.exception("the hub failed to start")
+
+
 async def application(scope, receive, send):
-    if scope["type"] in ("http", "websocket") and asyncio.get_running_loop() not in _started:
-        try:  # no lifespan came (see the module's docstring); idempotent per loop
-            await hub.startup()
-            _started.add(asyncio.get_running_loop())
-        except Exception:  # the request still gets its own answer (a Status); the next one tries again
-            log.exception("the hub failed to start")
     if scope["type"] == "http" and is_api_path(scope["path"]):
+        await _start_if_no_lifespan()
         await hub_app(scope, receive, send)
     elif scope["type"] == "websocket":
         if serves_websocket(scope["path"]) and not is_api_path(scope["path"]):
+            await _start_if_no_lifespan()
             await websocket_app(scope, receive, send)
         else:
-            await refuse_websocket(scope, receive, send)
+            await refuse_websocket(scope, receive, send)  # nothing to start for a refusal
     elif scope["type"] == "lifespan":
         await lifespan(receive, send)
     else:
