@@ -137,6 +137,7 @@ class NodeServer:
 
     server: asyncio.AbstractServer | None = None
     idle: float = IDLE_SECONDS
+    closing = False
 
     async def start(self, host: str, port: int = 0) -> int:
         self.server = await asyncio.start_server(self.handle, host, port)
@@ -146,6 +147,7 @@ class NodeServer:
         if self.server:
             self.server.close()
         open_now = list(self._open_connections())
+        self.closing = True
         for task in open_now:
             task.cancel()
         await asyncio.gather(*open_now, return_exceptions=True)
@@ -182,6 +184,10 @@ class NodeServer:
                     return
         except (ConnectionError, TimeoutError, h11.ProtocolError):
             pass  # the client left or broke the exchange; nothing more to say to it
+        except asyncio.CancelledError:
+            if not self.closing:
+                raise
+            # ended by close(): finish quietly (asyncio logs a connection task that ends cancelled)
         except Exception:  # a bug in one answer must not take the server down
             log.exception("%s: answering a request failed", type(self).__name__)
         finally:
