@@ -136,6 +136,10 @@ class ConnectionPool:
                     wire.close()  # left mid-answer: the rest would arrive on the next request
 
     async def close(self) -> None:
+        self.drop_idle()
+
+    def drop_idle(self) -> None:
+        """Close the idle connections (one in use closes when its exchange ends or fails)."""
         while self._idle:
             self._idle.pop().close()
 
