@@ -50,6 +50,13 @@ class Wire:
                 return event
             connection.receive_data(await self.reader.read(READ_SIZE))
 
+    async def receive_answer(self) -> h11.Event | type[h11.PAUSED]:
+        """The first event after sending a request: when nothing is buffered yet, read before
+        asking h11 (saves it one pass over an empty buffer per request)."""
+        if not self.h11.trailing_data[0]:
+            self.h11.receive_data(await self.reader.read(READ_SIZE))
+        return await self.receive()
+
     def send(self, *events: h11.Event) -> None:
         """Frame events and queue their bytes in one write (flushed by the transport)."""
         connection = self.h11

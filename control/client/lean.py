@@ -173,12 +173,13 @@ class ConnectionPool:
         wire.send(h11.Request(method=method, target=target, headers=headers), h11.Data(data=body), h11.EndOfMessage())
 
     async def _response(self, wire: Wire) -> h11.Response:
+        event = await wire.receive_answer()
         while True:
-            event = await wire.receive()
             if type(event) is h11.Response:
                 return event
             if type(event) is not h11.InformationalResponse:  # a 100 Continue is skipped
                 raise h11.RemoteProtocolError(f"the server closed the connection ({type(event).__name__})")
+            event = await wire.receive()
 
 
 def _why(exc: BaseException) -> str:
