@@ -50,6 +50,7 @@ class FakeHub:
     # answers that are not one JSON document (NDJSON streams, text): (code, bytes, content type)
     raw: dict[tuple[str, str], tuple[int, bytes, str]] = field(default_factory=dict)
     requests: list[Seen] = field(default_factory=list)
+    connections: int = 0  # TCP connections the dashboard opened to it
 
     def change(self, kind: str, obj: dict[str, Any], revision: int, *, type_: str = "ADDED",
                actor: str = "kubectl") -> None:
@@ -99,6 +100,10 @@ class FakeHub:
 class _Server(NodeServer):
     def __init__(self, fake: FakeHub):
         self.fake = fake
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.fake.connections += 1
+        await super().handle(reader, writer)
 
     async def answer(self, request: Request, exchange: Exchange) -> None:
         await self.fake.answer(request, exchange)
