@@ -14,7 +14,9 @@ Guarantees:
   one the server has closed meanwhile is dropped before use, never sent on.
 - Every failure to talk to the server — refused, reset, closed mid-answer, a malformed answer, no
   answer in time — raises `ServerUnreachable` (a ConnectionError), and the connection it happened
-  on is closed, never reused.
+  on is closed, never reused. (A request h11 refuses to frame, e.g. a target with a space, is the
+  caller's bug: h11.LocalProtocolError, not "unreachable".)
+- At most `size` idle connections are kept.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class ConnectionPool:
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or (443 if self.tls else 80)
         self.agent, self.connect_timeout = agent, connect_timeout
         self._idle: list[Wire] = []
+        self._size = size
         self._slots = asyncio.Semaphore(size)
         host = f"[{self.host}]" if ":" in self.host else self.host
         fixed = [(b"host", f"{host}:{self.port}".encode()), (b"user-agent", agent.encode()),
@@ -99,7 +102,7 @@ class ConnectionPool:
                             break
                         else:
                             raise h11.RemoteProtocolError("the answer ended before its body")
-            except (OSError, TimeoutError, h11.ProtocolError) as exc:
+            except (OSError, TimeoutError, h11.RemoteProtocolError) as exc:
                 if wire is not None:
                     wire.close()
                 raise ServerUnreachable(f"{self.host}:{self.port}: {_why(exc)}") from None
@@ -126,7 +129,7 @@ class ConnectionPool:
                 async with asyncio.timeout(read_timeout):
                     answer = Answer(wire, await self._response(wire), read_timeout)
                 yield answer
-            except (OSError, TimeoutError, h11.ProtocolError) as exc:
+            except (OSError, TimeoutError, h11.RemoteProtocolError) as exc:
                 raise ServerUnreachable(f"{self.host}:{self.port}: {_why(exc)}") from None
         finally:
             if wire is not None:
@@ -152,7 +155,7 @@ class ConnectionPool:
         return None
 
     def _release(self, wire: Wire) -> None:
-        if wire.reusable:
+        if wire.reusable and len(self._idle) < self._size:
             wire.next_cycle()
             self._idle.append(wire)
         else:
