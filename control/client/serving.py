@@ -56,6 +56,7 @@ class Exchange:
 
     def __init__(self, wire: Wire, *, idle: float = IDLE_SECONDS, max_body: int = MAX_BODY):
         self.wire, self.idle, self.max_body = wire, idle, max_body
+        self.head_only = False  # a HEAD request: answers carry their length but no body
 
     async def next_request(self) -> Request | None:
         """The next request with its whole body; None when the client closed or stayed idle."""
@@ -64,6 +65,7 @@ class Exchange:
                 event = await self.wire.receive()
                 if type(event) is not h11.Request:
                     return None  # ConnectionClosed between requests
+                self.head_only = event.method == b"HEAD"
                 body = await self._body(event)
         except TimeoutError:
             return None
@@ -104,7 +106,7 @@ class Exchange:
     async def respond(self, status: int, content_type: str, data: bytes, *, close: bool = False) -> None:
         """One whole answer, framed by its length."""
         events: list[h11.Event] = [self._head(status, content_type, len(data), close)]
-        if data:
+        if data and not self.head_only:
             events.append(h11.Data(data=data))
         self.wire.send(*events, h11.EndOfMessage())
         await self.wire.writer.drain()
@@ -116,7 +118,7 @@ class Exchange:
 
     async def send(self, data: bytes) -> None:
         """One piece of a streamed answer, flushed now (one chunk on the wire)."""
-        if data:
+        if data and not self.head_only:
             self.wire.send(h11.Data(data=data))
         await self.wire.writer.drain()
 

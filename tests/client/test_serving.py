@@ -75,6 +75,17 @@ def test_bodies_by_length_and_chunked_are_read_whole_on_one_kept_connection():
     serve(scenario)
 
 
+def test_a_head_request_gets_the_length_without_the_body_and_the_connection_stays():
+    async def scenario(server, reader, writer):
+        writer.write(b"HEAD /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+        head = (await reader.readuntil(b"\r\n\r\n")).decode()
+        assert head.startswith("HTTP/1.1 200 ") and "content-length: " in head.lower()
+        status, _, body = await read_answer(reader)
+        assert status == 200 and json.loads(body)["target"] == "/b", "the next answer follows at once"
+
+    serve(scenario)
+
+
 def test_a_client_that_asks_to_close_is_answered_then_closed():
     async def scenario(server, reader, writer):
         writer.write(b"GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
