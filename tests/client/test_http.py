@@ -31,6 +31,11 @@ class Hub(NodeServer):
         self.piece = 5
         self.break_watch = False
         self.seen: list[Request] = []
+        self.connections = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        await super().handle(reader, writer)
 
     async def answer(self, request: Request, exchange: Exchange) -> None:
         self.seen.append(request)
@@ -48,6 +53,10 @@ class Hub(NodeServer):
             return await exchange.respond(200, "application/json", b'{"metadata":{"name":"a"}}')
         if url.path == "/text":
             return await exchange.respond(200, "text/plain", b"*filter\nCOMMIT\n")
+        if url.path == "/cut":  # promises 100 bytes, sends 10, hangs up
+            exchange.wire.writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + b"x" * 10)
+            exchange.wire.close()
+            return
         if url.path == "/plain-refusal":
             return await exchange.respond(502, "text/plain", b"bad gateway")
         await exchange.respond(404, "application/json", json.dumps(status(404, "NotFound", "no pod")).encode())
@@ -115,6 +124,16 @@ def test_ndjson_streams_come_line_by_line():
         hub.events = [{"seq": n} for n in range(4)]
         hub.piece = 3
         assert [line async for line in client.stream_lines("POST", "/traffic", params={"watch": "1"})] == hub.events
+
+    run(scenario)
+
+
+def test_an_answer_cut_short_is_unreachable_and_the_next_request_takes_a_new_connection():
+    async def scenario(hub, client):
+        with pytest.raises(HubUnreachable, match="cannot reach the hub"):
+            await client.request("GET", "/cut")
+        assert (await client.get(PODS, "a", "default"))["metadata"]["name"] == "a"
+        assert len(hub.seen) == 2 and hub.connections == 2, "the cut connection was not reused"
 
     run(scenario)
 
