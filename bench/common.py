@@ -1,6 +1,7 @@
-"""Shared helpers for the benchmarks: a hub of our own, a lean HTTP/1.1 client, CPU and percentiles.
+"""Shared helpers for the benchmarks: a hub of our own, an HTTP/1.1 client, CPU and percentiles.
 
-Everything here is stdlib only, so the client side stays cheap and adds no dependency.
+The client side is the spokes' own lean client (`control.client.lean`, h11 framing), so a
+benchmark measures the path the spokes take and the project has one HTTP/1.1 client, not two.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+if str(ROOT) not in sys.path:  # benchmarks run as `python bench/x.py`
+    sys.path.insert(0, str(ROOT))
+
+from control.client.lean import ConnectionPool  # noqa: E402
 
 
 def log(*args: Any) -> None:
@@ -200,85 +205,28 @@ def latency_summary(seconds: list[float], prefix: str = "") -> dict[str, float]:
             f"{prefix}p99_ms": ms(percentile(values, 99)), f"{prefix}max_ms": ms(values[-1])}
 
 
-# --- a lean HTTP/1.1 client (asyncio streams, keep-alive) ---------------------------------------
+# --- one HTTP/1.1 connection, for the measured paths ---------------------------------------------
 
-class HttpError(Exception):
-    pass
+REQUEST_TIMEOUT = 300.0  # a benchmark waits out a slow answer; the figures show it
 
 
 class Connection:
-    """One keep-alive HTTP/1.1 connection; requests are sent one at a time."""
+    """One keep-alive HTTP/1.1 connection (the spokes' pool, of one); requests one at a time. A
+    broken one raises `ServerUnreachable` and is reopened by the next request."""
 
     def __init__(self, host: str, port: int, user_agent: str = "kk-bench/1.0"):
         self.host, self.port = host, port
-        self.user_agent = user_agent
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
+        self.pool = ConnectionPool(f"http://{host}:{port}", user_agent, size=1)
 
     async def open(self) -> "Connection":
-        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        sock = self.writer.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return self
+        return self  # connected by the first request
 
     def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
-
-    def encode(self, method: str, path: str, body: bytes = b"",
-               content_type: str = "application/json") -> bytes:
-        head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-                f"User-Agent: {self.user_agent}\r\nAccept: application/json\r\n")
-        if body or method in ("POST", "PUT", "PATCH"):
-            head += f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-        return head.encode() + b"\r\n" + body
+        self.pool.drop_idle()
 
     async def request(self, method: str, path: str, body: bytes = b"",
                       content_type: str = "application/json") -> tuple[int, bytes]:
-        if self.writer is None:
-            await self.open()
-        assert self.reader is not None and self.writer is not None
-        self.writer.write(self.encode(method, path, body, content_type))
-        status, headers = await read_head(self.reader)
-        data = await read_body(self.reader, headers)
-        if headers.get("connection", "").lower() == "close":
-            self.close()
-        return status, data
-
-
-async def read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
-    raw = await reader.readuntil(b"\r\n\r\n")
-    lines = raw.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/"):
-        raise HttpError(f"bad status line {lines[0]!r}")
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if not line:
-            continue
-        key, _, value = line.partition(":")
-        headers[key.strip().lower()] = value.strip()
-    return int(parts[1]), headers
-
-
-async def read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
-    if "content-length" in headers:
-        return await reader.readexactly(int(headers["content-length"]))
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        out = bytearray()
-        while True:
-            size_line = await reader.readuntil(b"\r\n")
-            size = int(size_line.split(b";", 1)[0].strip(), 16)
-            if size == 0:
-                # trailers until an empty line
-                while (await reader.readuntil(b"\r\n")) != b"\r\n":
-                    pass
-                return bytes(out)
-            out += await reader.readexactly(size)
-            await reader.readexactly(2)
-    return await reader.read()  # until close
+        return await self.pool.request(method, path, body or None, content_type, REQUEST_TIMEOUT)
 
 
 def http_json(url: str, method: str = "GET", body: Any = None, timeout: float = 60) -> Any:
@@ -474,47 +422,18 @@ def writes_summary(rows: list[tuple[str, str, str, int]], per: int) -> dict[str,
 
 async def open_watch(host: str, port: int, path: str, user_agent: str = "kk-bench-watch/1.0"):
     """Start a watch (GET path with watch=1 in it) and return (status, lines): an async iterator of
-    the raw NDJSON lines (bytes, without newline) as they arrive, chunked or not."""
-    reader, writer = await asyncio.open_connection(host, port)
-    sock = writer.get_extra_info("socket")
-    if sock is not None:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    writer.write((f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: {user_agent}\r\n"
-                  f"Accept: application/json\r\n\r\n").encode())
-    await writer.drain()
-    status, headers = await read_head(reader)
-    chunked = "chunked" in headers.get("transfer-encoding", "").lower()
-
-    async def raw_chunks():
-        if not chunked:
-            while True:
-                data = await reader.read(1 << 16)
-                if not data:
-                    return
-                yield data
-        while True:
-            size_line = await reader.readuntil(b"\r\n")
-            size = int(size_line.split(b";", 1)[0].strip(), 16)
-            if size == 0:
-                return
-            data = await reader.readexactly(size + 2)
-            yield data[:-2]
+    the raw NDJSON lines (bytes, without newline) as they arrive, however chunks cut them."""
+    stream = ConnectionPool(f"http://{host}:{port}", user_agent, size=1).stream("GET", path)
+    answer = await stream.__aenter__()
 
     async def lines():
-        buffer = b""
         try:
-            async for data in raw_chunks():
-                buffer += data
-                if b"\n" not in data:
-                    continue
-                *complete, buffer = buffer.split(b"\n")
-                for line in complete:
-                    if line.strip():
-                        yield line
+            async for line in answer.lines():
+                yield line
         finally:
-            writer.close()
+            await stream.__aexit__(None, None, None)
 
-    return status, lines()
+    return answer.status, lines()
 
 
 def wait_for_quiet(max_wait: float = 120.0, busy_pct: float = 40.0, window: float = 2.0) -> float:

@@ -34,6 +34,7 @@ from control.api.app import hub_app, is_api_path  # noqa: E402
 from control.api.request import Request  # noqa: E402
 from control.api.responses import error_response  # noqa: E402
 from control.clock import REAL as clock  # noqa: E402
+from dashboard import hub as dashboard_hub  # noqa: E402
 from dashboard.routing import serves_websocket, websocket_urlpatterns  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ async def lifespan(receive: Receive, send: Send) -> None:
             _started.discard(asyncio.get_running_loop())
             try:
                 await hub.shutdown()
+                await dashboard_hub.close_clients()  # the dashboard's one client of the hub, per process
             except Exception as exc:
                 log.exception("the hub failed to stop cleanly")
                 await send({"type": "lifespan.shutdown.failed", "message": str(exc)})

@@ -34,7 +34,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
     feed_task: asyncio.Task | None = None
 
     async def connect(self) -> None:
-        self.client = hub.connect(hub.hub_url(self.scope))
+        self.client = hub.client(hub.hub_url(self.scope))  # the process's one client, not closed here
         if self.channel_layer is not None:
             await self.channel_layer.group_add(protocol.TRAFFIC_GROUP, self.channel_name)
         await self.accept()
@@ -53,7 +53,6 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         await _cancel(self.feed_task)
         if self.channel_layer is not None:
             await self.channel_layer.group_discard(protocol.TRAFFIC_GROUP, self.channel_name)
-        await self.client.close()
 
 
 class WireConsumer(AsyncWebsocketConsumer):

@@ -6,27 +6,31 @@ Guarantees:
 - The hub's base URL is `settings.KK_HUB_URL` when set, otherwise the address of the very socket
   the browser's request arrived on (the dashboard is served by the hub's own process), otherwise
   the request's Host header.
+- One client of the hub per process (per hub URL), created on first use and kept: its keep-alive
+  connections serve every page, form and websocket; `close_clients` closes it at shutdown. A
+  client belongs to the event loop it was made on; a request on another loop (only tests run one
+  loop per test) gets a fresh one, so tests stay isolated.
 - `stream_lines` and `read_text` reach the hub's two non-JSON answers (the NDJSON of a traffic
   run, the text of a kube-proxy table) as the same client; a refusal raises the hub's error.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import os
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
+from urllib.parse import urlsplit
 
-import httpx
 from django.conf import settings
 
-from control import errors
-from control.client.http import HubClient, HubUnreachable
+from control.client.http import HubClient
 
 AGENT = "dashboard (kube-kitchen)"
 WIRE_AGENT = "dashboard/wire (kube-kitchen)"
-# Tests put an httpx transport here to stand in for the hub.
-transport: httpx.AsyncBaseTransport | None = None
+TRAFFIC_READ_SECONDS = 120.0  # a long traffic run answers slowly on purpose
+
+_shared: dict[str, tuple[asyncio.AbstractEventLoop, HubClient]] = {}
 
 
 def configured_url() -> str:
@@ -60,53 +64,41 @@ def scope_of(request: Any) -> dict[str, Any]:
 
 def hub_address(scope: dict[str, Any]) -> tuple[str, int]:
     """(host, port) of the hub, for the wire view's raw TCP connection."""
-    url = httpx.URL(hub_url(scope))
-    return url.host, url.port or (443 if url.scheme == "https" else 80)
+    url = urlsplit(hub_url(scope))
+    return url.hostname or "127.0.0.1", url.port or (443 if url.scheme == "https" else 80)
 
 
-def connect(base_url: str) -> HubClient:
-    return HubClient(base_url, agent=AGENT, transport=transport)
+def client(base_url: str) -> HubClient:
+    """The process's one client of the hub at `base_url`, made on first use."""
+    loop = asyncio.get_running_loop()
+    held = _shared.get(base_url)
+    if held is None or held[0] is not loop:
+        held = _shared[base_url] = (loop, HubClient(base_url, agent=AGENT))
+    return held[1]
+
+
+async def close_clients() -> None:
+    """Close the shared clients made on this event loop (at shutdown)."""
+    loop = asyncio.get_running_loop()
+    for url, (owner, held) in list(_shared.items()):
+        if owner is loop or owner.is_closed():
+            del _shared[url]
+            if owner is loop:
+                await held.close()
 
 
 @asynccontextmanager
 async def client_for(scope: dict[str, Any]) -> AsyncIterator[HubClient]:
-    client = connect(hub_url(scope))
-    try:
-        yield client
-    finally:
-        await client.close()
-
-
-def _raw_client(base_url: str, read_timeout: float) -> httpx.AsyncClient:
-    return httpx.AsyncClient(base_url=base_url, transport=transport, headers={"User-Agent": AGENT},
-                             timeout=httpx.Timeout(10.0, read=read_timeout))
-
-
-async def _raise_for(response: httpx.Response) -> None:
-    if response.status_code < 300:
-        return
-    raise errors.from_status(await response.aread(), response.status_code)
+    """The shared client for a request's or websocket's hub (kept open after use)."""
+    yield client(hub_url(scope))
 
 
 async def stream_lines(base_url: str, method: str, path: str, params: dict[str, str], *,
-                       read_timeout: float = 120.0) -> AsyncIterator[dict[str, Any]]:
+                       read_timeout: float = TRAFFIC_READ_SECONDS) -> AsyncIterator[dict[str, Any]]:
     """Each JSON line of a streamed answer, as it arrives."""
-    try:
-        async with _raw_client(base_url, read_timeout) as http:
-            async with http.stream(method, path, params=params) as response:
-                await _raise_for(response)
-                async for line in response.aiter_lines():
-                    if line.strip():
-                        yield json.loads(line)
-    except httpx.HTTPError as exc:
-        raise HubUnreachable(f"cannot reach the hub at {base_url}: {exc!r}") from None
+    async for line in client(base_url).stream_lines(method, path, params=params, read_timeout=read_timeout):
+        yield line
 
 
 async def read_text(base_url: str, path: str, params: dict[str, str]) -> str:
-    try:
-        async with _raw_client(base_url, 10.0) as http:
-            response = await http.get(path, params=params)
-            await _raise_for(response)
-            return response.text
-    except httpx.HTTPError as exc:
-        raise HubUnreachable(f"cannot reach the hub at {base_url}: {exc!r}") from None
+    return await client(base_url).text(path, params=params)

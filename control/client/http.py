@@ -1,77 +1,90 @@
-"""An async HTTP client of the hub, for spokes (httpx underneath).
+"""An async HTTP client of the hub, for spokes and the dashboard: one transport, the lean
+keep-alive pool of `control.client.lean` (h11 framing), for requests and streams alike — tests
+talk to a real loopback server through it too, so they run the path production runs.
 
 Guarantees:
 - Every non-2xx answer raises the `control.errors` class of its Status reason (NotFound,
   Conflict, AlreadyExists, Invalid, Gone, ...), so the two ends share one vocabulary.
-- A hub that cannot be reached raises `HubUnreachable` (one meaning: try again later).
+- A hub that cannot be reached, or that breaks an answer off, raises `HubUnreachable` (one
+  meaning: try again later); its connection is never reused.
 - Every request carries the component's User-Agent, so the hub attributes its traffic.
-- `watch` yields decoded events one by one as lines arrive; an ERROR event is raised as its
-  Status error (a 410 as `Gone`), so the caller relists.
+- `watch` yields decoded events one by one as lines arrive (however chunks cut them); an ERROR
+  event is raised as its Status error (a 410 as `Gone`), so the caller relists. `stream_lines`
+  does the same for any NDJSON answer, `text` reads a plain-text one.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
+from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 from urllib.parse import urlencode
 
-import httpx
-
 from control import errors
-from control.client.lean import ConnectionPool
+from control.client.lean import Answer, ConnectionPool, ServerUnreachable
 from control.client.resources import PODS, Resource
+
+CONNECT_TIMEOUT = 10.0
+STREAM_GRACE = 30.0  # a watch is dead when silent this long past its own timeout
 
 
 class HubUnreachable(errors.ServiceUnavailable):
-    """The hub did not answer (connection refused, reset, timed out)."""
+    """The hub did not answer (connection refused, reset, closed mid-answer, timed out)."""
 
 
-error_from_status = errors.from_status  # the one Status decoder, under the toolkit's old name
 
 
 class HubClient:
-    def __init__(self, server: str, *, agent: str, timeout: float = 10.0, transport: httpx.AsyncBaseTransport | None = None):
+    def __init__(self, server: str, *, agent: str, timeout: float = 10.0, pool_size: int = 32):
         self.server = server.rstrip("/")
         self.agent = agent
         self.timeout = timeout
-        # Ordinary requests take the lean pool; watches (and tests that inject a transport) use httpx.
-        self._lean = ConnectionPool(self.server, agent) if transport is None else None
-        self._http = httpx.AsyncClient(
-            base_url=self.server, transport=transport, headers={"User-Agent": agent, "Accept": "application/json"},
-            timeout=httpx.Timeout(timeout), limits=httpx.Limits(max_connections=50, max_keepalive_connections=20))
+        self._pool = ConnectionPool(self.server, agent, size=pool_size, connect_timeout=CONNECT_TIMEOUT)
 
     async def close(self) -> None:
-        if self._lean is not None:
-            await self._lean.close()
-        await self._http.aclose()
+        await self._pool.close()
 
     async def request(self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None,
                       content_type: str = "application/json") -> Any:
-        content = None if body is None else json.dumps(body).encode()
-        if self._lean is not None:
-            return await self._lean_request(method, path, params, content, content_type)
-        headers = {"Content-Type": content_type} if content is not None else None
-        try:
-            response = await self._http.request(method, path, params=params, content=content, headers=headers)
-        except httpx.HTTPError as exc:
-            raise HubUnreachable(f"cannot reach the hub at {self.server}: {exc!r}") from None
-        if response.status_code >= 300:
-            raise errors.from_status(response.content, response.status_code)
-        if not response.content:
-            return None
-        return response.json()
+        """The decoded JSON answer (None for an empty one)."""
+        data = await self.request_bytes(method, path, params=params,
+                                        body=None if body is None else json.dumps(body).encode(),
+                                        content_type=content_type)
+        return json.loads(data) if data else None
 
-    async def _lean_request(self, method: str, path: str, params: dict[str, Any] | None, content: bytes | None,
-                            content_type: str) -> Any:
+    async def request_bytes(self, method: str, path: str, *, params: dict[str, Any] | None = None,
+                            body: bytes | None = None, content_type: str = "application/json") -> bytes:
+        """The raw body of a 2xx answer."""
         target = path + ("?" + urlencode(params) if params else "")
         try:
-            code, data = await self._lean.request(method, target, content, content_type, self.timeout)
-        except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
-            raise HubUnreachable(f"cannot reach the hub at {self.server}: {exc!r}") from None
+            code, data = await self._pool.request(method, target, body, content_type, self.timeout)
+        except ServerUnreachable as exc:
+            raise HubUnreachable(f"cannot reach the hub at {self.server}: {exc}") from None
         if code >= 300:
             raise errors.from_status(data, code)
-        return json.loads(data) if data else None
+        return data
+
+    async def text(self, path: str, *, params: dict[str, Any] | None = None) -> str:
+        return (await self.request_bytes("GET", path, params=params)).decode(errors="replace")
+
+    @asynccontextmanager
+    async def _streamed(self, method: str, path: str, params: dict[str, Any], read_timeout: float | None,
+                        what: str) -> AsyncIterator[Answer]:
+        target = path + ("?" + urlencode(params) if params else "")
+        try:
+            async with self._pool.stream(method, target, read_timeout=read_timeout) as answer:
+                if answer.status >= 300:
+                    raise errors.from_status(await answer.read(), answer.status)
+                yield answer
+        except ServerUnreachable as exc:
+            raise HubUnreachable(f"{what} broke: {exc}") from None
+
+    async def stream_lines(self, method: str, path: str, *, params: dict[str, Any] | None = None,
+                           read_timeout: float | None = 120.0) -> AsyncIterator[dict[str, Any]]:
+        """Each JSON line of a streamed (NDJSON) answer, as it arrives."""
+        async with self._streamed(method, path, params or {}, read_timeout, f"the stream of {path}") as answer:
+            async for line in answer.lines():
+                yield json.loads(line)
 
     # --- verbs ---------------------------------------------------------------------------------
 
@@ -128,21 +141,14 @@ class HubClient:
             params["resourceVersion"] = resource_version
         if bookmarks:
             params["allowWatchBookmarks"] = "true"
-        timeout = httpx.Timeout(10.0, read=timeout_seconds + 30)
-        try:
-            async with self._http.stream("GET", resource.path(namespace), params=params, timeout=timeout) as response:
-                if response.status_code >= 300:
-                    raise errors.from_status(await response.aread(), response.status_code)
-                async for line in response.aiter_lines():
-                    if not line.strip():
-                        continue
-                    event = json.loads(line)
-                    if event.get("type") == "ERROR":
-                        status = event.get("object") or {}
-                        raise errors.from_status(status, int(status.get("code") or 500))
-                    yield event
-        except httpx.HTTPError as exc:
-            raise HubUnreachable(f"watch of {resource.plural} broke: {exc!r}") from None
+        async with self._streamed("GET", resource.path(namespace), params, timeout_seconds + STREAM_GRACE,
+                                  f"watch of {resource.plural}") as answer:
+            async for line in answer.lines():
+                event = json.loads(line)
+                if event.get("type") == "ERROR":
+                    status = event.get("object") or {}
+                    raise errors.from_status(status, int(status.get("code") or 500))
+                yield event
 
 
 def _selectors(label_selector: str, field_selector: str) -> dict[str, Any]:

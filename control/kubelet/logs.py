@@ -19,13 +19,12 @@ Guarantees:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from control.client.serving import LAST_CHUNK, NodeServer, chunk, parse_head, response_head
+from control.client.serving import Exchange, HttpError, NodeServer, Request
 from control.clock import Clock
 from control.kinds.meta import format_nano_time
 from control.kubelet.behaviour import Script
@@ -35,10 +34,7 @@ log = logging.getLogger(__name__)
 MAX_TICKS = 10_000  # older ticks of a long run are "rotated away"
 
 
-class LogError(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status, self.message = status, message
+LogError = HttpError  # the node servers' one error class
 
 
 @dataclass(frozen=True)
@@ -177,35 +173,28 @@ class LogServer(NodeServer):
     def __init__(self, lookup: Lookup, *, clock: Clock, interval: float, poll: float = 0.25):
         self.lookup, self.clock, self.interval, self.poll = lookup, clock, interval, poll
 
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            method, target, _ = parse_head(await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=10))
-            await self.answer(method, target, writer)
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, ConnectionError):
-            pass
-        finally:
-            writer.close()
+    def error_body(self, error: HttpError) -> tuple[str, bytes]:
+        return TEXT, (error.message + "\n").encode()
 
-    async def answer(self, method: str, target: str, writer: asyncio.StreamWriter) -> None:
+    async def answer(self, request: Request, exchange: Exchange) -> None:
+        """Answer one request and close the connection after it, as log answers always have."""
         try:
-            request = parse_request(method, target)
-            if request is None:
-                return await self._send(writer, 200, "ok\n")
-            found = self.lookup(request.namespace, request.pod, request.container)
+            log_request = parse_request(request.method, request.target)
+            if log_request is None:
+                return await exchange.respond(200, TEXT, b"ok\n", close=True)
+            found = self.lookup(log_request.namespace, log_request.pod, log_request.container)
             now = self.clock.now()
-            text = render_log(found, request, now, self.interval)
+            text = render_log(found, log_request, now, self.interval)
         except LogError as exc:
-            return await self._send(writer, exc.status, exc.message + "\n")
-        if not request.follow:
-            return await self._send(writer, 200, text)
-        writer.write(response_head(200, TEXT, length=None, close=True))
-        await self._chunk(writer, text)
-        await self.follow(request, select_run(found, request).container_id, now, writer)
-        writer.write(LAST_CHUNK)
-        await writer.drain()
+            return await exchange.respond(exc.status, TEXT, (exc.message + "\n").encode(), close=True)
+        if not log_request.follow:
+            return await exchange.respond(200, TEXT, text.encode(), close=True)
+        await exchange.start(200, TEXT, close=True)
+        await exchange.send(text.encode())
+        await self.follow(log_request, select_run(found, log_request).container_id, now, exchange)
+        await exchange.end()
 
-    async def follow(self, request: LogRequest, container_id: str, seen_until: float,
-                     writer: asyncio.StreamWriter) -> None:
+    async def follow(self, request: LogRequest, container_id: str, seen_until: float, exchange: Exchange) -> None:
         """Send lines newer than `seen_until` as they come, until the run ends or the pod goes."""
         while True:
             await self.clock.sleep(self.poll)
@@ -219,16 +208,6 @@ class LogServer(NodeServer):
             fresh = [line for line in run_lines(c.name, found.image, run, found.script, now, self.interval)
                      if seen_until < line.at <= now]
             seen_until = now
-            await self._chunk(writer, format_lines(fresh, LogRequest("", "", "", timestamps=request.timestamps), now))
+            await exchange.send(format_lines(fresh, LogRequest("", "", "", timestamps=request.timestamps), now).encode())
             if run.finished_at is not None and run.finished_at <= now:
                 return
-
-    async def _chunk(self, writer: asyncio.StreamWriter, text: str) -> None:
-        if text:
-            writer.write(chunk(text.encode()))
-        await writer.drain()
-
-    async def _send(self, writer: asyncio.StreamWriter, status: int, text: str) -> None:
-        data = text.encode()
-        writer.write(response_head(status, TEXT, length=len(data), close=True) + data)
-        await writer.drain()

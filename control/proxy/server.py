@@ -11,17 +11,17 @@ Routes:
 
 Guarantees: bad parameters answer 400 `{"error"}`, unknown paths 404, wrong methods 405, never a
 crash of the server; plain answers keep the connection open (keep-alive), a /send stream closes
-it when done; a client that leaves mid-stream stops the sending.
+it when done; a client that leaves mid-stream stops the sending. Framing, body limits and
+malformed requests are `control.client.serving`'s.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlsplit
 
-from control.client.serving import LAST_CHUNK, NodeServer, chunk, read_request, response_head, wants_close
+from control.client.serving import Exchange, HttpError, NodeServer, Request
 from control.proxy.send import SendPlan
 from control.proxy.table import iptables_save
 
@@ -29,12 +29,6 @@ if TYPE_CHECKING:
     from control.proxy.proxy import KubeProxy
 
 MAX_WAIT = 300.0
-
-
-class HttpError(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
 
 
 def _wait_params(query: dict[str, str]) -> tuple[int | None, float]:
@@ -52,66 +46,39 @@ class ProxyServer(NodeServer):
     def __init__(self, proxy: "KubeProxy"):
         self.proxy = proxy
 
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                method, target, headers = await read_request(reader)
-                close = wants_close(headers)
-                if not await self.answer(method, target, writer, close=close) or close:
-                    return
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, ConnectionError,
-                ValueError):
-            pass
-        finally:
-            writer.close()
-
-    async def answer(self, method: str, target: str, writer: asyncio.StreamWriter, *, close: bool) -> bool:
-        """Answer one request; False when the connection must close afterwards."""
-        url = urlsplit(target)
+    async def answer(self, request: Request, exchange: Exchange) -> None:
+        url = urlsplit(request.target)
         query = dict(parse_qsl(url.query, keep_blank_values=True))
+        routes = {"/healthz": "GET", "/rules": "GET", "/send": "POST"}
+        if url.path not in routes:
+            raise HttpError(404, f"no such path: {url.path}")
+        if request.method != routes[url.path]:
+            raise HttpError(405, f"method {request.method} not allowed on {url.path}")
+        if url.path == "/healthz":
+            return await exchange.respond(200, "text/plain; charset=utf-8", b"ok\n")
+        if url.path == "/rules":
+            return await self.rules(query, exchange)
         try:
-            routes = {"/healthz": "GET", "/rules": "GET", "/send": "POST"}
-            if url.path not in routes:
-                raise HttpError(404, f"no such path: {url.path}")
-            if method != routes[url.path]:
-                raise HttpError(405, f"method {method} not allowed on {url.path}")
-            if url.path == "/healthz":
-                return await self._send(writer, 200, "text/plain; charset=utf-8", b"ok\n", close)
-            if url.path == "/rules":
-                return await self.rules(query, writer, close)
             plan = SendPlan.parse(query)
-        except (HttpError, ValueError) as exc:
-            status = exc.status if isinstance(exc, HttpError) else 400
-            return await self._send(writer, status, "application/json", json.dumps({"error": str(exc)}).encode(), close)
-        await self.stream(plan, writer)
-        return False
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+        await self.stream(plan, exchange)
 
-    async def rules(self, query: dict[str, str], writer: asyncio.StreamWriter, close: bool) -> bool:
+    async def rules(self, query: dict[str, str], exchange: Exchange) -> None:
         wait, timeout = _wait_params(query)
         if wait is not None:
             await self.proxy.wait_past(wait, timeout)
         rules = self.proxy.rules(query.get("service") or None)
         if query.get("format") == "text":
-            return await self._send(writer, 200, "text/plain; charset=utf-8", iptables_save(rules["iptables"]).encode(),
-                                    close)
-        return await self._send(writer, 200, "application/json", json.dumps(rules, separators=(",", ":")).encode(),
-                                close)
+            return await exchange.respond(200, "text/plain; charset=utf-8", iptables_save(rules["iptables"]).encode())
+        await exchange.respond(200, "application/json", json.dumps(rules, separators=(",", ":")).encode())
 
-    async def stream(self, plan: SendPlan, writer: asyncio.StreamWriter) -> None:
-        writer.write(response_head(200, "application/x-ndjson", length=None, close=True))
+    async def stream(self, plan: SendPlan, exchange: Exchange) -> None:
+        await exchange.start(200, "application/x-ndjson", close=True)
         lines = self.proxy.send(plan)
         try:
             async for line in lines:
-                data = json.dumps(line, separators=(",", ":")).encode() + b"\n"
-                writer.write(chunk(data))
-                await writer.drain()
-            writer.write(LAST_CHUNK)
-            await writer.drain()
+                await exchange.send(json.dumps(line, separators=(",", ":")).encode() + b"\n")
+            await exchange.end()
         finally:
             await lines.aclose()  # type: ignore[attr-defined]
-
-    async def _send(self, writer: asyncio.StreamWriter, status: int, content_type: str, data: bytes,
-                    close: bool) -> bool:
-        writer.write(response_head(status, content_type, length=len(data), close=close) + data)
-        await writer.drain()
-        return not close

@@ -1,15 +1,20 @@
-"""A stand-in for the hub in the dashboard's unit tests: an httpx transport that answers the few
-paths the dashboard uses from canned objects and a canned version log, and records every request."""
+"""A stand-in for the hub in the dashboard's unit tests: a real loopback HTTP server (on its own
+thread and event loop, framed by the node servers' `control.client.serving`) that answers the few
+paths the dashboard uses from canned objects and a canned version log, and records every request.
+The dashboard reaches it with its production client; `running(fake)` points KK_HUB_URL at it."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import parse_qs
+from typing import Any, Iterator
+from urllib.parse import parse_qs, urlsplit
 
-import httpx
+from control.client.framing import header
+from control.client.serving import Exchange, NodeServer, Request
 
 
 def pod(name: str, *, node: str = "node-1", phase: str = "Running", ready: bool = True) -> dict[str, Any]:
@@ -45,6 +50,7 @@ class FakeHub:
     # answers that are not one JSON document (NDJSON streams, text): (code, bytes, content type)
     raw: dict[tuple[str, str], tuple[int, bytes, str]] = field(default_factory=dict)
     requests: list[Seen] = field(default_factory=list)
+    connections: int = 0  # TCP connections the dashboard opened to it
 
     def change(self, kind: str, obj: dict[str, Any], revision: int, *, type_: str = "ADDED",
                actor: str = "kubectl") -> None:
@@ -53,26 +59,28 @@ class FakeHub:
                          "namespace": meta.get("namespace", ""), "name": meta["name"], "actor": actor,
                          "object": obj})
 
-    def transport(self) -> httpx.MockTransport:
-        return httpx.MockTransport(self.handle)
-
-    async def handle(self, request: httpx.Request) -> httpx.Response:
-        query = {k: v[-1] for k, v in parse_qs(request.url.query.decode(), keep_blank_values=True).items()}
-        body = json.loads(request.content) if request.content else None
-        path = request.url.path
-        self.requests.append(Seen(request.method, path, query, request.headers.get("content-type", ""), body,
-                                  request.headers.get("user-agent", "")))
-        if (request.method, path) in self.raw:
-            code, content, content_type = self.raw[(request.method, path)]
-            return httpx.Response(code, content=content, headers={"Content-Type": content_type})
-        if (request.method, path) in self.answers:
-            code, answer = self.answers[(request.method, path)]
-            return httpx.Response(code, json=answer)
+    async def answer(self, request: Request, exchange: Exchange) -> None:
+        url = urlsplit(request.target)
+        query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
+        body = json.loads(request.body) if request.body else None
+        path, method = url.path, request.method
+        self.requests.append(Seen(method, path, query, header(request.headers, b"content-type"), body,
+                                  header(request.headers, b"user-agent")))
+        if (method, path) in self.raw:
+            code, content, content_type = self.raw[(method, path)]
+            return await exchange.respond(code, content_type, content)
+        if (method, path) in self.answers:
+            code, answer = self.answers[(method, path)]
+            return await exchange.respond(code, "application/json", json.dumps(answer).encode())
         if path == "/kubekitchen/snapshot":
-            return httpx.Response(200, json={"revision": self.revision, "objects": self.objects})
+            snapshot = {"revision": self.revision, "objects": self.objects}
+            return await exchange.respond(200, "application/json", json.dumps(snapshot).encode())
         if path == "/kubekitchen/changes":
-            return httpx.Response(200, content=self._changes(int(query.get("resourceVersion") or self.revision)))
-        return httpx.Response(404, json=status(404, "NotFound", f"{path} not found"))
+            await exchange.start(200, "application/json")
+            async for line in self._changes(int(query.get("resourceVersion") or self.revision)):
+                await exchange.send(line)
+            return await exchange.end()
+        await exchange.respond(404, "application/json", json.dumps(status(404, "NotFound", f"{path} not found")).encode())
 
     async def _changes(self, after: int):
         if after < self.compacted_through:
@@ -82,8 +90,37 @@ class FakeHub:
         for line in self.log:
             if line["revision"] > after:
                 yield (json.dumps(line) + "\n").encode()
-        await asyncio.Event().wait()  # a watch stays open
+        await asyncio.Event().wait()  # a watch stays open (until the client leaves or the server stops)
 
     def writes(self) -> list[Seen]:
         """Requests that would store something (not GETs, not dry runs)."""
         return [r for r in self.requests if r.method != "GET" and r.query.get("dryRun") != "All"]
+
+
+class _Server(NodeServer):
+    def __init__(self, fake: FakeHub):
+        self.fake = fake
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.fake.connections += 1
+        await super().handle(reader, writer)
+
+    async def answer(self, request: Request, exchange: Exchange) -> None:
+        await self.fake.answer(request, exchange)
+
+
+@contextmanager
+def running(fake: FakeHub) -> Iterator[str]:
+    """Serve `fake` on a loopback port from a thread of its own; yields its base URL."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="fake-hub", daemon=True)
+    thread.start()
+    server = _Server(fake)
+    try:
+        port = asyncio.run_coroutine_threadsafe(server.start("127.0.0.1", 0), loop).result(10)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        asyncio.run_coroutine_threadsafe(server.close(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()

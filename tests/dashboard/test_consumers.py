@@ -13,17 +13,18 @@ from channels.testing import WebsocketCommunicator
 from control import protocol
 from dashboard import hub
 from dashboard.consumers import LiveConsumer, WireConsumer
-from tests.dashboard.fakehub import FakeHub, pod
+from tests.dashboard.fakehub import FakeHub, pod, running
 
 
 @pytest.fixture
-def fake(monkeypatch):
+def fake(settings):
     fake = FakeHub(revision=10, objects={"pods": [pod("pasta-1")], "nodes": [], "deployments": [],
                                          "replicasets": [], "services": [], "endpoints": []})
     fake.change("pods", pod("pasta-2", phase="Pending", ready=False), 11, actor="kube-controller-manager")
     fake.change("pods", pod("pasta-2"), 12, type_="MODIFIED", actor="kubelet/node-1")
-    monkeypatch.setattr(hub, "transport", fake.transport())
-    return fake
+    with running(fake) as url:
+        settings.KK_HUB_URL = url
+        yield fake
 
 
 def run(scenario):

@@ -9,8 +9,7 @@ import json
 import pytest
 from django.test import Client
 
-from dashboard import hub
-from tests.dashboard.fakehub import FakeHub, status
+from tests.dashboard.fakehub import FakeHub, running, status
 
 TRAFFIC = ("POST", "/kubekitchen/traffic")
 RULES = ("GET", "/kubekitchen/proxyrules")
@@ -24,10 +23,11 @@ def answer(seq: int, pod: str | None, code: int = 200) -> dict:
 
 
 @pytest.fixture
-def fake(monkeypatch):
+def fake(settings):
     fake = FakeHub()
-    monkeypatch.setattr(hub, "transport", fake.transport())
-    return fake
+    with running(fake) as url:
+        settings.KK_HUB_URL = url
+        yield fake
 
 
 @pytest.fixture

@@ -11,8 +11,7 @@ import re
 import pytest
 from django.test import Client
 
-from dashboard import hub
-from tests.dashboard.fakehub import FakeHub, status
+from tests.dashboard.fakehub import FakeHub, running, status
 
 DEPLOYMENT = """
 apiVersion: apps/v1
@@ -37,10 +36,11 @@ SERVICE_PATH = "/api/v1/namespaces/default/services/pasta"
 
 
 @pytest.fixture
-def fake(monkeypatch):
+def fake(settings):
     fake = FakeHub()
-    monkeypatch.setattr(hub, "transport", fake.transport())
-    return fake
+    with running(fake) as url:
+        settings.KK_HUB_URL = url
+        yield fake
 
 
 @pytest.fixture

@@ -107,7 +107,7 @@ def test_follow_streams_new_lines_and_ends_with_the_run():
     async def scenario():
         port = await server.start("127.0.0.1")
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(b"GET /containerLogs/default/web/app?follow=true HTTP/1.1\r\n\r\n")
+        writer.write(b"GET /containerLogs/default/web/app?follow=true HTTP/1.1\r\nHost: x\r\n\r\n")
         await writer.drain()
         head = await reader.readuntil(b"\r\n\r\n")
         assert b"Transfer-Encoding: chunked" in head
