@@ -192,9 +192,13 @@ class Supervisor:
                 _terminate(process)
                 self.processes.pop(name, None)
 
+    def begin_stop(self) -> None:
+        """From now on nothing is started (safe to call from a signal handler)."""
+        self._stop.set()
+
     def stop(self) -> None:
         """Stop following the hub and terminate every spoke; from here on nothing is started."""
-        self._stop.set()
+        self.begin_stop()
         with self._lock:
             for process in self.processes.values():
                 if process.poll() is None:
