@@ -71,7 +71,8 @@ class Supervisor:
     def __init__(self, url: str, command: list[str], env: dict[str, str], spokes: dict[str, list[str]],
                  *, restart_after: float = 5.0, clock: Clock | None = None,
                  transport: httpx.BaseTransport | None = None,
-                 popen: Callable[..., subprocess.Popen] = subprocess.Popen, backoff: Backoff | None = None):
+                 popen: Callable[..., subprocess.Popen] = subprocess.Popen, backoff: Backoff | None = None,
+                 watch_seconds: int = WATCH_SECONDS):
         self.url, self.command, self.env, self.spokes = url, command, env, spokes
         self.restart_after = restart_after
         self.processes: dict[str, subprocess.Popen] = {}
@@ -83,6 +84,7 @@ class Supervisor:
         self.popen = popen
         self.backoff = backoff or Backoff()
         self.resource_version = ""
+        self.watch_seconds = watch_seconds
         self.http = httpx.Client(base_url=url, headers={"User-Agent": "supervisor (kube-kitchen)"}, timeout=10,
                                  transport=transport)
 
@@ -115,9 +117,9 @@ class Supervisor:
                 self._relist()
             started = self.clock.now()
             params = {"watch": "1", "resourceVersion": self.resource_version, "allowWatchBookmarks": "true",
-                      "fieldSelector": f"metadata.name={NAME}", "timeoutSeconds": str(WATCH_SECONDS)}
+                      "fieldSelector": f"metadata.name={NAME}", "timeoutSeconds": str(self.watch_seconds)}
             with self.http.stream("GET", PATH, params=params,
-                                  timeout=httpx.Timeout(10, read=WATCH_SECONDS + 30)) as stream:
+                                  timeout=httpx.Timeout(10, read=self.watch_seconds + 30)) as stream:
                 if stream.status_code == 410:
                     raise Expired(stream.read().decode(errors="replace")[:200])
                 if stream.status_code >= 300:

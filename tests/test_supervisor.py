@@ -5,9 +5,12 @@ restarts crashed spokes at most once per `restart_after`, and starts nothing onc
 from __future__ import annotations
 
 import json
+import threading
+import time
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
+import pytest
 
 from control.client.informer import Backoff
 from control.supervisor import NAME, Supervisor
@@ -189,3 +192,51 @@ def test_once_stopping_nothing_is_started_again():
     supervisor.reconcile({"scheduler": "running"})
     assert supervisor.processes == started, "no spoke restarted while stopping"
     assert started["kubelet/node-1"].signals == ["TERM"]
+
+
+# --- against a real hub whose log window is one second ------------------------------------------
+
+class CountingTransport(httpx.HTTPTransport):
+    def __init__(self):
+        super().__init__()
+        self.requests: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(f"{request.method} {request.url.path}?{request.url.query.decode()}")
+        return super().handle_request(request)
+
+
+@pytest.fixture(scope="module")
+def fast_compacting_hub():
+    from tests.conftest import Hub
+
+    server = Hub(env={"KK_LOG_MAX_AGE": "1", "KK_COMPACT_INTERVAL": "0.2", "KK_BOOKMARK_INTERVAL": "0.5"}).start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.e2e
+def test_against_a_hub_that_compacts_every_second_the_supervisor_stays_quiet(fast_compacting_hub):
+    """Others keep writing, the log keeps only the last second, each watch lasts one second: every
+    re-watch must start from a revision the bookmarks kept fresh. (Before: it re-watched from the
+    ConfigMap's own revision, got ERROR 410, ignored it and came straight back: ~1,700 requests in
+    these four seconds.)"""
+    hub = fast_compacting_hub
+    transport = CountingTransport()
+    supervisor = Supervisor(hub.url, ["true"], {}, {}, transport=transport, watch_seconds=1)
+    supervisor.publish_desired()
+    writer = httpx.Client(base_url=hub.url, timeout=10)
+    follower = threading.Thread(target=supervisor.watch_forever, daemon=True)
+    follower.start()
+    try:
+        for i in range(40):  # four seconds of other clients writing, ten writes a second
+            writer.post("/api/v1/namespaces/default/configmaps",
+                        json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "churn-"}})
+            time.sleep(0.1)
+    finally:
+        supervisor.stop()
+        writer.close()
+    watches = [r for r in transport.requests if "watch=1" in r]
+    lists = [r for r in transport.requests if r.startswith("GET") and "watch=1" not in r]
+    assert len(lists) <= 2, transport.requests
+    assert 2 <= len(watches) <= 8, transport.requests
