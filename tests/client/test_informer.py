@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
+import pytest
+
 from control import errors
 from control.client.clock import FakeClock
-from control.client.http import HubUnreachable
+from control.client.http import HubClient, HubUnreachable
 from control.client.informer import Backoff, Handlers, Informer, by_node
-from control.client.resources import PODS
+from control.client.resources import CONFIGMAPS, PODS
 
 
 def pod(name: str, rv: int, node: str = "") -> dict:
@@ -181,3 +184,53 @@ def test_a_compacted_log_costs_one_relist_then_the_informer_settles():
     relisted_after = hub.requests[1][2] - start
     assert 0.8 <= relisted_after < 1.6, "the relist waited the jittered back-off"
     assert informer.resource_version == "900" and informer.backoff.current == 0.0, "the bookmark reset the back-off"
+
+
+# --- against a real hub whose log window is two seconds ------------------------------------------
+
+class CountingTransport(httpx.AsyncHTTPTransport):
+    def __init__(self):
+        super().__init__()
+        self.requests: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(f"{request.method} {request.url.path}?{request.url.query.decode()}")
+        return await super().handle_async_request(request)
+
+
+@pytest.fixture(scope="module")
+def fast_compacting_hub():
+    from tests.conftest import Hub
+
+    server = Hub(env={"KK_LOG_MAX_AGE": "2", "KK_COMPACT_INTERVAL": "0.2", "KK_BOOKMARK_INTERVAL": "0.5"}).start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.e2e
+def test_against_a_hub_that_keeps_two_seconds_of_log_the_informer_stays_quiet(fast_compacting_hub):
+    """Every spoke's informers (controllers, scheduler, kubelet, kube-proxy, the cooks, the garbage
+    collector's CRD follower, examples/dish_counter.py) on a hub whose log keeps two seconds while
+    others write and each watch lasts one second: bookmarks keep the revision inside the window."""
+    transport = CountingTransport()
+    client = HubClient(fast_compacting_hub.url, agent="test-informer", transport=transport)
+    informer = Informer(client, CONFIGMAPS, namespace="kube-system", watch_timeout=1)
+
+    async def scenario():
+        following = asyncio.create_task(informer.run())
+        async with httpx.AsyncClient(base_url=fast_compacting_hub.url, timeout=10) as writer:
+            for _ in range(50):  # five seconds of another client writing
+                await writer.post("/api/v1/namespaces/default/configmaps",
+                                  json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "churn-"}})
+                await asyncio.sleep(0.1)
+        following.cancel()
+        await asyncio.gather(following, return_exceptions=True)
+        await client.close()
+
+    asyncio.run(scenario())
+    watches = [r for r in transport.requests if "watch=1" in r]
+    lists = [r for r in transport.requests if "watch=1" not in r]
+    assert informer.has_synced
+    assert len(lists) == 1, f"only the first list: no 410 ever ({transport.requests})"
+    assert 3 <= len(watches) <= 8, transport.requests
+    assert all("allowWatchBookmarks=true" in w for w in watches)
