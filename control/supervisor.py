@@ -76,6 +76,7 @@ class Supervisor:
         self.url, self.command, self.env, self.spokes = url, command, env, spokes
         self.restart_after = restart_after
         self.processes: dict[str, subprocess.Popen] = {}
+        self.retired: list[subprocess.Popen] = []  # spokes told to stop, perhaps not yet gone
         self.started_at: dict[str, float] = {}
         self.desired: dict[str, str] = {name: "running" for name in spokes}
         self._lock = threading.Lock()
@@ -107,7 +108,13 @@ class Supervisor:
     def watch_forever(self) -> None:
         """Follow the ConfigMap until `stop`; reconcile on every change."""
         while not self._stop.is_set():
-            self.run_once()
+            try:
+                self.run_once()
+            except Exception:  # noqa: BLE001 - the keeper of the spokes must not die of one bad answer
+                if self._stop.is_set():
+                    return  # `stop` closed the connection under us
+                log.exception("supervisor: unexpected failure following the hub")
+                self._back_off("an unexpected failure")
 
     def run_once(self) -> None:
         """One list-or-resume plus one watch stream; a failure ends in a back-off sleep."""
@@ -192,7 +199,7 @@ class Supervisor:
                     self.started_at[name] = now
             elif self.desired[name] == "stopped" and alive:
                 _terminate(process)
-                self.processes.pop(name, None)
+                self.retired.append(self.processes.pop(name))
 
     def begin_stop(self) -> None:
         """From now on nothing is started (safe to call from a signal handler)."""
@@ -202,10 +209,11 @@ class Supervisor:
         """Stop following the hub and terminate every spoke; from here on nothing is started."""
         self.begin_stop()
         with self._lock:
-            for process in self.processes.values():
+            everyone = [*self.processes.values(), *self.retired]
+            for process in everyone:
                 if process.poll() is None:
                     process.terminate()
-            for process in self.processes.values():
+            for process in everyone:
                 _wait(process)
         self.http.close()
 

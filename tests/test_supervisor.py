@@ -240,3 +240,32 @@ def test_against_a_hub_that_keeps_two_seconds_of_log_the_supervisor_stays_quiet(
     lists = [r for r in transport.requests if r.startswith("GET") and "watch=1" not in r]
     assert len(lists) == 1, f"only the first list: no 410 ever ({transport.requests})"
     assert 3 <= len(watches) <= 8, transport.requests
+
+
+def test_stopping_also_waits_for_a_spoke_that_was_already_told_to_stop():
+    clock = FakeTime()
+    supervisor = supervisor_on(lambda r: httpx.Response(500), clock)
+    supervisor.tick()
+    scheduler = supervisor.processes["scheduler"]
+    scheduler.terminate = lambda: scheduler.signals.append("TERM")  # it takes its time to go
+    supervisor.reconcile({"scheduler": "stopped"})
+    assert supervisor.processes == {} and supervisor.retired == [scheduler]
+    supervisor.stop()
+    assert scheduler.signals == ["TERM", "TERM"], "terminated again and waited for by stop"
+
+
+def test_an_unexpected_failure_does_not_end_the_follower():
+    clock = FakeTime()
+    answers = iter([RuntimeError("a bug"), None])
+
+    def hub(request: httpx.Request) -> httpx.Response:
+        failure = next(answers, None)
+        if failure is not None:
+            raise failure
+        clock.t += 1000
+        supervisor.begin_stop()
+        return httpx.Response(200, json={"metadata": {"resourceVersion": "3"}, "items": []})
+
+    supervisor = supervisor_on(hub, clock)
+    supervisor.watch_forever()
+    assert clock.sleeps[0] == 0.8, "backed off, then carried on"
