@@ -87,3 +87,18 @@ def test_the_header_and_the_answer_keep_their_place_on_a_projector(browser, hub_
             assert svg["y"] + svg["height"] <= height, f"the whole hub picture is on the first screen ({svg})"
         answer_of(page, lambda: page.click(".node-card[data-node='node-1'] button[data-action=uncordon]"))
         page.wait_for_selector(".node-card[data-node='node-1'] button[data-action=cordon]")
+
+
+def test_the_korean_header_is_one_band_too(browser, hub_with_nodes):
+    with dashboard_page(browser, hub_with_nodes.url, {"width": 1280, "height": 720}) as page:
+        page.click("button[name=language][value=ko]")
+        page.wait_for_selector("html[lang=ko] #connection[data-state=connected]")
+        page.wait_for_selector(".node-card[data-node='node-2'] button[data-action=cordon]")
+        header = box(page, "header.top")
+        answer_of(page, lambda: page.click(".node-card[data-node='node-2'] button[data-action=cordon]"))
+        assert header["height"] <= HEADER_MAX and box(page, "header.top") == header
+        assert box(page, "#action-result .result")["width"] >= 200
+        page.screenshot(path="/tmp/stage-1280x720-ko.png")
+        answer_of(page, lambda: page.click(".node-card[data-node='node-2'] button[data-action=uncordon]"))
+        page.click("button[name=language][value=en]")
+        page.wait_for_selector("html[lang=en]")
