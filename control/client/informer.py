@@ -7,9 +7,10 @@ Guarantees (client-go's reflector, kopf's watching):
   resourceVersion it saw after a back-off; on 410 Expired it forgets that version, waits the
   back-off and relists once, and the handlers hear the difference (adds, updates, deletes)
   between the old cache and the new list, so nothing is missed.
-- The back-off is client-go's: 0.8 s doubling to 30 s, each wait jittered up to +100 % so that
-  watchers broken together (a compaction, a hub restart) do not come back together; it starts
-  over after a watch that delivered an event. A compacted log therefore costs one relist and
+- The back-off is client-go's: 0.8 s doubling, each wait jittered up to +100 % so that watchers
+  broken together (a compaction, a hub restart) do not come back together, and never over 30 s
+  (a workshop's restarted hub is found again within half a minute); it starts over after a watch
+  that delivered an event. A compacted log therefore costs one relist and
   one watch per watcher, never a storm.
 - `has_synced` turns true after the first complete list.
 - Handlers only map objects to keys (they must not block); cached objects are shared and must be
@@ -118,7 +119,8 @@ SHORT_WATCH = 1.0  # seconds: a watch that ends this fast with no event is a fai
 
 @dataclass
 class Backoff:
-    """Jittered exponential back-off: `next()` is `current` times a factor in [1, 1 + jitter)."""
+    """Jittered exponential back-off: `next()` is `current` times a factor in [1, 1 + jitter),
+    at most `limit`."""
 
     initial: float = 0.8
     limit: float = 30.0
@@ -128,7 +130,7 @@ class Backoff:
 
     def next(self) -> float:
         self.current = self.initial if self.current == 0 else min(self.limit, self.current * 2)
-        return self.current * (1.0 + self.jitter * self.random())
+        return min(self.limit, self.current * (1.0 + self.jitter * self.random()))
 
     def reset(self) -> None:
         self.current = 0.0

@@ -112,11 +112,11 @@ def test_indexes_follow_changes():
 
 
 def test_backoff_doubles_to_its_cap_with_jitter_and_starts_over():
-    draws = iter([0.0, 1.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    draws = iter([0.0, 1.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.9, 0.0])
     backoff = Backoff(random=lambda: next(draws))
     waits = [backoff.next() for _ in range(8)]
     assert waits[:3] == [0.8, 1.6 * 2, 3.2 * 1.5]
-    assert waits[-1] == 30.0, "capped"
+    assert waits[-1] == 30.0, "capped, jitter included"
     backoff.reset()
     assert backoff.next() == 0.8
 
