@@ -8,7 +8,16 @@ or stops the process. Declarative all the way down.
 
 Guarantees: a spoke whose desired state is "running" is started (and restarted after a crash, at
 most once per `restart_after` seconds); one that is "stopped" is terminated (SIGTERM, then SIGKILL
-after 10 s); the supervisor only talks to the hub over HTTP, as "supervisor".
+after 10 s); once `stop` has begun nothing is started again and every spoke is terminated; the
+supervisor only talks to the hub over HTTP, as "supervisor".
+
+It follows the ConfigMap as client-go's reflector does (`reflector.go`): list, then watch from
+the LIST's resourceVersion with bookmarks (so its version keeps up with an idle hub and never
+falls out of the log's window); on an ERROR 410 it forgets that version and relists once; every
+failure (410, a broken or instantly empty stream, an unreachable hub) is followed by a jittered
+exponential back-off (0.8 s doubling to 30 s) that starts over after a watch that delivered an
+event. The loop runs in a thread (`watch_forever`); one round of it (`run_once`) is what tests
+drive, with an injected clock and httpx transport.
 """
 
 from __future__ import annotations
@@ -17,28 +26,74 @@ import json
 import logging
 import subprocess
 import threading
-from typing import Any
+from typing import Any, Callable, Protocol
 
 import httpx
-from control.clock import REAL as clock
+
+from control.clock import REAL
+from control.client.informer import SHORT_WATCH, Backoff
 
 log = logging.getLogger(__name__)
 
 NAMESPACE, NAME = "kube-system", "kubekitchen-spokes"
 PATH = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
+WATCH_SECONDS = 300
+
+
+class Clock(Protocol):
+    """The supervisor's time: it runs in threads, so its sleeps block (and end early on stop)."""
+
+    def now(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class StoppableClock:
+    """Monotonic time whose sleeps end early when the supervisor stops."""
+
+    def __init__(self, stopped: threading.Event):
+        self.stopped = stopped
+
+    def now(self) -> float:
+        return REAL.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        self.stopped.wait(seconds)
+
+
+class Expired(Exception):
+    """The watch's resourceVersion was compacted away (410): relist."""
+
+
+class WatchFailed(Exception):
+    """The hub refused the watch or sent an ERROR event other than 410."""
 
 
 class Supervisor:
     def __init__(self, url: str, command: list[str], env: dict[str, str], spokes: dict[str, list[str]],
-                 *, restart_after: float = 5.0):
+                 *, restart_after: float = 5.0, clock: Clock | None = None,
+                 transport: httpx.BaseTransport | None = None,
+                 popen: Callable[..., subprocess.Popen] = subprocess.Popen, backoff: Backoff | None = None,
+                 watch_seconds: int = WATCH_SECONDS):
         self.url, self.command, self.env, self.spokes = url, command, env, spokes
         self.restart_after = restart_after
         self.processes: dict[str, subprocess.Popen] = {}
+        self.retired: list[subprocess.Popen] = []  # spokes told to stop, perhaps not yet gone
         self.started_at: dict[str, float] = {}
         self.desired: dict[str, str] = {name: "running" for name in spokes}
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self.http = httpx.Client(base_url=url, headers={"User-Agent": "supervisor (kube-kitchen)"}, timeout=10)
+        self.clock: Clock = clock or StoppableClock(self._stop)
+        self.popen = popen
+        self.backoff = backoff or Backoff()
+        self.resource_version = ""
+        self.watch_seconds = watch_seconds
+        self.http = httpx.Client(base_url=url, headers={"User-Agent": "supervisor (kube-kitchen)"}, timeout=10,
+                                 transport=transport)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
 
     # --- desired state ---------------------------------------------------------------------
 
@@ -53,27 +108,69 @@ class Supervisor:
             raise RuntimeError(f"cannot publish the spokes' desired states: {answer.text}")
 
     def watch_forever(self) -> None:
-        """Follow the ConfigMap (list, then watch from its resourceVersion); reconcile on change."""
+        """Follow the ConfigMap until `stop`; reconcile on every change."""
         while not self._stop.is_set():
             try:
-                current = self.http.get(f"{PATH}/{NAME}")
-                if current.status_code == 200:
-                    self.reconcile(current.json().get("data") or {})
-                    since = current.json()["metadata"]["resourceVersion"]
-                else:
-                    since = self.http.get(PATH).json()["metadata"]["resourceVersion"]
-                params = {"watch": "1", "resourceVersion": since, "fieldSelector": f"metadata.name={NAME}",
-                          "timeoutSeconds": "300"}
-                with self.http.stream("GET", PATH, params=params, timeout=httpx.Timeout(10, read=330)) as stream:
-                    for line in stream.iter_lines():
-                        if self._stop.is_set():
-                            return
-                        event = json.loads(line) if line.strip() else {}
-                        if event.get("type") in ("ADDED", "MODIFIED"):
-                            self.reconcile(event["object"].get("data") or {})
-            except (httpx.HTTPError, ValueError, KeyError) as exc:
-                log.info("supervisor watch broke (%s); again in 1 s", exc)
-                self._stop.wait(1.0)
+                self.run_once()
+            except Exception:  # noqa: BLE001 - the keeper of the spokes must not die of one bad answer
+                if self._stop.is_set():
+                    return  # `stop` closed the connection under us
+                log.exception("supervisor: unexpected failure following the hub")
+                self._back_off("an unexpected failure")
+
+    def run_once(self) -> None:
+        """One list-or-resume plus one watch stream; a failure ends in a back-off sleep."""
+        events = 0
+        try:
+            if not self.resource_version:
+                self._relist()
+            started = self.clock.now()
+            params = {"watch": "1", "resourceVersion": self.resource_version, "allowWatchBookmarks": "true",
+                      "fieldSelector": f"metadata.name={NAME}", "timeoutSeconds": str(self.watch_seconds)}
+            with self.http.stream("GET", PATH, params=params,
+                                  timeout=httpx.Timeout(10, read=self.watch_seconds + 30)) as stream:
+                if stream.status_code == 410:
+                    raise Expired(stream.read().decode(errors="replace")[:200])
+                if stream.status_code >= 300:
+                    raise WatchFailed(f"{stream.status_code}: {stream.read().decode(errors='replace')[:200]}")
+                for line in stream.iter_lines():
+                    if self._stop.is_set():
+                        return
+                    if line.strip():
+                        self._apply(json.loads(line))
+                        events += 1
+                        self.backoff.reset()
+            if events == 0 and self.clock.now() - started < SHORT_WATCH:
+                self._back_off("the watch ended at once with no event")
+        except Expired as exc:
+            expired_at, self.resource_version = self.resource_version, ""
+            self._back_off(f"the watch expired at {expired_at} ({exc}); relisting")
+        except (httpx.HTTPError, WatchFailed, ValueError, KeyError, TypeError) as exc:
+            self._back_off(f"the watch broke ({exc!r})")
+
+    def _relist(self) -> None:
+        answer = self.http.get(PATH, params={"fieldSelector": f"metadata.name={NAME}"})
+        if answer.status_code >= 300:
+            raise WatchFailed(f"list answered {answer.status_code}")
+        listing = answer.json()
+        for item in listing.get("items") or []:
+            self.reconcile(item.get("data") or {})
+        self.resource_version = listing["metadata"]["resourceVersion"]
+
+    def _apply(self, event: dict[str, Any]) -> None:
+        kind, obj = event.get("type"), event.get("object") or {}
+        if kind == "ERROR":
+            if obj.get("code") == 410:
+                raise Expired(obj.get("message", ""))
+            raise WatchFailed(f"{obj.get('code')}: {obj.get('message')}")
+        self.resource_version = (obj.get("metadata") or {}).get("resourceVersion") or self.resource_version
+        if kind in ("ADDED", "MODIFIED"):
+            self.reconcile(obj.get("data") or {})
+
+    def _back_off(self, why: str) -> None:
+        delay = self.backoff.next()
+        log.info("supervisor: %s; again in %.1f s", why, delay)
+        self.clock.sleep(delay)
 
     # --- processes ---------------------------------------------------------------------------
 
@@ -92,25 +189,33 @@ class Supervisor:
         return exited
 
     def _converge(self) -> None:
-        now = clock.monotonic()
+        if self._stop.is_set():
+            return  # stopping: a spoke that exits now exits for good
+        now = self.clock.now()
         for name, args in self.spokes.items():
             process = self.processes.get(name)
             alive = process is not None and process.poll() is None
             if self.desired[name] == "running" and not alive:
                 if process is None or now - self.started_at.get(name, 0) >= self.restart_after:
-                    self.processes[name] = subprocess.Popen([*self.command, *args], env=self.env)
+                    self.processes[name] = self.popen([*self.command, *args], env=self.env)
                     self.started_at[name] = now
             elif self.desired[name] == "stopped" and alive:
                 _terminate(process)
-                self.processes.pop(name, None)
+                self.retired.append(self.processes.pop(name))
+
+    def begin_stop(self) -> None:
+        """From now on nothing is started (safe to call from a signal handler)."""
+        self._stop.set()
 
     def stop(self) -> None:
-        self._stop.set()
+        """Stop following the hub and terminate every spoke; from here on nothing is started."""
+        self.begin_stop()
         with self._lock:
-            for process in self.processes.values():
+            everyone = [*self.processes.values(), *self.retired]
+            for process in everyone:
                 if process.poll() is None:
                     process.terminate()
-            for process in self.processes.values():
+            for process in everyone:
                 _wait(process)
         self.http.close()
 

@@ -1,9 +1,17 @@
 """The informer: list, then watch from the list's resourceVersion, into a read-only local cache.
 
 Guarantees (client-go's reflector, kopf's watching):
-- After a broken stream it resumes from the last resourceVersion it saw, with growing backoff;
-  on 410 Expired it forgets that version and relists, and the handlers hear the difference
-  (adds, updates, deletes) between the old cache and the new list, so nothing is missed.
+- It watches from the LIST's resourceVersion (never an object's), asks for bookmarks so that
+  version keeps advancing on a quiet resource, and then from the last version it saw.
+- After a broken stream (or one that ended at once with nothing in it) it resumes from the last
+  resourceVersion it saw after a back-off; on 410 Expired it forgets that version, waits the
+  back-off and relists once, and the handlers hear the difference (adds, updates, deletes)
+  between the old cache and the new list, so nothing is missed.
+- The back-off is client-go's: 0.8 s doubling, each wait jittered up to +100 % so that watchers
+  broken together (a compaction, a hub restart) do not come back together, and never over 30 s
+  (a workshop's restarted hub is found again within half a minute); it starts over after a watch
+  that delivered an event. A compacted log therefore costs one relist and
+  one watch per watcher, never a storm.
 - `has_synced` turns true after the first complete list.
 - Handlers only map objects to keys (they must not block); cached objects are shared and must be
   copied before being changed.
@@ -14,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -107,15 +116,23 @@ class Handlers:
     on_delete: Callable[[Obj], None] | None = None
 
 
+SHORT_WATCH = 1.0  # seconds: a watch that ends this fast with no event is a failure (client-go's "very short watch")
+
+
 @dataclass
 class Backoff:
+    """Jittered exponential back-off: `next()` is `current` times a factor in [1, 1 + jitter),
+    at most `limit`."""
+
     initial: float = 0.8
     limit: float = 30.0
+    jitter: float = 1.0
+    random: Callable[[], float] = field(default=random.random, repr=False)
     current: float = field(default=0.0)
 
     def next(self) -> float:
         self.current = self.initial if self.current == 0 else min(self.limit, self.current * 2)
-        return self.current
+        return min(self.limit, self.current * (1.0 + self.jitter * self.random()))
 
     def reset(self) -> None:
         self.current = 0.0
@@ -144,23 +161,32 @@ class Informer:
             await self.run_once()
 
     async def run_once(self) -> None:
-        """One list-or-resume plus one watch stream; errors end in a backoff sleep or a relist."""
+        """One list-or-resume plus one watch stream; a failure ends in a back-off sleep (after a
+        410, with the version forgotten, so the next round relists)."""
+        events = 0
         try:
             if not self.resource_version:
                 await self.relist()
+            started = self.clock.now()
             async for event in self.client.watch(
                     self.resource, self.namespace, resource_version=self.resource_version,
                     label_selector=self.label_selector, field_selector=self.field_selector,
-                    timeout_seconds=self.watch_timeout):
+                    timeout_seconds=self.watch_timeout, bookmarks=True):
                 self.apply(event)
+                events += 1
                 self.backoff.reset()
+            if events == 0 and self.clock.now() - started < SHORT_WATCH:
+                await self._back_off("the watch ended at once with no event")
         except errors.Gone:
-            log.info("%s watch expired at %s; relisting", self.resource.plural, self.resource_version)
-            self.resource_version = ""
+            expired_at, self.resource_version = self.resource_version, ""
+            await self._back_off(f"the watch expired at {expired_at}; relisting")
         except (errors.ApiError, ValueError, KeyError) as exc:
-            delay = self.backoff.next()
-            log.info("%s informer: %s; retrying in %.1fs", self.resource.plural, exc, delay)
-            await self.clock.sleep(delay)
+            await self._back_off(str(exc))
+
+    async def _back_off(self, why: str) -> None:
+        delay = self.backoff.next()
+        log.info("%s informer: %s; again in %.1fs", self.resource.plural, why, delay)
+        await self.clock.sleep(delay)
 
     async def relist(self) -> None:
         listing = await self.client.list(self.resource, self.namespace, label_selector=self.label_selector,

@@ -1,14 +1,18 @@
-"""The informer against canned list and watch streams: resume, relist on 410, handler deltas."""
+"""The informer against canned list and watch streams: resume, relist on 410 after a back-off,
+handler deltas, and a hub whose log was compacted past the informer's revision (no storm)."""
 
 from __future__ import annotations
 
 import asyncio
 
+import httpx
+import pytest
+
 from control import errors
 from control.client.clock import FakeClock
-from control.client.http import HubUnreachable
-from control.client.informer import Handlers, Informer, by_node
-from control.client.resources import PODS
+from control.client.http import HubClient, HubUnreachable
+from control.client.informer import Backoff, Handlers, Informer, by_node
+from control.client.resources import CONFIGMAPS, PODS
 
 
 def pod(name: str, rv: int, node: str = "") -> dict:
@@ -26,7 +30,8 @@ class FakeHub:
     async def list(self, resource, namespace=None, **_):
         return self.lists.pop(0)
 
-    async def watch(self, resource, namespace=None, *, resource_version="", **_):
+    async def watch(self, resource, namespace=None, *, resource_version="", bookmarks=False, **_):
+        assert bookmarks, "an informer always asks for bookmarks, so its revision advances while idle"
         self.watch_from.append(resource_version)
         for item in self.streams.pop(0):
             if isinstance(item, Exception):
@@ -54,6 +59,7 @@ def test_list_then_watch_from_the_list_revision_then_resume_after_a_break():
     ])
     clock = FakeClock()
     informer = Informer(hub, PODS, clock=clock)
+    informer.backoff.random = lambda: 0.0
     seen = record(informer)
 
     async def scenario():
@@ -70,21 +76,28 @@ def test_list_then_watch_from_the_list_revision_then_resume_after_a_break():
     assert informer.resource_version == "15"
 
 
-def test_410_relists_and_handlers_hear_the_difference():
+def test_410_relists_after_a_back_off_and_handlers_hear_the_difference():
     hub = FakeHub([listing(10, pod("a", 5), pod("b", 6)), listing(40, pod("b", 30), pod("c", 31))], [
         [errors.Gone("too old resource version: 10 (20)")],
-        [],
+        [{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "41"}}}],
     ])
-    informer = Informer(hub, PODS, clock=FakeClock())
+    clock = FakeClock()
+    informer = Informer(hub, PODS, clock=clock)
+    informer.backoff.random = lambda: 0.0
     seen = record(informer)
 
     async def scenario():
-        await informer.run_once()
+        expired = asyncio.create_task(informer.run_once())
+        await clock.advance(0)
+        await clock.advance(0.7)
+        assert not expired.done(), "a 410 is followed by a back-off, not an instant relist"
         assert informer.resource_version == ""
+        await clock.advance(0.2)
+        await expired
         await informer.run_once()
 
     asyncio.run(scenario())
-    assert hub.watch_from == ["10", "40"]
+    assert hub.watch_from == ["10", "40"], "the relist's revision, not an object's"
     assert seen == [("add", "a"), ("add", "b"), ("delete", "a"), ("update", "b"), ("add", "c")]
     assert sorted(informer.cache.items) == ["default/b", "default/c"]
 
@@ -96,3 +109,128 @@ def test_indexes_follow_changes():
     asyncio.run(informer.run_once())
     assert [p["metadata"]["name"] for p in informer.cache.by_index("node", "n1")] == ["b"]
     assert informer.cache.by_index("node", "n2") == []
+
+
+def test_backoff_doubles_to_its_cap_with_jitter_and_starts_over():
+    draws = iter([0.0, 1.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.9, 0.0])
+    backoff = Backoff(random=lambda: next(draws))
+    waits = [backoff.next() for _ in range(8)]
+    assert waits[:3] == [0.8, 1.6 * 2, 3.2 * 1.5]
+    assert waits[-1] == 30.0, "capped, jitter included"
+    backoff.reset()
+    assert backoff.next() == 0.8
+
+
+def test_a_watch_that_ends_at_once_with_nothing_is_retried_after_a_back_off():
+    hub = FakeHub([listing(7)], [[], []])
+    clock = FakeClock()
+    informer = Informer(hub, PODS, clock=clock)
+    informer.backoff.random = lambda: 0.0
+
+    async def scenario():
+        task = asyncio.create_task(informer.run())
+        await clock.advance(0)
+        await clock.advance(0.5)
+        assert hub.watch_from == ["7"]
+        await clock.advance(0.4)
+        assert hub.watch_from == ["7", "7"], "resumed after 0.8 s, from the same revision"
+        task.cancel()
+
+    asyncio.run(scenario())
+
+
+class CompactedHub:
+    """A hub whose log was compacted through `compacted`: a watch from before it ends in 410 (the
+    ERROR event HubClient raises as Gone); any other watch stays open until its timeout, sending
+    a bookmark every `bookmark_every` seconds. It counts every request."""
+
+    def __init__(self, clock: FakeClock, *, current: int, compacted: int, bookmark_every: float = 60):
+        self.clock, self.current, self.compacted, self.bookmark_every = clock, current, compacted, bookmark_every
+        self.requests: list[tuple[str, str, float]] = []
+
+    async def list(self, resource, namespace=None, **_):
+        self.requests.append(("list", "", self.clock.now()))
+        return listing(self.current, pod("a", 3))
+
+    async def watch(self, resource, namespace=None, *, resource_version="", timeout_seconds=300, **_):
+        self.requests.append(("watch", resource_version, self.clock.now()))
+        if int(resource_version or 0) < self.compacted:
+            raise errors.Gone(f"too old resource version: {resource_version} ({self.compacted})")
+        open_for = 0.0
+        while open_for < timeout_seconds:
+            await self.clock.sleep(self.bookmark_every)
+            open_for += self.bookmark_every
+            yield {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": str(self.current)}}}
+
+
+def test_a_compacted_log_costs_one_relist_then_the_informer_settles():
+    clock = FakeClock()
+    hub = CompactedHub(clock, current=900, compacted=850)
+    informer = Informer(hub, PODS, clock=clock)
+    informer.resource_version, informer.has_synced = "10", True  # synced long ago, idle since
+    informer.cache.put(pod("a", 3))
+    start = clock.now()
+
+    async def scenario():
+        task = asyncio.create_task(informer.run())
+        await clock.advance(0)
+        for _ in range(700):  # a simulated minute and a bookmark, in 0.1 s steps
+            await clock.advance(0.1)
+        task.cancel()
+
+    asyncio.run(scenario())
+    kinds = [(verb, rv) for verb, rv, _ in hub.requests]
+    assert kinds == [("watch", "10"), ("list", ""), ("watch", "900")], "410, ONE relist, one lasting watch"
+    relisted_after = hub.requests[1][2] - start
+    assert 0.8 <= relisted_after < 1.6, "the relist waited the jittered back-off"
+    assert informer.resource_version == "900" and informer.backoff.current == 0.0, "the bookmark reset the back-off"
+
+
+# --- against a real hub whose log window is two seconds ------------------------------------------
+
+class CountingTransport(httpx.AsyncHTTPTransport):
+    def __init__(self):
+        super().__init__()
+        self.requests: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(f"{request.method} {request.url.path}?{request.url.query.decode()}")
+        return await super().handle_async_request(request)
+
+
+@pytest.fixture(scope="module")
+def fast_compacting_hub():
+    from tests.conftest import Hub
+
+    server = Hub(env={"KK_LOG_MAX_AGE": "2", "KK_COMPACT_INTERVAL": "0.2", "KK_BOOKMARK_INTERVAL": "0.5"}).start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.e2e
+def test_against_a_hub_that_keeps_two_seconds_of_log_the_informer_stays_quiet(fast_compacting_hub):
+    """Every spoke's informers (controllers, scheduler, kubelet, kube-proxy, the cooks, the garbage
+    collector's CRD follower, examples/dish_counter.py) on a hub whose log keeps two seconds while
+    others write and each watch lasts one second: bookmarks keep the revision inside the window."""
+    transport = CountingTransport()
+    client = HubClient(fast_compacting_hub.url, agent="test-informer", transport=transport)
+    informer = Informer(client, CONFIGMAPS, namespace="kube-system", watch_timeout=1)
+
+    async def scenario():
+        following = asyncio.create_task(informer.run())
+        async with httpx.AsyncClient(base_url=fast_compacting_hub.url, timeout=10) as writer:
+            for _ in range(50):  # five seconds of another client writing
+                await writer.post("/api/v1/namespaces/default/configmaps",
+                                  json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "churn-"}})
+                await asyncio.sleep(0.1)
+        following.cancel()
+        await asyncio.gather(following, return_exceptions=True)
+        await client.close()
+
+    asyncio.run(scenario())
+    watches = [r for r in transport.requests if "watch=1" in r]
+    lists = [r for r in transport.requests if "watch=1" not in r]
+    assert informer.has_synced
+    assert len(lists) == 1, f"only the first list: no 410 ever ({transport.requests})"
+    assert 3 <= len(watches) <= 8, transport.requests
+    assert all("allowWatchBookmarks=true" in w for w in watches)

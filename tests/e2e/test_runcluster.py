@@ -65,3 +65,122 @@ def test_runcluster_serves_and_the_supervisor_follows_the_configmap():
         output = process.communicate(timeout=30)[0].decode()
     assert "Kube Kitchen is up" in output
     assert not spoke_running(url, "scheduler") and not spoke_running(url, "kubelet")
+
+
+# --- stopping stops everything ------------------------------------------------------------------
+
+def processes_mentioning(marker: str) -> set[int]:
+    """Every live process whose command line contains `marker` (the cluster's unique address)."""
+    found = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker.encode() in cmdline.read_bytes() and not zombie(int(cmdline.parent.name)):
+                found.add(int(cmdline.parent.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True  # gone
+
+
+def alive(pids: set[int]) -> set[int]:
+    return {pid for pid in pids if Path(f"/proc/{pid}").exists() and not zombie(pid)}
+
+
+class StartedCluster:
+    """`runcluster` in its own process group (as a terminal would start it), one node, workshop pace."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.marker = f"127.0.0.1:{self.port}"
+        self.url = f"http://{self.marker}"
+        self.data = tempfile.mkdtemp(prefix="kk-stop-")
+        self.log = Path(self.data, "runcluster.log")
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "manage.py"), "runcluster", "--addr", self.marker, "--nodes", "1",
+             "--data", self.data, "--pace", "workshop"], cwd=ROOT, env={**os.environ},
+            stdout=self.log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
+        self.group = self.process.pid  # a new session: its pid is the group's id
+
+    def children(self) -> set[int]:
+        return processes_mentioning(self.marker) - {self.process.pid}
+
+    def hub_pid(self) -> int:
+        for pid in self.children():
+            try:
+                if b"runhub" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
+                    return pid
+            except OSError:
+                continue
+        raise AssertionError("no hub process")
+
+    def kill_everything(self) -> None:
+        """Whatever happened: nothing of this cluster survives the test."""
+        try:
+            os.killpg(self.group, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        for pid in processes_mentioning(self.marker):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.process.poll() is None:
+            self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def started_cluster():
+    cluster = StartedCluster()
+    try:
+        yield cluster
+    finally:
+        cluster.kill_everything()
+
+
+def node_ready(url: str) -> bool:
+    try:
+        node = httpx.get(f"{url}/api/v1/nodes/node-1", timeout=2).json()
+    except (httpx.HTTPError, ValueError):
+        return False
+    return node.get("kind") == "Node" and any(c.get("type") == "Ready" and c.get("status") == "True"
+                                              for c in (node.get("status") or {}).get("conditions") or [])
+
+
+SPOKES = ("controller-manager", "scheduler", "line-cook", "garnish-cook", "kubelet", "kube-proxy")
+
+
+@pytest.mark.parametrize("how", ["SIGINT to runcluster", "SIGTERM to runcluster", "SIGINT to the group",
+                                 "SIGTERM to the group", "the hub killed", "runcluster killed"])
+def test_stopping_runcluster_leaves_no_process_behind(started_cluster, how):
+    cluster = started_cluster
+    wait_for(lambda: all(spoke_running(cluster.url, name) for name in SPOKES), timeout=60,
+             what="every spoke running")
+    wait_for(lambda: "Kube Kitchen is up" in cluster.log.read_text(), timeout=10, what="runcluster up")
+    wait_for(lambda: node_ready(cluster.url), timeout=30, what="node-1 Ready")
+    before = cluster.children()
+    assert len(before) >= len(SPOKES) + 1, before
+
+    if how == "SIGINT to runcluster":
+        cluster.process.send_signal(signal.SIGINT)
+    elif how == "SIGTERM to runcluster":
+        cluster.process.send_signal(signal.SIGTERM)
+    elif how == "SIGINT to the group":
+        os.killpg(cluster.group, signal.SIGINT)
+    elif how == "SIGTERM to the group":
+        os.killpg(cluster.group, signal.SIGTERM)
+    elif how == "the hub killed":
+        os.kill(cluster.hub_pid(), signal.SIGKILL)
+    else:
+        cluster.process.kill()
+
+    wait_for(lambda: not alive(before) and not cluster.children(), timeout=8, interval=0.2,
+             what=f"every process of the cluster gone after {how}")
+    code = cluster.process.wait(timeout=5)
+    if how.startswith("SIG"):
+        assert code == 0, cluster.log.read_text()[-3000:]

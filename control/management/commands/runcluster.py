@@ -2,7 +2,14 @@
 
 Guarantees: the data folder holds the SQLite file (unless DATABASE_URL is set); the schema is
 migrated before anything serves; the hub runs in its own process and is up (its /healthz
-answers) before this command reports the URLs; Ctrl-C or SIGTERM stops every child process.
+answers) before this command reports the URLs.
+
+Stopping stops everything, however it comes: SIGINT or SIGTERM to this process or to its whole
+process group (a terminal's Ctrl-C), or the hub exiting. From the first signal on the supervisor
+starts nothing (a spoke the group's Ctrl-C already ended stays ended); every spoke and the hub
+are terminated (SIGKILL after 10 s). Should this process itself die abruptly, the children follow:
+the hub and the spokes get SIGTERM from the kernel when their parent dies (PR_SET_PDEATHSIG), and
+each spoke also watches its parent's pid (`runcomponent`).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from control.management.commands.runcomponent import die_with_parent
 from control.management.commands.runhub import split_addr
 from control.supervisor import Supervisor
 
@@ -72,24 +80,34 @@ class Command(BaseCommand):
         parser.add_argument("--no-spokes", action="store_true", help="run the hub alone")
 
     def handle(self, *args, addr: str, nodes: int, data: str, pace: str, no_spokes: bool, **options):
-        host, port = split_addr(addr)
-        data_dir = Path(data).resolve()
-        data_dir.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "KK_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "control.settings", "KK_PACE": pace}
-        env.pop("KK_SQLITE_PATH", None)
-        manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
-        subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, check=True)
-        url = f"http://{host}:{port}"
-        hub = subprocess.Popen([*manage, "runhub", "--addr", addr], env=env)
-        supervisor = Supervisor(url, [*manage, "runcomponent"], env, {} if no_spokes else spoke_commands(url, nodes))
         stopping = False
+        supervisor: Supervisor | None = None
 
         def stop(*_):
             nonlocal stopping
             stopping = True
+            if supervisor is not None:
+                supervisor.begin_stop()  # at once: the same Ctrl-C may be ending the spokes right now
 
+        # First of all: a signal during the migration must not be lost (nor kill us half-way).
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
+        host, port = split_addr(addr)
+        data_dir = Path(data).resolve()
+        data_dir.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "KK_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "control.settings", "KK_PACE": pace,
+               "KK_PARENT_PID": str(os.getpid())}
+        env.pop("KK_SQLITE_PATH", None)
+        manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
+        migrated = subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env)
+        if stopping:
+            return  # the terminal's Ctrl-C reached the migration too
+        if migrated.returncode != 0:
+            raise CommandError(f"the migration failed (exit code {migrated.returncode})")
+        url = f"http://{host}:{port}"
+        supervisor = Supervisor(url, [*manage, "runcomponent"], env, {} if no_spokes else spoke_commands(url, nodes))
+        # Forked before any thread of ours exists, so preexec_fn is safe here.
+        hub = subprocess.Popen([*manage, "runhub", "--addr", addr], env=env, preexec_fn=die_with_parent)
         try:
             wait_until_up(url, process=hub, stopping=lambda: stopping)
             if not stopping:
@@ -107,9 +125,9 @@ class Command(BaseCommand):
                                   f"desired states in ConfigMap kube-system/kubekitchen-spokes")
             self.stdout.flush()
             while not stopping and hub.poll() is None:
+                time.sleep(0.2)
                 for name in supervisor.tick():
                     self.stderr.write(f"spoke {name} exited")
-                time.sleep(0.2)
         finally:
             supervisor.stop()
             if hub.poll() is None:

@@ -3,17 +3,54 @@ one spoke alone, talking to the hub over HTTP only.
 
 Stop the scheduler and pods stay Pending; start it again and they are placed: each component
 converges from whatever state it finds, because reconciliation is level-triggered.
+
+A spoke never outlives the process that started it (runcluster, a test, a shell): on Linux the
+kernel sends it SIGTERM when its parent dies (`prctl(PR_SET_PDEATHSIG)`), and a watchdog on its
+parent's pid stops it within `PARENT_CHECK` seconds on any system. With `KK_PARENT_PID` set
+(runcluster sets it), a spoke whose parent is already gone when it starts exits at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import logging
+import os
 import signal
+import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
 COMPONENTS = ("controller-manager", "scheduler", "kubelet", "line-cook", "garnish-cook", "kube-proxy")
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+PARENT_CHECK = 1.0  # seconds between two looks at the parent's pid
+
+
+def die_with_parent(sig: int = signal.SIGTERM) -> bool:
+    """Ask the Linux kernel to send `sig` to this process when its parent dies; False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def parent_is_gone(expected: str | None, parent: int) -> bool:
+    """The process that started us has exited: we were re-parented (to init or a subreaper)."""
+    if expected and expected.isdigit() and int(expected) != parent:
+        return True
+    return os.getppid() != parent
+
+
+async def stop_when_orphaned(parent: int, task: asyncio.Future, *, every: float = PARENT_CHECK) -> None:
+    """Cancel `task` once our parent is gone (the kernel's signal may not come: another OS, or
+    the parent thread that forked us ended)."""
+    while os.getppid() == parent:
+        await asyncio.sleep(every)
+    logging.getLogger(__name__).warning("parent %d is gone; stopping", parent)
+    task.cancel()
 
 
 async def _serve(component: str, server: str, node: str | None, options: dict) -> None:
@@ -56,6 +93,10 @@ class Command(BaseCommand):
         logging.basicConfig(level=logging.INFO if options.get("verbosity", 1) > 1 else logging.WARNING,
                             format=f"%(asctime)s {component}{'/' + node if node else ''} %(levelname)s %(message)s")
         wanted = controllers.split(",") if controllers else None
+        parent = os.getppid()
+        die_with_parent()
+        if parent_is_gone(os.environ.get("KK_PARENT_PID"), parent):
+            return  # started by a runcluster that has already exited
 
         async def main():
             task = asyncio.ensure_future(_serve(component, server, node, {"controllers": wanted,
@@ -63,9 +104,12 @@ class Command(BaseCommand):
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, task.cancel)
+            watchdog = asyncio.ensure_future(stop_when_orphaned(parent, task))
             try:
                 await task
             except asyncio.CancelledError:
                 pass
+            finally:
+                watchdog.cancel()
 
         asyncio.run(main())
