@@ -119,10 +119,13 @@ def _set_address(ip: str, port: int, *, present: bool) -> Callable[[Obj], Obj]:
 
 def ensure_kubernetes_service(ip: str, port: int, now: float) -> None:
     """One pass of the kubernetesservice controller for the hub serving at (ip, port)."""
-    try:
-        store.object_create(resource=SERVICE.resource, obj=kubernetes_service(port, now), actor=ACTOR)
-    except errors.AlreadyExists:
-        pass  # not reconciled once it exists, as upstream
+    try:  # read first: a pass that finds the Service never takes the revision row (the write lock)
+        store.object_get(resource=SERVICE.resource, namespace=KUBERNETES_NAMESPACE, name=KUBERNETES_NAME)
+    except errors.NotFound:
+        try:
+            store.object_create(resource=SERVICE.resource, obj=kubernetes_service(port, now), actor=ACTOR)
+        except errors.AlreadyExists:
+            pass  # another hub made it meanwhile; either way it is not reconciled once it exists, as upstream
     try:
         store.object_update(resource=ENDPOINTS.resource, namespace=KUBERNETES_NAMESPACE, name=KUBERNETES_NAME,
                             mutate=_set_address(ip, port, present=True), actor=ACTOR)
