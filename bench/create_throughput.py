@@ -408,4 +408,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        log("interrupted: etcd and the hub are stopped")
+        raise SystemExit(130) from None
