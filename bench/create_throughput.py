@@ -391,7 +391,7 @@ def main() -> None:
     hub_top = figures[f"hub_{top}_clients"]["creates_per_s"]
     if etcd is not None:
         etcd_top = figures[f"etcd_{top}_clients"]["creates_per_s"]
-        figures[f"ratio_hub_over_etcd"] = round(hub_top / etcd_top, 3)
+        figures["ratio_hub_over_etcd"] = round(hub_top / etcd_top, 3)
         figures["ratio_hub_over_etcd_per_round"] = [
             round(h / e, 3) for h, e in zip(figures[f"hub_{top}_clients"]["rounds_creates_per_s"],
                                             figures[f"etcd_{top}_clients"]["rounds_creates_per_s"]) if e]
