@@ -126,11 +126,16 @@ def ensure_kubernetes_service(ip: str, port: int, now: float) -> None:
             store.object_create(resource=SERVICE.resource, obj=kubernetes_service(port, now), actor=ACTOR)
         except errors.AlreadyExists:
             pass  # another hub made it meanwhile; either way it is not reconciled once it exists, as upstream
+    add = _set_address(ip, port, present=True)
     try:
         store.object_update(resource=ENDPOINTS.resource, namespace=KUBERNETES_NAMESPACE, name=KUBERNETES_NAME,
-                            mutate=_set_address(ip, port, present=True), actor=ACTOR)
+                            mutate=add, actor=ACTOR)
     except errors.NotFound:
-        store.object_create(resource=ENDPOINTS.resource, obj=kubernetes_endpoints(ip, port, now), actor=ACTOR)
+        try:
+            store.object_create(resource=ENDPOINTS.resource, obj=kubernetes_endpoints(ip, port, now), actor=ACTOR)
+        except errors.AlreadyExists:  # another hub made them meanwhile: add this one to theirs
+            store.object_update(resource=ENDPOINTS.resource, namespace=KUBERNETES_NAMESPACE, name=KUBERNETES_NAME,
+                                mutate=add, actor=ACTOR)
 
 
 def forget_hub(ip: str, port: int) -> None:

@@ -130,6 +130,23 @@ def test_several_hubs_share_the_endpoints_and_a_stopping_one_leaves_the_others()
         {"addresses": [{"ip": "192.0.2.9"}], "ports": [{"name": "https", "port": 8001, "protocol": "TCP"}]}]
 
 
+def test_endpoints_another_hub_created_meanwhile_get_this_hubs_address_too(monkeypatch):
+    store.ensure_counter()
+    bootstrap.ensure_kubernetes_service("192.0.2.9", 8001, NOW)
+    real_update, misses = store.object_update, []
+
+    def update_missing_once(**kwargs):
+        if not misses:  # as if the other hub's create had not committed yet when this pass looked
+            misses.append(kwargs["name"])
+            raise bootstrap.errors.not_found(kwargs["resource"], kwargs["name"])
+        return real_update(**kwargs)
+
+    monkeypatch.setattr(store, "object_update", update_missing_once)
+    bootstrap.ensure_kubernetes_service("192.0.2.10", 8001, NOW)
+    assert misses == ["kubernetes"]
+    assert stored("/endpoints")["subsets"][0]["addresses"] == [{"ip": "192.0.2.9"}, {"ip": "192.0.2.10"}]
+
+
 def test_the_keeper_makes_a_pass_at_start_and_removes_its_hub_when_stopped():
     store.ensure_counter()
     keeper = bootstrap.KubernetesServiceKeeper("192.0.2.10", 8123, submit=at_once, interval=3600,
