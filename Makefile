@@ -33,6 +33,8 @@ test-postgres: setup
 	KK_REQUIRE_POSTGRES=1 DATABASE_URL=$(PG_URL) $(PY) -m pytest -p no:cacheprovider tests/storage/test_store.py tests/storage/test_snapshot.py tests/api/test_allocation.py
 
 bench: setup
+	@# create_throughput compares the hub with etcd on this machine: Debian's etcd, started by the bench itself.
+	@test -x /usr/bin/etcd || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server; }
 	$(PY) bench/create_throughput.py
 	$(PY) bench/watch_fanout.py
 	$(PY) bench/self_healing.py

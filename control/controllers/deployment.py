@@ -3,7 +3,8 @@
 Guarantees (kube-controller-manager's deployment controller):
 - The ReplicaSet for the current template is `<deployment>-<pod-template-hash>`, with the hash as
   label on its selector, labels and template; a template seen before (a rollback) re-uses its
-  ReplicaSet and gives it the next `deployment.kubernetes.io/revision`.
+  ReplicaSet and gives it the next `deployment.kubernetes.io/revision`, appending the number it
+  had to its `deployment.kubernetes.io/revision-history`.
 - RollingUpdate never runs more than replicas + maxSurge pods nor fewer than replicas -
   maxUnavailable available ones; Recreate scales the old sets to 0, waits until their pods are
   gone, then scales the new one up. Each pass takes one step and returns; the ReplicaSets'
@@ -245,8 +246,7 @@ class _Pass:
         for k, v in (meta(self.deploy).get("annotations") or {}).items():
             if k not in rollout.SKIPPED_ANNOTATIONS:
                 annotations[k] = v
-        if rollout.revision(rs) < next_revision:
-            annotations[REVISION] = str(next_revision)
+        rollout.advance_revision(annotations, next_revision)
         if not annotations:
             del body["metadata"]["annotations"]
         min_ready = int((self.deploy.get("spec") or {}).get("minReadySeconds") or 0)

@@ -20,9 +20,12 @@ from control.kinds.meta import find_condition, new_condition
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
+REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
+# sync.go's maxRevHistoryLengthInChars: the oldest entries give way beyond it.
+MAX_REVISION_HISTORY_CHARS = 2000
 HASH_LABEL = "pod-template-hash"
 SKIPPED_ANNOTATIONS = {"kubectl.kubernetes.io/last-applied-configuration", REVISION, DESIRED, MAX_REPLICAS,
-                       "deployment.kubernetes.io/revision-history", "deprecated.deployment.rollback.to"}
+                       REVISION_HISTORY, "deprecated.deployment.rollback.to"}
 ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -49,6 +52,34 @@ def revision(rs: Obj) -> int:
 
 def is_rolling(deploy: Obj) -> bool:
     return ((deploy.get("spec") or {}).get("strategy") or {}).get("type", "RollingUpdate") != "Recreate"
+
+
+def advance_revision(annotations: dict[str, str], next_revision: int,
+                     limit: int = MAX_REVISION_HISTORY_CHARS) -> None:
+    """Give a ReplicaSet that becomes the new one again (a rollback) `next_revision`, keeping the
+    number it had in `revision-history` (SetNewReplicaSetAnnotations): "1" then "1,3" as the same
+    template comes back; a revision never goes down, and the oldest entries make room past `limit`."""
+    old_text = annotations.get(REVISION) or None  # an empty annotation counts as none
+    try:
+        old = int(old_text) if old_text is not None else 0
+    except ValueError:
+        return  # upstream leaves a set with an unreadable revision alone
+    if old >= next_revision:
+        return
+    annotations[REVISION] = str(next_revision)
+    if old_text is None:
+        return  # a set that never had a revision has no history to keep
+    history = annotations.get(REVISION_HISTORY, "")
+    if not history:
+        annotations[REVISION_HISTORY] = old_text
+        return
+    entries = history.split(",")
+    length, start = len(history) + len(old_text) + 1, 0
+    while length > limit and start < len(entries):
+        length -= len(entries[start]) + 1
+        start += 1
+    if length <= limit:
+        annotations[REVISION_HISTORY] = ",".join([*entries[start:], old_text])
 
 
 # --- hashing and templates ---------------------------------------------------------------------

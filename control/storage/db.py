@@ -5,7 +5,8 @@ Guarantees:
 - One persistent database connection per hub process: no connection set-up per request, no two
   threads of one process fighting over SQLite's write lock.
 - Calls run in the order they were submitted. Each call is atomic on its own (a savepoint):
-  a failing call leaves no trace and does not disturb the others in its batch.
+  a failing call leaves no trace and does not disturb the others in its batch. Calls submitted
+  while a batch runs join it (up to MAX_BATCH) before it commits.
 - A call's answer is released only after the transaction holding it has committed; if that
   commit fails, every call of the batch fails. Listeners hear of the writes after the commit,
   in revision order (Django's on_commit), exactly as with one transaction per write.
@@ -36,6 +37,19 @@ _thread: threading.Thread | None = None
 _lock = threading.Lock()
 
 
+def _joiners(room: int) -> list[tuple[Future, Callable[..., Any], tuple]]:
+    """Calls queued meanwhile, up to `room`, whose callers still wait."""
+    out = []
+    while len(out) < room:
+        try:
+            call = _calls.get_nowait()
+        except queue.Empty:
+            break
+        if call[0].set_running_or_notify_cancel():
+            out.append(call)
+    return out
+
+
 def _run_batch(batch: list[tuple[Future, Callable[..., Any], tuple]]) -> None:
     # A call whose caller went away (its request was cancelled) is not run at all.
     batch = [call for call in batch if call[0].set_running_or_notify_cancel()]
@@ -44,12 +58,18 @@ def _run_batch(batch: list[tuple[Future, Callable[..., Any], tuple]]) -> None:
     outcomes: list[tuple[Future, Any, BaseException | None]] = []
     try:
         with transaction.atomic():
-            for future, fn, args in batch:
-                try:
-                    with transaction.atomic():
-                        outcomes.append((future, fn(*args), None))
-                except Exception as exc:  # this call's savepoint is rolled back; the batch goes on
-                    outcomes.append((future, None, exc))
+            pending = batch
+            while pending:
+                for future, fn, args in pending:
+                    try:
+                        with transaction.atomic():
+                            outcomes.append((future, fn(*args), None))
+                    except Exception as exc:  # this call's savepoint is rolled back; the batch goes on
+                        outcomes.append((future, None, exc))
+                # Calls that arrived while these ran join this commit instead of waiting for the
+                # next one: one fsync for more writes (with 8 clients, 3.9 → 4.8 calls per commit).
+                pending = _joiners(MAX_BATCH - len(outcomes))
+                batch = batch + pending
     except Exception as exc:  # the commit itself failed: nothing of the batch is stored
         log.exception("group commit of %d calls failed", len(batch))
         close_old_connections()

@@ -156,8 +156,27 @@ def test_rollback_reuses_the_old_replicaset_and_gives_it_the_next_revision():
         cluster.step()
     assert cluster.client.of("create", "replicasets") == []
     assert cluster.sizes() == {"web-v1": 3, "web-v2": 0}
-    assert rollout.revision(cluster.rss.cache.get("default/web-v1")) == 3
+    v1_now = cluster.rss.cache.get("default/web-v1")
+    assert rollout.revision(v1_now) == 3
+    assert v1_now["metadata"]["annotations"][rollout.REVISION_HISTORY] == "1", "the revision it had is kept"
+    assert rollout.REVISION_HISTORY not in cluster.rss.cache.get("default/web-v2")["metadata"]["annotations"]
     assert cluster.deploy["metadata"]["annotations"][rollout.REVISION] == "3"
+
+
+def test_a_second_rollback_to_the_same_template_appends_to_its_revision_history():
+    d = deployment(3, surge=1, unavailable=0)
+    v1 = replicaset("web-v1", 0, image="nginx:1.25", owners=[d], created=START - 900,
+                    annotations={rollout.REVISION: "3", rollout.REVISION_HISTORY: "1"})
+    v2 = replicaset("web-v2", 3, image="nginx:2", owners=[d], annotations={rollout.REVISION: "4", rollout.DESIRED: "3"},
+                    status={"replicas": 3, "availableReplicas": 3})
+    cluster = Cluster(d, v1, v2)
+    cluster.step()
+    [replace] = [a for a in cluster.client.of("replace", "replicasets") if a.name == "web-v1"][:1]
+    assert replace.body["metadata"]["annotations"][rollout.REVISION] == "5"
+    assert replace.body["metadata"]["annotations"][rollout.REVISION_HISTORY] == "1,3"
+    d_annotations = cluster.deploy["metadata"].get("annotations") or {}
+    assert d_annotations.get(rollout.REVISION) == "5"
+    assert rollout.REVISION_HISTORY not in d_annotations, "the history is the ReplicaSet's, not the Deployment's"
 
 
 def test_a_paused_deployment_scales_but_does_not_roll():

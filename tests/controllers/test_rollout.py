@@ -86,3 +86,32 @@ def test_conditions_available_progressing_complete_and_timed_out():
     progressing = rollout.condition(status, "Progressing")
     assert (progressing["status"], progressing["reason"]) == ("False", "ProgressDeadlineExceeded")
     assert rollout.condition(status, "Available")["status"] == "False"
+
+
+def test_a_replicaset_made_new_again_keeps_its_old_revisions_in_the_history():
+    annotations = {rollout.REVISION: "1"}
+    rollout.advance_revision(annotations, 3)
+    assert annotations == {rollout.REVISION: "3", rollout.REVISION_HISTORY: "1"}
+    rollout.advance_revision(annotations, 5)
+    assert annotations == {rollout.REVISION: "5", rollout.REVISION_HISTORY: "1,3"}
+    rollout.advance_revision(annotations, 5)
+    rollout.advance_revision(annotations, 4)
+    assert annotations == {rollout.REVISION: "5", rollout.REVISION_HISTORY: "1,3"}, "never goes down, nothing twice"
+
+
+def test_a_fresh_or_unreadable_revision_records_no_history():
+    fresh: dict[str, str] = {}
+    rollout.advance_revision(fresh, 1)
+    assert fresh == {rollout.REVISION: "1"}
+    broken = {rollout.REVISION: "x"}
+    rollout.advance_revision(broken, 2)
+    assert broken == {rollout.REVISION: "x"}, "left alone, as upstream"
+
+
+def test_the_revision_history_drops_its_oldest_entries_past_the_length_limit():
+    annotations = {rollout.REVISION: "7", rollout.REVISION_HISTORY: "1,3,5"}
+    rollout.advance_revision(annotations, 9, limit=6)
+    assert annotations == {rollout.REVISION: "9", rollout.REVISION_HISTORY: "3,5,7"}
+    too_long = {rollout.REVISION: "123456", rollout.REVISION_HISTORY: "1"}
+    rollout.advance_revision(too_long, 123457, limit=5)
+    assert too_long == {rollout.REVISION: "123457", rollout.REVISION_HISTORY: "1"}, "not appended when it cannot fit"

@@ -6,6 +6,7 @@ import asyncio
 import threading
 
 import pytest
+from django.db import transaction
 
 from control.storage import db
 
@@ -32,6 +33,25 @@ def test_a_failing_call_does_not_disturb_its_batch():
     assert first.result(timeout=5) == "first" and last.result(timeout=5) == "last"
     with pytest.raises(ZeroDivisionError):
         broken.result(timeout=5)
+
+
+def test_a_call_submitted_while_a_batch_runs_joins_its_commit():
+    committed: list[str] = []
+    running, gate = threading.Event(), threading.Event()
+
+    def first() -> str:
+        transaction.on_commit(lambda: committed.append("first"))
+        running.set()
+        gate.wait(5)
+        return "first"
+
+    earlier = db.submit(first)
+    assert running.wait(5)
+    joiner = db.submit(lambda: list(committed))  # queued while `first` runs
+    gate.set()
+    assert earlier.result(timeout=5) == "first"
+    assert joiner.result(timeout=5) == [], "it ran before the commit of `first`: the two share one commit"
+    assert committed == ["first"]
 
 
 def test_run_db_from_the_event_loop():

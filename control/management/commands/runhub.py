@@ -43,6 +43,9 @@ class Command(BaseCommand):
 
         from control.asgi import ServedLifespan, application
 
+        from control.bootstrap import KubernetesServiceKeeper, advertise_address
+        from control.storage.db import submit
+
         host, port = split_addr(addr)
         lifespan = ServedLifespan(application)
         try:
@@ -51,11 +54,17 @@ class Command(BaseCommand):
             raise CommandError(f"the hub did not start: {exc}") from exc
         reactor.addSystemEventTrigger(
             "before", "shutdown", lambda: defer.Deferred.fromFuture(asyncio.ensure_future(lifespan.shutdown())))
-        Server(
-            application=application,
-            endpoints=build_endpoint_description_strings(host=host, port=port),
-            http_timeout=None,
-            websocket_timeout=-1,
-            application_close_timeout=5,
-            server_name="kube-kitchen",
-        ).run()
+        # kube-apiserver's kubernetesservice controller: default/kubernetes and this hub's endpoint
+        keeper = KubernetesServiceKeeper(advertise_address(host), port, submit=submit)
+        keeper.start()
+        try:
+            Server(
+                application=application,
+                endpoints=build_endpoint_description_strings(host=host, port=port),
+                http_timeout=None,
+                websocket_timeout=-1,
+                application_close_timeout=5,
+                server_name="kube-kitchen",
+            ).run()
+        finally:
+            keeper.stop()
