@@ -25,7 +25,6 @@ import ipaddress
 import logging
 import socket
 import threading
-import time
 import uuid
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Callable
