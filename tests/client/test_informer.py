@@ -4,6 +4,7 @@ handler deltas, and a hub whose log was compacted past the informer's revision (
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -188,14 +189,20 @@ def test_a_compacted_log_costs_one_relist_then_the_informer_settles():
 
 # --- against a real hub whose log window is two seconds ------------------------------------------
 
-class CountingTransport(httpx.AsyncHTTPTransport):
-    def __init__(self):
-        super().__init__()
+class CountingClient(HubClient):
+    """The one transport, every request it sends recorded as "METHOD path?query"."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         self.requests: list[str] = []
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(f"{request.method} {request.url.path}?{request.url.query.decode()}")
-        return await super().handle_async_request(request)
+    async def request_bytes(self, method, path, *, params=None, **kwargs):
+        self.requests.append(f"{method} {path}?{urlencode(params or {})}")
+        return await super().request_bytes(method, path, params=params, **kwargs)
+
+    def _streamed(self, method, path, params, read_timeout, what):
+        self.requests.append(f"{method} {path}?{urlencode(params or {})}")
+        return super()._streamed(method, path, params, read_timeout, what)
 
 
 @pytest.fixture(scope="module")
@@ -212,8 +219,7 @@ def test_against_a_hub_that_keeps_two_seconds_of_log_the_informer_stays_quiet(fa
     """Every spoke's informers (controllers, scheduler, kubelet, kube-proxy, the cooks, the garbage
     collector's CRD follower, examples/dish_counter.py) on a hub whose log keeps two seconds while
     others write and each watch lasts one second: bookmarks keep the revision inside the window."""
-    transport = CountingTransport()
-    client = HubClient(fast_compacting_hub.url, agent="test-informer", transport=transport)
+    client = transport = CountingClient(fast_compacting_hub.url, agent="test-informer")
     informer = Informer(client, CONFIGMAPS, namespace="kube-system", watch_timeout=1)
 
     async def scenario():
