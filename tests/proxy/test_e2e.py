@@ -97,7 +97,7 @@ def test_traffic_follows_readiness_through_every_kube_proxy(cluster):
 
     text = http(f"{urls['node-2']}/rules?format=text")[1].decode()
     assert "-A KUBE-SERVICES -d 10.96.0.77/32 -p tcp -m tcp --dport 80 -j KUBE-SVC-" in text
-    assert text.count("-j DNAT --to-destination") == 3
+    assert text.count("-j DNAT --to-destination 10.244.") == 3, "one per pod (the kubernetes Service points at the hub)"
 
     kubelet = node_json(cluster, "node-1")
     port = kubelet["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"]
