@@ -105,13 +105,7 @@ class Hub:
         return proc_cpu_seconds(self.pid)
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         if not self.keep:
             shutil.rmtree(self.dir, ignore_errors=True)
         else:
@@ -125,6 +119,17 @@ class Hub:
 
 
 # --- CPU accounting -------------------------------------------------------------------------------
+
+def stop_process(process: subprocess.Popen | None, grace: float = 10) -> None:
+    """SIGTERM, then SIGKILL after `grace` seconds: a process this benchmark started is gone."""
+    if process and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
 
 def proc_cpu_seconds(pid: int) -> float:
     """user+system CPU seconds of a process (all its threads), from /proc."""

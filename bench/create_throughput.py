@@ -40,7 +40,9 @@ from pathlib import Path
 from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ROOT, Connection, CpuMeter, Hub, emit, free_port, http_json, latency_summary, log  # noqa: E402
+from common import (  # noqa: E402
+    ROOT, Connection, CpuMeter, Hub, emit, free_port, http_json, latency_summary, log, stop_process,
+)
 
 ETCD = "/usr/bin/etcd"
 
@@ -217,13 +219,7 @@ class Etcd:
         return int(answer.get("count") or 0)
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         if not self.keep:
             shutil.rmtree(self.dir, ignore_errors=True)
 

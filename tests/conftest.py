@@ -155,3 +155,12 @@ def wait_for(predicate, *, timeout: float = 30.0, interval: float = 0.2, what: s
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+
+
+@pytest.fixture(scope="module")
+def fast_compacting_hub():
+    """A hub whose log keeps two seconds (compacted every 0.2 s, bookmarks every 0.5 s): a watcher
+    that does not follow the informer's rules falls into 410s at once."""
+    server = Hub(env={"KK_LOG_MAX_AGE": "2", "KK_COMPACT_INTERVAL": "0.2", "KK_BOOKMARK_INTERVAL": "0.5"}).start()
+    yield server
+    server.stop()

@@ -206,15 +206,6 @@ class CountingTransport(httpx.HTTPTransport):
         return super().handle_request(request)
 
 
-@pytest.fixture(scope="module")
-def fast_compacting_hub():
-    from tests.conftest import Hub
-
-    server = Hub(env={"KK_LOG_MAX_AGE": "2", "KK_COMPACT_INTERVAL": "0.2", "KK_BOOKMARK_INTERVAL": "0.5"}).start()
-    yield server
-    server.stop()
-
-
 @pytest.mark.e2e
 def test_against_a_hub_that_keeps_two_seconds_of_log_the_supervisor_stays_quiet(fast_compacting_hub):
     """Others keep writing, the log keeps only the last two seconds, each watch lasts one second: every

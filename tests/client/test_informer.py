@@ -205,15 +205,6 @@ class CountingClient(HubClient):
         return super()._streamed(method, path, params, read_timeout, what)
 
 
-@pytest.fixture(scope="module")
-def fast_compacting_hub():
-    from tests.conftest import Hub
-
-    server = Hub(env={"KK_LOG_MAX_AGE": "2", "KK_COMPACT_INTERVAL": "0.2", "KK_BOOKMARK_INTERVAL": "0.5"}).start()
-    yield server
-    server.stop()
-
-
 @pytest.mark.e2e
 def test_against_a_hub_that_keeps_two_seconds_of_log_the_informer_stays_quiet(fast_compacting_hub):
     """Every spoke's informers (controllers, scheduler, kubelet, kube-proxy, the cooks, the garbage

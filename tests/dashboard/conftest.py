@@ -36,3 +36,14 @@ def dashboard_page(browser, url: str, viewport: dict[str, int]) -> Iterator:
     yield page
     context.close()
     assert errors == [], errors
+
+
+@pytest.fixture
+def fake(settings):
+    """A fake hub on loopback, and the dashboard pointed at it (a module may override this)."""
+    from tests.dashboard.fakehub import FakeHub, running
+
+    fake = FakeHub()
+    with running(fake) as url:
+        settings.KK_HUB_URL = url
+        yield fake

@@ -11,7 +11,6 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
 from control import protocol
-from dashboard import hub
 from dashboard.consumers import LiveConsumer, WireConsumer
 from tests.dashboard.fakehub import FakeHub, pod, running
 

@@ -6,18 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 
 from dashboard import hub
-from tests.dashboard.fakehub import FakeHub, running
-
-
-@pytest.fixture
-def fake(settings):
-    fake = FakeHub()
-    with running(fake) as url:
-        settings.KK_HUB_URL = url
-        yield fake
 
 
 def test_requests_of_a_process_share_one_client_and_its_kept_connection(fake):

@@ -9,7 +9,7 @@ import json
 import pytest
 from django.test import Client
 
-from tests.dashboard.fakehub import FakeHub, running, status
+from tests.dashboard.fakehub import status
 
 TRAFFIC = ("POST", "/kubekitchen/traffic")
 RULES = ("GET", "/kubekitchen/proxyrules")
@@ -20,14 +20,6 @@ def answer(seq: int, pod: str | None, code: int = 200) -> dict:
     line = {"seq": seq, "from": "node-1", "target": "pasta", "service": "default/pasta", "clusterIP": "10.96.0.12",
             "endpoint": "10.244.2.3:80" if pod else "", "pod": pod or "", "podNode": "node-2", "code": code}
     return line if pod else {**line, "error": "no endpoints"}
-
-
-@pytest.fixture
-def fake(settings):
-    fake = FakeHub()
-    with running(fake) as url:
-        settings.KK_HUB_URL = url
-        yield fake
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import re
 import pytest
 from django.test import Client
 
-from tests.dashboard.fakehub import FakeHub, running, status
+from tests.dashboard.fakehub import FakeHub, status
 
 DEPLOYMENT = """
 apiVersion: apps/v1
@@ -33,14 +33,6 @@ spec:
 """
 DEPLOYMENT_PATH = "/apis/apps/v1/namespaces/default/deployments/pasta"
 SERVICE_PATH = "/api/v1/namespaces/default/services/pasta"
-
-
-@pytest.fixture
-def fake(settings):
-    fake = FakeHub()
-    with running(fake) as url:
-        settings.KK_HUB_URL = url
-        yield fake
 
 
 @pytest.fixture
