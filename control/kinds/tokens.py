@@ -31,9 +31,9 @@ def expiration_causes(seconds: Any) -> list[Cause]:
     if not isinstance(seconds, int) or isinstance(seconds, bool):
         return [cause("spec.expirationSeconds", "Invalid value: must be an integer")]
     if seconds < MIN_EXPIRATION_SECONDS:
-        return [cause("spec.expirationSeconds", "Invalid value: may not specify a duration less than 10 minutes")]
+        return [cause("spec.expirationSeconds", f"Invalid value: {seconds}: may not specify a duration less than 10 minutes")]
     if seconds > MAX_EXPIRATION_SECONDS:
-        return [cause("spec.expirationSeconds", "Invalid value: may not specify a duration larger than 2^32 seconds")]
+        return [cause("spec.expirationSeconds", f"Invalid value: {seconds}: may not specify a duration larger than 2^32 seconds")]
     return []
 
 

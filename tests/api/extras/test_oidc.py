@@ -93,7 +93,7 @@ def test_refusals_are_statuses(api):
     status, body = post(api, "/api/v1/namespaces/default/serviceaccounts/robot/token", {"spec": {"expirationSeconds": 60}})
     assert status == 422 and body["reason"] == "Invalid"
     assert body["message"] == ('TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: '
-                               "Invalid value: may not specify a duration less than 10 minutes")
+                               "Invalid value: 60: may not specify a duration less than 10 minutes")
     status, body = post(api, "/api/v1/namespaces/default/serviceaccounts/nobody/token", {"spec": {}})
     assert status == 404 and body["message"] == 'serviceaccounts "nobody" not found'
     status, body = post(api, "/api/v1/namespaces/default/serviceaccounts/robot/token", {"kind": "Pod"})
