@@ -29,7 +29,7 @@ from control import errors
 from control.clock import REAL as clock
 from control import kinds as registry
 from control.api import crds, discovery, openapi, openapi_v2, subresources, traffic, verbs
-from control.api.extras import autoscaling_v1, kitchen, metrics, services
+from control.api.extras import autoscaling_v1, kitchen, metrics, oidc, services
 from control.storage.db import run_db
 from control.storage.feed import start_feed, stop_feed
 from control.api.extras.podlog import pod_log
@@ -40,7 +40,8 @@ from control.api.watch import wait_for_revision, watch
 log = logging.getLogger(__name__)
 
 WATCH_VALUES = ("1", "true", "True")
-API_PREFIXES = ("/api", "/apis", "/version", "/openapi", "/healthz", "/readyz", "/livez", "/kubekitchen")
+API_PREFIXES = ("/api", "/apis", "/version", "/openapi", "/healthz", "/readyz", "/livez", "/kubekitchen",
+                "/.well-known/openid-configuration", "/openid")
 NOT_FOUND = errors.NOT_FOUND
 __all__ = ["API_PREFIXES", "ROUTES", "Request", "hub_app", "is_api_path", "route"]
 
@@ -125,7 +126,7 @@ async def resource(request: Request, group: str = "", version: str = "v1", rest:
     streamed = ASYNC_VERBS.get((verb, bool(name), sub))
     if streamed is not None:
         return await streamed(call)
-    handler = SYNC_VERBS.get((verb, bool(name), sub))
+    handler = SYNC_VERBS.get((verb, bool(name), sub)) or subresources.action_handler(kind, verb, sub, verbs.now)
     if handler is None:
         raise errors.MethodNotAllowed("the server does not allow this method on the requested resource",
                                       details={"kind": kind.plural})
@@ -205,6 +206,7 @@ ROUTES: tuple[Route, ...] = (
     *services.ROUTES,
     *metrics.ROUTES,
     *autoscaling_v1.ROUTES,
+    *oidc.ROUTES,
     Route(rf"/apis/(?P<group>{_SEGMENT})/(?P<version>{_SEGMENT})/(?P<rest>.+)", resource, None),
 )
 

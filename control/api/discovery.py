@@ -102,6 +102,12 @@ def api_group(group: str) -> dict[str, Any] | None:
     return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(group, versions)}
 
 
+def _action_entry(kind: Kind, sub: str) -> dict[str, Any]:
+    """A subresource the kind answers itself: the type it takes and gives, POST only."""
+    action = kind.actions[sub]
+    return {"group": action.group, "version": action.version, "kind": action.kind, "verbs": ["create"]}
+
+
 def resource_entries(kind: Kind, *, verbs: tuple[str, ...] = ITEM_VERBS, stored_as: Kind | None = None,
                      subresources: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """The APIResource entries of one kind: the main resource, then its subresources. `stored_as`
@@ -119,7 +125,7 @@ def resource_entries(kind: Kind, *, verbs: tuple[str, ...] = ITEM_VERBS, stored_
     out = [main]
     for sub in kind.subresources if subresources is None else subresources:
         out.append({"name": f"{kind.plural}/{sub}", "singularName": "", "namespaced": kind.namespaced,
-                    **_SUBRESOURCE[sub](kind)})
+                    **(_SUBRESOURCE[sub](kind) if sub in _SUBRESOURCE else _action_entry(kind, sub))})
     return out
 
 

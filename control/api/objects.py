@@ -3,7 +3,8 @@
 Guarantees:
 - `prepare_create` turns a client's object into a storable one: type meta, namespace and name
   (incl. generateName) checked, server metadata set (uid, creationTimestamp, generation), then the
-  kind's strategy: prepare for create (status reset), defaults, name rule and validation (422 with
+  kind's strategy: prepare for create (status reset), defaults, the namespace's existence, the
+  kind's admission (which may read the store; 403 on refusal), name rule and validation (422 with
   causes), allocation.
 - `prepare_update` merges a client's new object onto the stored one: optimistic concurrency
   (409 on a stale resourceVersion), server metadata kept, status kept on main-resource writes
@@ -135,11 +136,32 @@ def prepare_create(call: Call, obj: Obj, now: float, *, applied: bool = False) -
         meta["generation"] = 1
     kind.prepare_for_create(obj)
     kind.defaults(obj)
-    raise_if_invalid(kind, obj, metadata_causes(kind, obj))
-    if namespace:
+    if namespace:  # the namespace lifecycle comes first among upstream's admission steps
         ensure_namespace(namespace)
+    admit(kind, obj)
+    raise_if_invalid(kind, obj, metadata_causes(kind, obj))
     allocation.allocate(kind, obj)
     return obj if applied else track_fields(call, {}, obj, now)
+
+
+def stored_or_none(resource: str, namespace: str, name: str) -> Obj | None:
+    """The read-only lookup lent to a kind's admission and actions: a stored object or None."""
+    try:
+        return store.object_get(resource=resource, namespace=namespace, name=name)
+    except errors.NotFound:
+        return None
+
+
+def admit(kind: Kind, obj: Obj) -> None:
+    """The kind's admission (may change `obj`, may read the store); a refusal is 403 Forbidden."""
+    if kind.admit is None:
+        return
+    refusal = kind.admit(obj, stored_or_none)
+    if refusal:
+        name = str(obj["metadata"].get("name") or "")
+        details = {"name": name, "kind": kind.plural, **({"group": kind.group} if kind.group else {})}
+        raise errors.Forbidden(f'{errors.qualified_resource(kind.resource)} "{name}" is forbidden: {refusal}',
+                               details=details)
 
 
 def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "", now: float,

@@ -1,26 +1,30 @@
-"""Subresources: `*/binding` (the scheduler's one write), `*/scale` (kubectl scale, HPA).
+"""Subresources: `*/binding` (the scheduler's one write), `*/scale` (kubectl scale, HPA), and the
+ones a kind answers itself (`Kind.actions`: a ServiceAccount's `token`).
 
 Guarantees: binding is one write of what the kind's `bind` does (a pod: `spec.nodeName` and the
 PodScheduled condition), refused with 409 and the kind's reason (already bound, being deleted);
 scale reads and writes only the kind's replicas path, with the same optimistic concurrency as the
-main resource.
+main resource; a kind's own subresource gets the stored parent, the decoded body and what the hub
+lends (`control.kinds.strategy.Lent`), and writes nothing.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Callable
 
+from django.conf import settings
 
-from control import errors
+from control import errors, keys
 from control.storage import store
-from control.api.objects import raise_if_invalid
+from control.api.objects import raise_if_invalid, stored_or_none
 from control.api.patching import apply_patch
 from control.api.request import PATCH_TYPES, Call, check_type_meta, decode, decode_object
 from control.api.responses import Reply, json_response, success_status
 from control.kinds import jsonpath
-from control.kinds.base import Obj, cause
+from control.kinds.base import Kind, Obj, cause
 from control.kinds.meta import format_time
+from control.kinds.strategy import Lent
 
 SCALE_DEFINITION = "io.k8s.api.autoscaling.v1.Scale"
 
@@ -130,3 +134,24 @@ def patch_scale(call: Call) -> Reply:
         return _apply_scale(call, current, scale)
 
     return _write_scale(call, mutate)
+
+
+# --- subresources a kind answers itself (a ServiceAccount's token) ------------------------------
+
+def action_handler(kind: Kind, verb: str, subresource: str, now: Callable[[], float]) -> Callable[[Call], Reply] | None:
+    """The handler of a POST to a subresource the kind answers itself, if it has one; `now` is the
+    hub's time for server-set timestamps."""
+    if verb != "create" or subresource not in kind.actions:
+        return None
+    return lambda call: kind_action(call, now=now(), sign=keys.signer(settings.DATA_DIR))
+
+
+def kind_action(call: Call, *, now: float, sign: Callable[[dict[str, Any]], str]) -> Reply:
+    """Decode the body as the action's type, read the parent, and answer what the kind builds
+    (201), lending it read-only lookups, the time and the hub's signer."""
+    action = call.kind.actions[call.subresource]
+    body = decode_object(call, into=action.kind)
+    check_type_meta(call, body, api_version=action.api_version, kind=action.kind)
+    parent = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
+    answer = action.create(parent, body, Lent(lookup=stored_or_none, now=now, sign=sign))
+    return json_response(answer, 201)

@@ -25,6 +25,8 @@ CONTROLLERS = {
     "nodelifecycle": "control.controllers.nodelifecycle",
     "servicelb": "control.controllers.servicelb",
     "horizontalpodautoscaling": "control.controllers.hpa",
+    "serviceaccount": "control.controllers.serviceaccounts",
+    "root-ca-cert-publisher": "control.controllers.rootca",
 }
 
 

@@ -21,10 +21,12 @@ from control.kinds.custom import kinds_of, version_priority
 from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE, NODE, SERVICE
 from control.kinds.pods import POD
 from control.kinds.secrets import SECRET
+from control.kinds.serviceaccounts import SERVICEACCOUNT
 
 KINDS: tuple[Kind, ...] = (NAMESPACE, NODE, POD, SERVICE, ENDPOINTS, EVENT, CONFIGMAP, LEASE, DEPLOYMENT, REPLICASET,
                            HORIZONTALPODAUTOSCALER)
 KINDS += (CUSTOMRESOURCEDEFINITION, SECRET)
+KINDS += (SERVICEACCOUNT,)
 
 _BY_RESOURCE = {(k.group, k.version, k.plural): k for k in KINDS}
 _BY_GVK = {(k.api_version, k.kind): k for k in KINDS}

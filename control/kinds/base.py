@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from control.kinds.strategy import IMMEDIATE, Allocator, Deletion, FieldReport
+from control.kinds.strategy import IMMEDIATE, Action, Allocator, Deletion, FieldReport, Lookup
 from control.kinds.meta import age
 
 Obj = dict[str, Any]
@@ -98,7 +98,7 @@ class Kind:
     definition: str  # OpenAPI component name, e.g. "io.k8s.api.core.v1.Pod"
     short_names: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
-    subresources: tuple[str, ...] = ()  # of "status", "scale", "binding", "log"
+    subresources: tuple[str, ...] = ()  # of "status", "scale", "binding", "log", and the names in `actions`
     defaults: Callable[[Obj], None] = _no_defaults
     validate: Callable[[Obj], list[Cause]] = _no_causes
     validate_update: Callable[[Obj, Obj], list[Cause]] = _no_update_causes
@@ -135,6 +135,12 @@ class Kind:
     # the `finalize` subresource (a Namespace's spec.finalizers): copies what it may change from
     # the written object onto a copy of the stored one
     finalize: Callable[[Obj, Obj], None] | None = None
+    # Admission (kube-apiserver's mutating admission plugins for this kind): `admit(obj, lookup)`
+    # runs on create once the object is defaulted, may change it and may read other stored objects
+    # through `lookup`; it returns why the object is refused (403 Forbidden) or "".
+    admit: Callable[[Obj, Lookup], str] | None = None
+    # Subresources the kind answers itself on POST (see `control.kinds.strategy.Action`).
+    actions: dict[str, Action] = field(default_factory=dict)
     # How a request's object is decoded: by the built-in schema named `definition` unless the kind
     # brings its own (a custom kind: its version's openAPIV3Schema); and whether it takes strategic
     # merge patches (custom kinds do not, as upstream).

@@ -16,6 +16,7 @@ from control.kinds.base import (
 from control.kinds.pod_defaults import pod_defaults
 from control.kinds.meta import age
 from control.kinds.quantity import is_quantity
+from control.kinds.serviceaccounts import admit_pod
 from control.kinds.strategy import Deletion
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
@@ -195,6 +196,7 @@ POD = Kind(
     subresources=("status", "binding", "log"),
     defaults=pod_defaults, validate=validate_pod, validate_update=validate_pod_update,
     prepare_for_create=prepare_pod_for_create, bind=bind_pod,
+    admit=admit_pod,  # the ServiceAccount admission (control.kinds.serviceaccounts)
     deletion=Deletion(grace_period=pod_grace_period, returns_object=True),
     columns=(NAME_COLUMN, Column("Ready", description="The aggregate readiness state of this pod for accepting traffic."),
              Column("Status", description="The aggregate status of the containers in this pod."),

@@ -89,3 +89,39 @@ class Allocator:
     scans: str
     carry_over: Callable[[Obj, Obj], None]
     allocate: Callable[[Obj, Obj | None, Callable[[], list[str]]], list[Cause]]
+
+
+# A read-only look into the store the hub lends a kind's admission and actions:
+# (store key "<group>/<plural>", namespace, name) -> the stored object, or None when there is none.
+Lookup = Callable[[str, str, str], "Obj | None"]
+
+
+@dataclass(frozen=True)
+class Lent:
+    """What the hub lends a kind's own subresource handler for one request: read-only lookups,
+    the hub's time (epoch seconds) and its signer (claims -> a JWT signed with the hub's key), so
+    the kind builds the answer and never touches the store or a key itself."""
+
+    lookup: Lookup
+    now: float
+    sign: Callable[[dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class Action:
+    """A subresource a kind answers itself on POST (a ServiceAccount's `token`), as upstream's
+    per-kind REST storage for a subresource.
+
+    - `group`, `version`, `kind`: what the request body is and what comes back (discovery too);
+    - `create(parent, body, lent)`: the answer (201) for the stored `parent` and the decoded body
+      (type meta checked); it raises `control.errors` for a refusal.
+    """
+
+    group: str
+    version: str
+    kind: str
+    create: Callable[[Obj, Obj, Lent], Obj]
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version

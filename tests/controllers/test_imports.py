@@ -8,7 +8,9 @@ from pathlib import Path
 
 import control.controllers
 
-ALLOWED = ("control.client", "control.clock", "control.kinds", "control.errors", "control.controllers")
+# control.keys: the cluster CA file in the data folder (the root CA publisher reads it, as upstream
+# reads --root-ca-file); it knows no store, API or models.
+ALLOWED = ("control.client", "control.clock", "control.kinds", "control.errors", "control.controllers", "control.keys")
 PACKAGE = Path(control.controllers.__file__).parent
 
 

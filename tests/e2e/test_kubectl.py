@@ -357,7 +357,8 @@ def test_describe(hub, ns):
     assert "RollingUpdateStrategy:  25% max unavailable, 25% max surge" in out
 
     described = hub.kubectl("describe", "pods", "-n", ns, "-l", "app=db").stdout
-    assert described.startswith("Name:         desc")
+    # "Service Account:" (every pod has one) sets the width of the labels, as on a real cluster
+    assert described.startswith("Name:             desc\n") and "\nService Account:  default\n" in described
 
 
 # --- delete -----------------------------------------------------------------------------------

@@ -1,0 +1,128 @@
+"""The hub's keys in its data folder: the ServiceAccount token signing key and the cluster CA.
+
+Guarantees:
+- `KK_DATA_DIR/keys/sa.key` (RSA 2048, PKCS#8 PEM) and `keys/ca.key` + `keys/ca.crt` (a self-signed
+  CA, ten years) are made the first time they are asked for and then only read, so tokens stay
+  valid across restarts; private keys are written 0600;
+- a file appears whole or not at all, and when two processes race to make one the first wins and
+  both use it (written aside, then hard-linked into place, which refuses to replace);
+- `key_id` is upstream's `keyIDFromPublicKey` (base64url of the SHA-256 of the DER public key) and
+  `jwk` the JSON Web Key kube-apiserver publishes at /openid/v1/jwks;
+- `signer(folder)` signs claims as RS256 JWTs with that key and its `kid` header.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+import jwt
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
+
+from control.clock import REAL
+
+SIGNING_KEY = "sa.key"
+CA_KEY = "ca.key"
+CA_CERT = "ca.crt"
+CA_NAME = "kube-kitchen-ca"
+CA_DAYS = 3650
+_lock = threading.Lock()
+_signers: dict[Path, Callable[[dict[str, Any]], str]] = {}
+
+
+def default_data_dir() -> Path:
+    """The data folder as the settings name it, for processes that do not load Django."""
+    return Path(os.environ.get("KK_DATA_DIR", Path(__file__).resolve().parent.parent / "data"))
+
+
+def _write_once(path: Path, content: bytes, mode: int) -> bytes:
+    """Put `content` at `path` unless something is there already; return what `path` holds."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    aside = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.write(fd, content)
+    finally:
+        os.close(fd)
+    try:
+        os.link(aside, path)
+    except FileExistsError:
+        pass
+    finally:
+        aside.unlink(missing_ok=True)
+    return path.read_bytes()
+
+
+def _private_key(path: Path) -> rsa.RSAPrivateKey:
+    if not path.exists():
+        fresh = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        _write_once(path, fresh.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                              serialization.NoEncryption()), 0o600)
+    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise ValueError(f"{path} does not hold an RSA private key")
+    return key
+
+
+def signing_key(data_dir: Path) -> rsa.RSAPrivateKey:
+    return _private_key(Path(data_dir) / "keys" / SIGNING_KEY)
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def key_id(public_key: rsa.RSAPublicKey) -> str:
+    der = public_key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return _b64url(hashlib.sha256(der).digest())
+
+
+def jwk(public_key: rsa.RSAPublicKey) -> dict[str, str]:
+    numbers = public_key.public_numbers()
+
+    def unsigned(value: int) -> str:
+        return _b64url(value.to_bytes((value.bit_length() + 7) // 8, "big"))
+
+    return {"use": "sig", "kty": "RSA", "kid": key_id(public_key), "alg": "RS256",
+            "n": unsigned(numbers.n), "e": unsigned(numbers.e)}
+
+
+def signer(data_dir: Path) -> Callable[[dict[str, Any]], str]:
+    """claims -> a compact RS256 JWT with the folder's signing key (made on first use)."""
+    folder = Path(data_dir)
+    with _lock:
+        if folder not in _signers:
+            key = signing_key(folder)
+            kid = key_id(key.public_key())
+            _signers[folder] = lambda claims: jwt.encode(claims, key, algorithm="RS256", headers={"kid": kid})
+        return _signers[folder]
+
+
+def ca_certificate(data_dir: Path, *, now: float | None = None) -> bytes:
+    """The cluster CA's certificate (PEM), made with its key on first use (valid from `now`)."""
+    folder = Path(data_dir) / "keys"
+    path = folder / CA_CERT
+    if path.exists():
+        return path.read_bytes()
+    key = _private_key(folder / CA_KEY)
+    start = datetime.datetime.fromtimestamp(REAL.now() if now is None else now, datetime.timezone.utc)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, CA_NAME)])
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(start - datetime.timedelta(minutes=5))
+            .not_valid_after(start + datetime.timedelta(days=CA_DAYS))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=True,
+                                         data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                                         crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+            .sign(key, hashes.SHA256()))
+    return _write_once(path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
