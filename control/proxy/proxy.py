@@ -26,7 +26,7 @@ import random
 from typing import Any, AsyncIterator
 
 from control import errors
-from control.clock import REAL
+from control.clock import REAL, Clock
 from control.client.component import connect, run_all
 from control.client.http import HubClient
 from control.client.informer import Handlers
@@ -44,7 +44,7 @@ FORWARD_TIMEOUT = 2.0
 
 
 class KubeProxy:
-    def __init__(self, client: HubClient, node: str, *, balance: str = "round-robin", clock: Any = None,
+    def __init__(self, client: HubClient, node: str, *, balance: str = "round-robin", clock: Clock | None = None,
                  rng: random.Random | None = None, port: int = KUBE_PROXY_PORT):
         self.client, self.node, self.port = client, node, port
         self.clock = clock or REAL
@@ -198,7 +198,7 @@ class KubeProxy:
             await self.close()
 
 
-async def run_kube_proxy(server: str, *, node: str, balance: str = "round-robin", clock: Any = None) -> None:
+async def run_kube_proxy(server: str, *, node: str, balance: str = "round-robin", clock: Clock | None = None) -> None:
     """Run the kube-proxy of `node` against the hub at `server` until cancelled."""
     client = connect(server, f"kube-proxy/{node}")
     await KubeProxy(client, node, balance=balance, clock=clock).run()

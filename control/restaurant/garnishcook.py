@@ -22,6 +22,7 @@ from control.client.informer import Handlers, Informer, by_controller
 from control.client.resources import key_of
 from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
+from control.clock import Clock
 from control.kinds.meta import format_time
 from control.restaurant import slip
 from control.restaurant.manifests import DISHES, ORDERS
@@ -38,7 +39,7 @@ def garnished_status(order: Obj, garnished: int) -> Obj:
 
 
 class GarnishCook:
-    def __init__(self, client: Any, orders: Informer, dishes: Informer, *, clock: Any, recorder: Any = None):
+    def __init__(self, client: Any, orders: Informer, dishes: Informer, *, clock: Clock, recorder: Any = None):
         self.client, self.orders, self.dishes = client, orders, dishes
         self.clock, self.recorder = clock, recorder
         self.queue = WorkQueue(clock=clock)
@@ -86,7 +87,7 @@ class GarnishCook:
             await self.recorder.record(dish, "Normal", "Garnished", f"Garnished {slip.meta(dish)['name']}")
 
 
-def build(*, client: Any, informers: Any, clock: Any, recorder: Any = None) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, recorder: Any = None) -> Runner:
     orders, dishes = informers.get(ORDERS), informers.get(DISHES)
     cook = GarnishCook(client, orders, dishes, clock=clock, recorder=recorder)
     return Runner(NAME, cook.reconcile, cook.queue, [orders, dishes], workers=2)

@@ -33,6 +33,7 @@ from control.client.informer import Handlers, Informer, by_controller
 from control.client.resources import key_of
 from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
+from control.clock import Clock
 from control.restaurant import slip
 from control.restaurant.manifests import DISHES, ORDERS
 
@@ -52,7 +53,7 @@ def cooked_status(order: Obj, dishes: list[Obj]) -> Obj:
 
 
 class LineCook:
-    def __init__(self, client: Any, orders: Informer, dishes: Informer, *, clock: Any, recorder: Any = None):
+    def __init__(self, client: Any, orders: Informer, dishes: Informer, *, clock: Clock, recorder: Any = None):
         self.client, self.orders, self.dishes = client, orders, dishes
         self.clock, self.recorder = clock, recorder
         self.queue = WorkQueue(clock=clock)
@@ -154,7 +155,7 @@ class LineCook:
         return DONE
 
 
-def build(*, client: Any, informers: Any, clock: Any, recorder: Any = None) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, recorder: Any = None) -> Runner:
     orders, dishes = informers.get(ORDERS), informers.get(DISHES)
     cook = LineCook(client, orders, dishes, clock=clock, recorder=recorder)
     return Runner(NAME, cook.reconcile, cook.queue, [orders, dishes], workers=2)
