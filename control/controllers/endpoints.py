@@ -26,19 +26,16 @@ from control.client.runner import DONE, Result, Runner, drop
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.common import Obj, pod_ready, terminating, uid_of
-from control.kinds.meta import labels_of, metadata
-from control.kinds.selectors import LabelSelector, SelectorError, label_selector_from_object
+from control.kinds.meta import labels_of, metadata, spec_selector
+from control.kinds.selectors import LabelSelector
 
 
 def service_selector(svc: Obj) -> LabelSelector | None:
-    """The Service's selector; None when it has none (the Service is not ours to fill)."""
+    """The Service's selector; None when it has none (the Service is not ours to fill). A Service
+    selects by a plain label map, which is a LabelSelector's matchLabels: the object layer's one
+    selector reading (`spec_selector`, a broken one matching nothing) reads it as such."""
     selector = (svc.get("spec") or {}).get("selector")
-    if not selector:
-        return None
-    try:
-        return label_selector_from_object({"matchLabels": selector})
-    except SelectorError:
-        return LabelSelector.nothing()
+    return spec_selector({"spec": {"selector": {"matchLabels": selector}}}) if selector else None
 
 
 def resolve_port(service_port: dict[str, Any], pod: Obj) -> int | None:

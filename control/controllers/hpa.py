@@ -107,7 +107,7 @@ class HorizontalController:
     async def _propose(self, hpa: Obj, metric: Obj, current: int, selector_text: str, now: float) -> tuple[Proposal, Obj]:
         """(proposal, MetricStatus) for one metric; MetricsUnavailable when it cannot be computed."""
         if metric.get("type") != "Resource":
-            raise MetricsUnavailable(f"metric type {metric.get('type')} is not supported by this autoscaler")
+            raise MetricsUnavailable(f"metric type {errors.go_text(metric.get('type'))} is not supported by this autoscaler")
         source = metric.get("resource") or {}
         resource, target = source.get("name"), source.get("target") or {}
         if resource not in ("cpu", "memory"):

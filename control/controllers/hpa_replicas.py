@@ -108,7 +108,7 @@ def pod_requests(pods: Iterable[Obj], resource: str) -> dict[str, float]:
         for container in (pod.get("spec") or {}).get("containers") or []:
             request = ((container.get("resources") or {}).get("requests") or {}).get(resource)
             if request is None:
-                raise MetricsUnavailable(f"missing request for {resource} in container {container.get('name')} "
+                raise MetricsUnavailable(f"missing request for {resource} in container {container.get('name', '')} "
                                          f"of Pod {pod['metadata']['name']}")
             value = parse_quantity(request)
             total += value * 1000 if resource == "cpu" else value

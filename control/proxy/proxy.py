@@ -112,7 +112,7 @@ class KubeProxy:
         """One request to the pod behind `endpoint`, through its node's kubelet."""
         where = kubelet_endpoint(self.nodes.cache.get(node))
         if where is None:
-            return 503, {"error": f"node {node!r} of pod {endpoint.pod} is unknown or has no kubelet address"}
+            return 503, {"error": f"node \"{node}\" of pod {endpoint.pod} is unknown or has no kubelet address"}
         pool = self._pools.get(where)
         if pool is None:
             pool = self._pools[where] = ConnectionPool(f"http://{where[0]}:{where[1]}", f"kube-proxy/{self.node}", size=16)

@@ -21,7 +21,7 @@ COOKS = {linecook.NAME: linecook.build, garnishcook.NAME: garnishcook.build}
 
 async def run_cook(server: str, name: str, *, clock: Clock | None = None) -> None:
     if name not in COOKS:
-        raise ValueError(f"unknown cook {name!r}; choose from {', '.join(COOKS)}")
+        raise ValueError(f"unknown cook \"{name}\"; choose from {', '.join(COOKS)}")
     clock = clock or REAL
     client = connect(server, name)
     informers = SharedInformers(client, clock=clock)

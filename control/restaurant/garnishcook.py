@@ -23,7 +23,7 @@ from control.client.resources import key_of
 from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
-from control.kinds.meta import format_time
+from control.kinds.meta import format_time, metadata
 from control.restaurant import slip
 from control.restaurant.manifests import DISHES, ORDERS
 
@@ -58,9 +58,9 @@ class GarnishCook:
 
     async def reconcile(self, key: str) -> Result:
         order = self.orders.cache.get(key)
-        if order is None or slip.meta(order).get("deletionTimestamp"):
+        if order is None or metadata(order).get("deletionTimestamp"):
             return DONE  # nothing to garnish for a slip that is gone
-        mine = slip.cooked_for(order, self.dishes.cache.by_index("controller", slip.meta(order)["uid"]))
+        mine = slip.cooked_for(order, self.dishes.cache.by_index("controller", metadata(order)["uid"]))
         done = sum(1 for d in mine if slip.garnished(d))
         failed: Exception | None = None
         for dish in (d for d in mine if not slip.garnished(d)):
@@ -84,7 +84,7 @@ class GarnishCook:
         body["status"] = {**(dish.get("status") or {}), "garnished": True, "garnishedAt": format_time(self.clock.now())}
         await self.client.replace_status(DISHES, body)
         if self.recorder:
-            await self.recorder.record(dish, "Normal", "Garnished", f"Garnished {slip.meta(dish)['name']}")
+            await self.recorder.record(dish, "Normal", "Garnished", f"Garnished {metadata(dish)['name']}")
 
 
 def build(*, client: Any, informers: Any, clock: Clock, recorder: Any = None) -> Runner:
