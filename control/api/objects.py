@@ -78,7 +78,7 @@ def metadata_causes(kind: Kind, obj: Obj) -> list[dict[str, str]]:
 
 def raise_if_invalid(kind: Kind, obj: Obj, causes: list[dict[str, str]]) -> None:
     if causes:
-        raise errors.invalid(kind.kind, kind.group, str(obj["metadata"].get("name") or ""), causes)
+        raise errors.invalid(kind.kind, kind.group, errors.go_text(obj["metadata"].get("name")), causes)
 
 
 def _namespace_of(call: Call, obj: Obj) -> str:

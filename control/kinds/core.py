@@ -177,7 +177,7 @@ def validate_service(svc: Obj) -> list[Cause]:
         if len(ports) > 1 and not port.get("name"):
             out.append(required(f"spec.ports[{i}].name"))
         if (port.get("name"), number) in seen:
-            out.append(cause(f"spec.ports[{i}]", f"Duplicate value: {number}", "FieldValueDuplicate"))
+            out.append(cause(f"spec.ports[{i}]", f"Duplicate value: {go_value(number)}", "FieldValueDuplicate"))
         seen.add((port.get("name"), number))
     out += label_causes(spec.get("selector"), "spec.selector")
     return out + _cluster_ip_causes(spec) + _node_port_causes(spec)
@@ -220,7 +220,7 @@ def _node_port_causes(spec: Obj) -> list[Cause]:
         elif not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= 65535:
             out.append(cause(f"spec.ports[{i}].nodePort", f"Invalid value: {go_value(number)}: must be between 1 and 65535, inclusive"))
         elif (number, port.get("protocol", "TCP")) in seen:
-            out.append(cause(f"spec.ports[{i}].nodePort", f"Duplicate value: {number}", "FieldValueDuplicate"))
+            out.append(cause(f"spec.ports[{i}].nodePort", f"Duplicate value: {go_value(number)}", "FieldValueDuplicate"))
         seen.add((number, port.get("protocol", "TCP")))
     return out
 

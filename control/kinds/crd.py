@@ -237,7 +237,7 @@ def validate_crd(crd: Obj) -> list[Cause]:
                 continue
             out += _version_causes(version, f"spec.versions[{index}]")
             if version.get("name") in seen:
-                out.append(cause(f"spec.versions[{index}].name", f'Duplicate value: "{version.get("name")}"',
+                out.append(cause(f"spec.versions[{index}].name", f"Duplicate value: {go_value(version.get('name'))}",
                                  "FieldValueDuplicate"))
             seen.add(str(version.get("name")))
         storages = sum(1 for v in versions if isinstance(v, dict) and v.get("storage") is True)

@@ -31,7 +31,7 @@ def _container_causes(container: Any, path: str, seen: set[str]) -> list[Cause]:
     name = container.get("name")
     if isinstance(name, str):
         if name in seen:
-            out.append(cause(f"{path}.name", f'Duplicate value: "{name}"', "FieldValueDuplicate"))
+            out.append(cause(f"{path}.name", f"Duplicate value: {go_value(name)}", "FieldValueDuplicate"))
         seen.add(name)
     if not container.get("image"):
         out.append(required(f"{path}.image"))

@@ -127,7 +127,7 @@ def make_requirement(key: str, operator: str, values: list[str] | tuple[str, ...
         if len(vals) != 1:
             raise SelectorError("values: Required value: for 'Gt', 'Lt' operators, exactly one value is required")
         if not isinstance(vals[0], str) or not _INTEGER.match(vals[0]):
-            raise SelectorError(f"values[0]: Invalid value: \"{vals[0]}\": for 'Gt', 'Lt' operators, "
+            raise SelectorError(f"values[0]: Invalid value: {go_value(vals[0])}: for 'Gt', 'Lt' operators, "
                                 "the value must be an integer")
     if operator not in _SET_OPS + _EXACT_OPS + _NUMERIC_OPS + _UNARY_OPS:
         raise SelectorError(f'operator: Unsupported value: {go_value(operator)}')
