@@ -212,3 +212,23 @@ def go_value(value: Any) -> str:
 def field_invalid(field: str, value: Any, detail: str) -> str:
     """`<field>: Invalid value: <value>: <detail>`, the text of Go's field.Invalid."""
     return f"{field}: Invalid value: {go_value(value)}: {detail}"
+
+
+def go_text(value: Any) -> str:
+    """A value as Go's %s/%v prints a decoded string field in a message: unquoted, an absent (null)
+    field as the empty string, booleans lower-case, numbers bare; never a Python spelling."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return go_value(value)
+
+
+def go_strings(values: Any) -> str:
+    """A list of strings as Go's %#v prints a []string in field errors: `[]string{"a", "b"}`, an
+    empty or absent list as `[]string(nil)`; a value that is no list as `go_value` prints it."""
+    if values is None or values == []:
+        return "[]string(nil)"
+    if not isinstance(values, list):
+        return go_value(values)
+    return "[]string{" + ", ".join(go_value(go_text(v)) for v in values) + "}"

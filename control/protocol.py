@@ -34,4 +34,6 @@ ORDER_LABEL = f"{KITCHEN_GROUP}/order"
 def page_protocol() -> dict[str, str]:
     """The shared names the page needs, as `data-*` attribute values of its <body>."""
     return {"snapshot_kinds": json.dumps(list(SNAPSHOT_KINDS)), "kitchen_group": KITCHEN_GROUP,
-            "order_label": ORDER_LABEL}
+            "order_label": ORDER_LABEL,
+            "record_types": json.dumps({"request": RECORD_REQUEST, "watch": RECORD_WATCH,
+                                        "serviceRequest": RECORD_SERVICE_REQUEST})}

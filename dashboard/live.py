@@ -10,11 +10,16 @@ Guarantees:
 - After a snapshot it first replays up to `history` changes from before it, sent apart as
   `{"t": "history", "items": [...]}` (for the version log only: the snapshot already holds their
   effect); if that history was compacted it is skipped, never an error.
-- When the hub answers 410 (that revision was compacted away) it sends what was pending, then
-  `{"t": "expired"}`, and stops: the browser asks again without a revision (relist). It does the
-  same when the browser falls more than `limit` changes behind, so its memory stays bounded.
-- A hub that cannot be reached (or a broken stream) is retried from the last revision seen, and
-  the browser is told (`{"t": "hub-down"}`); nothing is lost because the revision is kept.
+- It follows the informer's rules (`control.client.informer`), on the injected clock:
+  - when the hub answers 410 (that revision was compacted away) it relists itself, once, after a
+    jittered back-off: a fresh snapshot replaces the page's picture (and any change still pending
+    from before it), and the changes after it follow. It does the same when the browser falls more than `limit`
+    changes behind, so its memory stays bounded. The page never has to ask again.
+  - a hub that cannot be reached (or a broken stream, or a watch that ends at once with nothing)
+    is retried from the last revision seen after a jittered exponential back-off, capped at
+    `Backoff.limit`; the browser is told each time (`{"t": "hub-down"}`); nothing is lost because
+    the revision is kept.
+  - the back-off starts over once a watch delivers something (a healthy watch).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any, Awaitable, Callable
 from control import errors
 from control.clock import REAL, Clock
 from control.client.http import HubClient
+from control.client.informer import SHORT_WATCH, Backoff
 from control.client.resources import CONFIGMAPS
 from dashboard import presenters
 
@@ -71,6 +77,15 @@ class Outbox:
         self._ready.set()
         return True
 
+    async def restart(self, snapshot: dict[str, Any], revision: int) -> None:
+        """Send a (re)list's snapshot in place of whatever was pending: changes of the old picture
+        must not reach the page after the new one."""
+        async with self._lock:
+            self._ready.clear()
+            self.items.clear()
+            self.revision = self.history_until = revision
+            await self.send(snapshot)
+
     async def flush(self) -> None:
         async with self._lock:
             self._ready.clear()
@@ -90,10 +105,12 @@ class Outbox:
 
 class LiveFeed:
     def __init__(self, client: HubClient, send: Send, *, interval: float = 0.05, limit: int = 20_000,
-                 retry_after: float = 1.0, watch_seconds: int = 600, history: int = 200, clock: Clock = REAL):
+                 watch_seconds: int = 600, history: int = 200, clock: Clock = REAL,
+                 backoff: Backoff | None = None):
         self.client, self.send, self.clock = client, send, clock
         self.outbox = Outbox(send, interval=interval, limit=limit, clock=clock)
-        self.retry_after, self.watch_seconds, self.history = retry_after, watch_seconds, history
+        self.watch_seconds, self.history = watch_seconds, history
+        self.backoff = backoff or Backoff()
 
     async def run(self, revision: int | None) -> None:
         flusher = asyncio.ensure_future(self.outbox.run())
@@ -109,31 +126,37 @@ class LiveFeed:
             try:
                 if revision is None:
                     revision = await self._send_snapshot()
-                    self.outbox.history_until = revision
                     replay_from = max(0, revision - self.history) if self.history else None
                 self.outbox.revision = max(self.outbox.revision, revision)
                 start = revision if replay_from is None else replay_from
-                revision = await self._watch(start, revision)
+                started = self.clock.now()
+                revision, delivered = await self._watch(start, revision)
                 replay_from = None
+                if not delivered and self.clock.now() - started < SHORT_WATCH:
+                    await self._back_off()  # client-go's "very short watch": do not spin on it
             except errors.Gone as gone:
                 if replay_from is not None and not isinstance(gone, FellBehind):
                     # the history before the snapshot was compacted: skip it
                     replay_from = None
                     continue
-                await self.outbox.flush()
-                await self.send({"t": "expired"})
-                return
+                # That revision is gone (or the page fell behind): relist, once, after a back-off,
+                # so a hub that keeps compacting is not asked for a snapshot in a tight loop.
+                revision = replay_from = None
+                await self._back_off()
             except errors.ApiError as exc:  # unreachable, or the stream broke: resume where we were
                 replay_from = None
                 if revision is not None:
                     revision = max(revision, self.outbox.revision)
                 await self.send({"t": "hub-down", "message": exc.message})
-                await self.clock.sleep(self.retry_after)
+                await self._back_off()
+
+    async def _back_off(self) -> None:
+        await self.clock.sleep(self.backoff.next())
 
     async def _send_snapshot(self) -> int:
         body = await self.client.request("GET", SNAPSHOT_PATH)
         message = {"t": "snapshot", **presenters.snapshot(body), "spokes": await self._spoke_states()}
-        await self.send(message)
+        await self.outbox.restart(message, message["revision"])
         return message["revision"]
 
     async def _spoke_states(self) -> dict[str, str]:
@@ -146,14 +169,17 @@ class LiveFeed:
             return {}
         return presenters.spokes_vm(configmap)["states"]
 
-    async def _watch(self, start: int, revision: int) -> int:
-        """Follow the changes after `start` until the stream ends; the newest revision seen (never
-        below `revision`, the one the browser already holds)."""
+    async def _watch(self, start: int, revision: int) -> tuple[int, bool]:
+        """Follow the changes after `start` until the stream ends: the newest revision seen (never
+        below `revision`, the one the browser already holds), and whether anything came."""
+        delivered = False
         async for change in self.client.watch(CHANGES, resource_version=str(start),
                                               timeout_seconds=self.watch_seconds):
+            delivered = True
+            self.backoff.reset()  # a healthy watch: the next trouble starts the back-off over
             seen = int(change.get("revision") or revision)
             item = None if change.get("type") == "BOOKMARK" else presenters.change_item(change)
             if not self.outbox.add(item, seen):
                 raise FellBehind("the browser fell too far behind; reload the snapshot")
             revision = max(revision, seen)
-        return revision
+        return revision, delivered

@@ -12,7 +12,7 @@ from django.db import connections
 from control import bootstrap
 from control.kinds import service_addresses
 from control.kinds.network import SERVICE_CIDR
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.resources import ENDPOINTS, PODS, SERVICES
 from control.controllers.endpoints import EndpointsController
 from control.storage import store

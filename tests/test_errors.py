@@ -33,3 +33,18 @@ def test_go_value_prints_as_go_does(value, shown):
 def test_field_invalid_reads_as_a_go_field_error():
     assert errors.field_invalid("spec.replicas", None, "must be an integer") == (
         'spec.replicas: Invalid value: "null": must be an integer')
+
+
+@pytest.mark.parametrize("value, shown", [
+    (None, ""), ("web", "web"), (True, "true"), (7, "7"), (1.0, "1"), (["a"], '["a"]'),
+])
+def test_go_text_prints_a_string_field_as_go_formats_it_in_a_sentence(value, shown):
+    assert errors.go_text(value) == shown
+
+
+@pytest.mark.parametrize("value, shown", [
+    (None, "[]string(nil)"), ([], "[]string(nil)"), (["All"], '[]string{"All"}'),
+    (["a", None, True], '[]string{"a", "", "true"}'), ("All", '"All"'),
+])
+def test_go_strings_prints_a_string_list_as_go_percent_hash_v(value, shown):
+    assert errors.go_strings(value) == shown

@@ -35,3 +35,17 @@ def test_the_page_gets_the_names_from_the_server_not_from_a_copy():
     assert "dataset.kitchenGroup" in scripts["custom.js"]
     for python in (ROOT / "dashboard").glob("*.py"):
         assert '"kk.traffic"' not in python.read_text(), python
+
+
+def test_the_page_gets_the_record_types_from_the_server_not_from_a_copy():
+    page = protocol.page_protocol()
+    assert sorted(json.loads(page["record_types"]).values()) == sorted(protocol.RECORD_TYPES)
+    template = (ROOT / "templates" / "dashboard" / "index.html").read_text()
+    assert 'data-record-types="{{ protocol.record_types }}"' in template
+    traffic = (ROOT / "static" / "dashboard" / "traffic.js").read_text()
+    assert "dataset.recordTypes" in traffic
+    for name in ("app.js", "traffic.js"):
+        code = [line for line in (ROOT / "static" / "dashboard" / name).read_text().splitlines()
+                if not line.lstrip().startswith("//")]
+        for record_type in protocol.RECORD_TYPES:
+            assert not any(f'"{record_type}"' in line for line in code), (name, record_type)

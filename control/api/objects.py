@@ -79,7 +79,7 @@ def metadata_causes(kind: Kind, obj: Obj) -> list[dict[str, str]]:
 
 def raise_if_invalid(kind: Kind, obj: Obj, causes: list[dict[str, str]]) -> None:
     if causes:
-        raise errors.invalid(kind.kind, kind.group, str(obj["metadata"].get("name") or ""), causes)
+        raise errors.invalid(kind.kind, kind.group, errors.go_text(obj["metadata"].get("name")), causes)
 
 
 def _namespace_of(call: Call, obj: Obj) -> str:
@@ -125,7 +125,7 @@ def prepare_create(call: Call, obj: Obj, now: float, *, applied: bool = False) -
     if not meta.get("name") and isinstance(meta.get("generateName"), str) and meta["generateName"]:
         meta["name"] = generate_name(meta["generateName"])
     if call.name and meta.get("name") != call.name:
-        raise errors.BadRequest(f"the name of the object ({meta.get('name')}) does not match the name on the URL ({call.name})")
+        raise errors.BadRequest(f"the name of the object ({errors.go_text(meta.get('name'))}) does not match the name on the URL ({call.name})")
     for key in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
         meta.pop(key, None)
     if not applied:
@@ -173,7 +173,7 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
     new = check_fields(call, kind, new)
     meta, old_meta = new["metadata"], current["metadata"]
     if meta.get("name") not in (None, "", old_meta["name"]):
-        raise errors.BadRequest(f"the name of the object ({meta.get('name')}) does not match the name on the URL ({old_meta['name']})")
+        raise errors.BadRequest(f"the name of the object ({errors.go_text(meta.get('name'))}) does not match the name on the URL ({old_meta['name']})")
     if kind.namespaced and meta.get("namespace") not in (None, "", old_meta.get("namespace")):
         raise errors.BadRequest("the namespace of the provided object does not match the namespace sent on the request")
     given_rv = meta.get("resourceVersion")
@@ -183,8 +183,8 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
         raise errors.BadRequest("metadata.resourceVersion must be a string")
     uid = meta.get("uid")
     if uid not in (None, "") and uid != old_meta.get("uid"):
-        raise errors.conflict(kind.resource, old_meta["name"], f"Precondition failed: UID in precondition: {uid}, "
-                              f"UID in object meta: {old_meta.get('uid')}")
+        raise errors.conflict(kind.resource, old_meta["name"], f"Precondition failed: UID in precondition: {errors.go_text(uid)}, "
+                              f"UID in object meta: {errors.go_text(old_meta.get('uid'))}")
     if subresource == "status":
         result = copy.deepcopy(current)
         result["status"] = new.get("status", {})
@@ -240,10 +240,11 @@ def check_preconditions(resource: str, current: Obj, preconditions: Any) -> None
     uid, rv = preconditions.get("uid"), preconditions.get("resourceVersion")
     if uid and uid != meta.get("uid"):
         raise errors.conflict(resource, meta["name"],
-                              f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid')}")
+                              f"Precondition failed: UID in precondition: {errors.go_text(uid)}, "
+                              f"UID in object meta: {errors.go_text(meta.get('uid'))}")
     if rv and rv != meta.get("resourceVersion"):
-        raise errors.conflict(resource, meta["name"], f"Precondition failed: ResourceVersion in precondition: {rv}, "
-                              f"ResourceVersion in object meta: {meta.get('resourceVersion')}")
+        raise errors.conflict(resource, meta["name"], f"Precondition failed: ResourceVersion in precondition: {errors.go_text(rv)}, "
+                              f"ResourceVersion in object meta: {errors.go_text(meta.get('resourceVersion'))}")
 
 
 def status_details(kind: Kind, obj: Obj) -> dict[str, Any]:

@@ -12,6 +12,7 @@ Scale, Binding), plus the `v1 List` of any objects in the api/v1 document.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -143,10 +144,10 @@ def _body(schema_name: str) -> Doc:
     return {"content": {"*/*": {"schema": {"$ref": _REF + schema_name}}}, "required": True}
 
 
-def _patch_body(custom: bool = False) -> Doc:
-    # Custom kinds take no strategic merge patch (Kubernetes' CRD paths do not list it, and kubectl
-    # apply reads that to fall back to a JSON merge patch).
-    types = [t for t in PATCH_TYPES if not (custom and "strategic" in t)]
+def _patch_body(k: Kind) -> Doc:
+    # A kind that takes no strategic merge patch (custom kinds, as upstream) does not list it, and
+    # kubectl apply reads that to fall back to a JSON merge patch.
+    types = [t for t in PATCH_TYPES if k.merges_strategically or "strategic" not in t]
     return {"content": {t: {"schema": {"$ref": _REF + _PATCH}} for t in types}, "required": True}
 
 
@@ -170,8 +171,14 @@ def _item_ops(k: Kind, schema: str, gvk: Doc, ident: str, what: str, tag: str) -
         "put": _op("put", gvk, f"replace{ident}", f"replace {what}", tag, params=_WRITE,
                    body=_body(schema), responses=_responses(schema, "200", "201")),
         "patch": _op("patch", gvk, f"patch{ident}", f"partially update {what}", tag,
-                     params=[*_WRITE, _FORCE], body=_patch_body(k.custom), responses=_responses(schema, "200", "201")),
+                     params=[*_WRITE, _FORCE], body=_patch_body(k), responses=_responses(schema, "200", "201")),
     }
+
+
+def _deleted(k: Kind) -> str:
+    """What DELETE answers, as the kind's strategy says: the object itself when the store returns
+    the deleted object (upstream's deleteNamespacedPod answers 200/202 with a Pod), else a Status."""
+    return k.definition if k.deletion.returns_object else _STATUS
 
 
 def _kind_paths(k: Kind) -> dict[str, Doc]:
@@ -196,7 +203,7 @@ def _kind_paths(k: Kind) -> dict[str, Doc]:
     }
     item = _item_ops(k, k.definition, gvk, ident, f"the specified {k.kind}", tag)
     item["delete"] = _op("delete", gvk, f"delete{ident}", f"delete a {k.kind}", tag, params=_DELETE,
-                         body=_body(_DELETE_OPTIONS), responses=_responses(k.definition, "200", "202"))
+                         body=_body(_DELETE_OPTIONS), responses=_responses(_deleted(k), "200", "202"))
     paths[f"{base}/{{name}}"] = {**item, "parameters": [_NAME, *scope, _PRETTY]}
     if k.namespaced:
         paths[f"{prefix}/{k.plural}"] = {
@@ -277,8 +284,6 @@ def reachable(names: Iterable[str], extra: dict[str, Doc] | None = None) -> dict
 def _custom_component(k: Kind) -> Doc:
     """A custom kind's schema as a component: the CRD version's openAPIV3Schema with apiVersion, kind
     and the standard ObjectMeta, marked with its group-version-kind."""
-    import copy
-
     schema = copy.deepcopy(k.schema or {"type": "object"})
     props = schema.setdefault("properties", {})
     props["apiVersion"] = {"type": "string", "description": "Versioned schema of this representation."}

@@ -182,7 +182,7 @@ def delete_options(call: Call) -> dict[str, Any]:
             if not isinstance(dry, list) or any(v != "All" for v in dry):
                 raise errors.invalid("DeleteOptions", "meta.k8s.io", "", [{
                     "reason": "FieldValueNotSupported", "field": "dryRun",
-                    "message": f'Unsupported value: {dry!r}: supported values: "All"'}])
+                    "message": f'Unsupported value: {errors.go_strings(dry)}: supported values: "All"'}])
             call.body_dry_run = "All"
     grace = int_param(call.query, "gracePeriodSeconds", minimum=-1)
     if grace is not None:
@@ -193,7 +193,7 @@ def delete_options(call: Call) -> dict[str, Any]:
         options["orphanDependents"] = call.query["orphanDependents"].lower() == "true"
     policy = options.get("propagationPolicy")
     if policy not in (None, "Orphan", "Background", "Foreground"):
-        raise errors.BadRequest(f'propagationPolicy: Unsupported value: "{policy}": supported values: '
+        raise errors.BadRequest(f'propagationPolicy: Unsupported value: {errors.go_value(policy)}: supported values: '
                                 '"Foreground", "Background", "Orphan"')
     if policy is None and options.get("orphanDependents") is True:
         options["propagationPolicy"] = "Orphan"

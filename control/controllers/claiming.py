@@ -12,15 +12,14 @@ from typing import Any, Iterable
 
 from control import errors
 from control.client.resources import Resource
-from control.controllers.common import (
-    Obj, adopt_patch, controller_ref, labels_of, meta, release_patch, selector_of, terminating, uid_of,
-)
+from control.controllers.common import Obj, adopt_patch, release_patch, terminating, uid_of
+from control.kinds.meta import controller_ref, labels_of, metadata, spec_selector
 
 
 async def claim(client: Any, owner: Obj, owner_resource: Resource, candidates: Iterable[Obj],
                 child_resource: Resource) -> list[Obj]:
     """The children `owner` controls, after adopting matching orphans and releasing strays."""
-    selector, uid = selector_of(owner), uid_of(owner)
+    selector, uid = spec_selector(owner), uid_of(owner)
     owned: list[Obj] = []
     checked = False
     for child in candidates:
@@ -34,7 +33,7 @@ async def claim(client: Any, owner: Obj, owner_resource: Resource, candidates: I
         if ref is not None or not matches or terminating(child) or terminating(owner):
             continue
         if not checked:
-            fresh = await client.get(owner_resource, meta(owner)["name"], meta(owner)["namespace"])
+            fresh = await client.get(owner_resource, metadata(owner)["name"], metadata(owner)["namespace"])
             if uid_of(fresh) != uid or terminating(fresh):
                 raise errors.NotFound(f"the {owner_resource.kind} was replaced or is being deleted")
             checked = True
@@ -46,6 +45,6 @@ async def claim(client: Any, owner: Obj, owner_resource: Resource, candidates: I
 
 async def _patch_child(client: Any, resource: Resource, child: Obj, patch: Obj) -> Obj | None:
     try:
-        return await client.patch(resource, meta(child)["name"], patch, meta(child)["namespace"])
+        return await client.patch(resource, metadata(child)["name"], patch, metadata(child)["namespace"])
     except errors.NotFound:
         return None

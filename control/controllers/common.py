@@ -1,6 +1,6 @@
 """Helpers the controllers share: pod predicates, adoption patches, taints, and timed looks again.
-Time stamps, conditions, owner references and selectors are the object layer's
-(`control.kinds.meta`), imported here under the short names the controllers use.
+Time stamps, conditions, owner references and selectors are the object layer's: controllers import
+them from `control.kinds.meta` under their one name.
 
 Guarantees: nothing here does I/O; every function reads its arguments without changing them
 (cached objects are read-only), so any controller may call any helper from any handler or
@@ -17,41 +17,40 @@ from control.client.informer import Informer
 from control.client.resources import key_of
 from control.client.runner import DONE, Result, requeue_after
 from control.clock import Clock
-from control.kinds.meta import controller_ref, created_at as read_created_at, format_time as stamp
-from control.kinds.meta import get_condition as pod_condition, is_condition_true, labels_of, metadata as meta
-from control.kinds.meta import new_controller_ref as owner_ref, parse_time as parse_stamp
-from control.kinds.meta import spec_selector as selector_of
+from control.kinds import meta
+from control.kinds.meta import get_condition, is_condition_true, metadata, new_controller_ref, parse_time
+from control.kinds.meta import spec_selector
 from control.kinds.selectors import LabelSelector
 
 Obj = dict[str, Any]
 
 
-# --- time and metadata: the object layer's, under the names the controllers use ----------------
+# --- time and metadata ------------------------------------------------------------------------
 
 def created_at(obj: Obj) -> float:
     """When the object was created; an object without a readable stamp sorts as the oldest."""
-    return read_created_at(obj) or 0.0
+    return meta.created_at(obj) or 0.0
 
 
 def uid_of(obj: Obj) -> str:
-    return meta(obj).get("uid", "")
+    return metadata(obj).get("uid", "")
 
 
 def terminating(obj: Obj) -> bool:
-    return bool(meta(obj).get("deletionTimestamp"))
+    return bool(metadata(obj).get("deletionTimestamp"))
 
 
 def adopt_patch(obj: Obj, owner: Obj) -> Obj:
     """A merge patch that adds `owner` as controller, guarded by the object's resourceVersion."""
-    refs = [copy.deepcopy(r) for r in meta(obj).get("ownerReferences") or [] if r.get("uid") != uid_of(owner)]
-    return {"metadata": {"ownerReferences": refs + [owner_ref(owner)], "resourceVersion": meta(obj)["resourceVersion"],
-                         "uid": uid_of(obj)}}
+    refs = [copy.deepcopy(r) for r in metadata(obj).get("ownerReferences") or [] if r.get("uid") != uid_of(owner)]
+    return {"metadata": {"ownerReferences": refs + [new_controller_ref(owner)],
+                         "resourceVersion": metadata(obj)["resourceVersion"], "uid": uid_of(obj)}}
 
 
 def release_patch(obj: Obj, owner_uid: str) -> Obj:
     """A merge patch that drops the reference to `owner_uid`, guarded by the resourceVersion."""
-    refs = [copy.deepcopy(r) for r in meta(obj).get("ownerReferences") or [] if r.get("uid") != owner_uid]
-    return {"metadata": {"ownerReferences": refs or None, "resourceVersion": meta(obj)["resourceVersion"],
+    refs = [copy.deepcopy(r) for r in metadata(obj).get("ownerReferences") or [] if r.get("uid") != owner_uid]
+    return {"metadata": {"ownerReferences": refs or None, "resourceVersion": metadata(obj)["resourceVersion"],
                          "uid": uid_of(obj)}}
 
 
@@ -67,7 +66,7 @@ def pod_available(pod: Obj, min_ready_seconds: int, now: float) -> bool:
         return False
     if min_ready_seconds <= 0:
         return True
-    since = parse_stamp((pod_condition(pod, "Ready") or {}).get("lastTransitionTime"))
+    since = parse_time((get_condition(pod, "Ready") or {}).get("lastTransitionTime"))
     return since is not None and since + min_ready_seconds <= now
 
 
@@ -102,7 +101,7 @@ def enqueue_keys(add: Callable[[str], None], objs: Iterable[Obj]) -> None:
 
 
 def matching_in_namespace(informer: Informer, namespace: str, labels: dict[str, str],
-                          selector: Callable[[Obj], LabelSelector] = selector_of) -> list[Obj]:
+                          selector: Callable[[Obj], LabelSelector] = spec_selector) -> list[Obj]:
     """The objects in `namespace` whose selector matches `labels` (e.g. ReplicaSets for an orphan pod)."""
     return [o for o in informer.cache.by_index("namespace", namespace) if selector(o).matches(labels)]
 

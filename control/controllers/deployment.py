@@ -30,11 +30,11 @@ from control.client.informer import Handlers, Informer, by_controller
 from control.client.resources import DEPLOYMENTS, PODS, REPLICASETS, key_of
 from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
+from control.clock import Clock
 from control.controllers import rollout
 from control.controllers.claiming import claim
-from control.controllers.common import (
-    Obj, Wakeups, controller_ref, created_at, labels_of, matching_in_namespace, meta, owner_ref, terminating, uid_of,
-)
+from control.controllers.common import Obj, Wakeups, created_at, matching_in_namespace, terminating, uid_of
+from control.kinds.meta import controller_ref, labels_of, metadata, new_controller_ref
 from control.controllers.rollout import DESIRED, MAX_REPLICAS, REVISION, replicas
 
 log = logging.getLogger(__name__)
@@ -46,19 +46,19 @@ def new_replicaset(deploy: Obj, pod_hash: str, revision: int, count: int) -> Obj
     template.setdefault("metadata", {}).setdefault("labels", {})[rollout.HASH_LABEL] = pod_hash
     selector = copy.deepcopy(spec.get("selector") or {})
     selector.setdefault("matchLabels", {})[rollout.HASH_LABEL] = pod_hash
-    annotations = {k: v for k, v in (meta(deploy).get("annotations") or {}).items() if k not in rollout.SKIPPED_ANNOTATIONS}
+    annotations = {k: v for k, v in (metadata(deploy).get("annotations") or {}).items() if k not in rollout.SKIPPED_ANNOTATIONS}
     annotations.update({REVISION: str(revision), DESIRED: str(replicas(deploy)),
                         MAX_REPLICAS: str(replicas(deploy) + rollout.max_surge(deploy))})
     return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-            "metadata": {"name": f"{meta(deploy)['name']}-{pod_hash}", "namespace": meta(deploy)["namespace"],
+            "metadata": {"name": f"{metadata(deploy)['name']}-{pod_hash}", "namespace": metadata(deploy)["namespace"],
                          "labels": dict(template["metadata"]["labels"]), "annotations": annotations,
-                         "ownerReferences": [owner_ref(deploy)]},
+                         "ownerReferences": [new_controller_ref(deploy)]},
             "spec": {"replicas": count, "minReadySeconds": int(spec.get("minReadySeconds") or 0),
                      "selector": selector, "template": template}}
 
 
 class DeploymentController:
-    def __init__(self, client: Any, deployments: Informer, replicasets: Informer, pods: Informer, *, clock: Any,
+    def __init__(self, client: Any, deployments: Informer, replicasets: Informer, pods: Informer, *, clock: Clock,
                  recorder: Any = None):
         self.client, self.deployments, self.replicasets, self.pods = client, deployments, replicasets, pods
         self.clock, self.recorder = clock, recorder
@@ -78,7 +78,7 @@ class DeploymentController:
     def _owner_key(self, obj: Obj, kind: str) -> str | None:
         ref = controller_ref(obj)
         if ref and ref.get("kind") == kind:
-            return f"{meta(obj).get('namespace')}/{ref.get('name')}"
+            return f"{metadata(obj).get('namespace')}/{ref.get('name')}"
         return None
 
     def _rs_changed(self, rs: Obj) -> None:
@@ -86,7 +86,7 @@ class DeploymentController:
         if owner:
             self.queue.add(owner)
         elif controller_ref(rs) is None:
-            for deploy in matching_in_namespace(self.deployments, meta(rs).get("namespace", ""), labels_of(rs)):
+            for deploy in matching_in_namespace(self.deployments, metadata(rs).get("namespace", ""), labels_of(rs)):
                 self.queue.add(key_of(deploy))
 
     def _rs_updated(self, old: Obj, new: Obj) -> None:
@@ -126,7 +126,7 @@ class DeploymentController:
         return await pass_.recreate()
 
     async def claim_replicasets(self, deploy: Obj) -> list[Obj]:
-        candidates = self.replicasets.cache.by_index("namespace", meta(deploy)["namespace"])
+        candidates = self.replicasets.cache.by_index("namespace", metadata(deploy)["namespace"])
         return await claim(self.client, deploy, DEPLOYMENTS, candidates, REPLICASETS)
 
     async def write_status(self, deploy: Obj, base: Obj | None, rss: list[Obj], new_rs: Obj | None, *,
@@ -148,19 +148,19 @@ class _Pass:
     def __init__(self, controller: DeploymentController, deploy: Obj, rss: list[Obj], new_rs: Obj | None):
         self.c, self.deploy = controller, copy.deepcopy(deploy)
         self.rss = list(rss)
-        self.new_name = meta(new_rs)["name"] if new_rs else None
+        self.new_name = metadata(new_rs)["name"] if new_rs else None
         self.base = copy.deepcopy(deploy.get("status") or {})
 
     @property
     def new_rs(self) -> Obj | None:
-        return next((rs for rs in self.rss if meta(rs)["name"] == self.new_name), None)
+        return next((rs for rs in self.rss if metadata(rs)["name"] == self.new_name), None)
 
     @property
     def old_rss(self) -> list[Obj]:
-        return [rs for rs in self.rss if meta(rs)["name"] != self.new_name]
+        return [rs for rs in self.rss if metadata(rs)["name"] != self.new_name]
 
     def _replace(self, rs: Obj) -> None:
-        self.rss = [rs if meta(r)["name"] == meta(rs)["name"] else r for r in self.rss]
+        self.rss = [rs if metadata(r)["name"] == metadata(rs)["name"] else r for r in self.rss]
 
     async def status(self, *, estimate: bool = True) -> Result:
         return await self.c.write_status(self.deploy, self.base, self.rss, self.new_rs, estimate=estimate)
@@ -198,7 +198,7 @@ class _Pass:
         await self.sync_revision(create=False)
         active_old = [rs for rs in self.old_rss if replicas(rs) > 0]
         for rs in active_old:
-            await self.scale(meta(rs)["name"], 0)
+            await self.scale(metadata(rs)["name"], 0)
         if active_old or self.old_pods_running():
             return await self.status()
         if self.new_rs is None:
@@ -235,7 +235,7 @@ class _Pass:
         else:
             new_rs = await self.refresh_new(new_rs, next_revision)
         revision = str(rollout.revision(new_rs))
-        dmeta = meta(self.deploy)
+        dmeta = metadata(self.deploy)
         if (dmeta.get("annotations") or {}).get(REVISION) != revision:
             patch = {"metadata": {"annotations": {REVISION: revision}, "resourceVersion": dmeta["resourceVersion"]}}
             self.deploy = await self.c.client.patch(DEPLOYMENTS, dmeta["name"], patch, dmeta["namespace"])
@@ -243,7 +243,7 @@ class _Pass:
     async def refresh_new(self, rs: Obj, next_revision: int) -> Obj:
         body = copy.deepcopy(rs)
         annotations = body["metadata"].setdefault("annotations", {})
-        for k, v in (meta(self.deploy).get("annotations") or {}).items():
+        for k, v in (metadata(self.deploy).get("annotations") or {}).items():
             if k not in rollout.SKIPPED_ANNOTATIONS:
                 annotations[k] = v
         rollout.advance_revision(annotations, next_revision)
@@ -255,7 +255,7 @@ class _Pass:
         if body == rs:
             if rollout.condition(self.base, "Progressing") is None and rollout.deadline(self.deploy) is not None:
                 rollout.set_condition(self.base, "Progressing", "True", "FoundNewReplicaSet",
-                                      f'Found new replica set "{meta(rs)["name"]}"', self.c.clock.now())
+                                      f'Found new replica set "{metadata(rs)["name"]}"', self.c.clock.now())
             return rs
         updated = await self.c.client.replace(REPLICASETS, body)
         self._replace(updated)
@@ -267,9 +267,9 @@ class _Pass:
         count = min(replicas(self.deploy), rollout.new_rs_target(self.deploy, self.rss, 0))
         body = new_replicaset(self.deploy, pod_hash, next_revision, count)
         try:
-            created = await self.c.client.create(REPLICASETS, body, meta(self.deploy)["namespace"])
+            created = await self.c.client.create(REPLICASETS, body, metadata(self.deploy)["namespace"])
         except errors.AlreadyExists:
-            existing = await self.c.client.get(REPLICASETS, body["metadata"]["name"], meta(self.deploy)["namespace"])
+            existing = await self.c.client.get(REPLICASETS, body["metadata"]["name"], metadata(self.deploy)["namespace"])
             ref = controller_ref(existing)
             if ref and ref.get("uid") == uid_of(self.deploy) and rollout.same_template(existing, self.deploy):
                 raise errors.Conflict("the new ReplicaSet exists but is not in the cache yet") from None
@@ -279,7 +279,7 @@ class _Pass:
             raise errors.Conflict(f"hash collision on {body['metadata']['name']}; "
                                   f"collisionCount is now {collisions + 1}") from None
         self.rss.append(created)
-        self.new_name = meta(created)["name"]
+        self.new_name = metadata(created)["name"]
         if rollout.deadline(self.deploy) is not None:
             rollout.set_condition(self.base, "Progressing", "True", "NewReplicaSetCreated",
                                   f'Created new replica set "{self.new_name}"', self.c.clock.now())
@@ -287,7 +287,7 @@ class _Pass:
         return created
 
     async def scale(self, name: str, size: int) -> None:
-        rs = next(r for r in self.rss if meta(r)["name"] == name)
+        rs = next(r for r in self.rss if metadata(r)["name"] == name)
         body = copy.deepcopy(rs)
         annotations = body["metadata"].setdefault("annotations", {})
         annotations[DESIRED] = str(replicas(self.deploy))
@@ -310,10 +310,10 @@ class _Pass:
         for rs in candidates[:max(0, len(candidates) - limit)]:
             if replicas(rs) or rollout.status_count(rs, "replicas"):
                 continue
-            if int(meta(rs).get("generation") or 0) > rollout.status_count(rs, "observedGeneration"):
+            if int(metadata(rs).get("generation") or 0) > rollout.status_count(rs, "observedGeneration"):
                 continue
             try:
-                await self.c.client.delete(REPLICASETS, meta(rs)["name"], meta(rs)["namespace"],
+                await self.c.client.delete(REPLICASETS, metadata(rs)["name"], metadata(rs)["namespace"],
                                            preconditions={"uid": uid_of(rs)})
             except errors.NotFound:
                 pass
@@ -323,7 +323,7 @@ class _Pass:
             await self.c.recorder.record(self.deploy, "Normal", reason, message)
 
 
-def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
     deployments = informers.get(DEPLOYMENTS)
     replicasets = informers.get(REPLICASETS, indexers={"by_controller": by_controller})
     pods = informers.get(PODS, indexers={"by_controller": by_controller})

@@ -24,19 +24,18 @@ from control.client.informer import Handlers, Informer
 from control.client.resources import ENDPOINTS, PODS, SERVICES, key_of
 from control.client.runner import DONE, Result, Runner, drop
 from control.client.workqueue import WorkQueue
-from control.controllers.common import Obj, labels_of, meta, pod_ready, terminating, uid_of
-from control.kinds.selectors import LabelSelector, SelectorError, label_selector_from_object
+from control.clock import Clock
+from control.controllers.common import Obj, pod_ready, terminating, uid_of
+from control.kinds.meta import labels_of, metadata, spec_selector
+from control.kinds.selectors import LabelSelector
 
 
 def service_selector(svc: Obj) -> LabelSelector | None:
-    """The Service's selector; None when it has none (the Service is not ours to fill)."""
+    """The Service's selector; None when it has none (the Service is not ours to fill). A Service
+    selects by a plain label map, which is a LabelSelector's matchLabels: the object layer's one
+    selector reading (`spec_selector`, a broken one matching nothing) reads it as such."""
     selector = (svc.get("spec") or {}).get("selector")
-    if not selector:
-        return None
-    try:
-        return label_selector_from_object({"matchLabels": selector})
-    except SelectorError:
-        return LabelSelector.nothing()
+    return spec_selector({"spec": {"selector": {"matchLabels": selector}}}) if selector else None
 
 
 def resolve_port(service_port: dict[str, Any], pod: Obj) -> int | None:
@@ -58,7 +57,7 @@ def address_of(pod: Obj) -> dict[str, Any]:
     node = (pod.get("spec") or {}).get("nodeName")
     if node:
         address["nodeName"] = node
-    address["targetRef"] = {"kind": "Pod", "namespace": meta(pod).get("namespace", ""), "name": meta(pod)["name"],
+    address["targetRef"] = {"kind": "Pod", "namespace": metadata(pod).get("namespace", ""), "name": metadata(pod)["name"],
                             "uid": uid_of(pod)}
     return address
 
@@ -105,7 +104,7 @@ def compute_subsets(svc: Obj, pods: list[Obj]) -> list[dict[str, Any]]:
 
 
 class EndpointsController:
-    def __init__(self, client: Any, services: Informer, pods: Informer, endpoints: Informer, *, clock: Any):
+    def __init__(self, client: Any, services: Informer, pods: Informer, endpoints: Informer, *, clock: Clock):
         self.client, self.services, self.pods, self.endpoints = client, services, pods, endpoints
         self.queue = WorkQueue(clock=clock)
         services.add_handlers(Handlers(on_add=self._enqueue, on_update=lambda old, new: self._enqueue(new),
@@ -117,7 +116,7 @@ class EndpointsController:
         self.queue.add(key_of(obj))
 
     def _pod_changed(self, pod: Obj) -> None:
-        for svc in self.services.cache.by_index("namespace", meta(pod).get("namespace", "")):
+        for svc in self.services.cache.by_index("namespace", metadata(pod).get("namespace", "")):
             selector = service_selector(svc)
             if selector is not None and selector.matches(labels_of(pod)):
                 self.queue.add(key_of(svc))
@@ -133,14 +132,14 @@ class EndpointsController:
         if svc is None:
             if current is not None:
                 try:
-                    await self.client.delete(ENDPOINTS, meta(current)["name"], meta(current)["namespace"])
+                    await self.client.delete(ENDPOINTS, metadata(current)["name"], metadata(current)["namespace"])
                 except errors.NotFound:
                     pass
             return DONE
         selector = service_selector(svc)
         if selector is None:
             return DONE
-        pods = [p for p in self.pods.cache.by_index("namespace", meta(svc)["namespace"]) if selector.matches(labels_of(p))]
+        pods = [p for p in self.pods.cache.by_index("namespace", metadata(svc)["namespace"]) if selector.matches(labels_of(p))]
         subsets = compute_subsets(svc, pods)
         labels = dict(labels_of(svc))
         if (svc.get("spec") or {}).get("clusterIP") == "None":
@@ -148,9 +147,9 @@ class EndpointsController:
         try:
             if current is None:
                 body = {"apiVersion": "v1", "kind": "Endpoints",
-                        "metadata": {"name": meta(svc)["name"], "namespace": meta(svc)["namespace"], "labels": labels},
+                        "metadata": {"name": metadata(svc)["name"], "namespace": metadata(svc)["namespace"], "labels": labels},
                         "subsets": subsets}
-                await self.client.create(ENDPOINTS, body, meta(svc)["namespace"])
+                await self.client.create(ENDPOINTS, body, metadata(svc)["namespace"])
             elif (current.get("subsets") or []) != subsets or labels_of(current) != labels:
                 body = copy.deepcopy(current)
                 body["subsets"] = subsets
@@ -161,7 +160,7 @@ class EndpointsController:
         return DONE
 
 
-def build(*, client: Any, informers: Any, clock: Any, timings: Any, recorder: Any) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
     services, pods, endpoints = informers.get(SERVICES), informers.get(PODS), informers.get(ENDPOINTS)
     controller = EndpointsController(client, services, pods, endpoints, clock=clock)
     return Runner("endpoints", controller.reconcile, controller.queue, [services, pods, endpoints], workers=2)

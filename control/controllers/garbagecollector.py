@@ -34,9 +34,9 @@ from control.client.resources import (
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
-from control.controllers.common import Obj, meta, terminating, uid_of
+from control.controllers.common import Obj, terminating, uid_of
 from control.kinds.crd import established
-from control.kinds.meta import owner_references
+from control.kinds.meta import metadata, owner_references
 
 log = logging.getLogger(__name__)
 
@@ -74,13 +74,13 @@ def custom_resource(crd: Obj) -> Resource | None:
 
 
 def finalizer_patch(obj: Obj, finalizer: str) -> Obj:
-    rest = [f for f in meta(obj).get("finalizers") or [] if f != finalizer]
-    return {"metadata": {"finalizers": rest or None, "resourceVersion": meta(obj)["resourceVersion"]}}
+    rest = [f for f in metadata(obj).get("finalizers") or [] if f != finalizer]
+    return {"metadata": {"finalizers": rest or None, "resourceVersion": metadata(obj)["resourceVersion"]}}
 
 
 def drop_refs_patch(obj: Obj, uids: set[str]) -> Obj:
-    refs = [r for r in meta(obj).get("ownerReferences") or [] if r.get("uid") not in uids]
-    return {"metadata": {"ownerReferences": refs or None, "resourceVersion": meta(obj)["resourceVersion"]}}
+    refs = [r for r in metadata(obj).get("ownerReferences") or [] if r.get("uid") not in uids]
+    return {"metadata": {"ownerReferences": refs or None, "resourceVersion": metadata(obj)["resourceVersion"]}}
 
 
 class GarbageCollector:
@@ -118,7 +118,7 @@ class GarbageCollector:
                                           on_delete=self._definition_deleted))
 
     def _definition_changed(self, crd: Obj) -> None:
-        name, resource = meta(crd).get("name", ""), custom_resource(crd)
+        name, resource = metadata(crd).get("name", ""), custom_resource(crd)
         known = self.custom.get(name)
         if known and known[0] == resource:
             return
@@ -132,7 +132,7 @@ class GarbageCollector:
         log.info("garbage collector now watches %s (from %s)", resource_id(resource), name)
 
     def _definition_deleted(self, crd: Obj) -> None:
-        known = self.custom.pop(meta(crd).get("name", ""), None)
+        known = self.custom.pop(metadata(crd).get("name", ""), None)
         if known is None:
             return
         resource, _, task = known
@@ -151,7 +151,7 @@ class GarbageCollector:
     # --- handlers ------------------------------------------------------------------------------
 
     def _changed(self, resource: Resource, obj: Obj) -> None:
-        finalizers = meta(obj).get("finalizers") or []
+        finalizers = metadata(obj).get("finalizers") or []
         if owner_references(obj) or (terminating(obj) and (FOREGROUND in finalizers or ORPHAN in finalizers)):
             self.queue.add(item_key(resource, obj))
 
@@ -207,7 +207,7 @@ class GarbageCollector:
             if owner is None or uid_of(owner) != ref["uid"]:
                 self._remember_absent(ref["uid"])
                 return "absent"
-        if terminating(owner) and FOREGROUND in (meta(owner).get("finalizers") or []):
+        if terminating(owner) and FOREGROUND in (metadata(owner).get("finalizers") or []):
             return "waiting"
         return "solid"
 
@@ -220,7 +220,7 @@ class GarbageCollector:
         obj = informer.cache.get(obj_key) if informer else None
         if obj is None:
             return DONE
-        finalizers = meta(obj).get("finalizers") or []
+        finalizers = metadata(obj).get("finalizers") or []
         if terminating(obj) and ORPHAN in finalizers:
             return await self.orphan_dependents(resource, obj)
         if terminating(obj) and FOREGROUND in finalizers:
@@ -230,7 +230,7 @@ class GarbageCollector:
         return DONE
 
     async def collect(self, resource: Resource, obj: Obj) -> Result:
-        namespace = meta(obj).get("namespace", "")
+        namespace = metadata(obj).get("namespace", "")
         states = {ref["uid"]: await self.owner_state(ref, namespace) for ref in owner_references(obj)}
         absent = {u for u, s in states.items() if s == "absent"}
         if "solid" in states.values():
@@ -270,13 +270,13 @@ class GarbageCollector:
 
     async def _patch(self, resource: Resource, obj: Obj, patch: Obj) -> None:
         try:
-            await self.client.patch(resource, meta(obj)["name"], patch, meta(obj).get("namespace") or None)
+            await self.client.patch(resource, metadata(obj)["name"], patch, metadata(obj).get("namespace") or None)
         except errors.NotFound:
             pass
 
     async def _delete(self, resource: Resource, obj: Obj, policy: str) -> None:
         try:
-            await self.client.delete(resource, meta(obj)["name"], meta(obj).get("namespace") or None,
+            await self.client.delete(resource, metadata(obj)["name"], metadata(obj).get("namespace") or None,
                                      propagation=policy, preconditions={"uid": uid_of(obj)})
         except errors.NotFound:
             pass

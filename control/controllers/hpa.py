@@ -31,12 +31,12 @@ from control.client.resources import BY_KIND, PODS, Resource, key_of
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
-from control.controllers.common import Obj, Wakeups, labels_of, meta, parse_stamp, stamp
+from control.controllers.common import Obj, Wakeups
 from control.controllers.hpa_replicas import (
     Behaviour, MetricsUnavailable, Proposal, Readiness, Sample, pod_replicas,
 )
 from control.kinds.autoscaling import effective_behavior
-from control.kinds.meta import new_condition
+from control.kinds.meta import format_time, labels_of, metadata, new_condition, parse_time
 from control.kinds.quantity import parse_quantity
 from control.kinds.selectors import SelectorError, parse_label_selector
 
@@ -62,7 +62,7 @@ def samples_from(pod_metrics: list[Obj], resource: str) -> dict[str, Sample]:
             total += amount * 1000 if resource == "cpu" else amount
         window = str(item.get("window") or "0s").rstrip("s")
         if complete and item.get("containers"):
-            out[item["metadata"]["name"]] = Sample(total, parse_stamp(item.get("timestamp")) or 0.0,
+            out[item["metadata"]["name"]] = Sample(total, parse_time(item.get("timestamp")) or 0.0,
                                                    float(window or 0))
     return out
 
@@ -86,7 +86,7 @@ class HorizontalController:
         self.queue.add(key_of(hpa))
 
     def _updated(self, old: Obj, new: Obj) -> None:
-        if meta(old).get("generation") != meta(new).get("generation"):
+        if metadata(old).get("generation") != metadata(new).get("generation"):
             self._enqueue(new)  # our own status writes do not cause a look; the sync period does
 
     async def _event(self, hpa: Obj, type_: str, reason: str, message: str) -> None:
@@ -101,13 +101,13 @@ class HorizontalController:
         if resource is None:
             group = (ref.get("apiVersion") or "").rpartition("/")[0]
             raise errors.NotFound(f'no matches for kind "{ref.get("kind")}" in group "{group}"')
-        path = resource.path(meta(hpa).get("namespace"), ref.get("name"), "scale")
+        path = resource.path(metadata(hpa).get("namespace"), ref.get("name"), "scale")
         return resource, await self.client.request("GET", path)
 
     async def _propose(self, hpa: Obj, metric: Obj, current: int, selector_text: str, now: float) -> tuple[Proposal, Obj]:
         """(proposal, MetricStatus) for one metric; MetricsUnavailable when it cannot be computed."""
         if metric.get("type") != "Resource":
-            raise MetricsUnavailable(f"metric type {metric.get('type')} is not supported by this autoscaler")
+            raise MetricsUnavailable(f"metric type {errors.go_text(metric.get('type'))} is not supported by this autoscaler")
         source = metric.get("resource") or {}
         resource, target = source.get("name"), source.get("target") or {}
         if resource not in ("cpu", "memory"):
@@ -120,7 +120,7 @@ class HorizontalController:
             raise MetricsUnavailable(f"invalid target or selector: {exc}") from None
         if resource == "cpu" and not utilization:
             goal *= 1000
-        namespace = meta(hpa)["namespace"]
+        namespace = metadata(hpa)["namespace"]
         pods = [p for p in self.pods.cache.by_index("namespace", namespace) if selector.matches(labels_of(p))]
         try:
             answer = await self.client.request("GET", METRICS_PATH.format(namespace=namespace),
@@ -158,7 +158,7 @@ class HorizontalController:
     async def _sync(self, hpa: Obj, status: Obj, conditions: dict, now: float) -> None:
         spec = hpa.get("spec") or {}
         minimum, maximum = int(spec.get("minReplicas") or 1), int(spec.get("maxReplicas") or 1)
-        status["observedGeneration"] = meta(hpa).get("generation")
+        status["observedGeneration"] = metadata(hpa).get("generation")
         try:
             resource, scale = await self._scale(hpa)
         except errors.ApiError as exc:
@@ -199,7 +199,7 @@ class HorizontalController:
         body = copy.deepcopy(scale)
         body.setdefault("spec", {})["replicas"] = desired
         try:
-            await self.client.request("PUT", resource.path(meta(hpa)["namespace"], meta(scale)["name"], "scale"),
+            await self.client.request("PUT", resource.path(metadata(hpa)["namespace"], metadata(scale)["name"], "scale"),
                                       body=body)
         except errors.ApiError as exc:
             conditions["AbleToScale"] = ("False", "FailedUpdateScale", "the HPA controller was unable to update the "
@@ -207,7 +207,7 @@ class HorizontalController:
             await self._event(hpa, "Warning", "FailedRescale", f"New size: {desired}; reason: {reason}; error: {exc}")
             raise
         behaviour.record_scale(current, desired, rules, now)
-        status["lastScaleTime"] = stamp(now)
+        status["lastScaleTime"] = format_time(now)
         conditions["AbleToScale"] = ("True", "SucceededRescale", f"the HPA controller was able to update the target "
                                      f"scale to {desired}")
         await self._event(hpa, "Normal", "SuccessfulRescale", f"New size: {desired}; reason: {reason}")

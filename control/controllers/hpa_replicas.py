@@ -25,7 +25,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from control.controllers.common import parse_stamp, pod_condition, terminating
+from control.controllers.common import terminating
+from control.kinds.meta import get_condition, parse_time
 
 DEFAULT_TOLERANCE = 0.1
 Obj = dict[str, Any]
@@ -85,11 +86,11 @@ def group_pods(pods: Iterable[Obj], samples: dict[str, Sample], resource: str, n
 
 
 def _cpu_sample_unready(pod: Obj, sample: Sample, now: float, readiness: Readiness) -> bool:
-    condition = pod_condition(pod, "Ready")
-    started = parse_stamp((pod.get("status") or {}).get("startTime"))
+    condition = get_condition(pod, "Ready")
+    started = parse_time((pod.get("status") or {}).get("startTime"))
     if condition is None or started is None:
         return True
-    changed = parse_stamp(condition.get("lastTransitionTime")) or started
+    changed = parse_time(condition.get("lastTransitionTime")) or started
     if started + readiness.cpu_initialization > now:
         # Still starting: trust only a sample of a ready pod taken one full window after it became ready.
         return condition.get("status") == "False" or sample.timestamp < changed + sample.window
@@ -107,7 +108,7 @@ def pod_requests(pods: Iterable[Obj], resource: str) -> dict[str, float]:
         for container in (pod.get("spec") or {}).get("containers") or []:
             request = ((container.get("resources") or {}).get("requests") or {}).get(resource)
             if request is None:
-                raise MetricsUnavailable(f"missing request for {resource} in container {container.get('name')} "
+                raise MetricsUnavailable(f"missing request for {resource} in container {container.get('name', '')} "
                                          f"of Pod {pod['metadata']['name']}")
             value = parse_quantity(request)
             total += value * 1000 if resource == "cpu" else value

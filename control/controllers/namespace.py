@@ -24,7 +24,8 @@ from control.client.resources import ALL, NAMESPACES, Resource, key_of
 from control.client.runner import DONE, Result, Runner, requeue_after
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
-from control.controllers.common import Obj, meta, terminating
+from control.controllers.common import Obj, terminating
+from control.kinds.meta import metadata
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ class NamespaceController:
         finalizers = list((ns.get("spec") or {}).get("finalizers") or [])
         if FINALIZER not in finalizers:
             return DONE
-        name = meta(ns)["name"]
+        name = metadata(ns)["name"]
         resources = await self.discover()
         options = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"}
         for resource in resources:

@@ -31,10 +31,8 @@ from control.client.resources import LEASES, NODES, PODS, key_of
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
-from control.kinds.meta import get_condition, node_ready_status
-from control.controllers.common import (
-    Obj, Wakeups, created_at, meta, parse_stamp, pod_condition, pod_ready, stamp, terminating, tolerates, uid_of,
-)
+from control.kinds.meta import format_time, get_condition, metadata, node_ready_status, parse_time
+from control.controllers.common import Obj, Wakeups, created_at, pod_ready, terminating, tolerates, uid_of
 
 log = logging.getLogger(__name__)
 
@@ -55,14 +53,14 @@ def unknown_conditions(node: Obj, now: float) -> list[dict[str, Any]] | None:
     for condition in conditions:
         if condition.get("status") != "Unknown":
             condition.update({"status": "Unknown", "reason": "NodeStatusUnknown",
-                              "message": "Kubelet stopped posting node status.", "lastTransitionTime": stamp(now)})
+                              "message": "Kubelet stopped posting node status.", "lastTransitionTime": format_time(now)})
             changed = True
     present = {c.get("type") for c in conditions}
     for kind in CONDITIONS:
         if kind not in present:
             conditions.append({"type": kind, "status": "Unknown", "reason": "NodeStatusNeverUpdated",
                                "message": "Kubelet never posted node status.", "lastHeartbeatTime": None,
-                               "lastTransitionTime": stamp(now)})
+                               "lastTransitionTime": format_time(now)})
             changed = True
     return conditions if changed else None
 
@@ -75,7 +73,7 @@ def wanted_taints(node: Obj, ready: str, now: float) -> list[dict[str, Any]]:
     if key:
         for effect in ("NoSchedule", "NoExecute"):
             if not any(t.get("key") == key and t.get("effect") == effect for t in out):
-                out.append({"key": key, "effect": effect, "timeAdded": stamp(now)})
+                out.append({"key": key, "effect": effect, "timeAdded": format_time(now)})
     return out
 
 
@@ -90,7 +88,7 @@ def eviction_due(pod: Obj, taints: list[dict[str, Any]], now: float) -> float | 
     seconds = [int(t["tolerationSeconds"]) for t in used if t.get("tolerationSeconds") is not None]
     if not seconds:
         return None
-    start = min((parse_stamp(t.get("timeAdded")) or now for t in taints), default=now)
+    start = min((parse_time(t.get("timeAdded")) or now for t in taints), default=now)
     return start + max(0, min(seconds))
 
 
@@ -113,20 +111,20 @@ class NodeLifecycleController:
             self.queue.add(f"pod:{key_of(pod)}")
 
     def _node_added(self, node: Obj) -> None:
-        self.queue.add(f"node:{meta(node)['name']}")
-        self._enqueue_pods_on(meta(node)["name"])
+        self.queue.add(f"node:{metadata(node)['name']}")
+        self._enqueue_pods_on(metadata(node)["name"])
 
     def _node_updated(self, old: Obj, new: Obj) -> None:
-        self.queue.add(f"node:{meta(new)['name']}")
+        self.queue.add(f"node:{metadata(new)['name']}")
         if no_execute_taints(old) != no_execute_taints(new) or node_ready_status(old) != node_ready_status(new):
-            self._enqueue_pods_on(meta(new)["name"])
+            self._enqueue_pods_on(metadata(new)["name"])
 
     def _node_deleted(self, node: Obj) -> None:
-        self._enqueue_pods_on(meta(node)["name"])
+        self._enqueue_pods_on(metadata(node)["name"])
 
     def _lease_changed(self, lease: Obj) -> None:
-        if meta(lease).get("namespace") == LEASE_NAMESPACE:
-            self.queue.add(f"node:{meta(lease)['name']}")
+        if metadata(lease).get("namespace") == LEASE_NAMESPACE:
+            self.queue.add(f"node:{metadata(lease)['name']}")
 
     def _pod_changed(self, pod: Obj) -> None:
         node_name = (pod.get("spec") or {}).get("nodeName")
@@ -145,10 +143,10 @@ class NodeLifecycleController:
         return await self.reconcile_pod(rest)
 
     def heartbeat(self, node: Obj) -> float:
-        lease = self.leases.cache.get(f"{LEASE_NAMESPACE}/{meta(node)['name']}")
+        lease = self.leases.cache.get(f"{LEASE_NAMESPACE}/{metadata(node)['name']}")
         ready = get_condition(node, "Ready") or {}
-        seen = [parse_stamp(((lease or {}).get("spec") or {}).get("renewTime")),
-                parse_stamp(ready.get("lastHeartbeatTime")), created_at(node)]
+        seen = [parse_time(((lease or {}).get("spec") or {}).get("renewTime")),
+                parse_time(ready.get("lastHeartbeatTime")), created_at(node)]
         return max(t for t in seen if t is not None)
 
     async def reconcile_node(self, name: str) -> Result:
@@ -184,8 +182,8 @@ class NodeLifecycleController:
             if terminating(pod) or not pod_ready(pod):
                 continue
             body = copy.deepcopy(pod)
-            condition = pod_condition(body, "Ready")
-            condition.update({"status": "False", "lastTransitionTime": stamp(now)})
+            condition = get_condition(body, "Ready")
+            condition.update({"status": "False", "lastTransitionTime": format_time(now)})
             try:
                 await self.client.replace_status(PODS, body)
             except errors.NotFound:
@@ -207,7 +205,7 @@ class NodeLifecycleController:
         if terminating(pod):
             if node_ready_status(node) == "True":
                 return DONE
-            deadline = parse_stamp(meta(pod).get("deletionTimestamp")) or now
+            deadline = parse_time(metadata(pod).get("deletionTimestamp")) or now
             if deadline <= now:
                 await self.delete_pod(pod, grace=0)
                 return DONE
@@ -224,7 +222,7 @@ class NodeLifecycleController:
 
     async def delete_pod(self, pod: Obj, grace: int | None = None) -> None:
         try:
-            await self.client.delete(PODS, meta(pod)["name"], meta(pod)["namespace"], grace_period=grace,
+            await self.client.delete(PODS, metadata(pod)["name"], metadata(pod)["namespace"], grace_period=grace,
                                      preconditions={"uid": uid_of(pod)})
         except errors.NotFound:
             pass

@@ -32,9 +32,9 @@ from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.claiming import claim
 from control.controllers.common import (
-    Obj, Wakeups, controller_ref, created_at, labels_of, matching_in_namespace, meta, parse_stamp, pod_active,
-    pod_available, pod_condition, pod_ready, restarts, terminating, uid_of,
+    Obj, Wakeups, created_at, matching_in_namespace, pod_active, pod_available, pod_ready, restarts, terminating, uid_of,
 )
+from control.kinds.meta import controller_ref, get_condition, labels_of, metadata, parse_time
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +46,9 @@ def new_pod(rs: Obj) -> Obj:
     """A pod from the ReplicaSet's template, controlled by it."""
     template = (rs.get("spec") or {}).get("template") or {}
     tmeta = template.get("metadata") or {}
-    pod_meta: dict[str, Any] = {"generateName": f"{meta(rs)['name']}-", "namespace": meta(rs)["namespace"],
+    pod_meta: dict[str, Any] = {"generateName": f"{metadata(rs)['name']}-", "namespace": metadata(rs)["namespace"],
                                 "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                                     "name": meta(rs)["name"], "uid": uid_of(rs),
+                                                     "name": metadata(rs)["name"], "uid": uid_of(rs),
                                                      "controller": True, "blockOwnerDeletion": True}]}
     for field in ("labels", "annotations"):
         if tmeta.get(field):
@@ -88,7 +88,7 @@ def compute_status(rs: Obj, pods: list[Obj], now: float) -> dict[str, Any]:
         "fullyLabeledReplicas": sum(1 for p in pods if template_labels.items() <= labels_of(p).items()),
         "readyReplicas": sum(1 for p in pods if pod_ready(p)),
         "availableReplicas": sum(1 for p in pods if pod_available(p, min_ready, now)),
-        "observedGeneration": meta(rs).get("generation", 0),
+        "observedGeneration": metadata(rs).get("generation", 0),
     })
     return status
 
@@ -117,14 +117,14 @@ class ReplicaSetController:
         ref = controller_ref(pod)
         if not ref or ref.get("kind") != "ReplicaSet" or not str(ref.get("apiVersion", "")).startswith("apps/"):
             return None
-        return f"{meta(pod).get('namespace')}/{ref.get('name')}"
+        return f"{metadata(pod).get('namespace')}/{ref.get('name')}"
 
     def _enqueue_for(self, pod: Obj) -> None:
         owner = self._owner_key(pod)
         if owner:
             self.queue.add(owner)
         elif not controller_ref(pod) and not terminating(pod):
-            for rs in matching_in_namespace(self.replicasets, meta(pod).get("namespace", ""), labels_of(pod)):
+            for rs in matching_in_namespace(self.replicasets, metadata(pod).get("namespace", ""), labels_of(pod)):
                 self.queue.add(key_of(rs))
 
     def _pod_added(self, pod: Obj) -> None:
@@ -174,7 +174,7 @@ class ReplicaSetController:
 
     async def claim_pods(self, rs: Obj) -> list[Obj]:
         """The pods this ReplicaSet controls after adopting matching orphans and releasing strays."""
-        candidates = self.pods.cache.by_index("namespace", meta(rs)["namespace"])
+        candidates = self.pods.cache.by_index("namespace", metadata(rs)["namespace"])
         return await claim(self.client, rs, REPLICASETS, candidates, PODS)
 
     async def manage_replicas(self, key: str, rs: Obj, active: list[Obj]) -> Result:
@@ -190,7 +190,7 @@ class ReplicaSetController:
         self.expectations.expect(key, adds=count)
         batches = slow_start_batches(count)
         for i, size in enumerate(batches):
-            results = await asyncio.gather(*(self.client.create(PODS, new_pod(rs), meta(rs)["namespace"])
+            results = await asyncio.gather(*(self.client.create(PODS, new_pod(rs), metadata(rs)["namespace"])
                                              for _ in range(size)), return_exceptions=True)
             failures = [r for r in results if isinstance(r, BaseException)]
             for _ in failures:
@@ -205,7 +205,7 @@ class ReplicaSetController:
                     raise first
                 return retry(f"creating pods for {key}: {first}")
         if self.recorder:
-            await self.recorder.record(rs, "Normal", "SuccessfulCreate", f"Created {count} pod(s) for {meta(rs)['name']}")
+            await self.recorder.record(rs, "Normal", "SuccessfulCreate", f"Created {count} pod(s) for {metadata(rs)['name']}")
         return DONE
 
     async def delete_pods(self, key: str, rs: Obj, victims: list[Obj]) -> Result:
@@ -213,7 +213,7 @@ class ReplicaSetController:
 
         async def delete(pod: Obj) -> None:
             try:
-                await self.client.delete(PODS, meta(pod)["name"], meta(pod)["namespace"],
+                await self.client.delete(PODS, metadata(pod)["name"], metadata(pod)["namespace"],
                                          preconditions={"uid": uid_of(pod)})
             except errors.ApiError:
                 self.expectations.deleted(key, uid_of(pod))  # we will not see it go; do not wait for it
@@ -222,7 +222,7 @@ class ReplicaSetController:
         results = await asyncio.gather(*(delete(p) for p in victims), return_exceptions=True)
         failures = [r for r in results if isinstance(r, BaseException) and not isinstance(r, errors.NotFound)]
         if self.recorder:
-            names = ", ".join(meta(p)["name"] for p, r in zip(victims, results) if not isinstance(r, BaseException))
+            names = ", ".join(metadata(p)["name"] for p, r in zip(victims, results) if not isinstance(r, BaseException))
             if names:
                 await self.recorder.record(rs, "Normal", "SuccessfulDelete", f"Deleted pod(s): {names}")
         if failures:
@@ -244,7 +244,7 @@ class ReplicaSetController:
         min_ready = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
         now, waits = self.clock.now(), []
         for pod in active:
-            since = parse_stamp((pod_condition(pod, "Ready") or {}).get("lastTransitionTime"))
+            since = parse_time((get_condition(pod, "Ready") or {}).get("lastTransitionTime"))
             if min_ready and pod_ready(pod) and since is not None and since + min_ready > now:
                 waits.append(since + min_ready - now)
         return self.wakeups.after(key_of(rs), min(waits) + 0.5) if waits else DONE

@@ -14,8 +14,8 @@ import json
 import math
 from typing import Any
 
-from control.controllers.common import Obj, created_at, meta, parse_stamp, stamp
-from control.kinds.meta import find_condition, new_condition
+from control.controllers.common import Obj, created_at
+from control.kinds.meta import find_condition, format_time, metadata, new_condition, parse_time
 
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
@@ -41,7 +41,7 @@ def status_count(obj: Obj | None, key: str) -> int:
 
 def annotation_int(obj: Obj, key: str) -> int | None:
     try:
-        return int((meta(obj).get("annotations") or {})[key])
+        return int((metadata(obj).get("annotations") or {})[key])
     except (KeyError, ValueError, TypeError):
         return None
 
@@ -182,11 +182,11 @@ def old_scale_down(deploy: Obj, new_rs: Obj | None, old_rss: list[Obj]) -> dict[
     budget = sum(replicas(rs) for rs in all_rss) - min_available - new_unavailable
     if budget <= 0:
         return {}
-    ordered = sorted(old_rss, key=lambda rs: (created_at(rs), meta(rs)["name"]))
-    sizes = {meta(rs)["name"]: replicas(rs) for rs in ordered}
+    ordered = sorted(old_rss, key=lambda rs: (created_at(rs), metadata(rs)["name"]))
+    sizes = {metadata(rs)["name"]: replicas(rs) for rs in ordered}
     cleaned = 0
     for rs in ordered:
-        name, available = meta(rs)["name"], status_count(rs, "availableReplicas")
+        name, available = metadata(rs)["name"], status_count(rs, "availableReplicas")
         if cleaned >= budget:
             break
         if sizes[name] == 0 or available >= sizes[name]:
@@ -197,7 +197,7 @@ def old_scale_down(deploy: Obj, new_rs: Obj | None, old_rss: list[Obj]) -> dict[
     surplus = sum(status_count(rs, "availableReplicas") for rs in all_rss) - min_available
     done = 0
     for rs in ordered:
-        name = meta(rs)["name"]
+        name = metadata(rs)["name"]
         if done >= surplus:
             break
         if sizes[name] == 0:
@@ -205,7 +205,7 @@ def old_scale_down(deploy: Obj, new_rs: Obj | None, old_rss: list[Obj]) -> dict[
         down = min(sizes[name], surplus - done)
         sizes[name] -= down
         done += down
-    return {meta(rs)["name"]: sizes[meta(rs)["name"]] for rs in ordered if sizes[meta(rs)["name"]] != replicas(rs)}
+    return {metadata(rs)["name"]: sizes[metadata(rs)["name"]] for rs in ordered if sizes[metadata(rs)["name"]] != replicas(rs)}
 
 
 # --- scaling (not a rollout: spec.replicas changed, or paused) ---------------------------------
@@ -236,9 +236,9 @@ def scale_targets(deploy: Obj, new_rs: Obj | None, old_rss: list[Obj]) -> dict[s
     (up to replicas + maxSurge) is spread in proportion to each set's share (Kubernetes' scale())."""
     only = active_or_latest(new_rs, old_rss)
     if only is not None:
-        return {} if replicas(only) == replicas(deploy) else {meta(only)["name"]: replicas(deploy)}
+        return {} if replicas(only) == replicas(deploy) else {metadata(only)["name"]: replicas(deploy)}
     if saturated(deploy, new_rs):
-        return {meta(rs)["name"]: 0 for rs in old_rss if replicas(rs) > 0}
+        return {metadata(rs)["name"]: 0 for rs in old_rss if replicas(rs) > 0}
     if not is_rolling(deploy):
         return {}
     active = [rs for rs in ([new_rs] if new_rs else []) + old_rss if replicas(rs) > 0]
@@ -252,9 +252,9 @@ def scale_targets(deploy: Obj, new_rs: Obj | None, old_rss: list[Obj]) -> dict[s
     for rs in active:
         share = _fraction(rs, deploy)
         share = min(share, to_add - added) if to_add > 0 else max(share, to_add - added)
-        sizes[meta(rs)["name"]] = replicas(rs) + share
+        sizes[metadata(rs)["name"]] = replicas(rs) + share
         added += share
-    first = meta(active[0])["name"]
+    first = metadata(active[0])["name"]
     sizes[first] = max(0, sizes[first] + to_add - added)
     return {name: size for name, size in sizes.items()}
 
@@ -282,7 +282,7 @@ def set_condition(status: Obj, kind: str, value: str, reason: str, message: str,
     current = condition(status, kind)
     if current and current.get("status") == value and current.get("reason") == reason and not refresh:
         return
-    new = new_condition(kind, value, now, current, lastUpdateTime=stamp(now), reason=reason, message=message)
+    new = new_condition(kind, value, now, current, lastUpdateTime=format_time(now), reason=reason, message=message)
     status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != kind] + [new]
 
 
@@ -290,7 +290,7 @@ def complete(deploy: Obj, status: Obj) -> bool:
     wanted = replicas(deploy)
     return (status.get("updatedReplicas") == wanted and status.get("replicas") == wanted
             and status.get("availableReplicas") == wanted
-            and int(status.get("observedGeneration") or 0) >= int(meta(deploy).get("generation") or 0))
+            and int(status.get("observedGeneration") or 0) >= int(metadata(deploy).get("generation") or 0))
 
 
 def progressed(old: Obj, new: Obj) -> bool:
@@ -312,7 +312,7 @@ def progress_deadline_at(deploy: Obj, status: Obj) -> float | None:
     if limit is None or current is None or current.get("reason") in ("NewReplicaSetAvailable", "ProgressDeadlineExceeded",
                                                                       "DeploymentPaused"):
         return None
-    since = parse_stamp(current.get("lastUpdateTime"))
+    since = parse_time(current.get("lastUpdateTime"))
     return None if since is None else since + limit
 
 
@@ -323,7 +323,7 @@ def calculate_status(deploy: Obj, base: Obj, all_rss: list[Obj], new_rs: Obj | N
     available = sum(status_count(rs, "availableReplicas") for rs in all_rss)
     status = copy.deepcopy(base)
     status.update({
-        "observedGeneration": int(meta(deploy).get("generation") or 0),
+        "observedGeneration": int(metadata(deploy).get("generation") or 0),
         "replicas": sum(status_count(rs, "replicas") for rs in all_rss),
         "updatedReplicas": status_count(new_rs, "replicas"),
         "readyReplicas": sum(status_count(rs, "readyReplicas") for rs in all_rss),
@@ -356,7 +356,7 @@ def _estimate_progress(deploy: Obj, base: Obj, status: Obj, new_rs: Obj | None, 
     if (status["replicas"] == status["updatedReplicas"] and current is not None
             and current.get("reason") == "NewReplicaSetAvailable"):
         return  # a finished rollout being resynced: nothing to estimate
-    subject = f'ReplicaSet "{meta(new_rs)["name"]}"' if new_rs else f'Deployment "{meta(deploy)["name"]}"'
+    subject = f'ReplicaSet "{metadata(new_rs)["name"]}"' if new_rs else f'Deployment "{metadata(deploy)["name"]}"'
     if complete(deploy, status):
         set_condition(status, "Progressing", "True", "NewReplicaSetAvailable", f"{subject} has successfully progressed.", now)
         return

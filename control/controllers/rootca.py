@@ -22,8 +22,9 @@ from control.client.resources import CONFIGMAPS, NAMESPACES
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
-from control.controllers.common import Obj, meta, terminating
+from control.controllers.common import Obj, terminating
 from control.keys import ca_certificate, default_data_dir
+from control.kinds.meta import metadata
 
 CONFIGMAP_NAME = "kube-root-ca.crt"
 DESCRIPTION_ANNOTATION = "kubernetes.io/description"
@@ -40,14 +41,14 @@ class RootCAPublisher:
         configmaps.add_handlers(Handlers(on_update=lambda old, new: self._configmap(new), on_delete=self._configmap))
 
     def _namespace(self, ns: Obj) -> None:
-        self.queue.add(meta(ns)["name"])
+        self.queue.add(metadata(ns)["name"])
 
     def _configmap(self, cm: Obj) -> None:
-        if meta(cm).get("name") == CONFIGMAP_NAME:
-            self.queue.add(meta(cm).get("namespace", ""))
+        if metadata(cm).get("name") == CONFIGMAP_NAME:
+            self.queue.add(metadata(cm).get("namespace", ""))
 
     def published(self, cm: Obj) -> bool:
-        annotations = meta(cm).get("annotations") or {}
+        annotations = metadata(cm).get("annotations") or {}
         return cm.get("data") == {"ca.crt": self.ca_pem} and annotations.get(DESCRIPTION_ANNOTATION) == DESCRIPTION
 
     async def reconcile(self, namespace: str) -> Result:
@@ -66,7 +67,7 @@ class RootCAPublisher:
                 body = copy.deepcopy(cm)  # cached objects are shared: change a copy
                 body["data"] = {"ca.crt": self.ca_pem}
                 body.pop("binaryData", None)
-                body["metadata"]["annotations"] = {**(meta(cm).get("annotations") or {}),
+                body["metadata"]["annotations"] = {**(metadata(cm).get("annotations") or {}),
                                                    DESCRIPTION_ANNOTATION: DESCRIPTION}
                 await self.client.replace(CONFIGMAPS, body)
         except (errors.AlreadyExists, errors.NotFound, errors.Forbidden):

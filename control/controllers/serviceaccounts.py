@@ -19,7 +19,8 @@ from control.client.resources import NAMESPACES, Resource
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
-from control.controllers.common import Obj, meta, terminating
+from control.controllers.common import Obj, terminating
+from control.kinds.meta import metadata
 
 SERVICEACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 ACCOUNTS = ("default",)
@@ -34,11 +35,11 @@ class ServiceAccountsController:
         accounts.add_handlers(Handlers(on_delete=self._account_gone))
 
     def _namespace(self, ns: Obj) -> None:
-        self.queue.add(meta(ns)["name"])
+        self.queue.add(metadata(ns)["name"])
 
     def _account_gone(self, account: Obj) -> None:
-        if meta(account).get("name") in self.names:
-            self.queue.add(meta(account).get("namespace", ""))
+        if metadata(account).get("name") in self.names:
+            self.queue.add(metadata(account).get("namespace", ""))
 
     def missing(self, namespace: str) -> list[str]:
         return [name for name in self.names if self.accounts.cache.get(f"{namespace}/{name}") is None]

@@ -25,7 +25,8 @@ from control.client.resources import SERVICES, key_of
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
-from control.controllers.common import Obj, created_at, meta
+from control.controllers.common import Obj, created_at
+from control.kinds.meta import metadata
 from control.kinds.network import LOAD_BALANCER_POOL
 
 INGRESS_MODE = "VIP"
@@ -121,7 +122,7 @@ class ServiceLBController:
                 await self._write(svc, [])
                 self._wake_waiting()
             return DONE
-        version = meta(svc).get("resourceVersion", "")
+        version = metadata(svc).get("resourceVersion", "")
         if key in self.written and self.written[key][1] != version:
             del self.written[key]  # the cache caught up with our write (or someone wrote after it)
         elif key in self.written:

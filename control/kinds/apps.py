@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from control.errors import go_strings, go_text, go_value
 from control.kinds.base import (
     reset_status,
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, cause, label_causes,
@@ -55,8 +56,8 @@ def _int_or_percent_causes(value: Any, path: str) -> list[Cause]:
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
         return []
     if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
-        return [] if int(value[:-1]) <= 100 else [cause(path, f'Invalid value: "{value}": must not be greater than 100%')]
-    return [cause(path, f"Invalid value: {value!r}: must be a non-negative integer or a percentage")]
+        return [] if int(value[:-1]) <= 100 else [cause(path, f'Invalid value: {go_value(value)}: must not be greater than 100%')]
+    return [cause(path, f"Invalid value: {go_value(value)}: must be a non-negative integer or a percentage")]
 
 
 def _template_causes(spec: Any, *, deployment: bool) -> list[Cause]:
@@ -67,7 +68,7 @@ def _template_causes(spec: Any, *, deployment: bool) -> list[Cause]:
     out: list[Cause] = []
     replicas = spec.get("replicas")
     if replicas is not None and (not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0):
-        out.append(cause("spec.replicas", f"Invalid value: {replicas!r}: must be greater than or equal to 0"))
+        out.append(cause("spec.replicas", f"Invalid value: {go_value(replicas)}: must be greater than or equal to 0"))
     selector = spec.get("selector")
     template = spec.get("template")
     labels = (template.get("metadata") or {}).get("labels") if isinstance(template, dict) else None
@@ -90,13 +91,13 @@ def _template_causes(spec: Any, *, deployment: bool) -> list[Cause]:
     out += pod_spec_causes(template.get("spec"), "spec.template.spec")
     policy = (template.get("spec") or {}).get("restartPolicy") if isinstance(template.get("spec"), dict) else None
     if policy not in (None, "Always"):
-        out.append(cause("spec.template.spec.restartPolicy", f'Unsupported value: "{policy}": supported values: "Always"',
+        out.append(cause("spec.template.spec.restartPolicy", f'Unsupported value: {go_value(policy)}: supported values: "Always"',
                          "FieldValueNotSupported"))
     if deployment:
         strategy = spec.get("strategy") or {}
         kind = strategy.get("type") if isinstance(strategy, dict) else None
         if kind not in (None, "RollingUpdate", "Recreate"):
-            out.append(cause("spec.strategy.type", f'Unsupported value: "{kind}": supported values: "Recreate", '
+            out.append(cause("spec.strategy.type", f'Unsupported value: {go_value(kind)}: supported values: "Recreate", '
                              '"RollingUpdate"', "FieldValueNotSupported"))
         rolling = strategy.get("rollingUpdate") if isinstance(strategy, dict) else None
         if kind == "Recreate" and rolling:
@@ -115,8 +116,29 @@ def go_map(labels: Any) -> str:
     """Labels as Kubernetes prints them in messages: map[string]string{"app":"web"}."""
     if not isinstance(labels, dict):
         return "map[string]string(nil)"
-    inner = ", ".join(f'"{k}":"{v}"' for k, v in sorted(labels.items()))
+    inner = ", ".join(f"{_go_string(k)}:{_go_string(v)}" for k, v in sorted(labels.items(), key=lambda kv: str(kv[0])))
     return f"map[string]string{{{inner}}}"
+
+
+def go_label_selector(selector: Any) -> str:
+    """A LabelSelector as Go's %#v prints it in the "field is immutable" message, as kubectl shows it:
+    v1.LabelSelector{MatchLabels:map[string]string{"app":"web"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}."""
+    if not isinstance(selector, dict):
+        return "(*v1.LabelSelector)(nil)"
+    requirements = [r for r in selector.get("matchExpressions") or [] if isinstance(r, dict)]
+    if requirements:
+        expressions = "[]v1.LabelSelectorRequirement{" + ", ".join(
+            f'v1.LabelSelectorRequirement{{Key:{_go_string(r.get("key"))}, '
+            f'Operator:{_go_string(r.get("operator"))}, Values:{go_strings(r.get("values"))}}}'
+            for r in requirements) + "}"
+    else:
+        expressions = "[]v1.LabelSelectorRequirement(nil)"
+    return f"v1.LabelSelector{{MatchLabels:{go_map(selector.get('matchLabels'))}, MatchExpressions:{expressions}}}"
+
+
+def _go_string(value: Any) -> str:
+    """A value that belongs in a Go string, %q-quoted: null is the empty string, others their JSON text."""
+    return go_value(go_text(value))
 
 
 def validate_deployment(deploy: Obj) -> list[Cause]:
@@ -131,7 +153,7 @@ def validate_selector_unchanged(new: Obj, old: Obj) -> list[Cause]:
     new_sel = (new.get("spec") or {}).get("selector")
     old_sel = (old.get("spec") or {}).get("selector")
     if new_sel != old_sel:
-        return [cause("spec.selector", f"Invalid value: {new_sel!r}: field is immutable")]
+        return [cause("spec.selector", f"Invalid value: {go_label_selector(new_sel)}: field is immutable")]
     return []
 
 

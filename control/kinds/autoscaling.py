@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from control.errors import go_value
 from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, required
 from control.kinds.meta import age
 
@@ -83,12 +84,12 @@ def _target_causes(target: Any, path: str, *, resource: bool) -> list[Cause]:
     out: list[Cause] = []
     kind = target.get("type")
     if kind not in ("Utilization", "Value", "AverageValue"):
-        out.append(cause(f"{path}.type", f'Invalid value: "{kind or ""}": must be either Utilization, Value, or '
+        out.append(cause(f"{path}.type", f'Invalid value: {go_value(kind or "")}: must be either Utilization, Value, or '
                          "AverageValue"))
     utilization = target.get("averageUtilization")
     if utilization is not None:
         if not _is_int(utilization) or utilization <= 0:
-            out.append(cause(f"{path}.averageUtilization", f"Invalid value: {utilization!r}: must be greater than 0"))
+            out.append(cause(f"{path}.averageUtilization", f"Invalid value: {go_value(utilization)}: must be greater than 0"))
         if not resource:
             out.append(cause(f"{path}.averageUtilization", "Forbidden: may not be set for this metric type",
                              "FieldValueForbidden"))
@@ -110,7 +111,7 @@ def _metric_causes(metric: Any, path: str) -> list[Cause]:
     sources = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
                "Object": "object", "External": "external"}
     if kind not in sources:
-        return [cause(f"{path}.type", f'Unsupported value: "{kind or ""}": supported values: "ContainerResource", '
+        return [cause(f"{path}.type", f'Unsupported value: {go_value(kind or "")}: supported values: "ContainerResource", '
                       '"External", "Object", "Pods", "Resource"', "FieldValueNotSupported")]
     field = sources[kind]
     source = metric.get(field)
@@ -142,14 +143,14 @@ def _rules_causes(rules: Any, path: str) -> list[Cause]:
     window = rules.get("stabilizationWindowSeconds")
     if window is not None:
         if not _is_int(window) or window < 0:
-            out.append(cause(f"{path}.stabilizationWindowSeconds", f"Invalid value: {window!r}: must be greater than "
+            out.append(cause(f"{path}.stabilizationWindowSeconds", f"Invalid value: {go_value(window)}: must be greater than "
                              "or equal to zero"))
         elif window > MAX_STABILIZATION_SECONDS:
-            out.append(cause(f"{path}.stabilizationWindowSeconds", f"Invalid value: {window}: must be less than or "
+            out.append(cause(f"{path}.stabilizationWindowSeconds", f"Invalid value: {go_value(window)}: must be less than or "
                              f"equal to {MAX_STABILIZATION_SECONDS}"))
     select = rules.get("selectPolicy")
     if select is not None and select not in ("Max", "Min", "Disabled"):
-        out.append(cause(f"{path}.selectPolicy", f'Unsupported value: "{select}": supported values: "Disabled", '
+        out.append(cause(f"{path}.selectPolicy", f'Unsupported value: {go_value(select)}: supported values: "Disabled", '
                          '"Max", "Min"', "FieldValueNotSupported"))
     policies = rules.get("policies")
     if policies is not None and (not isinstance(policies, list) or not policies):
@@ -161,16 +162,16 @@ def _rules_causes(rules: Any, path: str) -> list[Cause]:
             out.append(required(where))
             continue
         if policy.get("type") not in ("Pods", "Percent"):
-            out.append(cause(f"{where}.type", f'Unsupported value: "{policy.get("type") or ""}": supported values: '
+            out.append(cause(f"{where}.type", f'Unsupported value: {go_value(policy.get("type") or "")}: supported values: '
                              '"Percent", "Pods"', "FieldValueNotSupported"))
         value = policy.get("value")
         if not _is_int(value) or value <= 0:
-            out.append(cause(f"{where}.value", f"Invalid value: {value!r}: must be greater than zero"))
+            out.append(cause(f"{where}.value", f"Invalid value: {go_value(value)}: must be greater than zero"))
         period = policy.get("periodSeconds")
         if not _is_int(period) or period <= 0:
-            out.append(cause(f"{where}.periodSeconds", f"Invalid value: {period!r}: must be greater than zero"))
+            out.append(cause(f"{where}.periodSeconds", f"Invalid value: {go_value(period)}: must be greater than zero"))
         elif period > MAX_PERIOD_SECONDS:
-            out.append(cause(f"{where}.periodSeconds", f"Invalid value: {period}: must be less than or equal to "
+            out.append(cause(f"{where}.periodSeconds", f"Invalid value: {go_value(period)}: must be less than or equal to "
                              f"{MAX_PERIOD_SECONDS}"))
     return out
 
@@ -189,16 +190,16 @@ def validate_hpa(hpa: Obj) -> list[Cause]:
             if not value:
                 out.append(required(f"spec.scaleTargetRef.{key}"))
             elif not isinstance(value, str) or "/" in value or "%" in value or value in (".", ".."):
-                out.append(cause(f"spec.scaleTargetRef.{key}", f"Invalid value: {value!r}: may not contain '/' or "
+                out.append(cause(f"spec.scaleTargetRef.{key}", f"Invalid value: {go_value(value)}: may not contain '/' or "
                                  "'%', and may not be '.' or '..'"))
     minimum = spec.get("minReplicas", 1)
     maximum = spec.get("maxReplicas")
     if minimum is not None and (not _is_int(minimum) or minimum < 1):
-        out.append(cause("spec.minReplicas", f"Invalid value: {minimum!r}: must be greater than or equal to 1"))
+        out.append(cause("spec.minReplicas", f"Invalid value: {go_value(minimum)}: must be greater than or equal to 1"))
     if not _is_int(maximum) or maximum < 1:
-        out.append(cause("spec.maxReplicas", f"Invalid value: {maximum!r}: must be greater than 0"))
+        out.append(cause("spec.maxReplicas", f"Invalid value: {go_value(maximum)}: must be greater than 0"))
     elif _is_int(minimum) and maximum < minimum:
-        out.append(cause("spec.maxReplicas", f"Invalid value: {maximum}: must be greater than or equal to "
+        out.append(cause("spec.maxReplicas", f"Invalid value: {go_value(maximum)}: must be greater than or equal to "
                          "`minReplicas`"))
     metrics = spec.get("metrics")
     if metrics is not None and not isinstance(metrics, list):

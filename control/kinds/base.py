@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from control.errors import go_value
 from control.kinds.strategy import IMMEDIATE, Action, Allocator, Deletion, FieldReport, Lookup
 from control.kinds.meta import age
 
@@ -203,17 +204,17 @@ def name_causes(name: Any, field_path: str = "metadata.name", *, label: bool = F
     if not name:
         return [cause(field_path, "Required value: name or generateName is required", "FieldValueRequired")]
     if not isinstance(name, str):
-        return [cause(field_path, f"Invalid value: {name!r}: must be a string")]
+        return [cause(field_path, f"Invalid value: {go_value(name)}: must be a string")]
     limit, pattern, what = (63, DNS1123_LABEL, "RFC 1123 label") if label else (253, DNS1123_SUBDOMAIN, "RFC 1123 subdomain")
     out = []
     if len(name) > limit:
-        out.append(cause(field_path, f'Invalid value: "{name}": must be no more than {limit} characters'))
+        out.append(cause(field_path, f'Invalid value: {go_value(name)}: must be no more than {limit} characters'))
     if not pattern.match(name):
         example = "'my-name',  or '123-abc'" if label else "'example.com'"
         allowed = "alphanumeric characters or '-'," if label else "alphanumeric characters, '-' or '.',"
         out.append(cause(
             field_path,
-            f'Invalid value: "{name}": a lowercase {what} must consist of lower case {allowed} and must '
+            f'Invalid value: {go_value(name)}: a lowercase {what} must consist of lower case {allowed} and must '
             f"start and end with an alphanumeric character (e.g. {example}, regex used for validation is "
             f"'{pattern.pattern[1:-1]}')",
         ))
@@ -229,10 +230,10 @@ def label_causes(labels: Any, field_path: str) -> list[Cause]:
     for key, value in labels.items():
         prefix, _, name = key.rpartition("/")
         if (prefix and not DNS1123_SUBDOMAIN.match(prefix)) or not name or len(name) > 63 or not QUALIFIED_NAME.match(name):
-            out.append(cause(f"{field_path}", f'Invalid value: "{key}": name part must consist of alphanumeric '
+            out.append(cause(f"{field_path}", f'Invalid value: {go_value(key)}: name part must consist of alphanumeric '
                              "characters, '-', '_' or '.', and must start and end with an alphanumeric character"))
         if not isinstance(value, str) or len(value) > 63 or not LABEL_VALUE.match(value):
-            out.append(cause(f"{field_path}", f'Invalid value: "{value}": a valid label must be an empty string '
+            out.append(cause(f"{field_path}", f'Invalid value: {go_value(value)}: a valid label must be an empty string '
                              "or consist of alphanumeric characters, '-', '_' or '.', and must start and end "
                              "with an alphanumeric character"))
     return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from control.errors import go_value
 from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause
 from control.kinds.meta import age
 
@@ -19,7 +20,7 @@ def validate_lease(lease: Obj) -> list[Cause]:
     for key in ("leaseDurationSeconds", "leaseTransitions"):
         value = spec.get(key)
         if value is not None and (not isinstance(value, int) or value < 0 or (key == "leaseDurationSeconds" and value == 0)):
-            out.append(cause(f"spec.{key}", f"Invalid value: {value!r}: must be greater than {'0' if key == 'leaseDurationSeconds' else 'or equal to 0'}"))
+            out.append(cause(f"spec.{key}", f"Invalid value: {go_value(value)}: must be greater than {'0' if key == 'leaseDurationSeconds' else 'or equal to 0'}"))
     return out
 
 

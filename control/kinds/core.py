@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
+from control.errors import go_value
 from control.kinds.base import (
     AGE_COLUMN, DNS1035_LABEL, NAME_COLUMN, Cause, Column, Kind, Obj, cause, field_value, label_causes,
     label_name, name_causes, required, reset_status,
@@ -138,9 +139,9 @@ def dns1035_name(name: Any) -> list[Cause]:
         return name_causes(name)
     out = []
     if len(name) > 63:
-        out.append(cause("metadata.name", f'Invalid value: "{name}": must be no more than 63 characters'))
+        out.append(cause("metadata.name", f'Invalid value: {go_value(name)}: must be no more than 63 characters'))
     if not DNS1035_LABEL.match(name):
-        out.append(cause("metadata.name", f'Invalid value: "{name}": a DNS-1035 label must consist of lower case '
+        out.append(cause("metadata.name", f'Invalid value: {go_value(name)}: a DNS-1035 label must consist of lower case '
                          "alphanumeric characters or '-', start with an alphabetic character, and end with an "
                          "alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is "
                          "'[a-z]([-a-z0-9]*[a-z0-9])?')"))
@@ -154,7 +155,7 @@ def validate_service(svc: Obj) -> list[Cause]:
         return out + [required("spec")]
     kind = spec.get("type")
     if kind not in SERVICE_TYPES:
-        out.append(cause("spec.type", f'Unsupported value: "{kind}": supported values: "ClusterIP", '
+        out.append(cause("spec.type", f'Unsupported value: {go_value(kind)}: supported values: "ClusterIP", '
                          '"ExternalName", "LoadBalancer", "NodePort"', "FieldValueNotSupported"))
     ports = spec.get("ports") or []
     if kind == "ExternalName":
@@ -169,14 +170,14 @@ def validate_service(svc: Obj) -> list[Cause]:
             continue
         number = port.get("port")
         if not isinstance(number, int) or not 1 <= number <= 65535:
-            out.append(cause(f"spec.ports[{i}].port", f"Invalid value: {number}: must be between 1 and 65535, inclusive"))
+            out.append(cause(f"spec.ports[{i}].port", f"Invalid value: {go_value(number)}: must be between 1 and 65535, inclusive"))
         if port.get("protocol", "TCP") not in PROTOCOLS:
-            out.append(cause(f"spec.ports[{i}].protocol", f'Unsupported value: "{port.get("protocol")}": '
+            out.append(cause(f"spec.ports[{i}].protocol", f'Unsupported value: {go_value(port.get("protocol"))}: '
                              'supported values: "SCTP", "TCP", "UDP"', "FieldValueNotSupported"))
         if len(ports) > 1 and not port.get("name"):
             out.append(required(f"spec.ports[{i}].name"))
         if (port.get("name"), number) in seen:
-            out.append(cause(f"spec.ports[{i}]", f"Duplicate value: {number}", "FieldValueDuplicate"))
+            out.append(cause(f"spec.ports[{i}]", f"Duplicate value: {go_value(number)}", "FieldValueDuplicate"))
         seen.add((port.get("name"), number))
     out += label_causes(spec.get("selector"), "spec.selector")
     return out + _cluster_ip_causes(spec) + _node_port_causes(spec)
@@ -194,7 +195,7 @@ def _cluster_ip_causes(spec: Obj) -> list[Cause]:
     if ips is not None and (not isinstance(ips, list) or len(ips) > 1 or not all(isinstance(i, str) for i in ips)):
         out.append(cause("spec.clusterIPs", "Invalid value: only one IPv4 address is supported here"))
     elif ips and ip and ips[0] != ip:
-        out.append(cause("spec.clusterIPs[0]", f'Invalid value: "{ips[0]}": must match `clusterIP` when both are set'))
+        out.append(cause("spec.clusterIPs[0]", f'Invalid value: {go_value(ips[0])}: must match `clusterIP` when both are set'))
     chosen = ip or (ips[0] if isinstance(ips, list) and ips else None)
     if chosen == "None" and kind in ("NodePort", "LoadBalancer"):
         out.append(cause("spec.clusterIPs[0]", f"Invalid value: \"None\": may not be set to 'None' for {kind} services"))
@@ -202,7 +203,7 @@ def _cluster_ip_causes(spec: Obj) -> list[Cause]:
         try:
             ipaddress.IPv4Address(str(chosen))
         except ValueError:
-            out.append(cause("spec.clusterIPs[0]", f'Invalid value: "{chosen}": must be a valid IP address, '
+            out.append(cause("spec.clusterIPs[0]", f'Invalid value: {go_value(chosen)}: must be a valid IP address, '
                              "(e.g. 10.9.8.7 or 2001:db8::ffff)"))
     return out
 
@@ -217,9 +218,9 @@ def _node_port_causes(spec: Obj) -> list[Cause]:
             out.append(cause(f"spec.ports[{i}].nodePort", f"Forbidden: may not be used when `type` is '{kind}'",
                              "FieldValueForbidden"))
         elif not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= 65535:
-            out.append(cause(f"spec.ports[{i}].nodePort", f"Invalid value: {number}: must be between 1 and 65535, inclusive"))
+            out.append(cause(f"spec.ports[{i}].nodePort", f"Invalid value: {go_value(number)}: must be between 1 and 65535, inclusive"))
         elif (number, port.get("protocol", "TCP")) in seen:
-            out.append(cause(f"spec.ports[{i}].nodePort", f"Duplicate value: {number}", "FieldValueDuplicate"))
+            out.append(cause(f"spec.ports[{i}].nodePort", f"Duplicate value: {go_value(number)}", "FieldValueDuplicate"))
         seen.add((number, port.get("protocol", "TCP")))
     return out
 
@@ -230,7 +231,7 @@ def validate_service_update(new: Obj, old: Obj) -> list[Cause]:
     if "ExternalName" in (spec.get("type"), old_spec.get("type")) or not old_spec.get("clusterIP"):
         return []
     if spec.get("clusterIP") != old_spec["clusterIP"]:
-        return [cause("spec.clusterIP", f'Invalid value: "{spec.get("clusterIP") or ""}": field is immutable')]
+        return [cause("spec.clusterIP", f'Invalid value: {go_value(spec.get("clusterIP") or "")}: field is immutable')]
     return []
 
 
@@ -318,7 +319,7 @@ def validate_event(event: Obj) -> list[Cause]:
     elif involved.get("namespace") and event["metadata"].get("namespace") and involved["namespace"] != event["metadata"]["namespace"]:
         out.append(cause("involvedObject.namespace", "Invalid value: does not match event.namespace"))
     if event.get("type") not in ("Normal", "Warning"):
-        out.append(cause("type", f'Unsupported value: "{event.get("type")}": supported values: "Normal", "Warning"',
+        out.append(cause("type", f'Unsupported value: {go_value(event.get("type"))}: supported values: "Normal", "Warning"',
                          "FieldValueNotSupported"))
     return out
 
@@ -376,7 +377,7 @@ def validate_configmap(cm: Obj) -> list[Cause]:
             continue
         for key in values or {}:
             if not key or len(key) > 253 or not all(ch.isalnum() or ch in "-._" for ch in key):
-                out.append(cause(f"{section}[{key}]", f'Invalid value: "{key}": a valid config key must '
+                out.append(cause(f"{section}[{key}]", f'Invalid value: {go_value(key)}: a valid config key must '
                                  "consist of alphanumeric characters, '-', '_' or '.'"))
     return out
 

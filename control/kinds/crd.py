@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from control.clock import REAL as clock  # the hub's time for condition transitions; a test may replace it
+from control.errors import go_value
 from control.kinds import jsonpath, structural
 from control.kinds.base import DNS1035_LABEL, DNS1123_SUBDOMAIN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, required
 from control.kinds.meta import find_condition, is_condition_true, new_condition
@@ -105,8 +106,7 @@ def established(crd: Obj) -> bool:
 # --- validation ----------------------------------------------------------------------------------
 
 def _unsupported(path: str, value: Any, allowed: tuple[str, ...]) -> Cause:
-    shown = f'"{value}"' if isinstance(value, str) else repr(value)
-    return cause(path, f"Unsupported value: {shown}: supported values: " + ", ".join(f'"{a}"' for a in allowed),
+    return cause(path, f"Unsupported value: {go_value(value)}: supported values: " + ", ".join(f'"{a}"' for a in allowed),
                  "FieldValueNotSupported")
 
 
@@ -118,21 +118,21 @@ def _names_causes(crd: Obj) -> list[Cause]:
     if not plural:
         out.append(required("spec.names.plural"))
     elif not isinstance(plural, str) or not DNS1035_LABEL.match(plural):
-        out.append(cause("spec.names.plural", f'Invalid value: "{plural}": a lowercase RFC 1123 label must consist of '
+        out.append(cause("spec.names.plural", f'Invalid value: {go_value(plural)}: a lowercase RFC 1123 label must consist of '
                          "lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"))
     if not kind:
         out.append(required("spec.names.kind"))
     elif not isinstance(kind, str) or not DNS1035_LABEL.match(kind.lower()):
-        out.append(cause("spec.names.kind", f'Invalid value: "{kind}": may have mixed case, but should otherwise '
+        out.append(cause("spec.names.kind", f'Invalid value: {go_value(kind)}: may have mixed case, but should otherwise '
                          "match: [a-z]([-a-z0-9]*[a-z0-9])?"))
     for key in ("singular",):
         value = names.get(key)
         if value and (not isinstance(value, str) or not DNS1035_LABEL.match(value)):
-            out.append(cause(f"spec.names.{key}", f'Invalid value: "{value}": a lowercase RFC 1123 label must consist '
+            out.append(cause(f"spec.names.{key}", f'Invalid value: {go_value(value)}: a lowercase RFC 1123 label must consist '
                              "of lower case alphanumeric characters or '-'"))
     list_kind = names.get("listKind")
     if list_kind and list_kind == kind:
-        out.append(cause("spec.names.listKind", f'Invalid value: "{list_kind}": kind and listKind may not be the same'))
+        out.append(cause("spec.names.listKind", f'Invalid value: {go_value(list_kind)}: kind and listKind may not be the same'))
     for key in ("shortNames", "categories"):
         values = names.get(key)
         if values is None:
@@ -142,7 +142,7 @@ def _names_causes(crd: Obj) -> list[Cause]:
             continue
         for index, value in enumerate(values):
             if not isinstance(value, str) or not DNS1035_LABEL.match(value):
-                out.append(cause(f"spec.names.{key}[{index}]", f'Invalid value: "{value}": a lowercase RFC 1123 label '
+                out.append(cause(f"spec.names.{key}[{index}]", f'Invalid value: {go_value(value)}: a lowercase RFC 1123 label '
                                  "must consist of lower case alphanumeric characters or '-'"))
     return out
 
@@ -163,7 +163,7 @@ def _scale_causes(scale: Any, path: str) -> list[Cause]:
         if fields is None or (under and (len(fields) < 2 or fields[0] != under[1:])) or (
                 not under and fields[0] not in ("spec", "status")):
             where = f"under {under}" if under else "under .spec or .status"
-            out.append(cause(f"{path}.{key}", f'Invalid value: "{value}": should be a json path {where}'))
+            out.append(cause(f"{path}.{key}", f'Invalid value: {go_value(value)}: should be a json path {where}'))
     return out
 
 
@@ -173,7 +173,7 @@ def _version_causes(version: dict[str, Any], path: str) -> list[Cause]:
     if not name:
         out.append(required(f"{path}.name"))
     elif not isinstance(name, str) or not DNS1035_LABEL.match(name):
-        out.append(cause(f"{path}.name", f'Invalid value: "{name}": a DNS-1035 label must consist of lower case '
+        out.append(cause(f"{path}.name", f'Invalid value: {go_value(name)}: a DNS-1035 label must consist of lower case '
                          "alphanumeric characters or '-', start with an alphabetic character, and end with an "
                          "alphanumeric character"))
     for key in ("served", "storage"):
@@ -200,7 +200,7 @@ def _version_causes(version: dict[str, Any], path: str) -> list[Cause]:
         if not column.get("jsonPath"):
             out.append(required(f"{where}.jsonPath"))
         elif not jsonpath.valid(column["jsonPath"]):
-            out.append(cause(f"{where}.jsonPath", f'Invalid value: "{column["jsonPath"]}": must be a simple json path'))
+            out.append(cause(f"{where}.jsonPath", f'Invalid value: {go_value(column["jsonPath"])}: must be a simple json path'))
     return out
 
 
@@ -213,7 +213,7 @@ def validate_crd(crd: Obj) -> list[Cause]:
     if not group:
         out.append(required("spec.group"))
     elif not isinstance(group, str) or not DNS1123_SUBDOMAIN.match(group) or "." not in group:
-        out.append(cause("spec.group", f'Invalid value: "{group}": should be a domain with at least one dot'))
+        out.append(cause("spec.group", f'Invalid value: {go_value(group)}: should be a domain with at least one dot'))
     elif any(group == g or group.endswith("." + g) for g in PROTECTED_GROUPS) and \
             not (crd["metadata"].get("annotations") or {}).get(APPROVAL):
         out.append(cause(f"metadata.annotations[{APPROVAL}]", "Required value: protected groups must have approval "
@@ -221,7 +221,7 @@ def validate_crd(crd: Obj) -> list[Cause]:
                          "FieldValueRequired"))
     name = crd["metadata"].get("name")
     if group and plural and name != f"{plural}.{group}":
-        out.append(cause("metadata.name", f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group'))
+        out.append(cause("metadata.name", f'Invalid value: {go_value(name)}: must be spec.names.plural+"."+spec.group'))
     if spec.get("scope") not in SCOPES:
         out.append(_unsupported("spec.scope", spec.get("scope"), SCOPES) if spec.get("scope") else required("spec.scope"))
     out += _names_causes(crd)
@@ -237,7 +237,7 @@ def validate_crd(crd: Obj) -> list[Cause]:
                 continue
             out += _version_causes(version, f"spec.versions[{index}]")
             if version.get("name") in seen:
-                out.append(cause(f"spec.versions[{index}].name", f'Duplicate value: "{version.get("name")}"',
+                out.append(cause(f"spec.versions[{index}].name", f"Duplicate value: {go_value(version.get('name'))}",
                                  "FieldValueDuplicate"))
             seen.add(str(version.get("name")))
         storages = sum(1 for v in versions if isinstance(v, dict) and v.get("storage") is True)
@@ -262,11 +262,11 @@ def validate_crd_update(new: Obj, old: Obj) -> list[Cause]:
     out = []
     for key in ("group", "scope"):
         if _spec(new).get(key) != _spec(old).get(key):
-            out.append(cause(f"spec.{key}", f'Invalid value: "{_spec(new).get(key)}": field is immutable'))
+            out.append(cause(f"spec.{key}", f'Invalid value: {go_value(_spec(new).get(key))}: field is immutable'))
     names = {str(v.get("name")) for v in _versions(new)}
     for index, stored in enumerate((new.get("status") or {}).get("storedVersions") or []):
         if stored not in names:
-            out.append(cause(f"status.storedVersions[{index}]", f'Invalid value: "{stored}": must appear in '
+            out.append(cause(f"status.storedVersions[{index}]", f'Invalid value: {go_value(stored)}: must appear in '
                              "spec.versions"))
     return out
 

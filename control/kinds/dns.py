@@ -12,6 +12,7 @@ Guarantees (Kubernetes' DNS specification for Services):
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -41,7 +42,7 @@ def split_name(name: str, namespace: str) -> tuple[str, str]:
     """(service, namespace) a DNS name refers to, asked from `namespace`; NameNotFound otherwise."""
     labels = [p for p in name.strip().lower().rstrip(".").split(".")]
     if not labels or not all(labels):
-        raise NameNotFound(f"{name!r} is not a valid DNS name")
+        raise NameNotFound(f"{json.dumps(name)} is not a valid DNS name")
     domain = CLUSTER_DOMAIN.split(".")
     if len(labels) == 1:
         return labels[0], namespace

@@ -19,6 +19,8 @@ import math
 import re
 from typing import Any, Iterator
 
+from control.errors import go_value
+
 Schema = dict[str, Any]
 Cause = dict[str, str]
 
@@ -30,21 +32,6 @@ _TOP_LEVEL = ("apiVersion", "kind", "metadata")
 
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
-
-
-def shown(value: Any) -> str:
-    """A value as Go's %v of a JSON value prints it in field errors: strings quoted."""
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if value is None:
-        return "null"
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, separators=(",", ":"), sort_keys=True)
-    return str(value)
 
 
 def _json_type(value: Any) -> str:
@@ -70,7 +57,7 @@ def _type_matches(value: Any, wanted: str) -> bool:
 
 def _invalid(path: str, value: Any, detail: str) -> Cause:
     return {"reason": "FieldValueInvalid", "field": path,
-            "message": f"Invalid value: {shown(value)}: {detail}"}
+            "message": f"Invalid value: {go_value(value)}: {detail}"}
 
 
 def _size_causes(path: str, size: int, low: Any, high: Any, noun: str) -> Iterator[Cause]:
@@ -84,7 +71,7 @@ def _size_causes(path: str, size: int, low: Any, high: Any, noun: str) -> Iterat
 def _type_cause(path: str, value: Any, wanted: str) -> Cause:
     actual = _json_type(value)
     return {"reason": "FieldValueInvalid", "field": path or "<root>",
-            "message": f'Invalid value: "{actual}": {path or "body"} in body must be of type {wanted}: "{actual}"'}
+            "message": f'Invalid value: {go_value(actual)}: {path or "body"} in body must be of type {wanted}: "{actual}"'}
 
 
 # --- validation ----------------------------------------------------------------------------------
@@ -132,14 +119,14 @@ def _scalar_causes(value: Any, schema: Schema, path: str) -> Iterator[Cause]:
     enum = schema.get("enum")
     if isinstance(enum, list) and enum and value not in enum:
         yield {"reason": "FieldValueNotSupported", "field": path,
-               "message": f"Unsupported value: {shown(value)}: supported values: "
-                          + ", ".join(shown(e) for e in enum)}
+               "message": f"Unsupported value: {go_value(value)}: supported values: "
+                          + ", ".join(go_value(e) for e in enum)}
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         fmt = schema.get("format")
         if schema.get("type") == "integer" and fmt in _INT_RANGES:
             low, high = _INT_RANGES[fmt]
             if not low <= value <= high:
-                yield _invalid(path, value, f"{path} in body must be of type {fmt}: {shown(value)}")
+                yield _invalid(path, value, f"{path} in body must be of type {fmt}: {go_value(value)}")
         yield from _bounds(value, schema, path)
     if isinstance(value, str):
         yield from _string_causes(value, schema, path)
@@ -149,19 +136,19 @@ def _bounds(value: float, schema: Schema, path: str) -> Iterator[Cause]:
     low, high = schema.get("minimum"), schema.get("maximum")
     if isinstance(low, (int, float)) and not isinstance(low, bool):
         if schema.get("exclusiveMinimum") is True and value <= low:
-            yield _invalid(path, value, f"{path} in body should be greater than {shown(low)}")
+            yield _invalid(path, value, f"{path} in body should be greater than {go_value(low)}")
         elif value < low:
-            yield _invalid(path, value, f"{path} in body should be greater than or equal to {shown(low)}")
+            yield _invalid(path, value, f"{path} in body should be greater than or equal to {go_value(low)}")
     if isinstance(high, (int, float)) and not isinstance(high, bool):
         if schema.get("exclusiveMaximum") is True and value >= high:
-            yield _invalid(path, value, f"{path} in body should be less than {shown(high)}")
+            yield _invalid(path, value, f"{path} in body should be less than {go_value(high)}")
         elif value > high:
-            yield _invalid(path, value, f"{path} in body should be less than or equal to {shown(high)}")
+            yield _invalid(path, value, f"{path} in body should be less than or equal to {go_value(high)}")
     step = schema.get("multipleOf")
     if isinstance(step, (int, float)) and not isinstance(step, bool) and step > 0:
         quotient = value / step
         if not math.isclose(quotient, round(quotient)):
-            yield _invalid(path, value, f"{path} in body should be a multiple of {shown(step)}")
+            yield _invalid(path, value, f"{path} in body should be a multiple of {go_value(step)}")
 
 
 def _string_causes(value: str, schema: Schema, path: str) -> Iterator[Cause]:
@@ -207,7 +194,7 @@ def _array_causes(value: list, schema: Schema, path: str, depth: int) -> Iterato
         for index, item in enumerate(value):
             if item in seen:
                 yield {"reason": "FieldValueDuplicate", "field": f"{path}[{index}]",
-                       "message": f"Duplicate value: {shown(item)}"}
+                       "message": f"Duplicate value: {go_value(item)}"}
             else:
                 seen.append(item)
     items = schema.get("items")

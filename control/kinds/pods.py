@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from control.errors import go_value
 from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, field_value, name_causes, required,
 )
@@ -31,12 +32,12 @@ def _container_causes(container: Any, path: str, seen: set[str]) -> list[Cause]:
     name = container.get("name")
     if isinstance(name, str):
         if name in seen:
-            out.append(cause(f"{path}.name", f'Duplicate value: "{name}"', "FieldValueDuplicate"))
+            out.append(cause(f"{path}.name", f"Duplicate value: {go_value(name)}", "FieldValueDuplicate"))
         seen.add(name)
     if not container.get("image"):
         out.append(required(f"{path}.image"))
     if container.get("imagePullPolicy") not in (None, *PULL_POLICIES):
-        out.append(cause(f"{path}.imagePullPolicy", f'Unsupported value: "{container["imagePullPolicy"]}": '
+        out.append(cause(f"{path}.imagePullPolicy", f'Unsupported value: {go_value(container["imagePullPolicy"])}: '
                          'supported values: "Always", "IfNotPresent", "Never"', "FieldValueNotSupported"))
     for i, port in enumerate(container.get("ports") or []):
         number = port.get("containerPort") if isinstance(port, dict) else None
@@ -44,13 +45,13 @@ def _container_causes(container: Any, path: str, seen: set[str]) -> list[Cause]:
             out.append(required(f"{path}.ports[{i}].containerPort"))
         elif not isinstance(number, int) or not 1 <= number <= 65535:
             out.append(cause(f"{path}.ports[{i}].containerPort",
-                             f"Invalid value: {number}: must be between 1 and 65535, inclusive"))
+                             f"Invalid value: {go_value(number)}: must be between 1 and 65535, inclusive"))
     resources = container.get("resources") or {}
     for section in ("requests", "limits"):
         for resource, value in ((resources.get(section) or {}) if isinstance(resources, dict) else {}).items():
             if not is_quantity(value):
                 out.append(cause(f"{path}.resources.{section}[{resource}]",
-                                 f'Invalid value: "{value}": must be a valid quantity'))
+                                 f'Invalid value: {go_value(value)}: must be a valid quantity'))
     return out
 
 
@@ -67,12 +68,12 @@ def pod_spec_causes(spec: Any, path: str = "spec") -> list[Cause]:
             out += _container_causes(container, f"{path}.{key}[{i}]", seen)
     policy = spec.get("restartPolicy")
     if policy not in (None, *RESTART_POLICIES):
-        out.append(cause(f"{path}.restartPolicy", f'Unsupported value: "{policy}": supported values: '
+        out.append(cause(f"{path}.restartPolicy", f'Unsupported value: {go_value(policy)}: supported values: '
                          '"Always", "OnFailure", "Never"', "FieldValueNotSupported"))
     grace = spec.get("terminationGracePeriodSeconds")
     if grace is not None and (not isinstance(grace, int) or grace < 0):
         out.append(cause(f"{path}.terminationGracePeriodSeconds",
-                         f"Invalid value: {grace}: must be greater than or equal to 0"))
+                         f"Invalid value: {go_value(grace)}: must be greater than or equal to 0"))
     return out
 
 

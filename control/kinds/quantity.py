@@ -17,7 +17,7 @@ _QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|
 
 def parse_quantity(value: str | int | float) -> float:
     if isinstance(value, bool):
-        raise ValueError(f"quantities must match the regular expression: {value!r}")
+        raise ValueError("quantities must be strings or numbers, not booleans")
     if isinstance(value, (int, float)):
         return float(value)
     if not isinstance(value, str):

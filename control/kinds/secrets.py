@@ -21,6 +21,7 @@ import json
 import re
 from typing import Any
 
+from control.errors import go_value
 from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, field_value, required
 from control.kinds.meta import age
 
@@ -94,7 +95,7 @@ def go_json_error(raw: bytes) -> str:
 
 def _json_causes(path: str, raw: bytes | None) -> list[Cause]:
     problem = go_json_error(raw or b"")
-    return [cause(path, f'Invalid value: "{REDACTED}": {problem}')] if problem else []
+    return [cause(path, f'Invalid value: {go_value(REDACTED)}: {problem}')] if problem else []
 
 
 def _type_causes(secret: Obj, data: dict[str, Any], values: dict[str, bytes | None]) -> list[Cause]:
@@ -127,12 +128,12 @@ def validate_secret(secret: Obj) -> list[Cause]:
     values: dict[str, bytes | None] = {}
     for key, value in data.items():
         if not CONFIG_KEY.match(key) or len(key) > 253:
-            out.append(cause(f"data[{key}]", f'Invalid value: "{key}": a valid config key must consist of '
+            out.append(cause(f"data[{key}]", f'Invalid value: {go_value(key)}: a valid config key must consist of '
                              "alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or "
                              "'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"))
         values[key] = decoded(value)
         if values[key] is None:
-            out.append(cause(f"data[{key}]", f'Invalid value: "{REDACTED}": illegal base64 data at input '
+            out.append(cause(f"data[{key}]", f'Invalid value: {go_value(REDACTED)}: illegal base64 data at input '
                              f"byte {bad_base64_at(value)}"))
     if sum(len(v or b"") for v in values.values()) > MAX_SECRET_BYTES:
         out.append(cause("data", f"Too long: must have at most {MAX_SECRET_BYTES} bytes", "FieldValueTooLong"))
@@ -142,7 +143,7 @@ def validate_secret(secret: Obj) -> list[Cause]:
 def validate_secret_update(new: Obj, old: Obj) -> list[Cause]:
     out = []
     if new.get("type") != old.get("type"):
-        out.append(cause("type", f'Invalid value: "{new.get("type")}": field is immutable'))
+        out.append(cause("type", f'Invalid value: {go_value(new.get("type"))}: field is immutable'))
     if old.get("immutable") is True:
         if new.get("immutable") is not True:
             out.append(cause("immutable", "Forbidden: field is immutable when `immutable` is set", "FieldValueForbidden"))

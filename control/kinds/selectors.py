@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from control.errors import go_value
+
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")
@@ -113,7 +115,7 @@ def make_requirement(key: str, operator: str, values: list[str] | tuple[str, ...
     """Validate and build one requirement (Kubernetes' `NewRequirement`); raises SelectorError."""
     problem = _key_problem(key) if isinstance(key, str) else "must be a string"
     if problem:
-        raise SelectorError(f'key: Invalid value: "{key}": {problem}')
+        raise SelectorError(f'key: Invalid value: {go_value(key)}: {problem}')
     vals = list(values)
     if operator in _SET_OPS and not vals:
         raise SelectorError("values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty")
@@ -125,14 +127,14 @@ def make_requirement(key: str, operator: str, values: list[str] | tuple[str, ...
         if len(vals) != 1:
             raise SelectorError("values: Required value: for 'Gt', 'Lt' operators, exactly one value is required")
         if not isinstance(vals[0], str) or not _INTEGER.match(vals[0]):
-            raise SelectorError(f"values[0]: Invalid value: \"{vals[0]}\": for 'Gt', 'Lt' operators, "
+            raise SelectorError(f"values[0]: Invalid value: {go_value(vals[0])}: for 'Gt', 'Lt' operators, "
                                 "the value must be an integer")
     if operator not in _SET_OPS + _EXACT_OPS + _NUMERIC_OPS + _UNARY_OPS:
-        raise SelectorError(f'operator: Unsupported value: "{operator}"')
+        raise SelectorError(f'operator: Unsupported value: {go_value(operator)}')
     for i, value in enumerate(vals):
         problem = _value_problem(value) if isinstance(value, str) else "must be a string"
         if problem:
-            raise SelectorError(f'values[{i}][{key}]: Invalid value: "{value}": {problem}')
+            raise SelectorError(f'values[{i}][{key}]: Invalid value: {go_value(value)}: {problem}')
     return Requirement(key, operator, tuple(sorted(set(vals))))
 
 

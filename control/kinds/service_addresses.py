@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from control.errors import go_value
 from control.kinds.base import Cause, Obj, cause
 from control.kinds.network import NODE_PORT_RANGE, SERVICE_CIDR
 from control.kinds.strategy import Allocator, RangeFull
@@ -196,10 +197,10 @@ def _node_port_causes(spec: dict[str, Any], old_spec: dict[str, Any], taken: Tak
         if not number:
             continue
         if number not in NODE_PORT_RANGE:
-            out.append(cause(f"spec.ports[{i}].nodePort", f"Invalid value: {number}: provided port is not in the valid "
+            out.append(cause(f"spec.ports[{i}].nodePort", f"Invalid value: {go_value(number)}: provided port is not in the valid "
                              f"range. The range of valid ports is {NODE_PORT_RANGE.start}-{NODE_PORT_RANGE.stop - 1}"))
         elif number in taken.ports and number not in owned:
-            out.append(cause(f"spec.ports[{i}].nodePort", f"Invalid value: {number}: provided port is already allocated"))
+            out.append(cause(f"spec.ports[{i}].nodePort", f"Invalid value: {go_value(number)}: provided port is already allocated"))
     return out
 
 
@@ -236,7 +237,7 @@ def allocate(svc: Obj, old: Obj | None, stored_bodies: Callable[[], list[str]]) 
     if needs_health_check_port(spec):
         number = spec.get("healthCheckNodePort")
         if number and number in taken.ports and number != old_spec.get("healthCheckNodePort"):
-            causes.append(cause("spec.healthCheckNodePort", f"Invalid value: {number}: provided port is already allocated"))
+            causes.append(cause("spec.healthCheckNodePort", f"Invalid value: {go_value(number)}: provided port is already allocated"))
         elif not number:
             spec["healthCheckNodePort"] = _pick_port(taken)
     return causes

@@ -12,7 +12,29 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from control.kinds.openapi_schema import TYPES, Cause, shown, value_causes
+from control.errors import go_value
+from control.kinds.openapi_schema import TYPES, Cause, value_causes
+
+# Python's re error texts → Go's regexp/syntax error codes, which kube-apiserver prints (the
+# pattern is compiled by Go there); the first matching prefix wins.
+_GO_REGEXP_ERRORS = (
+    ("missing ), unterminated subpattern", "missing closing )"),
+    ("unbalanced parenthesis", "unexpected )"),
+    ("unterminated character set", "missing closing ]"),
+    ("nothing to repeat", "missing argument to repetition operator"),
+    ("multiple repeat", "invalid nested repetition operator"),
+    ("bad escape (end of pattern)", "trailing backslash at end of expression"),
+    ("bad escape", "invalid escape sequence"),
+    ("bad character range", "invalid character class range"),
+)
+
+
+def go_regexp_error(exc: re.error, pattern: str) -> str:
+    """How Go's regexp.Compile would word the failure: `error parsing regexp: <code>: `<expr>``."""
+    code = next((go for python, go in _GO_REGEXP_ERRORS if exc.msg.startswith(python)),
+                "invalid or unsupported Perl syntax")
+    return f"error parsing regexp: {code}: `{pattern}`"
+
 
 _FORBIDDEN = ("$ref", "definitions", "dependencies", "id", "$schema", "patternProperties", "additionalItems")
 
@@ -24,7 +46,7 @@ def structural_causes(schema: Any, path: str) -> list[Cause]:
     out: list[Cause] = []
     if schema.get("type") != "object":
         out.append({"reason": "FieldValueInvalid", "field": f"{path}.type",
-                    "message": f'Invalid value: {shown(schema.get("type", ""))}: must be object at the root'})
+                    "message": f'Invalid value: {go_value(schema.get("type", ""))}: must be object at the root'})
     _structural(schema, path, out, 0, root=True)
     return out
 
@@ -44,7 +66,7 @@ def _structural(schema: Any, path: str, out: list[Cause], depth: int, *, root: b
                     "message": "Required value: must not be empty for specified object fields"})
     elif kind is not None and kind not in TYPES:
         out.append({"reason": "FieldValueNotSupported", "field": f"{path}.type",
-                    "message": f"Unsupported value: {shown(kind)}: supported values: "
+                    "message": f"Unsupported value: {go_value(kind)}: supported values: "
                                + ", ".join(f'"{t}"' for t in ("array", "boolean", "integer", "number", "object", "string"))})
     if kind == "array" and not isinstance(schema.get("items"), dict):
         out.append({"reason": "FieldValueRequired", "field": f"{path}.items",
@@ -55,7 +77,8 @@ def _structural(schema: Any, path: str, out: list[Cause], depth: int, *, root: b
             re.compile(pattern)
         except re.error as exc:
             out.append({"reason": "FieldValueInvalid", "field": f"{path}.pattern",
-                        "message": f"Invalid value: {shown(pattern)}: must be a valid regular expression, but isn't: {exc}"})
+                        "message": f"Invalid value: {go_value(pattern)}: must be a valid regular expression, "
+                                   f"but isn't: {go_regexp_error(exc, pattern)}"})
     props = schema.get("properties")
     extra = schema.get("additionalProperties")
     if props is not None and not isinstance(props, dict):
@@ -76,5 +99,5 @@ def _structural(schema: Any, path: str, out: list[Cause], depth: int, *, root: b
     if "default" in schema and isinstance(schema.get("default"), (dict, list, str, int, float, bool)):
         for problem in value_causes(schema["default"], schema):
             out.append({"reason": "FieldValueInvalid", "field": f"{path}.default",
-                        "message": f"Invalid value: {shown(schema['default'])}: {problem['message']}"})
+                        "message": f"Invalid value: {go_value(schema['default'])}: {problem['message']}"})
             break

@@ -26,7 +26,7 @@ import random
 from typing import Any, AsyncIterator
 
 from control import errors
-from control.clock import REAL
+from control.clock import REAL, Clock
 from control.client.component import connect, run_all
 from control.client.http import HubClient
 from control.client.informer import Handlers
@@ -44,7 +44,7 @@ FORWARD_TIMEOUT = 2.0
 
 
 class KubeProxy:
-    def __init__(self, client: HubClient, node: str, *, balance: str = "round-robin", clock: Any = None,
+    def __init__(self, client: HubClient, node: str, *, balance: str = "round-robin", clock: Clock | None = None,
                  rng: random.Random | None = None, port: int = KUBE_PROXY_PORT):
         self.client, self.node, self.port = client, node, port
         self.clock = clock or REAL
@@ -112,7 +112,7 @@ class KubeProxy:
         """One request to the pod behind `endpoint`, through its node's kubelet."""
         where = kubelet_endpoint(self.nodes.cache.get(node))
         if where is None:
-            return 503, {"error": f"node {node!r} of pod {endpoint.pod} is unknown or has no kubelet address"}
+            return 503, {"error": f"node \"{node}\" of pod {endpoint.pod} is unknown or has no kubelet address"}
         pool = self._pools.get(where)
         if pool is None:
             pool = self._pools[where] = ConnectionPool(f"http://{where[0]}:{where[1]}", f"kube-proxy/{self.node}", size=16)
@@ -198,7 +198,7 @@ class KubeProxy:
             await self.close()
 
 
-async def run_kube_proxy(server: str, *, node: str, balance: str = "round-robin", clock: Any = None) -> None:
+async def run_kube_proxy(server: str, *, node: str, balance: str = "round-robin", clock: Clock | None = None) -> None:
     """Run the kube-proxy of `node` against the hub at `server` until cancelled."""
     client = connect(server, f"kube-proxy/{node}")
     await KubeProxy(client, node, balance=balance, clock=clock).run()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from control.clock import REAL
+from control.clock import REAL, Clock
 from control.client.component import connect, run_all
 from control.client.events import EventRecorder
 from control.client.shared import SharedInformers
@@ -19,9 +19,9 @@ from control.restaurant import garnishcook, linecook
 COOKS = {linecook.NAME: linecook.build, garnishcook.NAME: garnishcook.build}
 
 
-async def run_cook(server: str, name: str, *, clock: Any = None) -> None:
+async def run_cook(server: str, name: str, *, clock: Clock | None = None) -> None:
     if name not in COOKS:
-        raise ValueError(f"unknown cook {name!r}; choose from {', '.join(COOKS)}")
+        raise ValueError(f"unknown cook \"{name}\"; choose from {', '.join(COOKS)}")
     clock = clock or REAL
     client = connect(server, name)
     informers = SharedInformers(client, clock=clock)

@@ -22,7 +22,8 @@ from control.client.informer import Handlers, Informer, by_controller
 from control.client.resources import key_of
 from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
-from control.kinds.meta import format_time
+from control.clock import Clock
+from control.kinds.meta import format_time, metadata
 from control.restaurant import slip
 from control.restaurant.manifests import DISHES, ORDERS
 
@@ -38,7 +39,7 @@ def garnished_status(order: Obj, garnished: int) -> Obj:
 
 
 class GarnishCook:
-    def __init__(self, client: Any, orders: Informer, dishes: Informer, *, clock: Any, recorder: Any = None):
+    def __init__(self, client: Any, orders: Informer, dishes: Informer, *, clock: Clock, recorder: Any = None):
         self.client, self.orders, self.dishes = client, orders, dishes
         self.clock, self.recorder = clock, recorder
         self.queue = WorkQueue(clock=clock)
@@ -57,9 +58,9 @@ class GarnishCook:
 
     async def reconcile(self, key: str) -> Result:
         order = self.orders.cache.get(key)
-        if order is None or slip.meta(order).get("deletionTimestamp"):
+        if order is None or metadata(order).get("deletionTimestamp"):
             return DONE  # nothing to garnish for a slip that is gone
-        mine = slip.cooked_for(order, self.dishes.cache.by_index("controller", slip.meta(order)["uid"]))
+        mine = slip.cooked_for(order, self.dishes.cache.by_index("controller", metadata(order)["uid"]))
         done = sum(1 for d in mine if slip.garnished(d))
         failed: Exception | None = None
         for dish in (d for d in mine if not slip.garnished(d)):
@@ -83,10 +84,10 @@ class GarnishCook:
         body["status"] = {**(dish.get("status") or {}), "garnished": True, "garnishedAt": format_time(self.clock.now())}
         await self.client.replace_status(DISHES, body)
         if self.recorder:
-            await self.recorder.record(dish, "Normal", "Garnished", f"Garnished {slip.meta(dish)['name']}")
+            await self.recorder.record(dish, "Normal", "Garnished", f"Garnished {metadata(dish)['name']}")
 
 
-def build(*, client: Any, informers: Any, clock: Any, recorder: Any = None) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, recorder: Any = None) -> Runner:
     orders, dishes = informers.get(ORDERS), informers.get(DISHES)
     cook = GarnishCook(client, orders, dishes, clock=clock, recorder=recorder)
     return Runner(NAME, cook.reconcile, cook.queue, [orders, dishes], workers=2)

@@ -32,7 +32,7 @@ def install_crds(url: str, *, crds: Iterable[dict[str, Any]] = CRDS, timeout: fl
     try:
         return _install(url, crds, timeout, transport)
     except httpx.HTTPError as exc:
-        raise InstallError(f"cannot reach the hub at {url}: {exc!r}") from None
+        raise InstallError(f"cannot reach the hub at {url}: {exc or type(exc).__name__}") from None
 
 
 def _install(url: str, crds: Iterable[dict[str, Any]], timeout: float,

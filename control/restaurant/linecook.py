@@ -33,6 +33,8 @@ from control.client.informer import Handlers, Informer, by_controller
 from control.client.resources import key_of
 from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
+from control.clock import Clock
+from control.kinds.meta import metadata
 from control.restaurant import slip
 from control.restaurant.manifests import DISHES, ORDERS
 
@@ -46,13 +48,13 @@ def cooked_status(order: Obj, dishes: list[Obj]) -> Obj:
     status = copy.deepcopy(order.get("status") or {})
     cooked = len(dishes)
     status["cooked"] = cooked
-    status["observedGeneration"] = slip.meta(order).get("generation", 1)
+    status["observedGeneration"] = metadata(order).get("generation", 1)
     status["phase"] = slip.phase(slip.wanted(order), cooked, int(status.get("garnished") or 0))
     return status
 
 
 class LineCook:
-    def __init__(self, client: Any, orders: Informer, dishes: Informer, *, clock: Any, recorder: Any = None):
+    def __init__(self, client: Any, orders: Informer, dishes: Informer, *, clock: Clock, recorder: Any = None):
         self.client, self.orders, self.dishes = client, orders, dishes
         self.clock, self.recorder = clock, recorder
         self.queue = WorkQueue(clock=clock)
@@ -85,16 +87,16 @@ class LineCook:
     def _dish_deleted(self, dish: Obj) -> None:
         key = slip.order_key_of(dish)
         if key:
-            self.expectations.deleted(key, slip.meta(dish).get("uid", ""))
+            self.expectations.deleted(key, metadata(dish).get("uid", ""))
             self.queue.add(key)
 
     # --- reconcile ------------------------------------------------------------------------------
 
     async def reconcile(self, key: str) -> Result:
         order = self.orders.cache.get(key)
-        if order is None or slip.meta(order).get("deletionTimestamp"):
+        if order is None or metadata(order).get("deletionTimestamp"):
             return DONE  # its dishes are the garbage collector's: they point at the slip that is gone
-        uid = slip.meta(order)["uid"]
+        uid = metadata(order)["uid"]
         mine = slip.cooked_for(order, self.dishes.cache.by_index("controller", uid))
         # The slip first says what the cook sees (cooked 1 of 2 after a drop), then the cook acts.
         # A stale slip (409) ends the pass until the newer slip arrives, so "cooked 1" is never
@@ -114,7 +116,7 @@ class LineCook:
 
     async def cook(self, key: str, order: Obj, count: int) -> Result:
         self.expectations.expect(key, adds=count)
-        namespace = slip.meta(order).get("namespace")
+        namespace = metadata(order).get("namespace")
         results = await asyncio.gather(*(self.client.create(DISHES, slip.new_dish(order), namespace) for _ in range(count)),
                                        return_exceptions=True)
         failures = [r for r in results if isinstance(r, BaseException)]
@@ -122,7 +124,7 @@ class LineCook:
             self.expectations.create_failed(key)
         cooked = [r for r in results if not isinstance(r, BaseException)]
         if cooked and self.recorder:
-            names = ", ".join(slip.meta(d)["name"] for d in cooked)
+            names = ", ".join(metadata(d)["name"] for d in cooked)
             menu = (order.get("spec") or {}).get("menu", "dish")
             await self.recorder.record(order, "Normal", "Cooked", f"Cooked {len(cooked)} {menu}: {names}")
         if failures:
@@ -134,14 +136,14 @@ class LineCook:
     async def throw_away(self, key: str, dishes: list[Obj], why: str) -> Result:
         if not dishes:
             return DONE
-        self.expectations.expect(key, deletes={slip.meta(d).get("uid", "") for d in dishes})
+        self.expectations.expect(key, deletes={metadata(d).get("uid", "") for d in dishes})
 
         async def delete(dish: Obj) -> None:
             try:
-                await self.client.delete(DISHES, slip.meta(dish)["name"], slip.meta(dish).get("namespace"),
-                                         preconditions={"uid": slip.meta(dish).get("uid", "")})
+                await self.client.delete(DISHES, metadata(dish)["name"], metadata(dish).get("namespace"),
+                                         preconditions={"uid": metadata(dish).get("uid", "")})
             except errors.ApiError:
-                self.expectations.deleted(key, slip.meta(dish).get("uid", ""))  # we will not see it go
+                self.expectations.deleted(key, metadata(dish).get("uid", ""))  # we will not see it go
                 raise
 
         results = await asyncio.gather(*(delete(d) for d in dishes), return_exceptions=True)
@@ -154,7 +156,7 @@ class LineCook:
         return DONE
 
 
-def build(*, client: Any, informers: Any, clock: Any, recorder: Any = None) -> Runner:
+def build(*, client: Any, informers: Any, clock: Clock, recorder: Any = None) -> Runner:
     orders, dishes = informers.get(ORDERS), informers.get(DISHES)
     cook = LineCook(client, orders, dishes, clock=clock, recorder=recorder)
     return Runner(NAME, cook.reconcile, cook.queue, [orders, dishes], workers=2)

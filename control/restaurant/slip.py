@@ -15,7 +15,7 @@ from typing import Any
 from control import errors
 from control.client.resources import key_of
 from control.client.runner import Result
-from control.kinds.meta import controller_ref, controller_uid, labels_of, metadata as meta
+from control.kinds.meta import controller_ref, controller_uid, labels_of, metadata
 from control.restaurant.manifests import API_VERSION, ORDER_LABEL, ORDERS
 
 log = logging.getLogger(__name__)
@@ -75,13 +75,13 @@ def order_name(dish: Obj) -> str:
 
 def order_key_of(dish: Obj) -> str | None:
     name = order_name(dish)
-    return f"{meta(dish).get('namespace', '')}/{name}" if name else None
+    return f"{metadata(dish).get('namespace', '')}/{name}" if name else None
 
 
 def cooked_for(order: Obj, dishes: list[Obj]) -> list[Obj]:
     """The dishes of this very Order (controller uid, so a new slip with an old name gets its own)."""
-    uid = meta(order).get("uid")
-    return [d for d in dishes if uid and controller_uid(d) == uid and not meta(d).get("deletionTimestamp")]
+    uid = metadata(order).get("uid")
+    return [d for d in dishes if uid and controller_uid(d) == uid and not metadata(d).get("deletionTimestamp")]
 
 
 def garnished(dish: Obj) -> bool:
@@ -90,11 +90,11 @@ def garnished(dish: Obj) -> bool:
 
 def new_dish(order: Obj) -> Obj:
     """A dish for the order: generateName `<order>-`, labelled with and controlled by the order."""
-    name, namespace = meta(order)["name"], meta(order).get("namespace", "default")
+    name, namespace = metadata(order)["name"], metadata(order).get("namespace", "default")
     return {"apiVersion": API_VERSION, "kind": "Dish",
             "metadata": {"generateName": f"{name}-", "namespace": namespace, "labels": {ORDER_LABEL: name},
                          "ownerReferences": [{"apiVersion": API_VERSION, "kind": "Order", "name": name,
-                                              "uid": meta(order)["uid"], "controller": True,
+                                              "uid": metadata(order)["uid"], "controller": True,
                                               "blockOwnerDeletion": True}]},
             "spec": {"menu": (order.get("spec") or {}).get("menu", ""), "order": name}}
 
@@ -104,6 +104,6 @@ def extra_dishes(dishes: list[Obj], count: int) -> list[Obj]:
     surplus = len(dishes) - count
     if surplus <= 0:
         return []
-    newest_first = sorted(dishes, key=lambda d: (meta(d).get("creationTimestamp", ""), meta(d).get("name", "")),
+    newest_first = sorted(dishes, key=lambda d: (metadata(d).get("creationTimestamp", ""), metadata(d).get("name", "")),
                           reverse=True)
     return sorted(newest_first, key=garnished)[:surplus]  # stable: keeps newest-first within each group

@@ -10,7 +10,7 @@ import { Model } from "./model.js";
 import { Panels } from "./panels.js";
 import { Picture } from "./picture.js";
 import { ProxyRules } from "./rules.js";
-import { TrafficView } from "./traffic.js";
+import { RECORD, TrafficView } from "./traffic.js";
 import { WireView } from "./wire.js";
 import { setMode, ui } from "./words.js";
 
@@ -66,7 +66,7 @@ function receive(message) {
   } else if (message.t === "traffic") {
     // Service requests answered through a kube-proxy are drawn by the traffic view; the rest
     // are the hub's own requests and watch deliveries.
-    const requests = message.records.filter((record) => record.type === "service.request");
+    const requests = message.records.filter((record) => record.type === RECORD.serviceRequest);
     if (requests.length) traffic.add(requests);
     picture.traffic(message.records);
     rules.notice(message.records);

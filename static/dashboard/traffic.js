@@ -1,10 +1,13 @@
-// Service traffic, live: every answered request the hub publishes ("service.request" records, one
-// per request sent through a node's kube-proxy) moves one dot from that node's kube-proxy spoke to
+// Service traffic, live: every answered request the hub publishes (records of type
+// RECORD.serviceRequest, one per request sent through a node's kube-proxy) moves one dot from that node's kube-proxy spoke to
 // the pod that answered (red, to the Service, when it failed), counts on the pod's chip, and shows
 // as a line in the traffic panel. Counts are exact; dots beyond what can be animated are skipped.
 // The traffic form's node and service choices follow the model (nodes and Services present).
 import { term, ui } from "./words.js";
 
+// The traffic records' types come from the server (control/protocol.py, as the body's
+// data-record-types): the page keeps no copy of them.
+export const RECORD = JSON.parse(document.body.dataset.recordTypes || "{}");
 const MAX_ACTIVE = 120;
 const TRAVEL_MS = 700;
 const RECENT = 14;

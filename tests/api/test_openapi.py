@@ -3,6 +3,7 @@ kubectl relies on, and components closed under $ref. kubectl's own lookups are r
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -255,3 +256,39 @@ def test_the_real_kinds_get_documents_too():
         assert k.definition in document["components"]["schemas"]
         assert _kubectl_supports_smp_and_server_validation(document, k.group, k.version, k.kind), k.kind
     assert group_version_document("api/v1") is group_version_document("api/v1")  # cached
+
+
+def _delete_answer(document: dict, path: str) -> set[str]:
+    responses = document["paths"][path]["delete"]["responses"]
+    assert set(responses) == {"200", "202", "401"}
+    return {responses[code]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+            for code in ("200", "202")}
+
+
+def test_delete_answers_what_the_kinds_strategy_returns():
+    from control.kinds import KINDS
+
+    core = group_version_document("api/v1")
+    by_kind = {k.kind: k for k in KINDS}
+    # upstream's deleteNamespacedPod answers 200/202 with a Pod; deleteNamespacedConfigMap with a Status
+    assert _delete_answer(core, "/api/v1/namespaces/{namespace}/pods/{name}") == {"io.k8s.api.core.v1.Pod"}
+    assert _delete_answer(core, "/api/v1/namespaces/{namespace}/services/{name}") == {"io.k8s.api.core.v1.Service"}
+    assert _delete_answer(core, "/api/v1/namespaces/{name}") == {"io.k8s.api.core.v1.Namespace"}
+    assert _delete_answer(core, "/api/v1/namespaces/{namespace}/configmaps/{name}") == {
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Status"}
+    for k in KINDS:
+        document = group_version_document(f"apis/{k.group}/{k.version}" if k.group else f"api/{k.version}")
+        prefix = f"/apis/{k.group}/{k.version}" if k.group else f"/api/{k.version}"
+        path = f"{prefix}/namespaces/{{namespace}}/{k.plural}/{{name}}" if k.namespaced else f"{prefix}/{k.plural}/{{name}}"
+        wanted = by_kind[k.kind].definition if k.deletion.returns_object else "io.k8s.apimachinery.pkg.apis.meta.v1.Status"
+        assert _delete_answer(document, path) == {wanted}, k.kind
+
+
+def test_a_kind_that_takes_no_strategic_merge_patch_does_not_list_it():
+    plain = dataclasses.replace(LEASE, merges_strategically=False)
+    patch = group_version_document("apis/coordination.k8s.io/v1", kinds=(plain,))["paths"][
+        "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"]["patch"]
+    assert set(patch["requestBody"]["content"]) == set(PATCH_TYPES) - {"application/strategic-merge-patch+json"}
+    patch = doc("apis/coordination.k8s.io/v1")["paths"][
+        "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"]["patch"]
+    assert set(patch["requestBody"]["content"]) == set(PATCH_TYPES)

@@ -198,7 +198,7 @@ def test_v3_only_constructs_fold_into_what_kubectl_reads(v3, v2):
 
 def test_custom_kind_components_are_converted_too():
     crd = Kind(group="kitchen.example.com", version="v1", kind="Order", plural="orders", namespaced=True,
-               definition="com.example.kitchen.v1.Order", crd="orders.kitchen.example.com",
+               definition="com.example.kitchen.v1.Order", crd="orders.kitchen.example.com", merges_strategically=False,
                schema={"type": "object", "properties": {"spec": {"type": "object", "properties": {
                    "dish": {"type": "string"}, "extras": {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
                                                           "properties": {"a": {"type": "string"}}}}}}})

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from control import errors
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.http import HubClient, HubUnreachable
 from control.client.informer import Backoff, Handlers, Informer, by_node
 from control.client.resources import CONFIGMAPS, PODS

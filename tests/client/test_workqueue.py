@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from control import errors
-from control.client.clock import FakeClock, settle
+from control.clock import FakeClock, settle
 from control.client.expectations import Expectations
 from control.client.runner import DONE, Runner, drop, requeue_after, retry
 from control.client.workqueue import WorkQueue

@@ -18,7 +18,7 @@ from control.clock import FakeClock
 from control.client.informer import Informer
 from control.client.resources import Resource
 from control.client.shared import SharedInformers
-from control.controllers.common import stamp
+from control.kinds.meta import format_time
 
 Obj = dict[str, Any]
 START = 1_800_000_000.0
@@ -173,7 +173,7 @@ _rv = itertools.count(1)
 def metadata(name: str, namespace: str | None = "default", *, uid: str | None = None, labels: dict | None = None,
              created: float = START - 3600, owners: list[Obj] | None = None, **extra: Any) -> Obj:
     out: Obj = {"name": name, "uid": uid or f"uid-{name}", "resourceVersion": str(next(_rv)),
-                "creationTimestamp": stamp(created)}
+                "creationTimestamp": format_time(created)}
     if namespace:
         out["namespace"] = namespace
     if labels is not None:
@@ -212,7 +212,7 @@ def pod(name: str, *, labels: dict | None = None, owners: list[Obj] | None = Non
         ready: bool = False, node: str = "", ip: str = "", restarts: int = 0, created: float = START - 600,
         deleting: str | None = None, ready_since: float = START - 600, tolerations: list[Obj] | None = None) -> Obj:
     status: Obj = {"phase": phase, "conditions": [{"type": "Ready", "status": "True" if ready else "False",
-                                                   "lastTransitionTime": stamp(ready_since)}],
+                                                   "lastTransitionTime": format_time(ready_since)}],
                    "containerStatuses": [{"name": "app", "restartCount": restarts}]}
     if ip:
         status["podIP"] = ip

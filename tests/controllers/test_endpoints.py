@@ -5,8 +5,9 @@ from __future__ import annotations
 from control.clock import FakeClock
 from control.client.resources import ENDPOINTS, PODS, SERVICES
 from control.controllers.endpoints import EndpointsController
+from control.kinds.meta import format_time
 
-from .fakes import START, FakeClient, fill, informers, metadata, observe, pod, run, stamp
+from .fakes import START, FakeClient, fill, informers, metadata, observe, pod, run
 
 
 def service(name="web", selector=None, ports=None):
@@ -41,7 +42,7 @@ def test_ready_pods_are_addresses_and_others_with_an_ip_not_ready_addresses():
         pod("a", ready=True, ip="10.0.0.2", node="n1", phase="Running"),
         pod("b", ready=False, ip="10.0.0.1", node="n1", phase="Running"),
         pod("no-ip", ready=False, node="n1"),
-        pod("going", ready=True, ip="10.0.0.3", node="n1", deleting=stamp(START)),
+        pod("going", ready=True, ip="10.0.0.3", node="n1", deleting=format_time(START)),
         pod("done", ready=False, ip="10.0.0.4", node="n1", phase="Succeeded"),
         pod("other", labels={"app": "db"}, ready=True, ip="10.0.0.5", node="n1"))
     run(controller.reconcile("default/web"))

@@ -5,8 +5,9 @@ from __future__ import annotations
 from control.clock import FakeClock
 from control.client.resources import DEPLOYMENTS, PODS, REPLICASETS
 from control.controllers.garbagecollector import WATCHED, GarbageCollector, item_key
+from control.kinds.meta import format_time
 
-from .fakes import START, FakeClient, fill, informers, pod, replicaset, run, stamp, vanish
+from .fakes import START, FakeClient, fill, informers, pod, replicaset, run, vanish
 from .test_rollout import deployment
 
 
@@ -25,7 +26,7 @@ def key(obj):
 
 
 def deleting(obj, *finalizers):
-    obj["metadata"].update({"deletionTimestamp": stamp(START), "finalizers": list(finalizers)})
+    obj["metadata"].update({"deletionTimestamp": format_time(START), "finalizers": list(finalizers)})
     return obj
 
 

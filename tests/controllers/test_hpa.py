@@ -9,7 +9,7 @@ from typing import Any
 from control import errors
 from control.clock import FakeClock
 from control.client.resources import PODS
-from control.controllers.common import stamp
+from control.kinds.meta import format_time
 from control.controllers.hpa import HPAS, HorizontalController, samples_from
 from control.kinds.autoscaling import hpa_defaults
 from tests.controllers.fakes import START, FakeClient, fill, informers, observe, pod, run
@@ -48,7 +48,7 @@ class ScaleClient(FakeClient):
             if self.metrics_error:
                 raise self.metrics_error
             return {"kind": "PodMetricsList", "items": [
-                {"metadata": {"name": name, "namespace": "default"}, "timestamp": stamp(START - 1), "window": "3s",
+                {"metadata": {"name": name, "namespace": "default"}, "timestamp": format_time(START - 1), "window": "3s",
                  "containers": [{"name": "app", "usage": {"cpu": cpu, "memory": "16Mi"}}]}
                 for name, cpu in self.usage.items()]}
         raise errors.NotFound(f"no fake answer for {method} {path}")
@@ -73,7 +73,7 @@ def hpa(*, target: int = 50, minimum: int = 1, maximum: int = 10, behavior: dict
 def running(name: str) -> dict:
     p = pod(name, phase="Running", ready=True, node="node-1", ip="10.0.0.1", ready_since=START - 3600)
     p["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "100m"}}
-    p["status"]["startTime"] = stamp(START - 3600)
+    p["status"]["startTime"] = format_time(START - 3600)
     return p
 
 
@@ -107,7 +107,7 @@ def test_high_cpu_scales_up_through_the_scale_subresource_with_an_event():
                                 "(percentage of request) above target")]
     status = written_status(client)
     assert status["desiredReplicas"] == 4 and status["currentReplicas"] == 2 and status["observedGeneration"] == 1
-    assert status["lastScaleTime"] == stamp(START)
+    assert status["lastScaleTime"] == format_time(START)
     assert status["currentMetrics"] == [{"type": "Resource", "resource": {
         "name": "cpu", "current": {"averageUtilization": 90, "averageValue": "90m"}}}]
     assert conditions(status) == {"AbleToScale": ("True", "SucceededRescale"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from control.controllers.common import stamp
+from control.kinds.meta import format_time
 from control.controllers.hpa_replicas import (
     Behaviour, MetricsUnavailable, Readiness, Sample, group_pods, pod_replicas, pod_requests,
 )
@@ -20,11 +20,11 @@ def pod(name: str, *, request: str | None = "100m", phase: str = "Running", read
     resources = {"requests": {"cpu": request, "memory": "64Mi"}} if request else {}
     meta = {"name": name, "namespace": "default"}
     if deleting:
-        meta["deletionTimestamp"] = stamp(NOW)
+        meta["deletionTimestamp"] = format_time(NOW)
     return {"metadata": meta, "spec": {"containers": [{"name": "app", "resources": resources}]},
-            "status": {"phase": phase, "startTime": stamp(started),
+            "status": {"phase": phase, "startTime": format_time(started),
                        "conditions": [{"type": "Ready", "status": "True" if ready else "False",
-                                       "lastTransitionTime": stamp(ready_since)}]}}
+                                       "lastTransitionTime": format_time(ready_since)}]}}
 
 
 def samples(**millicores: float) -> dict[str, Sample]:

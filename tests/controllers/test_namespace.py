@@ -6,8 +6,9 @@ from control import errors
 from control.clock import FakeClock
 from control.client.resources import NAMESPACES, PODS
 from control.controllers.namespace import NamespaceController
+from control.kinds.meta import format_time
 
-from .fakes import START, FakeClient, fill, informers, metadata, pod, run, stamp
+from .fakes import START, FakeClient, fill, informers, metadata, pod, run
 
 DISCOVERY = {
     ("GET", "/api/v1"): {"groupVersion": "v1", "resources": [
@@ -24,7 +25,7 @@ def namespace(name="team", terminating=True):
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata(name, namespace=None),
           "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Terminating" if terminating else "Active"}}
     if terminating:
-        ns["metadata"].update({"deletionTimestamp": stamp(START), "deletionGracePeriodSeconds": 0})
+        ns["metadata"].update({"deletionTimestamp": format_time(START), "deletionGracePeriodSeconds": 0})
     return ns
 
 

@@ -7,8 +7,9 @@ from control.clock import FakeClock
 from control.client.resources import LEASES, NODES, PODS
 from control.client.timings import KUBERNETES, Timings
 from control.controllers.nodelifecycle import UNREACHABLE, NodeLifecycleController
+from control.kinds.meta import format_time
 
-from .fakes import START, FakeClient, fill, informers, metadata, pod, run, stamp
+from .fakes import START, FakeClient, fill, informers, metadata, pod, run
 
 TIMINGS = Timings(**KUBERNETES)  # grace 50 s, monitor 5 s, toleration 300 s
 
@@ -23,7 +24,7 @@ class Recorder:
 
 def node(name="n1", *, ready="True", heartbeat=START - 100, taints=None):
     conditions = [{"type": t, "status": s, "reason": "KubeletReady", "message": "ok",
-                   "lastHeartbeatTime": stamp(heartbeat), "lastTransitionTime": stamp(START - 3000)}
+                   "lastHeartbeatTime": format_time(heartbeat), "lastTransitionTime": format_time(START - 3000)}
                   for t, s in (("Ready", ready), ("MemoryPressure", "False"))]
     return {"apiVersion": "v1", "kind": "Node", "metadata": metadata(name, namespace=None),
             "spec": {"taints": taints} if taints else {}, "status": {"conditions": conditions}}
@@ -38,8 +39,8 @@ def lease(name="n1", renewed=START - 10):
 
 
 def unreachable(added=START - 100):
-    return [{"key": UNREACHABLE, "effect": "NoSchedule", "timeAdded": stamp(added)},
-            {"key": UNREACHABLE, "effect": "NoExecute", "timeAdded": stamp(added)}]
+    return [{"key": UNREACHABLE, "effect": "NoSchedule", "timeAdded": format_time(added)},
+            {"key": UNREACHABLE, "effect": "NoExecute", "timeAdded": format_time(added)}]
 
 
 DEFAULT_TOLERATION = {"key": UNREACHABLE, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
@@ -71,7 +72,7 @@ def test_a_node_goes_unknown_and_unreachable_once_its_lease_is_older_than_the_gr
                                                             "DiskPressure": "Unknown", "PIDPressure": "Unknown"}
     ready = conditions[0]
     assert (ready["reason"], ready["message"]) == ("NodeStatusUnknown", "Kubelet stopped posting node status.")
-    assert ready["lastHeartbeatTime"] == stamp(START - 100), "the last heartbeat is kept"
+    assert ready["lastHeartbeatTime"] == format_time(START - 100), "the last heartbeat is kept"
     pod_ready = client.actions[1].body["status"]["conditions"][0]
     assert (pod_ready["type"], pod_ready["status"]) == ("Ready", "False")
     assert client.actions[2].body["spec"]["taints"] == unreachable(added=START + 41)
@@ -108,7 +109,7 @@ def test_pods_are_evicted_at_once_without_a_toleration_and_after_toleration_seco
 
 def test_a_pod_still_terminating_on_a_dead_node_is_force_deleted_after_its_grace():
     dead = node(ready="Unknown", heartbeat=START - 500, taints=unreachable())
-    going = pod("going", node="n1", deleting=stamp(START + 10))
+    going = pod("going", node="n1", deleting=format_time(START + 10))
     controller, client, clock, _ = setup(dead, going)
     result = run(controller.reconcile("pod:default/going"))
     assert client.summary() == [] and result.outcome == "requeue_after" and 10 <= result.after <= 11
@@ -135,7 +136,7 @@ def test_a_node_event_enqueues_the_pods_on_it_when_its_taints_change():
 def test_a_new_node_without_status_is_left_alone_until_its_grace_runs_out():
     fresh = node()
     fresh["status"] = {}
-    fresh["metadata"]["creationTimestamp"] = stamp(START - 1)
+    fresh["metadata"]["creationTimestamp"] = format_time(START - 1)
     controller, client, clock, _ = setup(fresh)
     run(controller.reconcile("node:n1"))
     assert client.summary() == [], "no Ready condition yet, but within the grace: no taints"

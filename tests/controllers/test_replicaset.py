@@ -7,8 +7,9 @@ from control import errors
 from control.clock import FakeClock
 from control.client.resources import PODS, REPLICASETS
 from control.controllers.replicaset import ReplicaSetController, slow_start_batches
+from control.kinds.meta import format_time
 
-from .fakes import START, FakeClient, fill, informers, observe, pod, replicaset, run, stamp, vanish
+from .fakes import START, FakeClient, fill, informers, observe, pod, replicaset, run, vanish
 
 
 def setup(*objs, clock=None):
@@ -103,7 +104,7 @@ def test_scale_down_deletes_unscheduled_pending_unready_restarted_newer_first():
 
 def test_terminating_and_finished_pods_are_not_counted():
     rs = replicaset("web", 2)
-    controller, client = setup(rs, pod("going", owners=[rs], deleting=stamp(START)),
+    controller, client = setup(rs, pod("going", owners=[rs], deleting=format_time(START)),
                                pod("done", owners=[rs], phase="Succeeded"), pod("alive", owners=[rs]))
     run(controller.reconcile("default/web"))
     assert len(created(client)) == 1

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from control.controllers import rollout
+from control.kinds.meta import format_time
 
-from .fakes import START, replicaset, stamp, template
+from .fakes import START, replicaset, template
 
 
 def deployment(replicas=4, surge=1, unavailable=1, strategy="RollingUpdate", generation=1, status=None):
@@ -14,7 +15,7 @@ def deployment(replicas=4, surge=1, unavailable=1, strategy="RollingUpdate", gen
         spec["strategy"]["rollingUpdate"] = {"maxSurge": surge, "maxUnavailable": unavailable}
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "web", "namespace": "default", "uid": "uid-d", "generation": generation,
-                         "resourceVersion": "7", "creationTimestamp": stamp(START - 7200)},
+                         "resourceVersion": "7", "creationTimestamp": format_time(START - 7200)},
             "spec": spec, "status": status or {}}
 
 
@@ -80,7 +81,7 @@ def test_conditions_available_progressing_complete_and_timed_out():
 
     stuck = replicaset("web-x", 2, status={"replicas": 2})
     base = {"conditions": [{"type": "Progressing", "status": "True", "reason": "ReplicaSetUpdated",
-                            "lastUpdateTime": stamp(START - 700), "lastTransitionTime": stamp(START - 700)}],
+                            "lastUpdateTime": format_time(START - 700), "lastTransitionTime": format_time(START - 700)}],
             "replicas": 2, "updatedReplicas": 2}
     status = rollout.calculate_status(d, base, [stuck], stuck, START, estimate_progress=True)
     progressing = rollout.condition(status, "Progressing")

@@ -1,6 +1,6 @@
 """The page's websockets, driven with Channels' WebsocketCommunicator against a fake hub: traffic
 is forwarded as it is published, list-then-watch resumes exactly from the revision the browser
-holds, a compacted revision ends in `expired`, and the wire view passes raw bytes on untouched."""
+holds, a compacted revision is relisted by the feed itself, and the wire view passes raw bytes on untouched."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
 from control import protocol
+from control.client.informer import Backoff
+from dashboard import live
 from dashboard.consumers import LiveConsumer, WireConsumer
 from tests.dashboard.fakehub import FakeHub, pod, running
 
@@ -122,21 +124,24 @@ def test_a_reconnect_resumes_from_the_revision_held_with_nothing_missed_or_repea
     assert [r.query["resourceVersion"] for r in fake.requests if r.path == "/kubekitchen/changes"] == ["11"]
 
 
-def test_a_compacted_revision_ends_in_expired_and_a_new_watch_relists(fake):
+def test_a_compacted_revision_is_relisted_by_the_feed_itself(fake, monkeypatch):
     fake.compacted_through = 8
+    # the relist waits one back-off (tests/dashboard/test_live.py times it on a fake clock); kept short here
+    monkeypatch.setattr(live, "Backoff", lambda: Backoff(initial=0.01, jitter=0.0))
 
     async def scenario():
         communicator = await connected()
         await communicator.send_json_to({"op": "watch", "revision": 3})
         messages = [await communicator.receive_json_from(timeout=5)]
-        while messages[-1]["t"] != "expired":
+        while messages[-1]["t"] != "snapshot":
             messages.append(await communicator.receive_json_from(timeout=5))
-        assert all(m["t"] == "changes" and not m["items"] for m in messages[:-1])
-        await communicator.send_json_to({"op": "watch", "revision": None})
-        assert (await communicator.receive_json_from(timeout=5))["t"] == "snapshot"
+        assert all(m["t"] == "changes" and not m["items"] for m in messages[:-1]), "no expired for the page"
+        assert messages[-1]["revision"] == 10
+        assert [i["rv"] for i in await changes_until(communicator, 12)] == [11, 12]
         await communicator.disconnect()
 
     run(scenario)
+    assert [r.query["resourceVersion"] for r in fake.requests if r.path == "/kubekitchen/changes"][:1] == ["3"]
 
 
 def test_spoke_states_come_with_the_snapshot(fake):

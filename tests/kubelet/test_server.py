@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.timings import WORKSHOP, Timings
 from control.kubelet.behaviour import Script
 from control.kubelet.config import BackoffPolicy, KubeletConfig

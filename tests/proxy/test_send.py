@@ -96,7 +96,7 @@ def test_unroutable_requests_are_answered_503_with_the_reason():
 def test_headless_services_send_to_ready_pods_and_unknown_nodes_fail_cleanly():
     proxy = proxy_with(service(ip="None"), endpoints())
     lines = collect(proxy, target="web")
-    assert lines[0]["code"] == 503 and "node 'node-1'" in lines[0]["error"], "no Node seen yet"
+    assert lines[0]["code"] == 503 and 'node "node-1"' in lines[0]["error"], "no Node seen yet"
     feed(proxy, node())
     fake_kubelet(proxy)
     assert collect(proxy, target="web")[0]["pod"] == "web-b", "round robin went on from the failed try"

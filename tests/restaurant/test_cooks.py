@@ -9,5 +9,5 @@ from control.restaurant.cooks import COOKS, run_cook
 
 def test_a_cook_is_named_or_refused():
     assert set(COOKS) == {"line-cook", "garnish-cook"}
-    with pytest.raises(ValueError, match="unknown cook 'dishwasher'"):
+    with pytest.raises(ValueError, match='unknown cook "dishwasher"'):
         asyncio.run(run_cook("http://127.0.0.1:9", "dishwasher"))
