@@ -172,6 +172,44 @@ def test_genuine_body_of_an_unsupported_kind_names_it():
         decode_kubernetes_protobuf((FIXTURES / "job.unsupported.pb").read_bytes())
 
 
+def test_the_genuine_fixtures_cover_drains_delete_options():
+    assert {"deleteoptions-drain", "deleteoptions-drain-grace-0", "deleteoptions-drain-grace-30"} <= set(fixture_names())
+
+
+PODS = "/api/v1/namespaces/default/pods"
+
+
+def _bound_pod(name: str) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                       "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "busybox"}]}})
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("name, gone_at_once", [
+    ("deleteoptions-drain", False), ("deleteoptions-drain-grace-30", False), ("deleteoptions-drain-grace-0", True),
+])
+def test_a_delete_with_drains_protobuf_body_is_honoured(api, name, gone_at_once):
+    assert api.post(PODS, _bound_pod("p")).status_code == 201
+    answer = api.delete(f"{PODS}/p", (FIXTURES / f"{name}.pb").read_bytes(),
+                        content_type="application/vnd.kubernetes.protobuf")
+    assert answer.status_code == 200, answer.content
+    after = api.get(f"{PODS}/p")
+    if gone_at_once:
+        assert after.status_code == 404
+    else:  # a bound pod waits for its kubelet, with the grace period the body asked for (30 s by default)
+        assert json.loads(after.content)["metadata"]["deletionGracePeriodSeconds"] == 30
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_delete_with_a_malformed_protobuf_body_is_a_400_status(api):
+    assert api.post(PODS, _bound_pod("p")).status_code == 201
+    answer = api.delete(f"{PODS}/p", b"k8s\x00\x0a\xff", content_type="application/vnd.kubernetes.protobuf")
+    status = json.loads(answer.content)
+    assert answer.status_code == 400 and status["kind"] == "Status" and status["reason"] == "BadRequest"
+    assert status["message"].startswith("the body of the request could not be decoded: protobuf: ")
+    assert api.get(f"{PODS}/p").status_code == 200
+
+
 # --- Go's zero-value rules ----------------------------------------------------------------------
 
 def test_zero_scalars_go_writes_are_dropped_unless_pointer_or_always_shown():
