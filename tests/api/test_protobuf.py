@@ -137,7 +137,8 @@ def test_genuine_kubectl_body_decodes_to_its_json_form(name):
 
 
 def test_the_genuine_fixtures_cover_the_imperative_commands():
-    assert {"namespace", "configmap", "deployment", "service-clusterip", "hpa-v1"} <= set(fixture_names())
+    assert {"namespace", "configmap", "deployment", "service-clusterip", "hpa-v1", "job", "cronjob"} <= \
+        set(fixture_names())
 
 
 def test_genuine_deployment_body_in_detail():
@@ -168,8 +169,19 @@ def test_genuine_configmap_keeps_empty_values_and_base64s_binary_data():
 
 
 def test_genuine_body_of_an_unsupported_kind_names_it():
-    with pytest.raises(ProtobufError, match=r"^protobuf is not supported for batch/v1 Job; send application/json$"):
-        decode_kubernetes_protobuf((FIXTURES / "job.unsupported.pb").read_bytes())
+    with pytest.raises(ProtobufError, match=r"^protobuf is not supported for policy/v1 PodDisruptionBudget; "
+                                            r"send application/json$"):
+        decode_kubernetes_protobuf((FIXTURES / "poddisruptionbudget.unsupported.pb").read_bytes())
+
+
+def test_genuine_job_bodies_keep_the_command_and_the_restart_policy_kubectl_chose():
+    job = decode_kubernetes_protobuf((FIXTURES / "job-command.pb").read_bytes())
+    assert job["apiVersion"] == "batch/v1" and job["kind"] == "Job"
+    pod = job["spec"]["template"]["spec"]
+    assert pod["containers"][0]["command"] == ["echo", "hi"] and pod["restartPolicy"] == "Never"
+    cron = decode_kubernetes_protobuf((FIXTURES / "cronjob.pb").read_bytes())
+    assert cron["spec"]["schedule"] == "*/1 * * * *"
+    assert cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
 
 
 def test_the_genuine_fixtures_cover_drains_delete_options():
@@ -633,7 +645,7 @@ def descriptor_name(message: str) -> list[str]:
         return [f"k8s.io.api.autoscaling.v1.{message}"]
     return [f"{package}.{message}" for package in (
         "k8s.io.apimachinery.pkg.apis.meta.v1", "k8s.io.api.core.v1", "k8s.io.api.apps.v1",
-        "k8s.io.api.autoscaling.v2", "k8s.io.api.coordination.v1")]
+        "k8s.io.api.autoscaling.v2", "k8s.io.api.coordination.v1", "k8s.io.api.batch.v1")]
 
 
 @pytest.mark.skipif(not shutil.which("kubectl") and not Path("/usr/bin/kubectl").exists(), reason="no kubectl")
@@ -833,7 +845,11 @@ COMMANDS = [
     ("hpa-v1", ["autoscale", "deployment", "pre", "--min=2", "--max=5", "--cpu-percent=80"]),
     ("secret", ["create", "secret", "generic", "s1", "--from-literal=k=v"]),
     ("serviceaccount", ["create", "serviceaccount", "sa1"]),
-    ("job.unsupported", ["create", "job", "j1", "--image=busybox"]),
+    ("job", ["create", "job", "j1", "--image=busybox"]),
+    ("job-command", ["create", "job", "hi", "--image=busybox", "--", "echo", "hi"]),
+    ("cronjob", ["create", "cronjob", "cj", "--image=busybox", "--schedule=*/1 * * * *", "--", "date"]),
+    ("poddisruptionbudget.unsupported", ["create", "poddisruptionbudget", "pdb", "--selector=app=x",
+                                         "--min-available=1"]),
 ]
 
 
@@ -901,7 +917,9 @@ def test_kubectl_protobuf_bodies_decode_like_its_own_json(tmp_path):
                 if update:
                     (FIXTURES / f"{name}.pb").write_bytes(captured)
                 continue
-            dry = subprocess.run([*base, "--dry-run=client", "-o", "json"], capture_output=True, text=True, timeout=60)
+            cut = base.index("--") if "--" in base else len(base)  # flags go before a command's `--`
+            dry = subprocess.run([*base[:cut], "--dry-run=client", "-o", "json", *base[cut:]], capture_output=True,
+                                 text=True, timeout=60)
             expected = json.loads(dry.stdout)
             assert decode_kubernetes_protobuf(captured) == expected, name
             if update:

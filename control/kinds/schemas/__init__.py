@@ -12,10 +12,10 @@ import copy
 from typing import Any
 
 from control.kinds.schemas import (
-    apiextensions, apps, autoscaling, container, core, meta, node, pod, pod_status, secret, volume,
+    apiextensions, apps, autoscaling, batch, container, core, meta, node, pod, pod_status, secret, volume,
 )
 
-_MODULES = (meta, container, pod, pod_status, volume, node, core, secret, apps, autoscaling, apiextensions)
+_MODULES = (meta, container, pod, pod_status, volume, node, core, secret, apps, autoscaling, batch, apiextensions)
 
 
 def _merge() -> dict[str, dict[str, Any]]:
