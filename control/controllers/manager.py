@@ -25,6 +25,8 @@ CONTROLLERS = {
     "nodelifecycle": "control.controllers.nodelifecycle",
     "servicelb": "control.controllers.servicelb",
     "horizontalpodautoscaling": "control.controllers.hpa",
+    "job": "control.controllers.job",
+    "ttl-after-finished": "control.controllers.ttlafterfinished",
 }
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from control.errors import go_value
 from control.kinds.apps import go_map
 from control.kinds.base import (
-    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, field_value, label_causes, required, selector_string,
+    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, label_causes, required, selector_string,
 )
 from control.kinds.meta import age, human_duration, is_condition_true, parse_time
 from control.kinds.pod_defaults import pod_spec_defaults

@@ -1,0 +1,113 @@
+"""What the Job controller reads off pods and writes into new ones: pure helpers, no I/O.
+
+Guarantees: nothing here changes its arguments (cached objects are read-only). `Pods` sorts a Job's
+pods by what they count for (active, terminating, succeeded, failed); `new_pod` builds a pod from
+the Job's template, with the index of an Indexed Job in the annotation and label
+`batch.kubernetes.io/job-completion-index`, the env `JOB_COMPLETION_INDEX` (a literal value where
+upstream uses a fieldRef to the annotation) and the hostname `<job>-<index>`; `index_ranges` writes
+upstream's compressed interval text ("0-2,4"); job conditions carry lastProbeTime and
+lastTransitionTime, as upstream's newCondition writes them.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from control.controllers.common import (
+    Obj, created_at, is_condition_true, meta, parse_stamp, stamp, terminating, uid_of,
+)
+from control.kinds.jobs import COMPLETION_INDEX_ANNOTATION
+from control.kinds.meta import set_condition as set_any_condition
+
+FINISHED = ("Complete", "Failed")
+
+
+def set_condition(conditions: Any, type_: str, status: str, now: float, **fields: Any) -> list[Obj]:
+    """A Job condition as upstream writes it: lastProbeTime and lastTransitionTime both now."""
+    return set_any_condition(conditions, type_, status, now, lastProbeTime=stamp(now), **fields)
+
+
+def slow_start_batches(total: int) -> list[int]:
+    """Creates go out 1, 2, 4, ... at a time, so a failing create costs one request, not `total`."""
+    out, size = [], 1
+    while total > 0:
+        out.append(min(size, total))
+        total, size = total - out[-1], size * 2
+    return out
+
+
+def finished(job: Obj) -> bool:
+    return any(is_condition_true(job, c) for c in FINISHED)
+
+
+def pod_phase(pod: Obj) -> str:
+    return (pod.get("status") or {}).get("phase") or ""
+
+
+def pod_index(pod: Obj) -> int | None:
+    text = (meta(pod).get("annotations") or {}).get(COMPLETION_INDEX_ANNOTATION)
+    return int(text) if isinstance(text, str) and text.isdigit() else None
+
+
+def finished_at(pod: Obj) -> float:
+    """When a finished pod's last container ended (its creation time when no status says)."""
+    ends = [parse_stamp(((s.get("state") or {}).get("terminated") or {}).get("finishedAt"))
+            for s in (pod.get("status") or {}).get("containerStatuses") or []]
+    known = [e for e in ends if e is not None]
+    return max(known) if known else created_at(pod)
+
+
+def index_ranges(indexes: set[int]) -> str:
+    """Upstream's compressed interval text: {0, 1, 2, 4} -> "0-2,4"."""
+    out: list[str] = []
+    for i in sorted(indexes):
+        if out and out[-1].split("-")[-1] == str(i - 1):
+            out[-1] = f"{out[-1].split('-')[0]}-{i}"
+        else:
+            out.append(str(i))
+    return ",".join(out)
+
+
+def new_pod(job: Obj, index: int | None = None) -> Obj:
+    """A pod from the Job's template, controlled by it; an Indexed Job's pod knows its index."""
+    template = (job.get("spec") or {}).get("template") or {}
+    tmeta = template.get("metadata") or {}
+    name = meta(job)["name"]
+    pod_meta: dict[str, Any] = {
+        "generateName": f"{name}-" if index is None else f"{name}-{index}-", "namespace": meta(job)["namespace"],
+        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid_of(job),
+                             "controller": True, "blockOwnerDeletion": True}]}
+    for field in ("labels", "annotations"):
+        pod_meta[field] = copy.deepcopy(tmeta.get(field) or {})
+    spec = copy.deepcopy(template.get("spec") or {})
+    if index is not None:
+        pod_meta["annotations"][COMPLETION_INDEX_ANNOTATION] = str(index)
+        pod_meta["labels"][COMPLETION_INDEX_ANNOTATION] = str(index)
+        spec.setdefault("hostname", f"{name}-{index}")
+        for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+            env = [e for e in container.get("env") or [] if e.get("name") != "JOB_COMPLETION_INDEX"]
+            container["env"] = env + [{"name": "JOB_COMPLETION_INDEX", "value": str(index)}]
+    for field in ("labels", "annotations"):
+        if not pod_meta[field]:
+            del pod_meta[field]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
+
+
+class Pods:
+    """A Job's pods sorted by what they count for."""
+
+    def __init__(self, pods: list[Obj]):
+        self.active = [p for p in pods if not terminating(p) and pod_phase(p) not in ("Succeeded", "Failed")]
+        self.terminating = [p for p in pods if terminating(p) and pod_phase(p) not in ("Succeeded", "Failed")]
+        self.succeeded = [p for p in pods if pod_phase(p) == "Succeeded"]
+        self.failed = [p for p in pods if pod_phase(p) == "Failed"]
+
+    def succeeded_indexes(self, completions: int) -> set[int]:
+        return {i for i in map(pod_index, self.succeeded) if i is not None and 0 <= i < completions}
+
+    def failures_since_last_success(self) -> tuple[int, float]:
+        """How many pods failed after the last success, and when the last of them failed."""
+        last_success = max((finished_at(p) for p in self.succeeded), default=float("-inf"))
+        times = [t for t in map(finished_at, self.failed) if t > last_success]
+        return len(times), max(times, default=0.0)
