@@ -1,5 +1,5 @@
 """OpenAPI schemas of batch/v1 Job and its parts (spec, status, conditions, pod failure and success
-policies), as k8s.io/api/batch/v1 publishes them.
+policies) and CronJob (spec, status, Job template), as k8s.io/api/batch/v1 publishes them.
 
 Guarantees: Job conditions merge by type; the selector, template and the policies are refs to the
 shared core and meta components; every field kubectl's client-side validation and `kubectl
@@ -15,6 +15,50 @@ from control.kinds.schemas.build import (
 BATCH = "io.k8s.api.batch.v1."
 
 DEFINITIONS: dict[str, Schema] = {
+    BATCH + "CronJob": kind_obj(
+        "CronJob represents the configuration of a single cron job.", ("batch", "v1", "CronJob"),
+        {
+            "metadata": metadata(),
+            "spec": ref(BATCH + "CronJobSpec", "Specification of the desired behavior of a cron job, including "
+                        "the schedule."),
+            "status": ref(BATCH + "CronJobStatus", "Current status of a cron job."),
+        },
+    ),
+    BATCH + "CronJobSpec": obj(
+        "CronJobSpec describes how the job execution will look like and when it will actually run.",
+        {
+            "concurrencyPolicy": string("How to treat concurrent executions of a Job: Allow (default), Forbid "
+                                        "or Replace.", enum=["Allow", "Forbid", "Replace"]),
+            "failedJobsHistoryLimit": int32("The number of failed finished jobs to retain. Defaults to 1."),
+            "jobTemplate": ref(BATCH + "JobTemplateSpec", "The job that will be created when executing a "
+                               "CronJob."),
+            "schedule": string("The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."),
+            "startingDeadlineSeconds": int64("Deadline in seconds for starting the job if it misses scheduled "
+                                             "time for any reason."),
+            "successfulJobsHistoryLimit": int32("The number of successful finished jobs to retain. Defaults "
+                                                "to 3."),
+            "suspend": boolean("Tells the controller to suspend subsequent executions. Defaults to false."),
+            "timeZone": string("The time zone name for the given schedule; the controller-manager's zone "
+                               "(UTC here) when unset."),
+        },
+        required=["schedule", "jobTemplate"],
+    ),
+    BATCH + "CronJobStatus": obj(
+        "CronJobStatus represents the current state of a cron job.",
+        {
+            "active": array("ObjectReference", "A list of pointers to currently running jobs.",
+                            list_type="atomic"),
+            "lastScheduleTime": time("Information when was the last time the job was successfully scheduled."),
+            "lastSuccessfulTime": time("Information when was the last time the job successfully completed."),
+        },
+    ),
+    BATCH + "JobTemplateSpec": obj(
+        "JobTemplateSpec describes the data a Job should have when created from a template.",
+        {
+            "metadata": metadata("Standard object's metadata of the jobs created from this template."),
+            "spec": ref(BATCH + "JobSpec", "Specification of the desired behavior of the job."),
+        },
+    ),
     BATCH + "Job": kind_obj(
         "Job represents the configuration of a single job: pods run to completion.", ("batch", "v1", "Job"),
         {
