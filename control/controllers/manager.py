@@ -27,6 +27,7 @@ CONTROLLERS = {
     "horizontalpodautoscaling": "control.controllers.hpa",
     "job": "control.controllers.job",
     "ttl-after-finished": "control.controllers.ttlafterfinished",
+    "cronjob": "control.controllers.cronjob",
 }
 
 
