@@ -1,8 +1,8 @@
 """Jobs as a user sees them with the whole cluster running: the real kubectl creates a Job (a protobuf
 POST), waits for it to complete and reads its log; a failing Job ends Failed after its backoffLimit;
-`kubectl get jobs` shows kubectl's columns; a protobuf DeleteOptions is honoured; the official Python
-client creates a Job and watches it finish; ttlSecondsAfterFinished removes a finished Job and the
-garbage collector its pods."""
+`kubectl get jobs` shows kubectl's columns; the official Python client creates a Job and watches it
+finish; ttlSecondsAfterFinished removes a finished Job and the garbage collector its pods; `kubectl
+create cronjob` and `kubectl create job --from=cronjob/X`."""
 
 from __future__ import annotations
 
@@ -121,3 +121,37 @@ def test_the_python_client_creates_a_job_and_watches_it_complete(cluster):
              what="the finished Job deleted after its TTL")
     wait_for(lambda: not get_json(cluster, "pods", "-l", "batch.kubernetes.io/job-name=py-job")["items"],
              timeout=30, what="its pod collected")
+
+
+def test_create_cronjob_and_a_job_from_it(cluster):
+    created = cluster.kubectl("create", "cronjob", "tick", "--image=busybox", "--schedule=*/1 * * * *",
+                              "--", "echo", "tock")
+    assert created.stdout.strip() == "cronjob.batch/tick created"
+    table = cluster.kubectl("get", "cronjobs").stdout.splitlines()
+    assert table[0].split() == ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST", "SCHEDULE", "AGE"]
+    row = table[1].split()  # the schedule's five fields are five words here
+    assert row[:8] == ["tick", "*/1", "*", "*", "*", "*", "<none>", "False"]
+    cj = get_json(cluster, "cronjob", "tick")
+    assert cj["spec"]["concurrencyPolicy"] == "Allow" and cj["spec"]["successfulJobsHistoryLimit"] == 3
+    cluster.kubectl("create", "job", "by-hand", "--from=cronjob/tick")
+    cluster.kubectl("wait", "--for=condition=complete", "job/by-hand", "--timeout=60s", timeout=90)
+    job = get_json(cluster, "job", "by-hand")
+    assert job["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
+    assert job["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
+    assert "tock" in cluster.kubectl("logs", "job/by-hand").stdout.splitlines()
+    bad = cluster.kubectl("create", "cronjob", "bad", "--image=busybox", "--schedule=every minute", check=False)
+    assert bad.returncode != 0 and 'spec.schedule: Invalid value: "every minute": expected exactly 5 fields' \
+        in bad.stderr
+
+
+def test_drain_deletes_with_a_protobuf_delete_options_body(cluster):
+    # No policy/v1 Eviction here yet, so kubectl drain falls back to DELETE with protobuf DeleteOptions.
+    cluster.kubectl("run", "lonely", "--image=nginx", "--overrides", json.dumps({"spec": {"nodeName": "node-2"}}))
+    wait_for(lambda: get_json(cluster, "pod", "lonely")["status"].get("phase") == "Running", what="lonely running")
+    try:
+        drained = cluster.kubectl("drain", "node-2", "--ignore-daemonsets", "--force", "--grace-period=1",
+                                  "--timeout=60s", timeout=90)
+        assert "node/node-2 drained" in drained.stdout
+        assert cluster.kubectl("get", "pod", "lonely", check=False).returncode != 0
+    finally:
+        cluster.kubectl("uncordon", "node-2")
