@@ -239,20 +239,25 @@ class JobController:
         if len(pods.active) > wanted:
             extra = sorted(pods.active, key=lambda p: (pod_phase(p) == "Running", pod_ready(p), -created_at(p)))
             await self.delete_pods(key, job, extra[:len(pods.active) - wanted])
-            return DONE
+            return self._look_again(key, spec, status, now)
         count = min(wanted - len(pods.active), BURST)
         if count <= 0 or not self.expectations.satisfied(key):
-            return DONE
+            return self._look_again(key, spec, status, now)
         failures, last = pods.failures_since_last_success()
         if failures:
             wait = min(self.backoff_base * 2 ** (failures - 1), self.backoff_max) - (now - last)
             if wait > 0:
-                return self.wakeups.after(key, wait)
+                return self._look_again(key, spec, status, now, wait)
         outcome = await self.create_pods(key, job, [missing[i] if indexed else None for i in range(count)])
+        return self._look_again(key, spec, status, now) if outcome == DONE else outcome
+
+    def _look_again(self, key: str, spec: Obj, status: Obj, now: float, back_off: float | None = None) -> Result:
+        """One timed look for whichever comes first: the end of a back-off or activeDeadlineSeconds."""
+        waits = [] if back_off is None else [back_off]
         deadline, started = spec.get("activeDeadlineSeconds"), parse_stamp(status.get("startTime"))
-        if outcome == DONE and deadline is not None and started is not None:
-            return self.wakeups.after(key, max(started + int(deadline) - now, 0) + 0.5)
-        return outcome
+        if deadline is not None and started is not None:
+            waits.append(max(started + int(deadline) - now, 0) + 0.5)
+        return self.wakeups.after(key, min(waits)) if waits else DONE
 
     async def create_pods(self, key: str, job: Obj, indexes: list[int | None]) -> Result:
         self.expectations.expect(key, adds=len(indexes))

@@ -290,3 +290,17 @@ def test_ttl_of_a_failed_job_counts_from_the_failed_condition():
     controller, client = ttl_setup(failed, clock=clock)
     run(controller.reconcile("default/pi"))
     assert [a.name for a in client.of("delete", "jobs")] == ["pi"]
+
+
+def test_a_job_at_full_parallelism_still_looks_again_at_its_deadline():
+    j = job(completions=2, parallelism=1, activeDeadlineSeconds=30, status={"startTime": stamp(START - 20)})
+    controller, client = setup(j, job_pod(j, "r", "Running"))
+    result = run(controller.reconcile("default/pi"))
+    assert not client.of("create", "pods") and result.outcome == "requeue_after" and abs(result.after - 10.5) < 0.01
+
+
+def test_back_off_and_deadline_wake_at_whichever_comes_first():
+    j = job(activeDeadlineSeconds=30, status={"startTime": stamp(START - 27)})
+    controller, client = setup(j, job_pod(j, "f1", "Failed", ended=START - 1))
+    result = run(controller.reconcile("default/pi"))
+    assert not client.of("create", "pods") and abs(result.after - 3.5) < 0.01
