@@ -66,6 +66,9 @@ def test_create_wait_and_logs_of_a_job(cluster):
     assert row[1:3] == ["Complete", "1/1"]
     pods = get_json(cluster, "pods", "-l", "batch.kubernetes.io/job-name=hello")["items"]
     assert [p["status"]["phase"] for p in pods] == ["Succeeded"]
+    described = cluster.kubectl("describe", "job", "hello").stdout
+    assert "1 Succeeded / 0 Failed" in described and "SuccessfulCreate" in described
+    assert "Completed" in described
 
 
 def test_a_job_that_keeps_failing_ends_failed_after_its_backoff_limit(cluster):
