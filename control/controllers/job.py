@@ -23,7 +23,9 @@ Guarantees (kube-controller-manager's job controller, `pkg/controller/job/job_co
 - Status (active, ready, terminating, succeeded, failed, startTime, completionTime, conditions,
   completedIndexes, uncountedTerminatedPods) goes through the status subresource, only when it
   changed; 409s are retried by the runner. Timed looks again (back-off, deadline) use `Wakeups`.
-Not done: podFailurePolicy rules, successPolicy, backoffLimitPerIndex, managedBy.
+- podFailurePolicy: a failed pod matching an Ignore rule is not counted, one matching FailJob fails
+  the Job at once (reason PodFailurePolicy, upstream's message), Count is the default.
+Not done: the FailIndex action, successPolicy, backoffLimitPerIndex, managedBy.
 """
 
 from __future__ import annotations
@@ -131,8 +133,8 @@ class JobController:
 
     async def sync(self, key: str, job: Obj) -> Result:
         candidates = self.pods.cache.by_index("namespace", meta(job)["namespace"])
-        pods = Pods(await claim(self.client, job, JOBS, candidates, PODS))
         spec, now = job.get("spec") or {}, self.clock.now()
+        pods = Pods(await claim(self.client, job, JOBS, candidates, PODS), spec.get("podFailurePolicy"))
         status = copy.deepcopy(job.get("status") or {})
         events: list[tuple[str, str, str]] = []
         outcome: Result = DONE
@@ -194,6 +196,8 @@ class JobController:
         return await self._manage(key, job, pods, now, status)
 
     def _failure(self, spec: Obj, pods: Pods, status: Obj, now: float) -> tuple[str, str] | None:
+        if pods.fail_job:
+            return "PodFailurePolicy", pods.fail_job
         limit = int(spec.get("backoffLimit") if spec.get("backoffLimit") is not None else 6)
         if len(pods.failed) > limit or self._past_limit_on_failure(spec, pods, limit):
             return "BackoffLimitExceeded", "Job has reached the specified backoff limit"

@@ -4,8 +4,9 @@ Guarantees: nothing here changes its arguments (cached objects are read-only). `
 pods by what they count for (active, terminating, succeeded, failed); `new_pod` builds a pod from
 the Job's template, with the index of an Indexed Job in the annotation and label
 `batch.kubernetes.io/job-completion-index`, the env `JOB_COMPLETION_INDEX` (a literal value where
-upstream uses a fieldRef to the annotation) and the hostname `<job>-<index>`; `index_ranges` writes
-upstream's compressed interval text ("0-2,4"); job conditions carry lastProbeTime and
+upstream uses a fieldRef to the annotation) and the hostname `<job>-<index>`; `matching_rule`
+applies a podFailurePolicy's rules (onExitCodes In/NotIn, onPodConditions) in order;
+`index_ranges` writes upstream's compressed interval text ("0-2,4"); job conditions carry lastProbeTime and
 lastTransitionTime, as upstream's newCondition writes them.
 """
 
@@ -94,14 +95,58 @@ def new_pod(job: Obj, index: int | None = None) -> Obj:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec}
 
 
-class Pods:
-    """A Job's pods sorted by what they count for."""
+def _exit_codes(pod: Obj, container: str | None) -> list[tuple[str, int]]:
+    """(container, exit code) of the containers that ended with a non-zero code."""
+    out = []
+    status = pod.get("status") or {}
+    for entry in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
+        code = ((entry.get("state") or {}).get("terminated") or {}).get("exitCode")
+        if isinstance(code, int) and code != 0 and (container is None or entry.get("name") == container):
+            out.append((str(entry.get("name", "")), code))
+    return out
 
-    def __init__(self, pods: list[Obj]):
+
+def matching_rule(pod: Obj, policy: Any) -> tuple[str, str] | None:
+    """The action of the first podFailurePolicy rule a failed pod matches, and upstream's message
+    for it; None when no rule matches (the failure counts, as without a policy)."""
+    rules = policy.get("rules") if isinstance(policy, dict) else None
+    where = f"{meta(pod).get('namespace')}/{meta(pod).get('name')}"
+    for index, rule in enumerate(rules if isinstance(rules, list) else []):
+        if not isinstance(rule, dict):
+            continue
+        action, codes = str(rule.get("action", "")), rule.get("onExitCodes")
+        if isinstance(codes, dict):
+            values = set(codes.get("values") or [])
+            for name, code in _exit_codes(pod, codes.get("containerName")):
+                if (code in values) == (codes.get("operator") != "NotIn"):
+                    return action, (f"Container {name} for pod {where} failed with exit code {code} matching "
+                                    f"{action} rule at index {index}")
+        for pattern in rule.get("onPodConditions") or []:
+            wanted = pattern.get("status") or "True"
+            if any(c.get("type") == pattern.get("type") and c.get("status") == wanted
+                   for c in (pod.get("status") or {}).get("conditions") or []):
+                return action, f"Pod {where} has condition {pattern.get('type')} matching {action} rule at index {index}"
+    return None
+
+
+class Pods:
+    """A Job's pods sorted by what they count for. With a podFailurePolicy, failed pods matching an
+    Ignore rule are not counted at all, and the first matching a FailJob rule is kept as
+    `fail_job` (the message that fails the Job)."""
+
+    def __init__(self, pods: list[Obj], failure_policy: Any = None):
         self.active = [p for p in pods if not terminating(p) and pod_phase(p) not in ("Succeeded", "Failed")]
         self.terminating = [p for p in pods if terminating(p) and pod_phase(p) not in ("Succeeded", "Failed")]
         self.succeeded = [p for p in pods if pod_phase(p) == "Succeeded"]
-        self.failed = [p for p in pods if pod_phase(p) == "Failed"]
+        self.failed: list[Obj] = []
+        self.fail_job = ""
+        for pod in (p for p in pods if pod_phase(p) == "Failed"):
+            rule = matching_rule(pod, failure_policy) if failure_policy else None
+            if rule and rule[0] == "Ignore":
+                continue
+            if rule and rule[0] == "FailJob" and not self.fail_job:
+                self.fail_job = rule[1]
+            self.failed.append(pod)
 
     def succeeded_indexes(self, completions: int) -> set[int]:
         return {i for i in map(pod_index, self.succeeded) if i is not None and 0 <= i < completions}

@@ -11,7 +11,8 @@ Guarantees:
   TerminatingOrFailed (Failed with a podFailurePolicy), the Job's labels from its template's
   when it has none, and the pod template's own defaults;
 - validation never raises on odd input; counts are non-negative, restartPolicy is OnFailure or
-  Never, the selector matches the template; on update the selector, completionMode and template are
+  Never (only Never with a podFailurePolicy, whose rules name an action and one of onExitCodes or
+  onPodConditions), the selector matches the template; on update the selector, completionMode and template are
   immutable (the template's scheduling directives and labels may change while the Job is suspended
   and has never started) and completions may change only for an Indexed Job kept at completions ==
   parallelism (elastic Indexed Jobs);
@@ -39,6 +40,7 @@ LEGACY_JOB_NAME_LABEL = "job-name"
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 NON_INDEXED, INDEXED = "NonIndexed", "Indexed"
 RESTART_POLICIES = ("OnFailure", "Never")
+FAILURE_ACTIONS = ("Count", "FailIndex", "FailJob", "Ignore")
 MAX_PARALLELISM_INDEXED = 100_000
 # What a suspended Job that never started may still change in its template (upstream's
 # JobMutableNodeSchedulingDirectives): where its pods may run, and their labels and annotations.
@@ -185,6 +187,27 @@ def validate_job(job: Obj) -> list[Cause]:
     if policy not in RESTART_POLICIES:
         out.append(cause("spec.template.spec.restartPolicy", f'Unsupported value: {go_value(policy)}: supported '
                          'values: "OnFailure", "Never"', "FieldValueNotSupported"))
+    return out + _failure_policy_causes(spec.get("podFailurePolicy"), policy)
+
+
+def _failure_policy_causes(failure_policy: Any, restart_policy: Any) -> list[Cause]:
+    if failure_policy is None:
+        return []
+    out: list[Cause] = []
+    if restart_policy in RESTART_POLICIES and restart_policy != "Never":
+        out.append(cause("spec.template.spec.restartPolicy", f"Invalid value: {go_value(restart_policy)}: only "
+                         '"Never" is supported when podFailurePolicy is specified'))
+    rules = failure_policy.get("rules") if isinstance(failure_policy, dict) else None
+    if not isinstance(rules, list):
+        return out + [required("spec.podFailurePolicy.rules")]
+    for i, rule in enumerate(rules):
+        path = f"spec.podFailurePolicy.rules[{i}]"
+        action = rule.get("action") if isinstance(rule, dict) else None
+        if action not in FAILURE_ACTIONS:
+            out.append(cause(f"{path}.action", f"Unsupported value: {go_value(action)}: supported values: "
+                             '"Count", "FailIndex", "FailJob", "Ignore"', "FieldValueNotSupported"))
+        if isinstance(rule, dict) and (rule.get("onExitCodes") is None) == (rule.get("onPodConditions") is None):
+            out.append(cause(path, "Invalid value: specifying one of OnExitCodes and OnPodConditions is required"))
     return out
 
 

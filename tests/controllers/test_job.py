@@ -304,3 +304,33 @@ def test_back_off_and_deadline_wake_at_whichever_comes_first():
     controller, client = setup(j, job_pod(j, "f1", "Failed", ended=START - 1))
     result = run(controller.reconcile("default/pi"))
     assert not client.of("create", "pods") and abs(result.after - 3.5) < 0.01
+
+
+def failed_with(owner: dict, name: str, code: int, *, conditions: list | None = None) -> dict:
+    pod = job_pod(owner, name, "Failed")
+    pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] = code
+    pod["status"]["conditions"] += conditions or []
+    return pod
+
+
+def test_pod_failure_policy_fail_job_ignore_and_count():
+    policy = {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}},
+                        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+                        {"action": "Count", "onExitCodes": {"operator": "NotIn", "values": [0]}}]}
+    j = job(backoff=0, podFailurePolicy=policy)
+    controller, client = setup(j, failed_with(j, "evicted", 1, conditions=[{"type": "DisruptionTarget",
+                                                                            "status": "True"}]))
+    run(controller.reconcile("default/pi"))
+    status = status_written(client)
+    assert "failed" not in status and not conditions(status), "an ignored failure does not count"
+    assert len(client.of("create", "pods")) == 1, "nor does it delay the next pod"
+    controller, client = setup(j, failed_with(j, "answer", 42))
+    run(controller.reconcile("default/pi"))
+    status = status_written(client)
+    assert conditions(status) == [("FailureTarget", "True", "PodFailurePolicy"),
+                                  ("Failed", "True", "PodFailurePolicy")]
+    assert status["conditions"][1]["message"] == ("Container c for pod default/answer failed with exit code 42 "
+                                                  "matching FailJob rule at index 0")
+    controller, client = setup(j, failed_with(j, "plain", 3))
+    run(controller.reconcile("default/pi"))
+    assert conditions(status_written(client))[-1] == ("Failed", "True", "BackoffLimitExceeded")

@@ -232,3 +232,19 @@ def test_the_hub_serves_the_status_subresource_and_the_field_selector(api):
     names = lambda q: [i["metadata"]["name"] for i in json.loads(api.get(JOBS, QUERY_STRING=q).content)["items"]]
     assert names("fieldSelector=status.successful%3D1") == ["pi"]
     assert names("fieldSelector=status.successful%3D0") == []
+
+
+def test_pod_failure_policy_needs_never_and_well_formed_rules():
+    policy = {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}},
+                        {"action": "Explode", "onPodConditions": [{"type": "DisruptionTarget"}]},
+                        {"action": "Ignore"}]}
+    obj = job(podFailurePolicy=policy)
+    obj["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+    assert messages(validate_job(created(obj))) == [
+        'spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported when '
+        "podFailurePolicy is specified",
+        'spec.podFailurePolicy.rules[1].action: Unsupported value: "Explode": supported values: "Count", '
+        '"FailIndex", "FailJob", "Ignore"',
+        "spec.podFailurePolicy.rules[2]: Invalid value: specifying one of OnExitCodes and OnPodConditions is "
+        "required"]
+    assert validate_job(created(job(podFailurePolicy={"rules": policy["rules"][:1]}))) == []
