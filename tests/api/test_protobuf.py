@@ -174,6 +174,14 @@ def test_genuine_body_of_an_unsupported_kind_names_it():
         decode_kubernetes_protobuf((FIXTURES / "poddisruptionbudget.unsupported.pb").read_bytes())
 
 
+def test_an_eviction_carries_its_delete_options():
+    options = encode("DeleteOptions", {"gracePeriodSeconds": 0, "preconditions": {"uid": "u-1"}})
+    raw = ld(1, encode("ObjectMeta", {"name": "web-1", "namespace": "default"})) + ld(2, options)
+    assert decode_kubernetes_protobuf(envelope("policy/v1", "Eviction", raw)) == {
+        "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-1", "namespace": "default"},
+        "deleteOptions": {"gracePeriodSeconds": 0, "preconditions": {"uid": "u-1"}}}
+
+
 def test_genuine_job_bodies_keep_the_command_and_the_restart_policy_kubectl_chose():
     job = decode_kubernetes_protobuf((FIXTURES / "job-command.pb").read_bytes())
     assert job["apiVersion"] == "batch/v1" and job["kind"] == "Job"
@@ -645,7 +653,8 @@ def descriptor_name(message: str) -> list[str]:
         return [f"k8s.io.api.autoscaling.v1.{message}"]
     return [f"{package}.{message}" for package in (
         "k8s.io.apimachinery.pkg.apis.meta.v1", "k8s.io.api.core.v1", "k8s.io.api.apps.v1",
-        "k8s.io.api.autoscaling.v2", "k8s.io.api.coordination.v1", "k8s.io.api.batch.v1")]
+        "k8s.io.api.autoscaling.v2", "k8s.io.api.coordination.v1", "k8s.io.api.batch.v1",
+        "k8s.io.api.policy.v1")]
 
 
 @pytest.mark.skipif(not shutil.which("kubectl") and not Path("/usr/bin/kubectl").exists(), reason="no kubectl")

@@ -48,6 +48,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("coordination.k8s.io/v1", "Lease"): "Lease",
     ("batch/v1", "Job"): "Job",
     ("batch/v1", "CronJob"): "CronJob",
+    ("policy/v1", "Eviction"): "Eviction",
 }
 
 
