@@ -50,11 +50,17 @@ def job_ref(job: Obj) -> Obj:
             "resourceVersion": meta(job).get("resourceVersion")}
 
 
+def rfc3339(moment: float, zone: str) -> str:
+    """Go's time.RFC3339 in `zone`: "Z" for UTC, else the offset ("+09:00")."""
+    text = dt.datetime.fromtimestamp(moment, ZoneInfo(zone)).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") and zone == "UTC" else text
+
+
 def new_job(cronjob: Obj, scheduled: float, zone: str) -> Obj:
     template = (cronjob.get("spec") or {}).get("jobTemplate") or {}
     tmeta = template.get("metadata") or {}
     annotations = dict(tmeta.get("annotations") or {})
-    annotations[SCHEDULED_ANNOTATION] = dt.datetime.fromtimestamp(scheduled, ZoneInfo(zone)).isoformat()
+    annotations[SCHEDULED_ANNOTATION] = rfc3339(scheduled, zone)
     job_meta: Obj = {"name": job_name(cronjob, scheduled), "namespace": meta(cronjob)["namespace"],
                      "annotations": annotations,
                      "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": meta(cronjob)["name"],

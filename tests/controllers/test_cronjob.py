@@ -59,7 +59,7 @@ def test_creates_one_job_for_the_most_recent_time_named_by_its_minute():
     job = action.body
     assert job["metadata"]["name"] == f"tick-{int((T0 + 3600) // 60)}"
     assert job["metadata"]["labels"] == {"team": "a"}
-    assert job["metadata"]["annotations"][SCHEDULED_ANNOTATION] == "2026-01-01T01:00:00+00:00"
+    assert job["metadata"]["annotations"][SCHEDULED_ANNOTATION] == "2026-01-01T01:00:00Z"
     assert job["metadata"]["ownerReferences"] == [ref(cj)]
     assert job["spec"] == cj["spec"]["jobTemplate"]["spec"]
     status = status_written(client)
@@ -127,6 +127,13 @@ def test_finished_jobs_leave_active_and_old_ones_are_trimmed():
     assert sorted(a.name for a in client.of("delete", "jobs")) == ["tick-1", "tick-2", "tick-f"]
     status = status_written(client)
     assert "active" not in status and status["lastSuccessfulTime"] == stamp(T0 + 3)
+
+
+def test_the_scheduled_timestamp_is_in_the_schedules_zone():
+    controller, client = setup(cronjob(schedule="0 10 * * *", timeZone="Asia/Seoul"))
+    run(controller.reconcile("default/tick"))
+    [action] = client.of("create", "jobs")
+    assert action.body["metadata"]["annotations"][SCHEDULED_ANNOTATION] == "2026-01-01T10:00:00+09:00"
 
 
 def test_a_job_event_wakes_its_cronjob():

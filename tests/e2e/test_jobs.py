@@ -6,6 +6,7 @@ create cronjob` and `kubectl create job --from=cronjob/X`."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -14,6 +15,8 @@ from kubernetes import client, watch
 from tests.conftest import Cluster, wait_for
 
 pytestmark = pytest.mark.e2e
+
+SCHEDULED = "batch.kubernetes.io/cronjob-scheduled-timestamp"
 
 FAILING = """
 apiVersion: batch/v1
@@ -158,3 +161,19 @@ def test_drain_deletes_with_a_protobuf_delete_options_body(cluster):
         assert cluster.kubectl("get", "pod", "lonely", check=False).returncode != 0
     finally:
         cluster.kubectl("uncordon", "node-2")
+
+
+def test_the_cronjob_fires_on_its_schedule(cluster):
+    # `tick` (created above) runs every minute: within 75 s the controller has made a Job named by
+    # the minute it was scheduled for.
+    def scheduled() -> list[dict]:
+        return [j for j in get_json(cluster, "jobs")["items"]
+                if SCHEDULED in (j["metadata"].get("annotations") or {}) and j["metadata"]["name"].startswith("tick-")]
+
+    job = wait_for(scheduled, timeout=75, interval=1, what="a Job made by the CronJob's schedule")[0]
+    minute = int(job["metadata"]["name"].rsplit("-", 1)[1])
+    at = dt.datetime.fromtimestamp(minute * 60, dt.timezone.utc)
+    assert job["metadata"]["annotations"][SCHEDULED] == at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    cj = wait_for(lambda: get_json(cluster, "cronjob", "tick")["status"].get("lastScheduleTime"),
+                  what="lastScheduleTime")
+    assert cj >= at.strftime("%Y-%m-%dT%H:%M:%SZ")
