@@ -193,7 +193,10 @@ def _yaml_problem(exc: BaseException) -> str:
 
 
 def decode(raw: bytes, content_type: str) -> Any:
-    """Parse a request body (a patch, DeleteOptions) as JSON, or YAML for yaml media types."""
+    """Parse a request body (a patch, DeleteOptions) as JSON, or YAML for yaml media types, or
+    protobuf: kubectl drain falls back to DELETE with a protobuf DeleteOptions when it cannot evict."""
+    if content_type == PROTOBUF and raw:
+        return _decode_protobuf(raw)
     if not raw.strip():
         raise errors.BadRequest("the request body is empty")
     try:
@@ -229,7 +232,8 @@ PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 
 def _decode_protobuf(raw: bytes) -> dict[str, Any]:
-    """kubectl's typed commands (create namespace/deployment/configmap/service, autoscale) send protobuf."""
+    """kubectl's typed commands (create namespace/deployment/configmap/service/job, autoscale) and
+    drain's DELETE send protobuf."""
     from control.api.protobuf import ProtobufError, ProtobufUnsupported, decode_kubernetes_protobuf
 
     limit = settings.KK_MAX_BODY_BYTES

@@ -43,8 +43,11 @@ CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
 REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
+JOBS = Resource("batch", "v1", "jobs", "Job")
+CRONJOBS = Resource("batch", "v1", "cronjobs", "CronJob")
 
 ALL = (NAMESPACES, NODES, PODS, SERVICES, ENDPOINTS, EVENTS, CONFIGMAPS, LEASES, DEPLOYMENTS, REPLICASETS)
+ALL += (JOBS, CRONJOBS)
 BY_KIND = {(r.api_version, r.kind): r for r in ALL}
 
 

@@ -12,9 +12,9 @@ Guarantees (kube-controller-manager's garbage collector):
 - Orphan: an owner carrying the `orphan` finalizer gets the references to it removed from its
   dependents, then the finalizer removed.
 - Every write is guarded by a resourceVersion or uid precondition; a 409 is retried by the runner.
-Watched: pods, replicasets, deployments, services, endpoints, configmaps, leases, nodes, and every
-custom kind: the collector watches CustomResourceDefinitions through the hub and, for each one
-that is Established, starts an informer on the kind it serves (its storage version), so owners
+Watched: pods, replicasets, deployments, services, endpoints, configmaps, leases, nodes, jobs,
+cronjobs, and every custom kind: the collector watches CustomResourceDefinitions through the hub
+and, for each one that is Established, starts an informer on the kind it serves (its storage version), so owners
 and dependents of custom kinds (an Order and its Dishes) are collected like built-in ones; a
 deleted definition stops its informer. Owners of kinds it does not know are kept.
 """
@@ -29,7 +29,8 @@ from typing import Any, Callable
 from control import errors
 from control.client.informer import Handlers, Informer, by_owner
 from control.client.resources import (
-    BY_KIND, CONFIGMAPS, DEPLOYMENTS, ENDPOINTS, LEASES, NODES, PODS, REPLICASETS, SERVICES, Resource, key_of,
+    BY_KIND, CONFIGMAPS, CRONJOBS, DEPLOYMENTS, ENDPOINTS, JOBS, LEASES, NODES, PODS, REPLICASETS, SERVICES,
+    Resource, key_of,
 )
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
@@ -40,7 +41,7 @@ from control.kinds.meta import metadata, owner_references
 
 log = logging.getLogger(__name__)
 
-WATCHED = (PODS, REPLICASETS, DEPLOYMENTS, SERVICES, ENDPOINTS, CONFIGMAPS, LEASES, NODES)
+WATCHED = (PODS, REPLICASETS, DEPLOYMENTS, SERVICES, ENDPOINTS, CONFIGMAPS, LEASES, NODES, JOBS, CRONJOBS)
 DEFINITIONS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
                        namespaced=False)
 FOREGROUND, ORPHAN = "foregroundDeletion", "orphan"

@@ -8,7 +8,6 @@ Guarantees: every controller module exposes `build(*, client, informers, clock, 
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 from control.clock import REAL, Clock
 from control.client.component import connect, run_all
@@ -27,6 +26,9 @@ CONTROLLERS = {
     "horizontalpodautoscaling": "control.controllers.hpa",
     "serviceaccount": "control.controllers.serviceaccounts",
     "root-ca-cert-publisher": "control.controllers.rootca",
+    "job": "control.controllers.job",
+    "ttl-after-finished": "control.controllers.ttlafterfinished",
+    "cronjob": "control.controllers.cronjob",
 }
 
 

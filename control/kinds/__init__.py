@@ -17,6 +17,8 @@ from control.kinds.autoscaling import HORIZONTALPODAUTOSCALER
 from control.kinds.base import Kind
 from control.kinds.coordination import LEASE
 from control.kinds.crd import CUSTOMRESOURCEDEFINITION
+from control.kinds.cronjobs import CRONJOB
+from control.kinds.jobs import JOB
 from control.kinds.custom import kinds_of, version_priority
 from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE, NODE, SERVICE
 from control.kinds.pods import POD
@@ -26,7 +28,7 @@ from control.kinds.serviceaccounts import SERVICEACCOUNT
 KINDS: tuple[Kind, ...] = (NAMESPACE, NODE, POD, SERVICE, ENDPOINTS, EVENT, CONFIGMAP, LEASE, DEPLOYMENT, REPLICASET,
                            HORIZONTALPODAUTOSCALER)
 KINDS += (CUSTOMRESOURCEDEFINITION, SECRET)
-KINDS += (SERVICEACCOUNT,)
+KINDS += (SERVICEACCOUNT, JOB, CRONJOB)
 
 _BY_RESOURCE = {(k.group, k.version, k.plural): k for k in KINDS}
 _BY_GVK = {(k.api_version, k.kind): k for k in KINDS}

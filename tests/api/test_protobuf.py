@@ -137,7 +137,8 @@ def test_genuine_kubectl_body_decodes_to_its_json_form(name):
 
 
 def test_the_genuine_fixtures_cover_the_imperative_commands():
-    assert {"namespace", "configmap", "deployment", "service-clusterip", "hpa-v1"} <= set(fixture_names())
+    assert {"namespace", "configmap", "deployment", "service-clusterip", "hpa-v1", "job", "cronjob"} <= \
+        set(fixture_names())
 
 
 def test_genuine_deployment_body_in_detail():
@@ -168,8 +169,65 @@ def test_genuine_configmap_keeps_empty_values_and_base64s_binary_data():
 
 
 def test_genuine_body_of_an_unsupported_kind_names_it():
-    with pytest.raises(ProtobufError, match=r"^protobuf is not supported for batch/v1 Job; send application/json$"):
-        decode_kubernetes_protobuf((FIXTURES / "job.unsupported.pb").read_bytes())
+    with pytest.raises(ProtobufError, match=r"^protobuf is not supported for policy/v1 PodDisruptionBudget; "
+                                            r"send application/json$"):
+        decode_kubernetes_protobuf((FIXTURES / "poddisruptionbudget.unsupported.pb").read_bytes())
+
+
+def test_an_eviction_carries_its_delete_options():
+    options = encode("DeleteOptions", {"gracePeriodSeconds": 0, "preconditions": {"uid": "u-1"}})
+    raw = ld(1, encode("ObjectMeta", {"name": "web-1", "namespace": "default"})) + ld(2, options)
+    assert decode_kubernetes_protobuf(envelope("policy/v1", "Eviction", raw)) == {
+        "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-1", "namespace": "default"},
+        "deleteOptions": {"gracePeriodSeconds": 0, "preconditions": {"uid": "u-1"}}}
+
+
+def test_genuine_job_bodies_keep_the_command_and_the_restart_policy_kubectl_chose():
+    job = decode_kubernetes_protobuf((FIXTURES / "job-command.pb").read_bytes())
+    assert job["apiVersion"] == "batch/v1" and job["kind"] == "Job"
+    pod = job["spec"]["template"]["spec"]
+    assert pod["containers"][0]["command"] == ["echo", "hi"] and pod["restartPolicy"] == "Never"
+    cron = decode_kubernetes_protobuf((FIXTURES / "cronjob.pb").read_bytes())
+    assert cron["spec"]["schedule"] == "*/1 * * * *"
+    assert cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"] == "OnFailure"
+
+
+def test_the_genuine_fixtures_cover_drains_delete_options():
+    assert {"deleteoptions-drain", "deleteoptions-drain-grace-0", "deleteoptions-drain-grace-30"} <= set(fixture_names())
+
+
+PODS = "/api/v1/namespaces/default/pods"
+
+
+def _bound_pod(name: str) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                       "spec": {"nodeName": "node-1", "containers": [{"name": "c", "image": "busybox"}]}})
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("name, gone_at_once", [
+    ("deleteoptions-drain", False), ("deleteoptions-drain-grace-30", False), ("deleteoptions-drain-grace-0", True),
+])
+def test_a_delete_with_drains_protobuf_body_is_honoured(api, name, gone_at_once):
+    assert api.post(PODS, _bound_pod("p")).status_code == 201
+    answer = api.delete(f"{PODS}/p", (FIXTURES / f"{name}.pb").read_bytes(),
+                        content_type="application/vnd.kubernetes.protobuf")
+    assert answer.status_code == 200, answer.content
+    after = api.get(f"{PODS}/p")
+    if gone_at_once:
+        assert after.status_code == 404
+    else:  # a bound pod waits for its kubelet, with the grace period the body asked for (30 s by default)
+        assert json.loads(after.content)["metadata"]["deletionGracePeriodSeconds"] == 30
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_delete_with_a_malformed_protobuf_body_is_a_400_status(api):
+    assert api.post(PODS, _bound_pod("p")).status_code == 201
+    answer = api.delete(f"{PODS}/p", b"k8s\x00\x0a\xff", content_type="application/vnd.kubernetes.protobuf")
+    status = json.loads(answer.content)
+    assert answer.status_code == 400 and status["kind"] == "Status" and status["reason"] == "BadRequest"
+    assert status["message"].startswith("the body of the request could not be decoded: protobuf: ")
+    assert api.get(f"{PODS}/p").status_code == 200
 
 
 # --- Go's zero-value rules ----------------------------------------------------------------------
@@ -595,7 +653,8 @@ def descriptor_name(message: str) -> list[str]:
         return [f"k8s.io.api.autoscaling.v1.{message}"]
     return [f"{package}.{message}" for package in (
         "k8s.io.apimachinery.pkg.apis.meta.v1", "k8s.io.api.core.v1", "k8s.io.api.apps.v1",
-        "k8s.io.api.autoscaling.v2", "k8s.io.api.coordination.v1")]
+        "k8s.io.api.autoscaling.v2", "k8s.io.api.coordination.v1", "k8s.io.api.batch.v1",
+        "k8s.io.api.policy.v1")]
 
 
 @pytest.mark.skipif(not shutil.which("kubectl") and not Path("/usr/bin/kubectl").exists(), reason="no kubectl")
@@ -795,7 +854,11 @@ COMMANDS = [
     ("hpa-v1", ["autoscale", "deployment", "pre", "--min=2", "--max=5", "--cpu-percent=80"]),
     ("secret", ["create", "secret", "generic", "s1", "--from-literal=k=v"]),
     ("serviceaccount", ["create", "serviceaccount", "sa1"]),
-    ("job.unsupported", ["create", "job", "j1", "--image=busybox"]),
+    ("job", ["create", "job", "j1", "--image=busybox"]),
+    ("job-command", ["create", "job", "hi", "--image=busybox", "--", "echo", "hi"]),
+    ("cronjob", ["create", "cronjob", "cj", "--image=busybox", "--schedule=*/1 * * * *", "--", "date"]),
+    ("poddisruptionbudget.unsupported", ["create", "poddisruptionbudget", "pdb", "--selector=app=x",
+                                         "--min-available=1"]),
 ]
 
 
@@ -863,7 +926,9 @@ def test_kubectl_protobuf_bodies_decode_like_its_own_json(tmp_path):
                 if update:
                     (FIXTURES / f"{name}.pb").write_bytes(captured)
                 continue
-            dry = subprocess.run([*base, "--dry-run=client", "-o", "json"], capture_output=True, text=True, timeout=60)
+            cut = base.index("--") if "--" in base else len(base)  # flags go before a command's `--`
+            dry = subprocess.run([*base[:cut], "--dry-run=client", "-o", "json", *base[cut:]], capture_output=True,
+                                 text=True, timeout=60)
             expected = json.loads(dry.stdout)
             assert decode_kubernetes_protobuf(captured) == expected, name
             if update:

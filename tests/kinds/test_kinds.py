@@ -30,7 +30,7 @@ def test_registry_lookups():
     assert kinds.by_resource("", "v1", "nope") is None
     assert kinds.by_kind("v1", "Secret").plural == "secrets"
     custom_groups = {k.group for k in kinds.custom_kinds()}  # another module's CRDs may still be served
-    assert set(kinds.group_versions()) - custom_groups == {"", "apps", "coordination.k8s.io", "autoscaling",
+    assert set(kinds.group_versions()) - custom_groups == {"", "apps", "batch", "coordination.k8s.io", "autoscaling",
                                                            "apiextensions.k8s.io"}
 
 

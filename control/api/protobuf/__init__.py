@@ -1,9 +1,10 @@
 """Decode request bodies sent as `application/vnd.kubernetes.protobuf` into their JSON shape.
 
-kubectl 1.32's `create namespace|configmap|deployment|service|secret|serviceaccount|job|token`
-and `autoscale` POST protobuf (`run`, `expose`, `apply` and `create -f` send JSON). The body is the
-magic `k8s\\x00` followed by a runtime.Unknown envelope: field 1 TypeMeta {1 apiVersion, 2 kind},
-2 the object's own message, 3 contentEncoding, 4 contentType.
+kubectl 1.32's `create namespace|configmap|deployment|service|secret|serviceaccount|job|cronjob|token`
+and `autoscale` POST protobuf, and `drain` DELETEs with a protobuf DeleteOptions (`run`, `expose`,
+`apply` and `create -f` send JSON). The body is the magic `k8s\\x00` followed by a
+runtime.Unknown envelope: field 1 TypeMeta {1 apiVersion, 2 kind}, 2 the object's own message,
+3 contentEncoding, 4 contentType.
 
 Guarantees: `decode_kubernetes_protobuf` returns the dict the object would be in JSON, with
 `apiVersion` and `kind` from the envelope; Go's JSON rules are mirrored (zero non-pointer scalars
@@ -19,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from control.api.protobuf.authentication import AUTHENTICATION
+from control.api.protobuf.batch import BATCH
 from control.api.protobuf.core import CORE
 from control.api.protobuf.decoder import decode_message
 from control.api.protobuf.meta import META
@@ -32,7 +34,7 @@ __all__ = ["MEDIA_TYPE", "ProtobufError", "ProtobufUnsupported", "decode_kuberne
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
 
-TABLES = compile_tables(META, CORE, VOLUMES, WORKLOADS, AUTHENTICATION)
+TABLES = compile_tables(META, CORE, VOLUMES, WORKLOADS, AUTHENTICATION, BATCH)
 
 _CORE_KINDS = ("Binding", "ConfigMap", "Endpoints", "Event", "LimitRange", "Namespace", "Node",
                "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodTemplate", "ReplicationController",
@@ -47,6 +49,9 @@ KINDS: dict[tuple[str, str], str] = {
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",
     ("coordination.k8s.io/v1", "Lease"): "Lease",
     ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
+    ("batch/v1", "Job"): "Job",
+    ("batch/v1", "CronJob"): "CronJob",
+    ("policy/v1", "Eviction"): "Eviction",
 }
 
 

@@ -1,0 +1,188 @@
+"""OpenAPI schemas of batch/v1 Job and its parts (spec, status, conditions, pod failure and success
+policies) and CronJob (spec, status, Job template), as k8s.io/api/batch/v1 publishes them.
+
+Guarantees: Job conditions merge by type; the selector, template and the policies are refs to the
+shared core and meta components; every field kubectl's client-side validation and `kubectl
+explain job.spec` look for is declared, with upstream's types (int32 counts, int64 seconds).
+"""
+
+from __future__ import annotations
+
+from control.kinds.schemas.build import (
+    META, Schema, array, boolean, int32, int64, integers, kind_obj, metadata, obj, ref, string, strings, time,
+)
+
+BATCH = "io.k8s.api.batch.v1."
+
+DEFINITIONS: dict[str, Schema] = {
+    BATCH + "CronJob": kind_obj(
+        "CronJob represents the configuration of a single cron job.", ("batch", "v1", "CronJob"),
+        {
+            "metadata": metadata(),
+            "spec": ref(BATCH + "CronJobSpec", "Specification of the desired behavior of a cron job, including "
+                        "the schedule."),
+            "status": ref(BATCH + "CronJobStatus", "Current status of a cron job."),
+        },
+    ),
+    BATCH + "CronJobSpec": obj(
+        "CronJobSpec describes how the job execution will look like and when it will actually run.",
+        {
+            "concurrencyPolicy": string("How to treat concurrent executions of a Job: Allow (default), Forbid "
+                                        "or Replace.", enum=["Allow", "Forbid", "Replace"]),
+            "failedJobsHistoryLimit": int32("The number of failed finished jobs to retain. Defaults to 1."),
+            "jobTemplate": ref(BATCH + "JobTemplateSpec", "The job that will be created when executing a "
+                               "CronJob."),
+            "schedule": string("The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."),
+            "startingDeadlineSeconds": int64("Deadline in seconds for starting the job if it misses scheduled "
+                                             "time for any reason."),
+            "successfulJobsHistoryLimit": int32("The number of successful finished jobs to retain. Defaults "
+                                                "to 3."),
+            "suspend": boolean("Tells the controller to suspend subsequent executions. Defaults to false."),
+            "timeZone": string("The time zone name for the given schedule; the controller-manager's zone "
+                               "(UTC here) when unset."),
+        },
+        required=["schedule", "jobTemplate"],
+    ),
+    BATCH + "CronJobStatus": obj(
+        "CronJobStatus represents the current state of a cron job.",
+        {
+            "active": array("ObjectReference", "A list of pointers to currently running jobs.",
+                            list_type="atomic"),
+            "lastScheduleTime": time("Information when was the last time the job was successfully scheduled."),
+            "lastSuccessfulTime": time("Information when was the last time the job successfully completed."),
+        },
+    ),
+    BATCH + "JobTemplateSpec": obj(
+        "JobTemplateSpec describes the data a Job should have when created from a template.",
+        {
+            "metadata": metadata("Standard object's metadata of the jobs created from this template."),
+            "spec": ref(BATCH + "JobSpec", "Specification of the desired behavior of the job."),
+        },
+    ),
+    BATCH + "Job": kind_obj(
+        "Job represents the configuration of a single job: pods run to completion.", ("batch", "v1", "Job"),
+        {
+            "metadata": metadata(),
+            "spec": ref(BATCH + "JobSpec", "Specification of the desired behavior of a job."),
+            "status": ref(BATCH + "JobStatus", "Current status of a job."),
+        },
+    ),
+    BATCH + "JobSpec": obj(
+        "JobSpec describes how the job execution will look like.",
+        {
+            "activeDeadlineSeconds": int64("Seconds relative to the startTime that the job may be continuously "
+                                           "active before the system tries to terminate it; value must be "
+                                           "positive integer."),
+            "backoffLimit": int32("Number of retries before marking this job failed. Defaults to 6."),
+            "backoffLimitPerIndex": int32("Retries within an index before marking the index failed (Indexed "
+                                          "jobs with restartPolicy Never)."),
+            "completionMode": string("How Pod completions are tracked: `NonIndexed` (default) or `Indexed`.",
+                                     enum=["Indexed", "NonIndexed"]),
+            "completions": int32("The desired number of successfully finished pods the job should be run with."),
+            "managedBy": string("The controller that manages the Job; immutable."),
+            "manualSelector": boolean("When true, the selector is not generated by the system; the user "
+                                      "guarantees it is unique."),
+            "maxFailedIndexes": int32("Maximal number of failed indexes before the Job is marked failed."),
+            "parallelism": int32("Maximum desired number of pods the job should run at any given time."),
+            "podFailurePolicy": ref(BATCH + "PodFailurePolicy", "How failed pods influence the backoffLimit.",
+                                    default=False),
+            "podReplacementPolicy": string("When replacement pods are created: TerminatingOrFailed (default) "
+                                           "or Failed.", enum=["Failed", "TerminatingOrFailed"]),
+            "selector": ref(META + "LabelSelector", "A label query over pods that should match the pod count. "
+                            "Normally, the system sets this field for you.", default=False),
+            "successPolicy": ref(BATCH + "SuccessPolicy", "When the Job can be declared succeeded.",
+                                 default=False),
+            "suspend": boolean("Whether the Job controller should create Pods or not; defaults to false."),
+            "template": ref("PodTemplateSpec", "The pod that will be created when executing a job. The only "
+                            "allowed restartPolicy values are \"Never\" or \"OnFailure\"."),
+            "ttlSecondsAfterFinished": int32("Seconds after the Job finishes (Complete or Failed) before it "
+                                             "is eligible to be automatically deleted."),
+        },
+        required=["template"],
+    ),
+    BATCH + "JobStatus": obj(
+        "JobStatus represents the current state of a Job.",
+        {
+            "active": int32("The number of pending and running pods which are not terminating."),
+            "completedIndexes": string("Completed indexes of an Indexed Job, as a text like \"1,3-5,7\"."),
+            "completionTime": time("When the job was completed."),
+            "conditions": array(BATCH + "JobCondition", "The latest available observations of an object's "
+                                "current state.", strategy="merge", key="type", list_type="atomic"),
+            "failed": int32("The number of pods which reached phase Failed."),
+            "failedIndexes": string("Failed indexes when backoffLimitPerIndex is set."),
+            "ready": int32("The number of active pods which have a Ready condition."),
+            "startTime": time("When the job controller started processing the job."),
+            "succeeded": int32("The number of pods which reached phase Succeeded."),
+            "terminating": int32("The number of pods which are terminating."),
+            "uncountedTerminatedPods": ref(BATCH + "UncountedTerminatedPods", "UIDs of finished pods the "
+                                           "controller has not yet counted in the status.", default=False),
+        },
+    ),
+    BATCH + "JobCondition": obj(
+        "JobCondition describes current state of a job.",
+        {
+            "lastProbeTime": time("Last time the condition was checked."),
+            "lastTransitionTime": time("Last time the condition transit from one status to another."),
+            "message": string("Human readable message indicating details about last transition."),
+            "reason": string("(brief) reason for the condition's last transition."),
+            "status": string("Status of the condition, one of True, False, Unknown."),
+            "type": string("Type of job condition: Complete, Failed, Suspended, FailureTarget, "
+                           "SuccessCriteriaMet."),
+        },
+        required=["type", "status"],
+    ),
+    BATCH + "UncountedTerminatedPods": obj(
+        "UIDs of Pods that have terminated but haven't been accounted in Job status counters.",
+        {
+            "failed": strings("UIDs of failed Pods.", list_type="set"),
+            "succeeded": strings("UIDs of succeeded Pods.", list_type="set"),
+        },
+    ),
+    BATCH + "PodFailurePolicy": obj(
+        "How failed pods influence the backoffLimit.",
+        {"rules": array(BATCH + "PodFailurePolicyRule", "Rules evaluated in order; the first match wins.",
+                        list_type="atomic")},
+        required=["rules"],
+    ),
+    BATCH + "PodFailurePolicyRule": obj(
+        "An action taken on a pod failure when the requirements are satisfied.",
+        {
+            "action": string("FailJob, FailIndex, Ignore or Count.", enum=["Count", "FailIndex", "FailJob",
+                                                                              "Ignore"]),
+            "onExitCodes": ref(BATCH + "PodFailurePolicyOnExitCodesRequirement", "Requirement on the "
+                               "container exit codes.", default=False),
+            "onPodConditions": array(BATCH + "PodFailurePolicyOnPodConditionsPattern", "Requirement on the "
+                                     "pod conditions.", list_type="atomic"),
+        },
+        required=["action"],
+    ),
+    BATCH + "PodFailurePolicyOnExitCodesRequirement": obj(
+        "Handling of a failed pod by its containers' exit codes.",
+        {
+            "containerName": string("Restricts the check to the container of this name."),
+            "operator": string("In or NotIn.", enum=["In", "NotIn"]),
+            "values": integers("Exit code values, sorted and unique.", fmt="int32", list_type="set"),
+        },
+        required=["operator", "values"],
+    ),
+    BATCH + "PodFailurePolicyOnPodConditionsPattern": obj(
+        "Matches a pod condition by type and status.",
+        {
+            "status": string("Required pod condition status; defaults to True."),
+            "type": string("Required pod condition type."),
+        },
+        required=["type"],
+    ),
+    BATCH + "SuccessPolicy": obj(
+        "When an Indexed Job can be declared succeeded.",
+        {"rules": array(BATCH + "SuccessPolicyRule", "Rules evaluated in order.", list_type="atomic")},
+        required=["rules"],
+    ),
+    BATCH + "SuccessPolicyRule": obj(
+        "One success rule: indexes and/or a count of succeeded indexes.",
+        {
+            "succeededCount": int32("Minimal size of the succeeded indexes set."),
+            "succeededIndexes": string("Indexes (as \"1,3-5,7\") that must succeed."),
+        },
+    ),
+}
