@@ -9,8 +9,9 @@ from control.clock import FakeClock
 from control.client.resources import CRONJOBS, JOBS
 from control.controllers.cronjob import SCHEDULED_ANNOTATION, CronJobController, most_recent_time
 from control.kinds.cron import parse
+from control.kinds.meta import format_time
 
-from .fakes import FakeClient, fill, informers, metadata, observe, ref, run, stamp
+from .fakes import FakeClient, fill, informers, metadata, observe, ref, run
 
 T0 = 1767225600.0  # 2026-01-01T00:00:00Z
 NOW = T0 + 3600 + 30  # 01:00:30
@@ -32,7 +33,7 @@ def owned_job(owner: dict, name: str, *, done: str | None = None, finished_at: f
     if done:
         status = {"conditions": [{"type": done, "status": "True"}]}
         if done == "Complete":
-            status["completionTime"] = stamp(finished_at)
+            status["completionTime"] = format_time(finished_at)
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata(name, owners=[owner], created=finished_at),
             "spec": {}, "status": status}
 
@@ -69,7 +70,7 @@ def test_creates_one_job_for_the_most_recent_time_named_by_its_minute():
 
 
 def test_a_time_already_run_is_not_run_again():
-    cj = cronjob(status={"lastScheduleTime": stamp(T0 + 3600)})
+    cj = cronjob(status={"lastScheduleTime": format_time(T0 + 3600)})
     controller, client = setup(cj)
     run(controller.reconcile("default/tick"))
     assert not client.of("create", "jobs")
@@ -114,19 +115,19 @@ def test_suspended_creates_nothing_but_keeps_its_status():
     controller, client = setup(cj, owned_job(cj, "tick-1", done="Complete", finished_at=T0 + 60))
     run(controller.reconcile("default/tick"))
     assert not client.of("create", "jobs")
-    assert status_written(client) == {"lastSuccessfulTime": stamp(T0 + 60)}
+    assert status_written(client) == {"lastSuccessfulTime": format_time(T0 + 60)}
 
 
 def test_finished_jobs_leave_active_and_old_ones_are_trimmed():
     cj = cronjob(successfulJobsHistoryLimit=1, failedJobsHistoryLimit=0,
-                 status={"lastScheduleTime": stamp(T0 + 3600),
+                 status={"lastScheduleTime": format_time(T0 + 3600),
                          "active": [{"name": "tick-3", "uid": "uid-tick-3"}]})
     jobs = [owned_job(cj, f"tick-{i}", done="Complete", finished_at=T0 + i) for i in (1, 2, 3)]
     controller, client = setup(cj, *jobs, owned_job(cj, "tick-f", done="Failed"))
     run(controller.reconcile("default/tick"))
     assert sorted(a.name for a in client.of("delete", "jobs")) == ["tick-1", "tick-2", "tick-f"]
     status = status_written(client)
-    assert "active" not in status and status["lastSuccessfulTime"] == stamp(T0 + 3)
+    assert "active" not in status and status["lastSuccessfulTime"] == format_time(T0 + 3)
 
 
 def test_the_scheduled_timestamp_is_in_the_schedules_zone():

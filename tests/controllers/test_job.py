@@ -9,8 +9,9 @@ from control.client.resources import JOBS, PODS
 from control.controllers.job import JobController
 from control.controllers.jobpods import index_ranges, new_pod
 from control.controllers.ttlafterfinished import TTLAfterFinishedController
+from control.kinds.meta import format_time
 
-from .fakes import START, FakeClient, fill, informers, metadata, observe, ref, run, stamp
+from .fakes import START, FakeClient, fill, informers, metadata, observe, ref, run
 
 UID_LABEL = "batch.kubernetes.io/controller-uid"
 
@@ -37,8 +38,8 @@ def job_pod(owner: dict, name: str, phase: str = "Running", *, index: int | None
     if index is not None:
         extra["annotations"] = {"batch.kubernetes.io/job-completion-index": str(index)}
     if deleting:
-        extra["deletionTimestamp"] = stamp(START)
-    state = {"terminated": {"exitCode": 0 if phase == "Succeeded" else 1, "finishedAt": stamp(ended or START - 60)}} \
+        extra["deletionTimestamp"] = format_time(START)
+    state = {"terminated": {"exitCode": 0 if phase == "Succeeded" else 1, "finishedAt": format_time(ended or START - 60)}} \
         if phase in ("Succeeded", "Failed") else {"running": {}}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata(name, labels=labels, owners=[owner], **extra),
             "spec": owner["spec"]["template"]["spec"],
@@ -75,7 +76,7 @@ def test_creates_parallelism_pods_from_the_template_and_starts_the_clock():
     assert bodies[0]["metadata"]["labels"] == j["spec"]["template"]["metadata"]["labels"]
     assert bodies[0]["spec"] == j["spec"]["template"]["spec"]
     status = status_written(client)
-    assert status["startTime"] == stamp(START) and status["uncountedTerminatedPods"] == {}
+    assert status["startTime"] == format_time(START) and status["uncountedTerminatedPods"] == {}
     assert status["ready"] == 0 and status["terminating"] == 0 and "active" not in status
 
 
@@ -99,13 +100,13 @@ def test_counts_by_phase_in_the_status():
 
 
 def test_completion_sets_success_criteria_met_then_complete_with_completion_time():
-    j = job(completions=2, parallelism=2, status={"startTime": stamp(START - 30)})
+    j = job(completions=2, parallelism=2, status={"startTime": format_time(START - 30)})
     controller, client = setup(j, job_pod(j, "a", "Succeeded"), job_pod(j, "b", "Succeeded"))
     run(controller.reconcile("default/pi"))
     status = status_written(client)
     assert conditions(status) == [("SuccessCriteriaMet", "True", "CompletionsReached"),
                                   ("Complete", "True", "CompletionsReached")]
-    assert status["completionTime"] == stamp(START) and status["succeeded"] == 2
+    assert status["completionTime"] == format_time(START) and status["succeeded"] == 2
     assert status["conditions"][1]["message"] == "Reached expected number of succeeded pods"
     assert not client.of("create", "pods")
 
@@ -191,7 +192,7 @@ def test_restarts_count_against_the_limit_with_on_failure():
 
 
 def test_active_deadline_fails_the_job_and_deletes_its_pods():
-    j = job(activeDeadlineSeconds=30, status={"startTime": stamp(START - 31)})
+    j = job(activeDeadlineSeconds=30, status={"startTime": format_time(START - 31)})
     controller, client = setup(j, job_pod(j, "r", "Running"))
     run(controller.reconcile("default/pi"))
     assert [a.name for a in client.of("delete", "pods")] == ["r"]
@@ -199,14 +200,14 @@ def test_active_deadline_fails_the_job_and_deletes_its_pods():
 
 
 def test_a_running_job_looks_again_at_its_deadline():
-    j = job(activeDeadlineSeconds=30, status={"startTime": stamp(START - 10)})
+    j = job(activeDeadlineSeconds=30, status={"startTime": format_time(START - 10)})
     controller, client = setup(j)
     result = run(controller.reconcile("default/pi"))
     assert result.outcome == "requeue_after" and abs(result.after - 20.5) < 0.01
 
 
 def test_suspend_deletes_active_pods_and_resume_restarts_the_clock():
-    j = job(suspend=True, status={"startTime": stamp(START - 100)})
+    j = job(suspend=True, status={"startTime": format_time(START - 100)})
     controller, client = setup(j, job_pod(j, "r", "Running"))
     run(controller.reconcile("default/pi"))
     assert [a.name for a in client.of("delete", "pods")] == ["r"] and not client.of("create", "pods")
@@ -216,7 +217,7 @@ def test_suspend_deletes_active_pods_and_resume_restarts_the_clock():
     controller, client = setup(resumed)
     run(controller.reconcile("default/pi"))
     assert conditions(status_written(client)) == [("Suspended", "False", "JobResumed")]
-    assert status_written(client)["startTime"] == stamp(START) and len(client.of("create", "pods")) == 1
+    assert status_written(client)["startTime"] == format_time(START) and len(client.of("create", "pods")) == 1
 
 
 def test_a_job_suspended_at_creation_has_no_start_time():
@@ -259,8 +260,8 @@ def ttl_setup(*jobs, clock):
 
 def finished_job(ttl: int | None, done_at: float) -> dict:
     return job(ttlSecondsAfterFinished=ttl, status={
-        "completionTime": stamp(done_at), "conditions": [{"type": "Complete", "status": "True",
-                                                          "lastTransitionTime": stamp(done_at)}]})
+        "completionTime": format_time(done_at), "conditions": [{"type": "Complete", "status": "True",
+                                                          "lastTransitionTime": format_time(done_at)}]})
 
 
 def test_ttl_waits_then_deletes_in_background_with_a_uid_precondition():
@@ -286,21 +287,21 @@ def test_ttl_ignores_running_jobs_and_jobs_without_the_field():
 def test_ttl_of_a_failed_job_counts_from_the_failed_condition():
     clock = FakeClock(START)
     failed = job(ttlSecondsAfterFinished=0, status={"conditions": [
-        {"type": "Failed", "status": "True", "lastTransitionTime": stamp(START - 1)}]})
+        {"type": "Failed", "status": "True", "lastTransitionTime": format_time(START - 1)}]})
     controller, client = ttl_setup(failed, clock=clock)
     run(controller.reconcile("default/pi"))
     assert [a.name for a in client.of("delete", "jobs")] == ["pi"]
 
 
 def test_a_job_at_full_parallelism_still_looks_again_at_its_deadline():
-    j = job(completions=2, parallelism=1, activeDeadlineSeconds=30, status={"startTime": stamp(START - 20)})
+    j = job(completions=2, parallelism=1, activeDeadlineSeconds=30, status={"startTime": format_time(START - 20)})
     controller, client = setup(j, job_pod(j, "r", "Running"))
     result = run(controller.reconcile("default/pi"))
     assert not client.of("create", "pods") and result.outcome == "requeue_after" and abs(result.after - 10.5) < 0.01
 
 
 def test_back_off_and_deadline_wake_at_whichever_comes_first():
-    j = job(activeDeadlineSeconds=30, status={"startTime": stamp(START - 27)})
+    j = job(activeDeadlineSeconds=30, status={"startTime": format_time(START - 27)})
     controller, client = setup(j, job_pod(j, "f1", "Failed", ended=START - 1))
     result = run(controller.reconcile("default/pi"))
     assert not client.of("create", "pods") and abs(result.after - 3.5) < 0.01
