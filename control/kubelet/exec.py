@@ -30,7 +30,7 @@ from control.client.serving import Exchange, HttpError, Request
 from control.clock import Clock
 from control.kubelet.containers import Container
 from control.kubelet.filesystem import Filesystem
-from control.kubelet.shell import Shell
+from control.kubelet.shell import SHELLS, Shell
 from control.kubelet.terminal import BUSYBOX_IMAGES, Session
 
 log = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ class ExecServer:
         self.sandboxes.keep_only(self.live_ids() | {target.container_id})
         argv = list(wanted.command) if wanted.action == "exec" else list(target.command)
         shell = Shell(self.sandboxes.of(target), clock=self.clock, hostname=target.pod_name, env=target.env,
-                      name=(argv[0].rsplit("/", 1)[-1] if argv else "sh"))
+                      name=next((n for n in [argv[0].rsplit("/", 1)[-1]] if n in SHELLS), "sh") if argv else "sh")
         wire = exchange.wire
         wire.send(h11.InformationalResponse(status_code=101, headers=[(b"connection", b"Upgrade"),
                                                                      (b"upgrade", UPGRADE)]))
