@@ -40,7 +40,7 @@ from control.api.request import Call, Request
 from control.api.responses import Reply, error_response
 from control.client.remotecommand import (ERROR, FrameReader, UpgradeRefused, connect_upgraded, frame,
                                           status_json)
-from control.clock import REAL as clock
+from control.clock import REAL, Clock
 from control.kinds.network import kubelet_endpoint
 from control.storage import store
 from control.storage.db import run_db
@@ -162,9 +162,10 @@ async def _deny(send: Send, scope: dict[str, Any], reply: Reply) -> None:
     await send({"type": "websocket.http.response.body", "body": reply.body})
 
 
-async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, idle: float | None = None) -> None:
+async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, idle: float | None = None,
+                       clock: Clock = REAL) -> None:
     """The ASGI websocket handler of an exec/attach path (see `is_stream_path`)."""
-    started = clock.monotonic()
+    started = REAL.monotonic()  # the traffic record's latency is on the hub's own clock
     if (await receive())["type"] != "websocket.connect":
         return
     kind, namespace, name, action = stream_kind(scope["path"]) or (None, "", "", "")
@@ -188,7 +189,7 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
         return
     await send({"type": "websocket.accept", "subprotocol": protocol})
     try:
-        await Relay(target, receive, send, idle if idle is not None else stream_idle_seconds()).run()
+        await Relay(target, receive, send, idle if idle is not None else stream_idle_seconds(), clock).run()
     finally:
         traffic.request_done(actor, tag, 101, started)
 
@@ -200,8 +201,8 @@ def stream_idle_seconds() -> float:
 class Relay:
     """One upgraded stream: the client's WebSocket and the kubelet's framed connection."""
 
-    def __init__(self, target: StreamTarget, receive: Receive, send: Send, idle: float):
-        self.target, self.receive, self.send, self.idle = target, receive, send, idle
+    def __init__(self, target: StreamTarget, receive: Receive, send: Send, idle: float, clock: Clock = REAL):
+        self.target, self.receive, self.send, self.idle, self.clock = target, receive, send, idle, clock
         self.last_activity = clock.monotonic()
 
     async def run(self) -> None:
@@ -234,7 +235,7 @@ class Relay:
 
     async def _to_client(self, frames: FrameReader) -> None:
         while (item := await frames.next()) is not None:
-            self.last_activity = clock.monotonic()
+            self.last_activity = self.clock.monotonic()
             await self.send({"type": "websocket.send", "bytes": bytes((item[0],)) + item[1]})
 
     async def _to_kubelet(self, writer: asyncio.StreamWriter) -> None:
@@ -247,10 +248,10 @@ class Relay:
                 data = (message.get("text") or "").encode()
             if not data:
                 continue
-            self.last_activity = clock.monotonic()
+            self.last_activity = self.clock.monotonic()
             writer.write(frame(data[0], data[1:]))
             await writer.drain()
 
     async def _watch_idle(self) -> None:
-        while (left := self.last_activity + self.idle - clock.monotonic()) > 0:
-            await clock.sleep(left)
+        while (left := self.last_activity + self.idle - self.clock.monotonic()) > 0:
+            await self.clock.sleep(left)
