@@ -2,9 +2,10 @@
 upgraded connection (`control.client.remotecommand`).
 
 Guarantees:
-- Without a TTY the command runs once: output streams on stdout/stderr as it is produced, stdin
-  (when asked for) is read until the client closes it (CLOSE frame) and, for a shell with no `-c`,
-  run line by line as lines arrive (`echo ... | kubectl exec -i POD -- sh`).
+- Without a TTY the command runs once: output streams on stdout/stderr as it is produced; a shell
+  with no `-c` runs its stdin line by line as lines arrive (`echo ... | kubectl exec -i POD --
+  sh`), a command that reads stdin (`cat`) gets it whole when the client closes it (CLOSE
+  frame), any other runs at once.
 - With a TTY and a shell, the session is an interactive terminal: a prompt, typed characters
   echoed, Enter runs the line, Backspace/Ctrl-U edit it, Ctrl-C interrupts a running command (or
   drops the line), Ctrl-D on an empty line or `exit` ends it; output has `\\n` turned into `\\r\\n`
@@ -41,6 +42,12 @@ def prompt_for(image: str, shell: Shell) -> str:
 def interactive(argv: list[str]) -> bool:
     """A shell with neither `-c` nor a script: it reads its commands from stdin."""
     return bool(argv) and posixpath.basename(argv[0]) in SHELLS and (len(argv) == 1 or argv[1:] == ["-i"])
+
+
+def reads_stdin(argv: list[str]) -> bool:
+    """Whether a command reads its stdin to the end before it can finish (`cat` with no file);
+    any other command runs at once, as `ls` does under `kubectl exec -it POD -- ls`."""
+    return bool(argv) and posixpath.basename(argv[0]) == "cat" and len(argv) == 1
 
 
 class Session:
@@ -98,7 +105,7 @@ class Session:
             return await self._terminal()
         if self.stdin and interactive(self.argv):
             return await self._lines()
-        stdin = await self._read_stdin() if self.stdin else b""
+        stdin = await self._read_stdin() if self.stdin and reads_stdin(self.argv) else b""
         if stdin is None:
             return INTERRUPTED
         return await self._interruptible(self.shell.run_argv(self.argv, Streams(self.streams.out, self.streams.err,

@@ -54,6 +54,7 @@ def test_stdin_runs_through_the_shell_and_files_persist(hub):
     piped = hub.kubectl("exec", "-i", "box", "--", "sh", input="echo hello > /tmp/f; cat /tmp/f\n")
     assert piped.stdout == "hello\n"
     assert hub.kubectl("exec", "box", "--", "cat", "/tmp/f").stdout == "hello\n"
+    assert hub.kubectl("exec", "-i", "box", "--", "cat", input="piped\n").stdout == "piped\n"
     assert "search default.svc.cluster.local" in hub.kubectl("exec", "box", "--", "cat", "/etc/resolv.conf").stdout
 
 

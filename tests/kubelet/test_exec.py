@@ -123,6 +123,20 @@ def test_stdin_feeds_a_shell_line_by_line_and_files_persist_for_the_run():
     asyncio.run(scenario())
 
 
+def test_a_command_that_ignores_stdin_does_not_wait_for_it_to_close():
+    async def scenario():
+        async with Node() as node:
+            frames, writer = await node.open(["ls", "/etc"], stdin=True, tty=True)  # stdin stays open
+            seen = []
+            while (item := await frames.next()) is not None:
+                seen.append(item)
+            writer.close()
+            assert seen == [(STDOUT, b"hostname\r\nhosts\r\nresolv.conf\r\n"),
+                            (ERROR, b'{"metadata":{},"status":"Success"}')]
+
+    asyncio.run(scenario())
+
+
 @pytest.mark.parametrize("pod, container, command, status_code, message", [
     ("nope", "app", ["ls"], 404, "pod does not exist"),
     ("web", "late", ["ls"], 404, 'container not found ("late")'),
