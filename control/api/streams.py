@@ -24,7 +24,6 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable

@@ -16,8 +16,6 @@ Guarantees:
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -33,7 +31,6 @@ from control.kubelet.filesystem import Filesystem
 from control.kubelet.shell import SHELLS, Shell
 from control.kubelet.terminal import BUSYBOX_IMAGES, Session
 
-log = logging.getLogger(__name__)
 Found = tuple[dict[str, Any], Any, tuple[Container, ...]]  # (pod, its record, containers now)
 TRUE = ("1", "true", "True")
 SHELL_IMAGES = BUSYBOX_IMAGES + ("ubuntu", "debian", "centos", "fedora")

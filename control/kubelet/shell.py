@@ -30,7 +30,6 @@ from control.kubelet.filesystem import Filesystem, FsError
 Sink = Callable[[bytes], None]
 Word = tuple[tuple[str, str], ...]  # (text, quoting) segments; quoting: "bare" | "single" | "double"
 SHELLS = ("sh", "bash", "ash", "dash")
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 EXPANSION = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|([?$#0-9]))")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -51,8 +50,9 @@ class ShellSyntaxError(Exception):
 @dataclass
 class Redirect:
     fd: int  # 1 or 2
-    append: bool
-    target: Word | None  # None: a duplication onto the other stream (2>&1, >&2)
+    append: bool = False
+    target: Word | None = None  # the file (set when its word is read)
+    onto_other: bool = False  # a duplication onto the other stream instead (2>&1, >&2)
 
 
 @dataclass
@@ -133,12 +133,13 @@ def parse(line: str) -> list[tuple[str, Command]]:
             append = line.startswith(">>", i)
             i += 1 if append else 0
             if line.startswith("&", i + 1) and i + 2 < len(line) and line[i + 2] in "12":
-                redirects.append(Redirect(fd, False, None) if int(line[i + 2]) != fd else Redirect(fd, False, ()))
+                if int(line[i + 2]) != fd:  # 1>&1 and 2>&2 change nothing
+                    redirects.append(Redirect(fd, onto_other=True))
                 i += 2
             else:
                 if pending_redirect is not None:
                     raise ShellSyntaxError("syntax error: unexpected redirection")
-                pending_redirect = Redirect(fd, append, None)
+                pending_redirect = Redirect(fd, append)
         else:
             if segments and segments[-1][1] == "bare":
                 segments[-1] = (segments[-1][0] + ch, "bare")
@@ -230,7 +231,8 @@ class Shell:
     async def run_command(self, command: Command, io: Streams) -> int:
         words = [self.expand(w) for w in command.words]
         assignments: dict[str, str] = {}
-        while words and command.words and (m := ASSIGNMENT.match(words[0])) and command.words[len(assignments)][0][1] == "bare":
+        # leading NAME=value words (written bare: a quoted "X=1" is a command name) are assignments
+        while words and (m := ASSIGNMENT.match(words[0])) and command.words[len(assignments)][0][1] == "bare":
             assignments[m.group(1)] = words[0][m.end():]
             words = words[1:]
         if not words:
@@ -257,10 +259,8 @@ class Shell:
     def _redirected(self, redirects: list[Redirect], io: Streams) -> Streams:
         out, err = io.out, io.err
         for r in redirects:
-            if r.target is None:  # onto the other stream, as it is now
+            if r.onto_other or r.target is None:  # onto the other stream, as it is now
                 out, err = (err, err) if r.fd == 1 else (out, out)
-                continue
-            if r.target == ():
                 continue
             path = self.fs.resolve(self.cwd, self.expand(r.target))
             try:

@@ -7,7 +7,6 @@ import json
 import os
 import pty
 import select
-import subprocess
 import time
 from functools import partial
 

@@ -66,6 +66,12 @@ def run(line: str, shell: Shell | None = None, stdin: bytes = b"") -> tuple[str,
     ("echo err >&2", "", "err\n", 0),
     ("cat /nope 2>&1", "cat: can't open '/nope': No such file or directory\n", "", 1),
     ("sleep x", "", "sleep: invalid number 'x'\n", 1),
+    ("cat /nope 2> /tmp/e; cat /nope 2>>/tmp/e; cat /tmp/e", "cat: can't open '/nope': No such file or directory\n" * 2,
+     "", 0),
+    ("echo a 1>&1 2>&2", "a\n", "", 0),
+    ("echo a >", "", "sh: syntax error: unexpected redirection\n", 2),
+    ("'X=1' true", "", "sh: X=1: not found\n", 127),
+    ("&& echo x", "", 'sh: syntax error: unexpected "&&"\n', 2),
     ("whoami", "root\n", "", 0),
 ])
 def test_command_lines(line, stdout, stderr, code):
