@@ -14,6 +14,7 @@ from control.api import traffic
 from control.api.streams import choose_protocol, internal_error, serve_stream, stream_kind, _container_for
 from control import errors
 from control.clock import FakeClock, settle
+from tests.conftest import free_port
 from tests.kubelet.test_exec import POD, Record, Server, containers
 from control.kubelet.exec import ExecServer
 
@@ -193,3 +194,25 @@ def test_an_idle_stream_ends_after_the_idle_timeout(cluster):
     assert ws.sent[0]["type"] == "websocket.accept" and ws.sent[-1] == {"type": "websocket.close", "code": 1000}
     assert 3 not in ws.channels(), "the command never finished; the idle timeout ended the stream"
 
+
+
+def test_an_unreachable_kubelet_ends_the_stream_with_an_internal_error(cluster):
+    api, _ = cluster
+    node = json.loads(api.get("/api/v1/nodes/n1").content)
+    node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"] = free_port()  # nothing listens there
+    assert api.put("/api/v1/nodes/n1/status", json.dumps(node)).status_code == 200
+    ws = converse(api, Client(EXEC, query="command=ls&stdout=1&container=app"))
+    status = json.loads(ws.channels()[3])
+    assert (status["reason"], status["code"]) == ("InternalError", 500)
+    assert status["message"].startswith("Internal error occurred: error dialing backend: ")
+    assert ws.sent[-1]["type"] == "websocket.close"
+
+
+def test_a_pod_not_yet_on_a_node_is_refused(cluster):
+    api, _ = cluster
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pending"},
+           "spec": {"containers": [{"name": "app", "image": "busybox"}]}}
+    assert api.post("/api/v1/namespaces/default/pods", json.dumps(pod)).status_code == 201
+    ws = converse(api, Client("/api/v1/namespaces/default/pods/pending/exec", query="command=ls&stdout=1"))
+    assert ws.sent[0]["status"] == 400
+    assert json.loads(ws.sent[1]["body"])["message"] == "pod pending does not have a host assigned"
