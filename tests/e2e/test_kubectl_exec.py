@@ -1,5 +1,6 @@
-"""A shell in the pod, end to end: a real hub and kubelet, driven by the real kubectl (WebSocket
-v5.channel.k8s.io, with stdin and a TTY on a pty) and the official Python client (v4)."""
+"""A shell in the pod, end to end: a real hub, kubelet and scheduler, driven by the real kubectl
+(WebSocket v5.channel.k8s.io: exec with stdin and a TTY on a pty, `run -i` attaching) and the
+official Python client (v4)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ eventually = partial(wait_for, timeout=20)
 def hub():
     server = Hub(env={"KK_PACE": "workshop"}).start()
     server.kubelet = Spoke(server, "kubelet", node=NODE, env=KUBELET_ENV).start()
+    server.scheduler = Spoke(server, "scheduler").start()  # for `kubectl run`
     try:
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "box"},
                "spec": {"nodeName": NODE, "containers": [
@@ -36,6 +38,7 @@ def hub():
         eventually(lambda: " Running " in server.kubectl("get", "pod", "box").stdout, what="box Running")
         yield server
     finally:
+        server.scheduler.stop()
         server.kubelet.stop()
         server.stop()
 
@@ -94,6 +97,11 @@ def test_a_tty_session_on_a_pty(hub):
         except ProcessLookupError:
             pass
         os.close(fd)
+
+
+def test_kubectl_run_attaches_to_the_shell_it_started(hub):
+    ran = hub.kubectl("run", "-i", "--rm", "t", "--image=busybox", "--", "sh", input="echo hi from run\nexit\n")
+    assert ran.stdout == 'hi from run\npod "t" deleted\n'
 
 
 def test_the_python_client_streams_over_v4(hub):
