@@ -16,7 +16,8 @@ Guarantees:
   Status on the error channel (upstream's stream translator: `Internal error occurred: unable to
   upgrade connection: container not found ("c")`); the kubelet's own final Status is relayed as is.
 - Messages are relayed both ways unchanged (first byte the channel; v5's CLOSE included); the
-  stream ends when either side ends it, or after `KK_STREAM_IDLE_SECONDS` (default 4 h, the
+  stream ends when either side ends it, or after `KK_STREAM_IDLE_SECONDS` (environment or
+  setting; default 4 h, the
   kubelet's streamingConnectionIdleTimeout) with nothing relayed. Each stream leaves exactly one
   traffic record (code 101 once upgraded, else the refusal's code).
 """
@@ -24,6 +25,7 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
@@ -50,6 +52,7 @@ PATH = re.compile(r"/api/(?P<version>[^/]+)/namespaces/(?P<namespace>[^/]+)/(?P<
                   r"/(?P<sub>[^/]+)|/apis/(?P<group>[^/]+)/(?P<gversion>[^/]+)/namespaces/(?P<gnamespace>[^/]+)"
                   r"/(?P<gplural>[^/]+)/(?P<gname>[^/]+)/(?P<gsub>[^/]+)")
 TRUE = ("1", "true", "True")
+DEFAULT_IDLE_SECONDS = 4 * 3600.0  # the kubelet's streamingConnectionIdleTimeout
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -194,7 +197,13 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
 
 
 def stream_idle_seconds() -> float:
-    return float(getattr(settings, "KK_STREAM_IDLE_SECONDS", 4 * 3600))
+    """The idle timeout: the environment's KK_STREAM_IDLE_SECONDS, else the setting, else 4 h."""
+    raw = os.environ.get("KK_STREAM_IDLE_SECONDS") or getattr(settings, "KK_STREAM_IDLE_SECONDS", None)
+    try:
+        seconds = float(raw) if raw is not None else DEFAULT_IDLE_SECONDS
+    except ValueError:
+        return DEFAULT_IDLE_SECONDS
+    return seconds if seconds > 0 else DEFAULT_IDLE_SECONDS
 
 
 class Relay:

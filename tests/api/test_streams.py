@@ -216,3 +216,15 @@ def test_a_pod_not_yet_on_a_node_is_refused(cluster):
     ws = converse(api, Client("/api/v1/namespaces/default/pods/pending/exec", query="command=ls&stdout=1"))
     assert ws.sent[0]["status"] == 400
     assert json.loads(ws.sent[1]["body"])["message"] == "pod pending does not have a host assigned"
+
+
+def test_the_idle_timeout_is_configurable(monkeypatch):
+    from control.api.streams import stream_idle_seconds
+
+    monkeypatch.delenv("KK_STREAM_IDLE_SECONDS", raising=False)
+    assert stream_idle_seconds() == 4 * 3600
+    monkeypatch.setenv("KK_STREAM_IDLE_SECONDS", "90")
+    assert stream_idle_seconds() == 90
+    for bad in ("soon", "-1", "0"):
+        monkeypatch.setenv("KK_STREAM_IDLE_SECONDS", bad)
+        assert stream_idle_seconds() == 4 * 3600
