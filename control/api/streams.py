@@ -17,8 +17,8 @@ Guarantees:
   upgrade connection: container not found ("c")`); the kubelet's own final Status is relayed as is.
 - Messages are relayed both ways unchanged (first byte the channel; v5's CLOSE included); the
   stream ends when either side ends it, or after `KK_STREAM_IDLE_SECONDS` (environment or
-  setting; default 4 h, the kubelet's streamingConnectionIdleTimeout) with nothing relayed. Each stream leaves exactly one
-  traffic record (code 101 once upgraded, else the refusal's code).
+  setting; default 4 h, the kubelet's streamingConnectionIdleTimeout) with nothing relayed.
+  Each stream leaves exactly one traffic record (code 101 once upgraded, else the refusal's code).
 """
 
 from __future__ import annotations
