@@ -1,8 +1,9 @@
 """The ASGI application Daphne serves: the Kubernetes API paths go to the hub's lean app, the
 dashboard's websockets to its Channels consumers, everything else (the dashboard's pages) to Django.
 
-A websocket upgrade on any other path (an API path the hub does not serve as a websocket, such as
-`.../pods/x/exec`, or no path anyone serves) is refused with a 404 Kubernetes Status through ASGI's
+The exec/attach subresources a kind declares (`.../pods/x/exec`) are websockets of the hub
+(`control.api.streams`). A websocket upgrade on any other path (an API path the hub does not serve
+as a websocket, such as `.../pods/x/log`, or no path anyone serves) is refused with a 404 Kubernetes Status through ASGI's
 Websocket Denial Response (`control.websocket_denial` teaches it to Daphne), never a 500.
 
 Guarantees: it speaks the ASGI lifespan protocol. At `lifespan.startup` the hub's change feed (with
@@ -30,6 +31,7 @@ from channels.routing import URLRouter  # noqa: E402
 from control import errors, websocket_denial  # noqa: E402
 from control.api import app as hub  # noqa: E402
 from control.api import traffic  # noqa: E402
+from control.api.streams import is_stream_path, serve_stream  # noqa: E402
 from control.api.app import hub_app, is_api_path  # noqa: E402
 from control.api.request import Request  # noqa: E402
 from control.api.responses import error_response  # noqa: E402
@@ -114,6 +116,9 @@ async def application(scope, receive, send):
         if serves_websocket(scope["path"]) and not is_api_path(scope["path"]):
             await _start_if_no_lifespan()
             await websocket_app(scope, receive, send)
+        elif is_stream_path(scope["path"]):  # pods/NAME/exec and attach (control.api.streams)
+            await _start_if_no_lifespan()
+            await serve_stream(scope, receive, send)
         else:
             await refuse_websocket(scope, receive, send)  # nothing to start for a refusal
     elif scope["type"] == "lifespan":

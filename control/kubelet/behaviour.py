@@ -30,7 +30,9 @@ by spaces):
 3. A shell image (busybox, alpine, ubuntu, debian) given a command without `exit` runs it and
    exits 0 after the sum of its `sleep S` values (1 s when there is none), unless the command
    loops (`while`, `sleep infinity`, `tail -f`): then it runs forever. Without a command it runs
-   forever (a simplification: real busybox would exit at once).
+   forever (a simplification: real busybox would exit at once). A bare shell (`sh`, `bash`) with
+   `stdin: true` runs forever too: it waits on its terminal (`kubectl run -it t --image=busybox
+   -- sh`, which then attaches to it).
 4. Every `echo TEXT` in the command prints TEXT to the container's log when it starts.
 5. `readinessProbe.initialDelaySeconds` delays readiness when no `ready-after` is given.
 """
@@ -53,6 +55,7 @@ DEFAULT_CPU_PER_REQUEST = 10.0  # millicores per request per second
 _EXIT = re.compile(r"\bexit\s+(\d+)")
 _SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)\b")
 _FOREVER = re.compile(r"\bwhile\b|\bsleep\s+inf|\btail\s+-f\b|\buntil\b")
+_BARE_SHELL = re.compile(r"(/bin/)?(sh|bash|ash)( -i)?")
 _ECHO = re.compile(r"""\becho\s+("[^"]*"|'[^']*'|[^;&|\n]+)""")
 
 
@@ -146,6 +149,8 @@ def _by_convention(container: dict[str, Any]) -> tuple[float | None, int]:
     name = image_name(container.get("image") or "")
     if "crash" in name:
         return CRASH_IMAGE_SECONDS, 1
+    if name in SHELL_IMAGES and container.get("stdin") and _BARE_SHELL.fullmatch(command):
+        return None, 0
     if name in SHELL_IMAGES and command and not _FOREVER.search(command):
         return (sleeps or DEFAULT_RUN_SECONDS), 0
     return None, 0

@@ -1,5 +1,5 @@
 """The kubelet of one simulated node, wired together: its HTTP server (logs, traffic to its pods,
-the Summary API), Node registration, Lease and status heartbeats, and the pod worker fed by an
+the Summary API, exec and attach into its containers), Node registration, Lease and status heartbeats, and the pod worker fed by an
 informer on `spec.nodeName=<node>`.
 
 Guarantees: the HTTP server listens before the Node is registered (the Node names its port),
@@ -27,6 +27,7 @@ from control.client.runner import Runner
 from control.client.timings import Timings
 from control.client.workqueue import WorkQueue
 from control.kubelet.config import KubeletConfig
+from control.kubelet.exec import ExecServer
 from control.kubelet.heartbeat import NodeAgent
 from control.kubelet.logs import LogServer
 from control.kubelet.node import IpPool, internal_ip
@@ -55,7 +56,9 @@ class Kubelet:
         self.worker: PodWorker | None = None
         self.logs = LogServer(self._log_target, clock=self.clock, interval=self.config.log_interval)
         self.meter = UsageMeter(self.timings.cpu_window)
-        self.server = KubeletServer(self.logs, serve=self.serve, stats=self.stats)
+        self.streams = ExecServer(lambda namespace, name: self.worker.current(namespace, name) if self.worker else None,
+                                  clock=self.clock, live_ids=self._live_container_ids)
+        self.server = KubeletServer(self.logs, serve=self.serve, stats=self.stats, streams=self.streams)
         self.started_at = self.clock.now()
         self.agent: NodeAgent | None = None
 
@@ -73,6 +76,11 @@ class Kubelet:
         if answer[0] == 200 and record is not None:
             self.meter.record_request(record.uid, self.clock.now())
         return answer
+
+    def _live_container_ids(self) -> set[str]:
+        """The IDs of the container runs going on now (exec keeps their files, forgets the rest)."""
+        return {c.current.container_id for _, _, containers in (self.worker.all_current() if self.worker else [])
+                for c in containers if c.current is not None and c.current.running}
 
     def stats(self) -> dict[str, Any]:
         views = [PodView(pod, record.started_at, containers, scripts_of(pod))

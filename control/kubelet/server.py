@@ -8,6 +8,8 @@ Routes:
   404 when this kubelet does not run it. Each 200 counts as one request in the CPU model.
 - `GET /stats/summary`: the Summary API (see `usage`).
 - `GET /healthz` and `GET /containerLogs/...`: handed to the log server (`logs`).
+- `POST /exec/...` and `POST /attach/...` (upgraded connections): handed to the exec server
+  (`exec`), when the kubelet has one.
 
 Guarantees: `/serve` and `/stats/summary` keep the connection open (HTTP/1.1 keep-alive, so
 kube-proxy reuses its connections); log answers close it, as before. Bad parameters answer 400,
@@ -23,6 +25,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from control.client.serving import Exchange, HttpError, NodeServer, Request
 from control.kubelet.containers import Container
+from control.kubelet.exec import ExecServer
 from control.kubelet.logs import LogServer
 
 Answer = tuple[int, dict[str, Any]]
@@ -70,8 +73,8 @@ class KubeletServer(NodeServer):
     the log server."""
 
     def __init__(self, logs: LogServer, *, serve: Callable[[str, str, int | None, str], Answer],
-                 stats: Callable[[], dict[str, Any]]):
-        self.logs, self.serve, self.stats = logs, serve, stats
+                 stats: Callable[[], dict[str, Any]], streams: ExecServer | None = None):
+        self.logs, self.serve, self.stats, self.streams = logs, serve, stats, streams
 
     def route(self, method: str, target: str) -> Answer:
         path = urlsplit(target).path
@@ -88,6 +91,8 @@ class KubeletServer(NodeServer):
 
     async def answer(self, request: Request, exchange: Exchange) -> None:
         path = urlsplit(request.target).path
+        if self.streams is not None and self.streams.serves(path):
+            return await self.streams.answer(request, exchange)
         if not (path.startswith("/serve/") or path == "/stats/summary"):
             return await self.logs.answer(request, exchange)
         status, body = self.route(request.method, request.target)

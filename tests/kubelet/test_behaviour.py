@@ -77,6 +77,13 @@ def test_shell_images_run_their_command_then_complete_unless_it_loops():
     assert not script(image="nginx", command=["nginx", "-g", "daemon off;"]).exits
 
 
+def test_a_bare_shell_with_stdin_waits_on_its_terminal():
+    assert not script(image="busybox", args=["sh"], stdin=True, tty=True).exits, "kubectl run -it ... -- sh"
+    assert not script(image="ubuntu", command=["/bin/bash"], stdin=True).exits
+    assert script(image="busybox", args=["sh"]).exit_after == 1.0, "without stdin the shell ends at once"
+    assert script(image="busybox", args=["sh", "-c", "echo hi"], stdin=True).exit_after == 1.0
+
+
 def test_image_name():
     assert image_name("nginx") == "nginx"
     assert image_name("docker.io/library/nginx:1.25@sha256:abc") == "nginx"

@@ -1,0 +1,264 @@
+"""`exec` and `attach` on an object placed on a node (`pods/NAME/exec`): the hub accepts the
+client's WebSocket (the channel protocols `v5.channel.k8s.io`, `v4.channel.k8s.io`) and relays
+it to the node's kubelet over an upgraded HTTP/1.1 connection (`control.client.remotecommand`).
+
+Guarantees:
+- Which paths: a kind declares `exec`/`attach` among its subresources; this module asks the kind,
+  never names one. The object says where it runs (`spec.nodeName`) and what runs in it
+  (`spec.containers`, `spec.initContainers`); the kubelet is found only through its Node
+  (`kubelet_endpoint`): the hub contacts no address outside the cluster plan.
+- Before the upgrade, as kube-apiserver's connect handler does, bad requests are refused with the
+  Status as the handshake's HTTP answer: the object not found 404, no command 400, a container
+  not named on a multi-container object or not in it 400, not yet on a node 400, a Node without
+  a kubelet endpoint 503; an unsupported subprotocol 403 (`requested protocol(s) are not
+  supported`). A plain HTTP request (no WebSocket, e.g. SPDY) gets the same checks, then 400.
+- After the upgrade, the kubelet's refusal or absence ends the stream with an InternalError
+  Status on the error channel (upstream's stream translator: `Internal error occurred: unable to
+  upgrade connection: container not found ("c")`); the kubelet's own final Status is relayed as is.
+- Messages are relayed both ways unchanged (first byte the channel; v5's CLOSE included); the
+  stream ends when either side ends it, or after `KK_STREAM_IDLE_SECONDS` (environment or
+  setting; default 4 h, the kubelet's streamingConnectionIdleTimeout) with nothing relayed.
+  Each stream leaves exactly one traffic record (code 101 once upgraded, else the refusal's code).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qs, quote, urlencode
+
+from django.conf import settings
+
+from control import errors
+from control import kinds as registry
+from control import websocket_denial
+from control.api import traffic
+from control.api.request import Call, Request
+from control.api.responses import Reply, error_response
+from control.client.remotecommand import (ERROR, FrameReader, UpgradeRefused, connect_upgraded, frame,
+                                          status_json)
+from control.clock import REAL, Clock
+from control.kinds.network import kubelet_endpoint
+from control.storage import store
+from control.storage.db import run_db
+
+STREAMS = ("exec", "attach")
+PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
+PATH = re.compile(r"/api/(?P<version>[^/]+)/namespaces/(?P<namespace>[^/]+)/(?P<plural>[^/]+)/(?P<name>[^/]+)"
+                  r"/(?P<sub>[^/]+)|/apis/(?P<group>[^/]+)/(?P<gversion>[^/]+)/namespaces/(?P<gnamespace>[^/]+)"
+                  r"/(?P<gplural>[^/]+)/(?P<gname>[^/]+)/(?P<gsub>[^/]+)")
+TRUE = ("1", "true", "True")
+DEFAULT_IDLE_SECONDS = 4 * 3600.0  # the kubelet's streamingConnectionIdleTimeout
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class StreamTarget:
+    action: str
+    namespace: str
+    name: str
+    container: str
+    address: str
+    port: int
+    query: str  # for the kubelet: command=..., stdin, stdout, stderr, tty
+
+    @property
+    def kubelet_path(self) -> str:
+        return f"/{self.action}/{quote(self.namespace)}/{quote(self.name)}/{quote(self.container)}?{self.query}"
+
+
+def stream_kind(path: str) -> tuple[Any, str, str, str] | None:
+    """(kind, namespace, name, subresource) when `path` is a stream subresource a served kind
+    declares; None otherwise."""
+    match = PATH.fullmatch(path)
+    if match is None:
+        return None
+    parts = match.groupdict()
+    group = parts["group"] or ""
+    version = parts["version"] or parts["gversion"]
+    plural, sub = parts["plural"] or parts["gplural"], parts["sub"] or parts["gsub"]
+    kind = registry.by_resource(group, version, plural)
+    if kind is None or sub not in STREAMS or sub not in kind.subresources:
+        return None
+    return kind, parts["namespace"] or parts["gnamespace"], parts["name"] or parts["gname"], sub
+
+
+def is_stream_path(path: str) -> bool:
+    return stream_kind(path) is not None
+
+
+def _container_for(obj: dict[str, Any], name: str, wanted: str) -> str:
+    """The container a request means, with kube-apiserver's refusals (streamLocation)."""
+    spec = obj.get("spec") or {}
+    containers = [c.get("name", "") for c in spec.get("containers") or []]
+    init = [c.get("name", "") for c in spec.get("initContainers") or []]
+    if not wanted:
+        if len(containers) == 1:
+            return containers[0]
+        message = f"a container name must be specified for pod {name}"
+        if containers:
+            message += f", choose one of: [{' '.join(containers)}]"
+        if init:
+            message += f" or one of the init containers: [{' '.join(init)}]"
+        raise errors.BadRequest(message)
+    if wanted not in containers + init:
+        raise errors.BadRequest(f"container {wanted} is not valid for pod {name}")
+    return wanted
+
+
+def locate(kind: Any, namespace: str, name: str, action: str, query: dict[str, list[str]]) -> StreamTarget:
+    """Runs on the database thread: the object, its container and its kubelet, or the ApiError."""
+    obj = store.object_get(resource=kind.resource, namespace=namespace, name=name)
+    command = query.get("command") or []
+    if action == "exec" and not command:
+        raise errors.BadRequest("you must specify at least one command for the container")
+    flags = {f: (query.get(f) or [""])[-1] in TRUE for f in ("stdin", "stdout", "stderr", "tty")}
+    if not (flags["stdin"] or flags["stdout"] or flags["stderr"]):
+        raise errors.BadRequest("you must specify at least 1 of stdin, stdout, stderr")
+    container = _container_for(obj, name, (query.get("container") or [""])[-1])
+    node_name = (obj.get("spec") or {}).get("nodeName")
+    if not node_name:
+        raise errors.BadRequest(f"pod {name} does not have a host assigned")
+    node_kind = registry.by_resource("", "v1", "nodes")
+    try:
+        node = store.object_get(resource=node_kind.resource, namespace="", name=node_name)
+    except errors.NotFound:
+        node = None
+    endpoint = kubelet_endpoint(node)
+    if endpoint is None:
+        raise errors.ServiceUnavailable(f"the kubelet of node {node_name} publishes no endpoint")
+    kubelet_query = urlencode([("command", c) for c in command] + [(f, "1" if v else "0") for f, v in flags.items()])
+    return StreamTarget(action, namespace, name, container, endpoint[0], endpoint[1], kubelet_query)
+
+
+def internal_error(message: str) -> dict[str, Any]:
+    """apierrors.NewInternalError(err).Status(), as the stream translator writes it."""
+    return {"metadata": {}, "status": "Failure", "message": f"Internal error occurred: {message}",
+            "reason": "InternalError", "details": {"causes": [{"message": message}]}, "code": 500}
+
+
+def choose_protocol(offered: list[str]) -> str | None:
+    return next((p for p in offered if p in PROTOCOLS), None)
+
+
+async def exec_over_http(call: Call) -> Reply:
+    """`exec`/`attach` asked without a WebSocket (SPDY, or a plain request): the same checks, then
+    400, so a client that falls back from WebSocket prints the real reason."""
+    query = {k: [v] for k, v in call.query.items()}
+    await run_db(locate, call.kind, call.namespace, call.name, call.subresource, query)
+    raise errors.BadRequest(f"Upgrade request required: {call.kind.plural}/{call.subresource} is served over "
+                            f"WebSocket ({', '.join(PROTOCOLS)}) only")
+
+
+async def _deny(send: Send, scope: dict[str, Any], reply: Reply) -> None:
+    if websocket_denial.EXTENSION not in scope.get("extensions", {}):
+        await send({"type": "websocket.close", "code": 1008})
+        return
+    await send({"type": "websocket.http.response.start", "status": reply.status,
+                "headers": [(b"content-type", reply.content_type.encode()), (b"cache-control", b"no-cache, private")]})
+    await send({"type": "websocket.http.response.body", "body": reply.body})
+
+
+async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, idle: float | None = None,
+                       clock: Clock = REAL) -> None:
+    """The ASGI websocket handler of an exec/attach path (see `is_stream_path`)."""
+    started = REAL.monotonic()  # the traffic record's latency is on the hub's own clock
+    if (await receive())["type"] != "websocket.connect":
+        return
+    kind, namespace, name, action = stream_kind(scope["path"]) or (None, "", "", "")
+    actor = Request({**scope, "method": "GET"}, b"").actor
+    tag = {"verb": "create", "resource": f"{kind.plural}/{action}" if kind else scope["path"],
+           "namespace": namespace, "name": name}
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    try:
+        if kind is None:
+            raise errors.NotFound(errors.NOT_FOUND)
+        target = await run_db(locate, kind, namespace, name, action, query)
+        protocol = choose_protocol(list(scope.get("subprotocols") or []))
+        if protocol is None:
+            offered = list(scope.get("subprotocols") or [])
+            raise errors.Forbidden(f"requested protocol(s) are not supported: [{' '.join(offered)}]; "
+                                   f"supports [{' '.join(PROTOCOLS)}]")
+    except errors.ApiError as exc:
+        reply = error_response(exc)
+        traffic.request_done(actor, tag, reply.status, started)
+        await _deny(send, scope, reply)
+        return
+    await send({"type": "websocket.accept", "subprotocol": protocol})
+    try:
+        await Relay(target, receive, send, idle if idle is not None else stream_idle_seconds(), clock).run()
+    finally:
+        traffic.request_done(actor, tag, 101, started)
+
+
+def stream_idle_seconds() -> float:
+    """The idle timeout: the environment's KK_STREAM_IDLE_SECONDS, else the setting, else 4 h."""
+    raw = os.environ.get("KK_STREAM_IDLE_SECONDS") or getattr(settings, "KK_STREAM_IDLE_SECONDS", None)
+    try:
+        seconds = float(raw) if raw is not None else DEFAULT_IDLE_SECONDS
+    except ValueError:
+        return DEFAULT_IDLE_SECONDS
+    return seconds if seconds > 0 else DEFAULT_IDLE_SECONDS
+
+
+class Relay:
+    """One upgraded stream: the client's WebSocket and the kubelet's framed connection."""
+
+    def __init__(self, target: StreamTarget, receive: Receive, send: Send, idle: float, clock: Clock = REAL):
+        self.target, self.receive, self.send, self.idle, self.clock = target, receive, send, idle, clock
+        self.last_activity = clock.monotonic()
+
+    async def run(self) -> None:
+        try:
+            frames, writer = await connect_upgraded(self.target.address, self.target.port, self.target.kubelet_path)
+        except UpgradeRefused as refused:
+            return await self._fail(f"unable to upgrade connection: {refused.message}")
+        except (OSError, TimeoutError) as exc:
+            return await self._fail(f"error dialing backend: {exc}")
+        tasks = [asyncio.ensure_future(self._to_client(frames)), asyncio.ensure_future(self._to_kubelet(writer)),
+                 asyncio.ensure_future(self._watch_idle())]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            writer.close()
+        await self._close()
+
+    async def _fail(self, message: str) -> None:
+        await self.send({"type": "websocket.send", "bytes": bytes((ERROR,)) + status_json(internal_error(message))})
+        await self._close()
+
+    async def _close(self) -> None:
+        try:
+            await self.send({"type": "websocket.close", "code": 1000})
+        except Exception:  # the client already left; nothing to tell it
+            pass
+
+    async def _to_client(self, frames: FrameReader) -> None:
+        while (item := await frames.next()) is not None:
+            self.last_activity = self.clock.monotonic()
+            await self.send({"type": "websocket.send", "bytes": bytes((item[0],)) + item[1]})
+
+    async def _to_kubelet(self, writer: asyncio.StreamWriter) -> None:
+        while True:
+            message = await self.receive()
+            if message["type"] != "websocket.receive":
+                return  # websocket.disconnect
+            data = message.get("bytes")
+            if data is None:
+                data = (message.get("text") or "").encode()
+            if not data:
+                continue
+            self.last_activity = self.clock.monotonic()
+            writer.write(frame(data[0], data[1:]))
+            await writer.drain()
+
+    async def _watch_idle(self) -> None:
+        while (left := self.last_activity + self.idle - self.clock.monotonic()) > 0:
+            await self.clock.sleep(left)

@@ -1,0 +1,314 @@
+"""The simulated container's shell (`sh`, `bash`, `ash`): parses a command line and runs it against
+the container's filesystem (`filesystem`), its environment and the injected clock.
+
+Guarantees:
+- A line is a list of commands joined by `;` (or a newline), `&&` and `||`, each with words in
+  single quotes (literal), double quotes (`$` expanded, `\\` escapes `"`, `$`, `\\`) or bare, and
+  redirections `>`, `>>`, `2>`, `2>>`, `2>&1`, `>&2`. `$NAME`, `${NAME}`, `$?`, `$$`, `$0` and a
+  leading `~` expand; `NAME=value` alone sets a variable, before a command only for that command.
+- The built-ins lessons use answer as busybox/coreutils do (same messages, same exit codes); an
+  unknown program prints `sh: X: not found` (bash: `bash: X: command not found`) and exits 127;
+  what this shell does not simulate (pipes, `&`, loops) is a syntax error with exit 2, never a
+  guess.
+- `sleep` waits on the injected clock (so tests run on a FakeClock), and is where a running line
+  can be interrupted (the caller cancels it: Ctrl-C); `exit N` raises `ShellExit`.
+- Output goes to the caller's sinks as it is produced (an `echo` before a `sleep` is seen before
+  the sleep ends); nothing here does I/O of its own.
+"""
+
+from __future__ import annotations
+
+import datetime
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+from control.clock import Clock
+from control.kubelet.filesystem import Filesystem, FsError
+
+Sink = Callable[[bytes], None]
+Word = tuple[tuple[str, str], ...]  # (text, quoting) segments; quoting: "bare" | "single" | "double"
+SHELLS = ("sh", "bash", "ash", "dash")
+ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
+EXPANSION = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|([?$#0-9]))")
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+class ShellExit(Exception):
+    """`exit N`: the shell ends with this code."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
+class ShellSyntaxError(Exception):
+    pass
+
+
+@dataclass
+class Redirect:
+    fd: int  # 1 or 2
+    append: bool = False
+    target: Word | None = None  # the file (set when its word is read)
+    onto_other: bool = False  # a duplication onto the other stream instead (2>&1, >&2)
+
+
+@dataclass
+class Command:
+    words: list[Word]
+    redirects: list[Redirect]
+
+
+@dataclass
+class Streams:
+    out: Sink
+    err: Sink
+    stdin: bytes = b""
+
+
+# --- parsing ---------------------------------------------------------------------------------------
+
+def parse(line: str) -> list[tuple[str, Command]]:
+    """The commands of a line, each with the connector before it (";" for the first)."""
+    commands: list[tuple[str, Command]] = []
+    words: list[Word] = []
+    redirects: list[Redirect] = []
+    segments: list[tuple[str, str]] = []
+    connector, pending_redirect, i = ";", None, 0
+
+    def end_word() -> None:
+        nonlocal segments, pending_redirect
+        if not segments:
+            return
+        if pending_redirect is not None:
+            pending_redirect.target = tuple(segments)
+            redirects.append(pending_redirect)
+            pending_redirect = None
+        else:
+            words.append(tuple(segments))
+        segments = []
+
+    def end_command(next_connector: str) -> None:
+        nonlocal words, redirects, connector
+        end_word()
+        if pending_redirect is not None:
+            raise ShellSyntaxError("syntax error: unexpected redirection")
+        if words or redirects:
+            commands.append((connector, Command(words, redirects)))
+        elif next_connector in ("&&", "||") or (connector in ("&&", "||") and commands):
+            raise ShellSyntaxError(f"syntax error: unexpected \"{next_connector}\"")
+        words, redirects, connector = [], [], next_connector
+
+    while i < len(line):
+        ch = line[i]
+        if ch in " \t":
+            end_word()
+        elif ch == "#" and not segments:
+            break
+        elif ch == "'":
+            close = line.find("'", i + 1)
+            if close < 0:
+                raise ShellSyntaxError("syntax error: unterminated quoted string")
+            segments.append((line[i + 1:close], "single"))
+            i = close
+        elif ch == '"':
+            text, i = _double_quoted(line, i + 1)
+            segments.append((text, "double"))
+        elif ch == "\\" and i + 1 < len(line):
+            segments.append((line[i + 1], "single"))
+            i += 1
+        elif ch in ";\n" or line.startswith("&&", i) or line.startswith("||", i):
+            op = ";" if ch in ";\n" else line[i:i + 2]
+            end_command(op)
+            i += len(op) - 1 if op != ";" else 0
+        elif ch in "|&<`" or line.startswith("$(", i):
+            raise ShellSyntaxError(f"syntax error: \"{ch}\" is not simulated in this shell")
+        elif ch == ">":
+            fd = 1
+            if segments == [("2", "bare")] or segments == [("1", "bare")]:
+                fd, segments = int(segments[0][0]), []
+            end_word()
+            append = line.startswith(">>", i)
+            i += 1 if append else 0
+            if line.startswith("&", i + 1) and i + 2 < len(line) and line[i + 2] in "12":
+                if int(line[i + 2]) != fd:  # 1>&1 and 2>&2 change nothing
+                    redirects.append(Redirect(fd, onto_other=True))
+                i += 2
+            else:
+                if pending_redirect is not None:
+                    raise ShellSyntaxError("syntax error: unexpected redirection")
+                pending_redirect = Redirect(fd, append)
+        else:
+            if segments and segments[-1][1] == "bare":
+                segments[-1] = (segments[-1][0] + ch, "bare")
+            else:
+                segments.append((ch, "bare"))
+        i += 1
+    end_command(";")
+    return commands
+
+
+def _double_quoted(line: str, i: int) -> tuple[str, int]:
+    out = []
+    while i < len(line):
+        ch = line[i]
+        if ch == '"':
+            return "".join(out), i
+        if ch == "\\" and i + 1 < len(line) and line[i + 1] in '"\\$`':
+            out.append("\\" + line[i + 1] if line[i + 1] == "$" else line[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    raise ShellSyntaxError("syntax error: unterminated quoted string")
+
+
+# --- running ---------------------------------------------------------------------------------------
+
+class Shell:
+    """One shell process: its variables, working directory and last exit status."""
+
+    def __init__(self, fs: Filesystem, *, clock: Clock, hostname: str, env: dict[str, str] | None = None,
+                 name: str = "sh"):
+        self.fs, self.clock, self.hostname, self.name = fs, clock, hostname, name
+        base = {"PATH": DEFAULT_PATH, "HOSTNAME": hostname, "HOME": "/root"}
+        self.vars: dict[str, str] = {**base, **(env or {})}
+        self.exported: set[str] = set(self.vars)
+        self.cwd = "/"
+        self.status = 0
+
+    async def run_line(self, line: str, io: Streams) -> int:
+        """Run one line; its status (also in `$?`). `exit` raises ShellExit."""
+        try:
+            commands = parse(line)
+        except ShellSyntaxError as exc:
+            io.err(f"{self.name}: {exc}\n".encode())
+            self.status = 2
+            return 2
+        for connector, command in commands:
+            if (connector == "&&" and self.status != 0) or (connector == "||" and self.status == 0):
+                continue
+            self.status = await self.run_command(command, io)
+        return self.status
+
+    async def run_script(self, text: str, io: Streams) -> int:
+        """`sh -c TEXT` or a script read from stdin: every line, then the last status."""
+        try:
+            for line in text.splitlines() or [""]:
+                await self.run_line(line, io)
+        except ShellExit as done:
+            return done.code
+        return self.status
+
+    async def run_argv(self, argv: list[str], io: Streams) -> int:
+        """A command given as words (exec's `command=`), not re-parsed: `sh -c TEXT` runs TEXT."""
+        try:
+            return await self._run_words(argv, io)
+        except ShellExit as done:
+            return done.code
+
+    def expand(self, word: Word) -> str:
+        out = []
+        for index, (text, quoting) in enumerate(word):
+            if quoting == "single":
+                out.append(text)
+                continue
+            if quoting == "bare" and index == 0 and (text == "~" or text.startswith("~/")):
+                text = self.vars.get("HOME", "/") + text[1:]
+            out.append(self._substitute(text))
+        return "".join(out)
+
+    def _substitute(self, text: str) -> str:
+        def value(match: re.Match) -> str:
+            name = match.group(1) or match.group(2) or match.group(3)
+            special = {"?": str(self.status), "$": "1", "#": "0", "0": self.name}
+            return special[name] if name in special else ("" if name.isdigit() else self.vars.get(name, ""))
+        parts = text.split("\\$")  # an escaped dollar (inside double quotes) stays a dollar
+        return "$".join(EXPANSION.sub(value, part) for part in parts)
+
+    async def run_command(self, command: Command, io: Streams) -> int:
+        words = [self.expand(w) for w in command.words]
+        assignments: dict[str, str] = {}
+        # leading NAME=value words (written bare: a quoted "X=1" is a command name) are assignments
+        while words and (m := ASSIGNMENT.match(words[0])) and command.words[len(assignments)][0][1] == "bare":
+            assignments[m.group(1)] = words[0][m.end():]
+            words = words[1:]
+        if not words:
+            self.vars.update(assignments)
+            return 0
+        try:
+            io = self._redirected(command.redirects, io)
+        except FsError as exc:
+            return self._fail(io, f"{self.name}: {exc}")
+        saved = {k: self.vars.get(k) for k in assignments}
+        newly_exported = set(assignments) - self.exported  # `X=1 cmd`: in cmd's environment only
+        self.vars.update(assignments)
+        self.exported |= newly_exported
+        try:
+            return await self._run_words(words, io)
+        finally:
+            self.exported -= newly_exported
+            for key, old in saved.items():
+                if old is None:
+                    self.vars.pop(key, None)
+                else:
+                    self.vars[key] = old
+
+    def _redirected(self, redirects: list[Redirect], io: Streams) -> Streams:
+        out, err = io.out, io.err
+        for r in redirects:
+            if r.onto_other or r.target is None:  # onto the other stream, as it is now
+                out, err = (err, err) if r.fd == 1 else (out, out)
+                continue
+            path = self.fs.resolve(self.cwd, self.expand(r.target))
+            try:
+                if not r.append:
+                    self.fs.write(path, b"")
+                elif not self.fs.exists(path):
+                    self.fs.write(path, b"")
+            except FsError as exc:
+                raise FsError(f"can't create {self.expand(r.target)}: {exc}") from None
+            sink = self._file_sink(path)
+            out, err = (sink, err) if r.fd == 1 else (out, sink)
+        return Streams(out, err, io.stdin)
+
+    def _file_sink(self, path: str) -> Sink:
+        return lambda data: self.fs.write(path, data, append=True)
+
+    def _fail(self, io: Streams, message: str, code: int = 1) -> int:
+        io.err((message + "\n").encode())
+        return code
+
+    async def _run_words(self, words: list[str], io: Streams) -> int:
+        program = posixpath.basename(words[0]) if words[0].startswith("/") else words[0]
+        if program in SHELLS:
+            return await self._nested_shell(program, words[1:], io)
+        from control.kubelet import programs  # they call back into this shell: imported when first run
+
+        builtin: Callable[[Shell, list[str], Streams], Awaitable[int]] | None = programs.PROGRAMS.get(program)
+        if builtin is None:
+            found = "not found" if self.name != "bash" else "command not found"
+            return self._fail(io, f"{self.name}: {words[0]}: {found}", 127)
+        try:
+            return await builtin(self, words[1:], io)
+        except FsError as exc:
+            return self._fail(io, f"{program}: {exc}")
+
+    async def _nested_shell(self, name: str, args: list[str], io: Streams) -> int:
+        child = Shell(self.fs, clock=self.clock, hostname=self.hostname, name=name)
+        child.vars = {k: v for k, v in self.vars.items() if k in self.exported}
+        child.exported, child.cwd = set(child.vars), self.cwd
+        if args and args[0] == "-c":
+            if len(args) < 2:
+                return self._fail(io, f"{name}: -c: option requires an argument", 2)
+            return await child.run_script(args[1], io)
+        if args:
+            return self._fail(io, f"{name}: can't open '{args[0]}': No such file or directory", 2)
+        return await child.run_script(io.stdin.decode(errors="replace"), Streams(io.out, io.err))
+
+    def today(self) -> str:
+        """`date`'s default format (UTC, as containers have no zone data)."""
+        moment = datetime.datetime.fromtimestamp(self.clock.now(), datetime.timezone.utc)
+        return moment.strftime("%a %b %e %H:%M:%S UTC %Y")
