@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from control.client.clock import FakeClock
+from control.clock import FakeClock
 from control.client.remotecommand import (CLOSE, ERROR, RESIZE, STDERR, STDIN, STDOUT, UpgradeRefused,
                                           connect_upgraded, exit_status, frame)
 from control.client.serving import Exchange, HttpError, NodeServer, Request
