@@ -173,7 +173,9 @@ export class TrafficView {
     if (serviceKey !== this.serviceKey) {
       this.serviceKey = serviceKey;
       this.services.replaceChildren(...names.map((name) => { const o = h("option"); o.value = name; return o; }));
-      if (!this.targetTyped && names.length && !names.includes(this.target.value)) this.target.value = names[0];
+      // The hub's own Service (default/kubernetes) has no pod behind it: not the one to propose.
+      const proposable = names.filter((name) => name !== "kubernetes");
+      if (!this.targetTyped && proposable.length && !proposable.includes(this.target.value)) this.target.value = proposable[0];
     }
   }
 }
