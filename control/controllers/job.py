@@ -43,8 +43,9 @@ from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.claiming import claim
-from control.controllers.common import Obj, Wakeups, created_at, matching_in_namespace, pod_ready, terminating, uid_of
-from control.kinds.meta import controller_ref, format_time, is_condition_true, labels_of, metadata, parse_time
+from control.controllers.common import Obj, Wakeups, created_at, pod_ready, terminating, uid_of
+from control.controllers.owned import PodsOfOwner
+from control.kinds.meta import format_time, is_condition_true, metadata, parse_time
 from control.controllers.jobpods import (
     Pods, finished, index_ranges, new_pod, pod_index, pod_phase, set_condition, slow_start_batches,
 )
@@ -68,7 +69,8 @@ class JobController:
         self.wakeups = Wakeups(clock)
         jobs.add_handlers(Handlers(on_add=self._job_changed, on_update=lambda old, new: self._job_changed(new),
                                    on_delete=self._job_deleted))
-        pods.add_handlers(Handlers(on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted))
+        self.owned = PodsOfOwner("Job", "batch", jobs, self.queue.add, self.expectations)
+        pods.add_handlers(self.owned.handlers())
 
     # --- handlers: objects to keys -------------------------------------------------------------
 
@@ -78,42 +80,6 @@ class JobController:
     def _job_deleted(self, job: Obj) -> None:
         self.expectations.forget(key_of(job))
         self.wakeups.forget(key_of(job))
-
-    def _owner_key(self, pod: Obj) -> str | None:
-        ref = controller_ref(pod)
-        if not ref or ref.get("kind") != "Job" or not str(ref.get("apiVersion", "")).startswith("batch/"):
-            return None
-        return f"{metadata(pod).get('namespace')}/{ref.get('name')}"
-
-    def _enqueue_for(self, pod: Obj) -> None:
-        owner = self._owner_key(pod)
-        if owner:
-            self.queue.add(owner)
-        elif not controller_ref(pod) and not terminating(pod):
-            for job in matching_in_namespace(self.jobs, metadata(pod).get("namespace", ""), labels_of(pod)):
-                self.queue.add(key_of(job))
-
-    def _pod_added(self, pod: Obj) -> None:
-        owner = self._owner_key(pod)
-        if owner and terminating(pod):
-            self.expectations.deleted(owner, uid_of(pod))
-        elif owner:
-            self.expectations.created(owner)
-        self._enqueue_for(pod)
-
-    def _pod_updated(self, old: Obj, new: Obj) -> None:
-        owner = self._owner_key(new)
-        if owner and terminating(new) and not terminating(old):
-            self.expectations.deleted(owner, uid_of(new))
-        if controller_ref(old) != controller_ref(new) or labels_of(old) != labels_of(new):
-            self._enqueue_for(old)
-        self._enqueue_for(new)
-
-    def _pod_deleted(self, pod: Obj) -> None:
-        owner = self._owner_key(pod)
-        if owner:
-            self.expectations.deleted(owner, uid_of(pod))
-        self._enqueue_for(pod)
 
     # --- reconcile ------------------------------------------------------------------------------
 

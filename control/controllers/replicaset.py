@@ -32,9 +32,10 @@ from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.claiming import claim
 from control.controllers.common import (
-    Obj, Wakeups, created_at, matching_in_namespace, pod_active, pod_available, pod_ready, restarts, terminating, uid_of,
+    Obj, Wakeups, created_at, pod_active, pod_available, pod_ready, restarts, terminating, uid_of,
 )
-from control.kinds.meta import controller_ref, get_condition, labels_of, metadata, parse_time
+from control.controllers.owned import PodsOfOwner
+from control.kinds.meta import get_condition, labels_of, metadata, parse_time
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,8 @@ class ReplicaSetController:
         self.wakeups = Wakeups(clock)
         replicasets.add_handlers(Handlers(on_add=self._rs_changed, on_update=lambda old, new: self._rs_changed(new),
                                           on_delete=self._rs_deleted))
-        pods.add_handlers(Handlers(on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted))
+        self.owned = PodsOfOwner("ReplicaSet", "apps", replicasets, self.queue.add, self.expectations)
+        pods.add_handlers(self.owned.handlers())
 
     # --- handlers: objects to keys -------------------------------------------------------------
 
@@ -112,42 +114,6 @@ class ReplicaSetController:
     def _rs_deleted(self, rs: Obj) -> None:
         self.expectations.forget(key_of(rs))
         self.queue.add(key_of(rs))
-
-    def _owner_key(self, pod: Obj) -> str | None:
-        ref = controller_ref(pod)
-        if not ref or ref.get("kind") != "ReplicaSet" or not str(ref.get("apiVersion", "")).startswith("apps/"):
-            return None
-        return f"{metadata(pod).get('namespace')}/{ref.get('name')}"
-
-    def _enqueue_for(self, pod: Obj) -> None:
-        owner = self._owner_key(pod)
-        if owner:
-            self.queue.add(owner)
-        elif not controller_ref(pod) and not terminating(pod):
-            for rs in matching_in_namespace(self.replicasets, metadata(pod).get("namespace", ""), labels_of(pod)):
-                self.queue.add(key_of(rs))
-
-    def _pod_added(self, pod: Obj) -> None:
-        owner = self._owner_key(pod)
-        if owner and terminating(pod):
-            self.expectations.deleted(owner, uid_of(pod))
-        elif owner:
-            self.expectations.created(owner)
-        self._enqueue_for(pod)
-
-    def _pod_updated(self, old: Obj, new: Obj) -> None:
-        owner = self._owner_key(new)
-        if owner and terminating(new) and not terminating(old):
-            self.expectations.deleted(owner, uid_of(new))
-        if controller_ref(old) != controller_ref(new) or labels_of(old) != labels_of(new):
-            self._enqueue_for(old)
-        self._enqueue_for(new)
-
-    def _pod_deleted(self, pod: Obj) -> None:
-        owner = self._owner_key(pod)
-        if owner:
-            self.expectations.deleted(owner, uid_of(pod))
-        self._enqueue_for(pod)
 
     # --- reconcile ------------------------------------------------------------------------------
 
