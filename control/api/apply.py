@@ -87,8 +87,15 @@ def _walk(obj: dict, meta: PatchMeta, prefix: Path, out: set[Path]) -> None:
             out.add(path)
 
 
+_IGNORED_ROOTS = frozenset(skip[0] for skip in _IGNORED if len(skip) == 1)
+_IGNORED_METADATA = frozenset(skip[1] for skip in _IGNORED if len(skip) == 2)
+
+
 def _ignored(path: Path) -> bool:
-    return any(path[:len(skip)] == skip for skip in _IGNORED)
+    """Whether `path` lies under one of `_IGNORED` (set look-ups: this runs for every tracked field)."""
+    if not path:
+        return False
+    return path[0] in _IGNORED_ROOTS or (path[0] == "f:metadata" and len(path) > 1 and path[1] in _IGNORED_METADATA)
 
 
 def field_set(obj: dict, meta: PatchMeta) -> set[Path]:

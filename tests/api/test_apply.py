@@ -355,3 +355,17 @@ ELEMENTS = st.one_of(
 def test_fields_v1_round_trips(paths: set[tuple[str, ...]]) -> None:
     assert decode_fields(encode_fields(paths)) == paths
     assert decode_fields(json.loads(json.dumps(encode_fields(paths)))) == paths
+
+
+def test_ignored_paths_are_exactly_those_under_the_ignored_prefixes():
+    from control.api.apply import _IGNORED, _ignored
+
+    def reference(path):
+        return any(path[:len(skip)] == skip for skip in _IGNORED)
+
+    heads = ["f:apiVersion", "f:kind", "f:status", "f:metadata", "f:spec", "f:data"]
+    seconds = ["f:name", "f:uid", "f:labels", "f:managedFields", "f:annotations", "f:replicas", "k:{\"name\":\"a\"}"]
+    paths = [()] + [(h,) for h in heads] + [(h, s) for h in heads for s in seconds] + \
+            [(h, s, "f:x") for h in heads for s in seconds]
+    assert [_ignored(p) for p in paths] == [reference(p) for p in paths]
+    assert _ignored(("f:metadata", "f:managedFields", "f:x")) and not _ignored(("f:metadata", "f:labels", "f:a"))
