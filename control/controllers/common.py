@@ -14,7 +14,7 @@ import copy
 from typing import Any, Callable, Iterable
 
 from control.client.informer import Informer
-from control.client.resources import key_of
+from control.client.resources import Resource, key_of
 from control.client.runner import DONE, Result, requeue_after
 from control.clock import Clock
 from control.kinds import meta
@@ -55,6 +55,17 @@ def release_patch(obj: Obj, owner_uid: str) -> Obj:
 
 
 # --- pods --------------------------------------------------------------------------------------
+
+async def write_status(client: Any, resource: Resource, obj: Obj, status: Obj) -> bool:
+    """PUT `status` to `obj`'s status subresource, guarded by the resourceVersion read (a 409 is
+    the caller's to retry); nothing is sent when it equals the stored status. Whether it wrote."""
+    if status == (obj.get("status") or {}):
+        return False
+    body = copy.deepcopy(obj)
+    body["status"] = status
+    await client.replace_status(resource, body)
+    return True
+
 
 def pod_ready(pod: Obj) -> bool:
     return is_condition_true(pod, "Ready")

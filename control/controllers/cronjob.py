@@ -29,7 +29,7 @@ from control.client.resources import CRONJOBS, JOBS, key_of
 from control.client.runner import DONE, Result, Runner, drop
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
-from control.controllers.common import Obj, Wakeups, created_at, terminating
+from control.controllers.common import Obj, Wakeups, created_at, terminating, write_status
 from control.kinds.meta import controller_ref, format_time, metadata, parse_time
 from control.controllers.jobpods import finished
 from control.kinds.cron import CronError, parse
@@ -207,11 +207,7 @@ class CronJobController:
         await self._event(cronjob, "Normal", "SuccessfulCreate", f"Created job {metadata(created)['name']}")
 
     async def _write_status(self, cronjob: Obj, status: Obj) -> None:
-        if status == (cronjob.get("status") or {}):
-            return
-        body = copy.deepcopy(cronjob)
-        body["status"] = status
-        await self.client.replace_status(CRONJOBS, body)  # 409 → the runner retries
+        await write_status(self.client, CRONJOBS, cronjob, status)  # 409 → the runner retries
 
 
 def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:

@@ -33,7 +33,9 @@ from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers import rollout
 from control.controllers.claiming import claim
-from control.controllers.common import Obj, Wakeups, created_at, matching_in_namespace, terminating, uid_of
+from control.controllers.common import (
+    Obj, Wakeups, created_at, matching_in_namespace, terminating, uid_of, write_status,
+)
 from control.kinds.meta import controller_ref, labels_of, metadata, new_controller_ref
 from control.controllers.rollout import DESIRED, MAX_REPLICAS, REVISION, replicas
 
@@ -134,10 +136,7 @@ class DeploymentController:
         now = self.clock.now()
         base = copy.deepcopy(deploy.get("status") or {}) if base is None else base
         status = rollout.calculate_status(deploy, base, rss, new_rs, now, estimate_progress=estimate)
-        if status != (deploy.get("status") or {}):
-            body = copy.deepcopy(deploy)
-            body["status"] = status
-            await self.client.replace_status(DEPLOYMENTS, body)
+        await write_status(self.client, DEPLOYMENTS, deploy, status)
         at = rollout.progress_deadline_at(deploy, status) if estimate and not rollout.complete(deploy, status) else None
         return self.wakeups.after(key_of(deploy), max(1.0, at - now + 1)) if at is not None else DONE
 

@@ -43,7 +43,7 @@ from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.claiming import claim
-from control.controllers.common import Obj, Wakeups, created_at, pod_ready, terminating, uid_of
+from control.controllers.common import Obj, Wakeups, created_at, pod_ready, terminating, uid_of, write_status
 from control.controllers.owned import PodsOfOwner
 from control.kinds.meta import format_time, is_condition_true, metadata, parse_time
 from control.controllers.jobpods import (
@@ -282,11 +282,7 @@ class JobController:
                 del status[zero]
 
     async def _write_status(self, job: Obj, status: Obj) -> None:
-        if status == (job.get("status") or {}):
-            return
-        body = copy.deepcopy(job)
-        body["status"] = status
-        await self.client.replace_status(JOBS, body)  # 409 → the runner retries
+        await write_status(self.client, JOBS, job, status)  # 409 → the runner retries
 
 
 def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:

@@ -32,7 +32,7 @@ from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.claiming import claim
 from control.controllers.common import (
-    Obj, Wakeups, created_at, pod_active, pod_available, pod_ready, restarts, terminating, uid_of,
+    Obj, Wakeups, created_at, pod_active, pod_available, pod_ready, restarts, terminating, uid_of, write_status,
 )
 from control.controllers.owned import PodsOfOwner
 from control.kinds.meta import get_condition, labels_of, metadata, parse_time
@@ -198,12 +198,7 @@ class ReplicaSetController:
         return DONE
 
     async def update_status(self, rs: Obj, active: list[Obj]) -> None:
-        status = compute_status(rs, active, self.clock.now())
-        if status == (rs.get("status") or {}):
-            return
-        body = copy.deepcopy(rs)
-        body["status"] = status
-        await self.client.replace_status(REPLICASETS, body)  # 409 → the runner retries
+        await write_status(self.client, REPLICASETS, rs, compute_status(rs, active, self.clock.now()))  # 409 → retried
 
     def _wake_for_availability(self, rs: Obj, active: list[Obj]) -> Result:
         """With minReadySeconds, look again when the next ready pod becomes available."""
