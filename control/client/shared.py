@@ -8,7 +8,6 @@ indexers asked for by different controllers are all kept; `run` runs every infor
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from control.client.http import HubClient
 from control.client.informer import Indexer, Informer

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any
 
 from control.clock import REAL, Clock
 

@@ -14,7 +14,6 @@ Only the root of a custom object is typed here: apiVersion, kind and metadata ar
 from __future__ import annotations
 
 import copy
-import json
 import math
 import re
 from typing import Any, Iterator

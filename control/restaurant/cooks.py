@@ -8,7 +8,6 @@ off on 404 and list again), so the order of starting never matters.
 
 from __future__ import annotations
 
-from typing import Any
 
 from control.clock import REAL, Clock
 from control.client.component import connect, run_all

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Iterator
 
 from control.clock import REAL, Clock
 from control.client.resources import key_of

@@ -27,7 +27,6 @@ import asyncio
 import logging
 import os
 from collections import deque
-from typing import Any
 
 from control import errors
 from control.clock import REAL, Clock
