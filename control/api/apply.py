@@ -51,8 +51,18 @@ class ApplyConflict(Conflict):
 
 # --- field sets ------------------------------------------------------------------------------
 
+_encode_string = json.encoder.encode_basestring_ascii  # what json.dumps uses for a str (ensure_ascii)
+
+
 def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)  # YAML dates
+
+
+def _key_text(key: str, value: Any) -> str:
+    """`_compact({key: value})`, without the encoder for the usual string or integer key value."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return "{" + _encode_string(key) + ":" + (_encode_string(value) if isinstance(value, str) else str(value)) + "}"
+    return _compact({key: value})
 
 
 def _list_mode(items: list, meta: PatchMeta, field: str) -> tuple[str, str | None]:
@@ -76,7 +86,7 @@ def _walk(obj: dict, meta: PatchMeta, prefix: Path, out: set[Path]) -> None:
             mode, key = _list_mode(value, meta, field)
             if mode == "keyed":
                 for item in value:
-                    item_path = path + ("k:" + _compact({key: item[key]}),)
+                    item_path = path + ("k:" + _key_text(key, item[key]),)
                     out.add(item_path)
                     _walk(item, meta.child(field), item_path, out)
             elif mode == "set":
@@ -106,24 +116,21 @@ def field_set(obj: dict, meta: PatchMeta) -> set[Path]:
 
 
 def encode_fields(paths: set[Path]) -> dict:
-    """A set of paths as a FieldsV1 trie: members with children carry `.`; leaves are `{}`."""
+    """A set of paths as a FieldsV1 trie: members with children carry `.`; leaves are `{}`.
+
+    Built in sorted path order, so every node's keys arrive sorted ("." before "f:"/"k:"/"v:",
+    which matches the order Kubernetes prints) and a member is met before its children."""
     root: dict = {}
-    for path in paths:
+    for path in sorted(paths):
         node = root
-        for element in path:
-            node = node.setdefault(element, {})
-    for path in paths:
-        node = root
-        for element in path:
-            node = node[element]
-        if node:
-            node["."] = {}
-    return _sorted_trie(root)
-
-
-def _sorted_trie(node: dict) -> dict:
-    # "." sorts before "f:"/"k:"/"v:", which matches the order Kubernetes prints.
-    return {k: _sorted_trie(node[k]) for k in sorted(node)}
+        for depth, element in enumerate(path):
+            child = node.get(element)
+            if child is None:
+                if not node and depth and path[:depth] in paths:
+                    node["."] = {}  # a member that also has children
+                child = node[element] = {}
+            node = child
+    return root
 
 
 def decode_fields(trie: Any) -> set[Path]:

@@ -44,13 +44,20 @@ def _name(ref: str) -> str:
 
 
 class PatchMeta:
-    """How to merge the fields of one position in an object, read lazily from OpenAPI schemas."""
+    """How to merge the fields of one position in an object, read lazily from OpenAPI schemas.
 
-    __slots__ = ("_defs", "_schema")
+    An instance never changes (nor may the schemas it reads), so what it works out for a field is
+    kept: every write walks its object through these (field tracking, merges), and the per-kind
+    roots are shared (`patching.patch_meta`), so each field is resolved once per process.
+    """
+
+    __slots__ = ("_defs", "_schema", "_children", "_strategies")
 
     def __init__(self, definitions: Mapping[str, dict], schema: dict) -> None:
         self._defs = definitions
         self._schema = schema
+        self._children: dict[str, PatchMeta] = {}
+        self._strategies: dict[str, tuple[str, str | None]] = {}
 
     @classmethod
     def from_openapi(cls, definitions: Mapping[str, dict], root: str) -> PatchMeta:
@@ -86,6 +93,10 @@ class PatchMeta:
             return schema
         return {}
 
+    def _declares(self, field: str) -> bool:
+        props = self._schema.get("properties")
+        return isinstance(props, dict) and field in props
+
     def _property(self, field: str) -> dict | None:
         props = self._schema.get("properties")
         if isinstance(props, dict) and isinstance(props.get(field), dict):
@@ -95,6 +106,14 @@ class PatchMeta:
 
     def child(self, field: str) -> PatchMeta:
         """Meta for the value of `field`; for a list field, meta for one of its elements."""
+        known = self._children.get(field)
+        if known is None:
+            known = self._child(field)
+            if self._declares(field):  # kept per declared field only: map keys (labels, data) are unbounded
+                self._children[field] = known
+        return known
+
+    def _child(self, field: str) -> PatchMeta:
         prop = self._property(field)
         if prop is None:
             return _EMPTY
@@ -107,6 +126,14 @@ class PatchMeta:
 
     def list_strategy(self, field: str) -> tuple[str, str | None]:
         """("merge", key) for keyed lists, ("merge", None) for primitive sets, else ("replace", None)."""
+        known = self._strategies.get(field)
+        if known is None:
+            known = self._list_strategy(field)
+            if self._declares(field):
+                self._strategies[field] = known
+        return known
+
+    def _list_strategy(self, field: str) -> tuple[str, str | None]:
         prop = self._property(field)
         if prop is None:
             return ("replace", None)

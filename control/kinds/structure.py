@@ -38,7 +38,24 @@ class Problem:
 
 
 def _resolve(schema: Any) -> tuple[Schema, str | None]:
-    """Follow `allOf: [{$ref}]` and `$ref` to the schema they name; returns (schema, name)."""
+    """Follow `allOf: [{$ref}]` and `$ref` to the schema they name; returns (schema, name).
+
+    Kept per schema object: every write checks its whole body, and the schemas are the fixed
+    built-in DEFINITIONS (the entry holds the schema itself, so its id cannot be reused)."""
+    entry = _RESOLVED.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        return entry[1], entry[2]
+    resolved, name = _follow(schema)
+    if isinstance(schema, dict) and len(_RESOLVED) < _RESOLVED_MAX:
+        _RESOLVED[id(schema)] = (schema, resolved, name)
+    return resolved, name
+
+
+_RESOLVED: dict[int, tuple[Any, Schema, str | None]] = {}
+_RESOLVED_MAX = 20_000  # the built-in schemas have a few thousand nodes; a bound all the same
+
+
+def _follow(schema: Any) -> tuple[Schema, str | None]:
     name = None
     for _ in range(16):
         if not isinstance(schema, dict):
@@ -199,10 +216,53 @@ def _walk(value: Any, schema: Any, path: str, owner: str, depth: int) -> Iterato
             yield from _walk(item, items, f"{path}[{index}]", owner, depth + 1)
 
 
+def _clean(value: Any, schema: Any, depth: int) -> bool:
+    """Whether `_walk` would find nothing: the same traversal without paths or messages, so the
+    common case (a valid body) costs one pass of look-ups; `_walk` runs only to explain a problem."""
+    if value is None or depth > _MAX_DEPTH:
+        return True
+    resolved, _ = _resolve(schema)
+    if not _type_ok(value, resolved):
+        return False
+    if isinstance(value, dict):
+        if resolved.get("type") != "object" or _is_free(resolved):
+            return True
+        props = resolved.get("properties")
+        props = props if isinstance(props, dict) else {}
+        extra = resolved.get("additionalProperties")
+        for key, item in value.items():
+            if isinstance(key, str) and key in props:
+                if not _clean(item, props[key], depth + 1):
+                    return False
+            elif isinstance(extra, dict):
+                if not _clean(item, extra, depth + 1):
+                    return False
+            elif extra is not True:
+                return False
+    elif isinstance(value, (list, tuple)) and resolved.get("type") == "array":
+        items = resolved.get("items")
+        return all(_clean(item, items, depth + 1) for item in value)
+    return True
+
+
+_ROOTS: dict[str, Schema] = {}
+
+
+def _root(definition: str) -> Schema:
+    """One long-lived reference schema per definition (so `_resolve` keeps what it finds)."""
+    root = _ROOTS.get(definition)
+    if root is None:
+        root = _ROOTS[definition] = {"$ref": _REF + definition}
+    return root
+
+
 def check(obj: Any, definition: str) -> list[Problem]:
     """Unknown fields and JSON type mismatches of `obj` decoded as component `definition`."""
     DEFINITIONS[definition]  # unknown names fail loudly: that is a programming error, not input
-    return list(_walk(obj, {"$ref": _REF + definition}, "", _short(definition), 0))
+    root = _root(definition)
+    if _clean(obj, root, 0):
+        return []
+    return list(_walk(obj, root, "", _short(definition), 0))
 
 
 def _copy_json(value: Any) -> Any:
@@ -252,7 +312,7 @@ def _prune(value: Any, schema: Any, depth: int) -> Any:
 def prune(obj: Any, definition: str) -> Any:
     """A copy of `obj` without the fields `definition` does not declare (everything else kept)."""
     DEFINITIONS[definition]  # unknown names fail loudly, as in check()
-    return _prune(obj, {"$ref": _REF + definition}, 0)
+    return _prune(obj, _root(definition), 0)
 
 
 def without_nulls(value: Any) -> Any:
