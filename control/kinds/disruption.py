@@ -36,6 +36,7 @@ MAX_DISRUPTED_PODS = 2000  # upstream's MaxDisruptedPodSize
 DISRUPTION_ALLOWED = "DisruptionAllowed"
 VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
 MORE_THAN_ONE = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+_JSON_TYPES = {str: "string", int: "number", float: "number", bool: "bool", list: "array"}
 _PERCENT = re.compile(r"^[0-9]+%$")
 _PERCENT_MESSAGE = ("a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or "
                     "'93%', regex used for validation is '[0-9]+%')")
@@ -247,6 +248,10 @@ def evict(pod: Obj, eviction: Obj, lent: Lent) -> Outcome:
     if (eviction.get("metadata") or {}).get("name") != name:
         raise errors.BadRequest("name in URL does not match name in Eviction object")
     options = eviction.get("deleteOptions")
+    if options is not None and not isinstance(options, dict):  # what Go's decoder says of it
+        raise errors.BadRequest("the object provided is unrecognized (must be of type Eviction): json: cannot "
+                                f"unmarshal {_JSON_TYPES.get(type(options), 'object')} into Go struct field Eviction.deleteOptions "
+                                "of type v1.DeleteOptions")
     options = copy.deepcopy(options) if isinstance(options, dict) else {}
     rv_set = bool((options.get("preconditions") or {}).get("resourceVersion")) \
         if isinstance(options.get("preconditions"), dict) else False

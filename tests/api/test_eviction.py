@@ -49,7 +49,7 @@ def budget(api, name: str, *, allowed: int, current: int = 2, desired: int = 2, 
     return body(answer)
 
 
-def evict(api, name: str, options: dict | None = None, query: str = ""):
+def evict(api, name: str, options=None, query: str = ""):
     eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": "default"}}
     if options is not None:
         eviction["deleteOptions"] = options
@@ -133,6 +133,16 @@ def test_a_missing_pod_is_404_and_a_wrong_name_400(api):
     eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "other"}}
     wrong = api.post(f"{PODS}/web-1/eviction", json.dumps(eviction))
     assert wrong.status_code == 400 and body(wrong)["message"] == "name in URL does not match name in Eviction object"
+
+
+def test_bad_delete_options_are_refused_as_a_delete_refuses_them(api):
+    running_pod(api, "web-1")
+    wrong = evict(api, "web-1", "soon")
+    assert wrong.status_code == 400 and body(wrong)["message"].endswith(
+        "json: cannot unmarshal string into Go struct field Eviction.deleteOptions of type v1.DeleteOptions")
+    dry = evict(api, "web-1", {"dryRun": ["Some"]})
+    assert dry.status_code == 422 and body(dry)["details"]["causes"][0]["field"] == "dryRun"
+    assert "deletionTimestamp" not in body(api.get(f"{PODS}/web-1"))["metadata"]
 
 
 def test_pending_and_unready_pods_go_without_spending_the_budget(api):
