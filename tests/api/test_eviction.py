@@ -201,3 +201,29 @@ def test_a_protobuf_eviction_is_decoded_and_honoured(api):
     answer = api.post(f"{PODS}/web-1/eviction", envelope("policy/v1", "Eviction", raw), content_type=PROTOBUF)
     assert answer.status_code == 201, answer.content
     assert body(api.get(f"{PODS}/web-1"))["metadata"]["deletionGracePeriodSeconds"] == 7
+
+
+# --- the budget itself, through the API ---------------------------------------------------------
+
+def test_a_budget_with_both_fields_is_422_and_nothing_is_stored(api):
+    bad = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "bad"},
+           "spec": {"minAvailable": 1, "maxUnavailable": "150%", "selector": {"matchLabels": {"app": "web"}}}}
+    answer = api.post(PDBS, json.dumps(bad))
+    assert answer.status_code == 422
+    status = body(answer)
+    assert status["reason"] == "Invalid" and status["details"]["kind"] == "PodDisruptionBudget"
+    assert status["details"]["group"] == "policy"
+    assert [c["field"] for c in status["details"]["causes"]] == ["spec", "spec.maxUnavailable"]
+    assert api.get(f"{PDBS}/bad").status_code == 404
+
+
+def test_a_spec_change_bumps_the_generation_and_keeps_the_controllers_status(api):
+    pdb = budget(api, "web-pdb", allowed=1)
+    pdb["spec"]["minAvailable"] = 1
+    pdb["status"] = {"disruptionsAllowed": 99}
+    updated = body(api.put(f"{PDBS}/web-pdb", json.dumps(pdb)))
+    assert updated["metadata"]["generation"] == 2 and updated["status"]["disruptionsAllowed"] == 1
+    created = body(api.post(PDBS, json.dumps({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                                              "metadata": {"name": "fresh"}, "spec": {"maxUnavailable": 1},
+                                              "status": {"disruptionsAllowed": 5}})))
+    assert created["status"] == {} and created["metadata"]["generation"] == 1
