@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
+from typing import Any, Callable
 
 from control import errors
 from control.errors import go_value
@@ -213,7 +213,7 @@ def budgets_of(pod: Obj, budgets: list[Obj]) -> list[Obj]:
     return out
 
 
-def check_and_decrement(pod_name: str, now: float):
+def check_and_decrement(pod_name: str, now: float) -> Callable[[Obj], Obj]:
     """The budget's read-modify-write of an allowed eviction (upstream's checkAndDecrement), run on
     the budget as stored when the write happens, so two evictions never spend one disruption."""
     def mutate(pdb: Obj) -> Obj:
