@@ -20,7 +20,7 @@ from django.db import transaction
 
 from control import errors, keys
 from control.storage import store
-from control.api.objects import raise_if_invalid, stored_or_none
+from control.api.objects import check_preconditions, raise_if_invalid, stored_or_none
 from control.api.patching import apply_patch
 from control.api.request import PATCH_TYPES, Call, check_type_meta, decode, decode_object
 from control.api.responses import Reply, json_response, success_status
@@ -200,6 +200,9 @@ def _carry_out(call: Call, outcome: Outcome, now: float) -> None:
 
         def delete(current: Obj) -> Any:
             try:
+                check_preconditions(call.kind.resource, current, options.get("preconditions"))
+                if outcome.before_delete is not None:
+                    outcome.before_delete(current)
                 return mark_deleted(call.kind, current, options, now)
             except errors.Conflict:
                 if outcome.on_conflict is not None:

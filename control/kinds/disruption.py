@@ -14,7 +14,8 @@ Guarantees:
   recorded in disruptedPods) in the same transaction as the pod's graceful deletion, or the answer
   is 429 TooManyRequests with the DisruptionBudget cause; a pod that is not Ready is deleted
   without spending the budget when the budget is met (or says AlwaysAllow), guarded by its
-  resourceVersion. The kind only decides: the hub does the writes (`control.kinds.strategy.Outcome`).
+  resourceVersion; an evicted pod gets the DisruptionTarget condition (EvictionByEvictionAPI) in the
+  write that deletes it. The kind only decides: the hub does the writes (`control.kinds.strategy.Outcome`).
 """
 
 from __future__ import annotations
@@ -236,6 +237,22 @@ def check_and_decrement(pod_name: str, now: float) -> Callable[[Obj], Obj]:
     return mutate
 
 
+def mark_disruption_target(now: float) -> Callable[[Obj], None]:
+    """The DisruptionTarget condition an evicted pod gets with its deletion (upstream's
+    addConditionAndDeletePod), its transition time kept if it was already True."""
+    def mark(pod: Obj) -> None:
+        status = pod.setdefault("status", {})
+        conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+        previous = next((c for c in conditions if c.get("type") == "DisruptionTarget"), None)
+        since = previous.get("lastTransitionTime") if previous and previous.get("status") == "True" else None
+        condition = {"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
+                     "lastTransitionTime": since or format_time(now), "reason": "EvictionByEvictionAPI",
+                     "message": "Eviction API: evicting"}
+        status["conditions"] = [condition if c is previous else c for c in conditions] if previous else \
+            conditions + [condition]
+    return mark
+
+
 def _with_resource_version(options: Obj, pod: Obj) -> Obj:
     preconditions = dict(options.get("preconditions") or {})
     preconditions["resourceVersion"] = pod["metadata"]["resourceVersion"]
@@ -260,12 +277,13 @@ def evict(pod: Obj, eviction: Obj, lent: Lent) -> Outcome:
     if phase in ("Succeeded", "Failed", "Pending") or deleting:  # canIgnorePDB: no budget to ask
         if phase not in ("Succeeded", "Failed") and not deleting and not rv_set:
             options = _with_resource_version(options, pod)  # a pending pod must not turn ready meanwhile
-        return Outcome(answer=_success(), delete_parent=options, retry_on_conflict=not rv_set)
+        return Outcome(answer=_success(), delete_parent=options, retry_on_conflict=not rv_set,
+                       before_delete=mark_disruption_target(lent.now))
     budgets = budgets_of(pod, lent.list(RESOURCE, pod["metadata"].get("namespace", "")))
     if len(budgets) > 1:
         raise _Failure(MORE_THAN_ONE)
     if not budgets:
-        return Outcome(answer=_success(), delete_parent=options)
+        return Outcome(answer=_success(), delete_parent=options, before_delete=mark_disruption_target(lent.now))
     pdb = budgets[0]
     spec, status = pdb.get("spec") or {}, pdb.get("status") or {}
     if not pod_is_ready(pod):
@@ -274,10 +292,12 @@ def evict(pod: Obj, eviction: Obj, lent: Lent) -> Outcome:
             # an unready pod counts for nothing: delete it unless it became ready meanwhile
             guarded = options if rv_set else _with_resource_version(options, pod)
             return Outcome(answer=_success(), delete_parent=guarded,
-                           on_conflict=None if rv_set else still_processing(pdb["metadata"]["name"]))
+                           on_conflict=None if rv_set else still_processing(pdb["metadata"]["name"]),
+                           before_delete=mark_disruption_target(lent.now))
     write = Write(RESOURCE, pdb["metadata"].get("namespace", ""), pdb["metadata"]["name"],
                   check_and_decrement(name, lent.now))
-    return Outcome(answer=_success(), writes=(write,), delete_parent=options)
+    return Outcome(answer=_success(), writes=(write,), delete_parent=options,
+                   before_delete=mark_disruption_target(lent.now))
 
 
 EVICTION = Action(group="policy", version="v1", kind="Eviction", create=evict)

@@ -141,12 +141,15 @@ class Outcome:
     - `on_conflict`: answered instead when deleting the parent meets a Conflict (a precondition
       the kind added itself, e.g. the resourceVersion it decided on);
     - `retry_on_conflict`: on such a Conflict, read the parent again and ask the kind anew
-      (upstream's EvictionsRetry), a few times, instead of answering it.
+      (upstream's EvictionsRetry), a few times, instead of answering it;
+    - `before_delete(parent)`: what the parent records in the same write as its deletion (an
+      evicted pod's DisruptionTarget condition), on the parent as stored then.
     """
 
     answer: Obj
     writes: tuple[Write, ...] = ()
     delete_parent: Obj | None = None
+    before_delete: Callable[[Obj], None] | None = None
     on_conflict: Exception | None = None
     retry_on_conflict: bool = False
 

@@ -69,6 +69,10 @@ def test_without_a_budget_the_pod_is_deleted_gracefully_as_its_options_say(api):
     assert body(answer) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
     pod = body(api.get(f"{PODS}/web-1"))
     assert pod["metadata"]["deletionGracePeriodSeconds"] == 5 and pod["metadata"]["deletionTimestamp"]
+    target = pod["status"]["conditions"][-1]
+    assert {k: target[k] for k in ("type", "status", "reason", "message")} == {
+        "type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
+        "message": "Eviction API: evicting"}
 
 
 def test_an_exhausted_budget_answers_429_with_kubernetes_words_and_changes_nothing(api):

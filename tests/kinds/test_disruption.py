@@ -111,6 +111,11 @@ def test_a_running_pod_under_a_budget_writes_the_budget_first():
     after = write.mutate(budget)
     assert after["status"]["disruptionsAllowed"] == 0 and after["status"]["disruptedPods"] == {"web-1": format_time(NOW)}
     assert after["status"]["conditions"][0]["reason"] == "InsufficientPods"
+    evicted = pod()
+    outcome.before_delete(evicted)
+    assert evicted["status"]["conditions"][-1] == {
+        "type": "DisruptionTarget", "status": "True", "lastProbeTime": None, "lastTransitionTime": format_time(NOW),
+        "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}
 
 
 def test_the_decrement_reads_the_budget_as_stored_when_written():
