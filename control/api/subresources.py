@@ -24,6 +24,7 @@ from control.api.objects import check_preconditions, raise_if_invalid, stored_or
 from control.api.patching import apply_patch
 from control.api.request import PATCH_TYPES, Call, check_type_meta, decode, decode_object
 from control.api.responses import Reply, json_response, success_status
+from control.api.verbs import checked_delete_options, mark_deleted
 from control.kinds import jsonpath
 from control.kinds.base import Kind, Obj, cause
 from control.kinds.meta import format_time
@@ -185,7 +186,9 @@ def _carry_out(call: Call, outcome: Outcome, now: float) -> None:
     spent meanwhile, a precondition) leaves the store as it was. A dry run checks and writes nothing."""
     options = outcome.delete_parent
     if options is not None:
-        options = _checked_delete_options(options)
+        if not isinstance(options, dict):
+            raise errors.BadRequest("DeleteOptions must be a JSON object")
+        options = checked_delete_options(dict(options))
     dry = call.dry_run or (options is not None and options.get("dryRun") == ["All"])
     with transaction.atomic():
         for write in outcome.writes:
@@ -196,8 +199,6 @@ def _carry_out(call: Call, outcome: Outcome, now: float) -> None:
                                     mutate=write.mutate, actor=call.actor)
         if options is None:
             return
-        from control.api.verbs import mark_deleted  # verbs serves the main resource; this is the same delete
-
         def delete(current: Obj) -> Any:
             try:
                 check_preconditions(call.kind.resource, current, options.get("preconditions"))
@@ -214,24 +215,3 @@ def _carry_out(call: Call, outcome: Outcome, now: float) -> None:
         else:
             store.object_update(resource=call.kind.resource, namespace=call.namespace, name=call.name,
                                 mutate=delete, actor=call.actor)
-
-
-def _checked_delete_options(options: Any) -> dict[str, Any]:
-    """DeleteOptions inside an action's body, checked as a DELETE's are."""
-    if not isinstance(options, dict):
-        raise errors.BadRequest("DeleteOptions must be a JSON object")
-    dry = options.get("dryRun")
-    if dry not in (None, []) and (not isinstance(dry, list) or any(v != "All" for v in dry)):
-        raise errors.invalid("DeleteOptions", "meta.k8s.io", "", [{
-            "reason": "FieldValueNotSupported", "field": "dryRun",
-            "message": f'Unsupported value: {errors.go_strings(dry)}: supported values: "All"'}])
-    grace = options.get("gracePeriodSeconds")
-    if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
-        raise errors.BadRequest("gracePeriodSeconds must be an integer")
-    policy = options.get("propagationPolicy")
-    if policy not in (None, "Orphan", "Background", "Foreground"):
-        raise errors.BadRequest(f'propagationPolicy: Unsupported value: {errors.go_value(policy)}: supported values: '
-                                '"Foreground", "Background", "Orphan"')
-    if policy is None and options.get("orphanDependents") is True:
-        options = {**options, "propagationPolicy": "Orphan"}
-    return options
