@@ -178,3 +178,37 @@ def test_drain_waits_for_the_budget_then_moves_the_pods_and_uncordon_brings_the_
         cluster.kubectl("uncordon", node)
     assert "SchedulingDisabled" not in next(line for line in cluster.kubectl("get", "nodes").stdout.splitlines()
                                             if line.startswith(node))
+
+
+def test_the_official_python_client_reads_budgets_and_is_refused_an_eviction(cluster):
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    cluster.kubectl("create", "deployment", "solo", "--image=nginx", "--replicas=1")
+    wait_for(lambda: any(p["status"].get("phase") == "Running" and any(
+        c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions") or [])
+        for p in get_json(cluster, "pods", "-l", "app=solo")["items"]), what="the solo pod ready")
+    with client.ApiClient(client.Configuration(host=cluster.url)) as api:
+        policy, core = client.PolicyV1Api(api), client.CoreV1Api(api)
+        policy.create_namespaced_pod_disruption_budget("default", client.V1PodDisruptionBudget(
+            metadata=client.V1ObjectMeta(name="solo-pdb"),
+            spec=client.V1PodDisruptionBudgetSpec(max_unavailable=0, selector=client.V1LabelSelector(
+                match_labels={"app": "solo"}))))
+        settled = wait_for(lambda: (policy.read_namespaced_pod_disruption_budget("solo-pdb", "default").status
+                                    or client.V1PodDisruptionBudgetStatus(current_healthy=0, desired_healthy=0,
+                                                                          disruptions_allowed=0, expected_pods=0)
+                                    ).expected_pods == 1 and
+                           policy.read_namespaced_pod_disruption_budget("solo-pdb", "default"),
+                           what="the budget's expected pods from the Deployment's scale")
+        assert settled.status.desired_healthy == 1 and settled.status.disruptions_allowed == 0
+        assert settled.status.conditions[0].reason == "InsufficientPods"
+        name = core.list_namespaced_pod("default", label_selector="app=solo").items[0].metadata.name
+        try:
+            core.create_namespaced_pod_eviction(name, "default", client.V1Eviction(
+                metadata=client.V1ObjectMeta(name=name, namespace="default")))
+        except ApiException as exc:
+            assert exc.status == 429
+            assert json.loads(exc.body)["details"]["causes"][0]["message"] == \
+                "The disruption budget solo-pdb needs 1 healthy pods and has 1 currently"
+        else:
+            raise AssertionError("the eviction should have been refused")
