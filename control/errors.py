@@ -30,8 +30,9 @@ class ApiError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
         }
+        if self.reason:  # Go leaves an empty reason out (a Status a REST storage returned as failed)
+            body["reason"] = self.reason
         if self.details:
             body["details"] = self.details
         body["code"] = self.code

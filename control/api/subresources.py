@@ -5,28 +5,33 @@ Guarantees: binding is one write of what the kind's `bind` does (a pod: `spec.no
 PodScheduled condition), refused with 409 and the kind's reason (already bound, being deleted);
 scale reads and writes only the kind's replicas path, with the same optimistic concurrency as the
 main resource; a kind's own subresource gets the stored parent, the decoded body and what the hub
-lends (`control.kinds.strategy.Lent`), and writes nothing.
+lends (`control.kinds.strategy.Lent`), and writes only what it asks for in an `Outcome` (another
+object's read-modify-write, the parent's deletion as a DELETE does it), all or nothing.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any, Callable
 
 from django.conf import settings
+from django.db import transaction
 
 from control import errors, keys
 from control.storage import store
-from control.api.objects import raise_if_invalid, stored_or_none
+from control.api.objects import check_preconditions, raise_if_invalid, stored_or_none
 from control.api.patching import apply_patch
 from control.api.request import PATCH_TYPES, Call, check_type_meta, decode, decode_object
 from control.api.responses import Reply, json_response, success_status
+from control.api.verbs import checked_delete_options, mark_deleted
 from control.kinds import jsonpath
 from control.kinds.base import Kind, Obj, cause
 from control.kinds.meta import format_time
-from control.kinds.strategy import Lent
+from control.kinds.strategy import Lent, Outcome
 
 SCALE_DEFINITION = "io.k8s.api.autoscaling.v1.Scale"
+ACTION_RETRIES = 5  # reads of the parent an action whose deletion met a conflict gets (upstream retries 20 times)
 
 
 # --- binding ---------------------------------------------------------------------------------
@@ -148,10 +153,65 @@ def action_handler(kind: Kind, verb: str, subresource: str, now: Callable[[], fl
 
 def kind_action(call: Call, *, now: float, sign: Callable[[dict[str, Any]], str]) -> Reply:
     """Decode the body as the action's type, read the parent, and answer what the kind builds
-    (201), lending it read-only lookups, the time and the hub's signer."""
+    (201), lending it read-only lookups, the time and the hub's signer; when the kind asks for
+    writes (an `Outcome`), do them first, all in one transaction."""
     action = call.kind.actions[call.subresource]
     body = decode_object(call, into=action.kind)
     check_type_meta(call, body, api_version=action.api_version, kind=action.kind)
-    parent = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
-    answer = action.create(parent, body, Lent(lookup=stored_or_none, now=now, sign=sign))
+    lent = Lent(lookup=stored_or_none, now=now, sign=sign, list=stored_in)
+    for attempt in range(ACTION_RETRIES):
+        parent = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
+        answer = action.create(parent, copy.deepcopy(body), lent)
+        if not isinstance(answer, Outcome):
+            break
+        try:
+            _carry_out(call, answer, now)
+        except errors.Conflict:
+            if not answer.retry_on_conflict or attempt == ACTION_RETRIES - 1:
+                raise
+            continue
+        answer = answer.answer
+        break
     return json_response(answer, 201)
+
+
+def stored_in(resource: str, namespace: str) -> list[Obj]:
+    """The list lent to a kind's actions: every stored object of a kind in a namespace."""
+    bodies, _ = store.object_list(resource=resource, namespace=namespace)
+    return [json.loads(body) for body in bodies]
+
+
+def _carry_out(call: Call, outcome: Outcome, now: float) -> None:
+    """The writes, then the parent's deletion, in one transaction: a refusal anywhere (a budget
+    spent meanwhile, a precondition) leaves the store as it was. A dry run checks and writes nothing."""
+    options = outcome.delete_parent
+    if options is not None:
+        if not isinstance(options, dict):
+            raise errors.BadRequest("DeleteOptions must be a JSON object")
+        options = checked_delete_options(dict(options))
+    dry = call.dry_run or (options is not None and options.get("dryRun") == ["All"])
+    with transaction.atomic():
+        for write in outcome.writes:
+            if dry:
+                write.mutate(store.object_get(resource=write.resource, namespace=write.namespace, name=write.name))
+            else:
+                store.object_update(resource=write.resource, namespace=write.namespace, name=write.name,
+                                    mutate=write.mutate, actor=call.actor)
+        if options is None:
+            return
+        def delete(current: Obj) -> Any:
+            try:
+                check_preconditions(call.kind.resource, current, options.get("preconditions"))
+                if outcome.before_delete is not None:
+                    outcome.before_delete(current)
+                return mark_deleted(call.kind, current, options, now)
+            except errors.Conflict:
+                if outcome.on_conflict is not None:
+                    raise outcome.on_conflict from None
+                raise
+
+        if dry:
+            delete(store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name))
+        else:
+            store.object_update(resource=call.kind.resource, namespace=call.namespace, name=call.name,
+                                mutate=delete, actor=call.actor)

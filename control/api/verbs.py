@@ -177,12 +177,8 @@ def delete_options(call: Call) -> dict[str, Any]:
         if not isinstance(body, dict):
             raise errors.BadRequest("DeleteOptions must be a JSON object")
         options = body
-        dry = body.get("dryRun")
-        if dry not in (None, [], ""):
-            if not isinstance(dry, list) or any(v != "All" for v in dry):
-                raise errors.invalid("DeleteOptions", "meta.k8s.io", "", [{
-                    "reason": "FieldValueNotSupported", "field": "dryRun",
-                    "message": f'Unsupported value: {errors.go_strings(dry)}: supported values: "All"'}])
+        if body.get("dryRun") not in (None, [], ""):
+            check_dry_run(body["dryRun"])
             call.body_dry_run = "All"
     grace = int_param(call.query, "gracePeriodSeconds", minimum=-1)
     if grace is not None:
@@ -191,6 +187,21 @@ def delete_options(call: Call) -> dict[str, Any]:
         options["propagationPolicy"] = call.query["propagationPolicy"]
     if call.query.get("orphanDependents"):
         options["orphanDependents"] = call.query["orphanDependents"].lower() == "true"
+    return checked_delete_options(options)
+
+
+def check_dry_run(dry: Any) -> None:
+    if not isinstance(dry, list) or any(v != "All" for v in dry):
+        raise errors.invalid("DeleteOptions", "meta.k8s.io", "", [{
+            "reason": "FieldValueNotSupported", "field": "dryRun",
+            "message": f'Unsupported value: {errors.go_strings(dry)}: supported values: "All"'}])
+
+
+def checked_delete_options(options: dict[str, Any]) -> dict[str, Any]:
+    """DeleteOptions as a delete honours them (from a DELETE, or inside an Eviction): refused
+    when a value is not one Kubernetes takes; orphanDependents becomes propagationPolicy Orphan."""
+    if options.get("dryRun") not in (None, [], ""):
+        check_dry_run(options["dryRun"])
     policy = options.get("propagationPolicy")
     if policy not in (None, "Orphan", "Background", "Foreground"):
         raise errors.BadRequest(f'propagationPolicy: Unsupported value: {errors.go_value(policy)}: supported values: '

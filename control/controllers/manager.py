@@ -29,6 +29,7 @@ CONTROLLERS = {
     "job": "control.controllers.job",
     "ttl-after-finished": "control.controllers.ttlafterfinished",
     "cronjob": "control.controllers.cronjob",
+    "disruption": "control.controllers.disruption",
 }
 
 

@@ -18,6 +18,7 @@ from control.kinds.base import Kind
 from control.kinds.coordination import LEASE
 from control.kinds.crd import CUSTOMRESOURCEDEFINITION
 from control.kinds.cronjobs import CRONJOB
+from control.kinds.disruption import PODDISRUPTIONBUDGET
 from control.kinds.jobs import JOB
 from control.kinds.custom import kinds_of, version_priority
 from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE, NODE, SERVICE
@@ -29,6 +30,7 @@ KINDS: tuple[Kind, ...] = (NAMESPACE, NODE, POD, SERVICE, ENDPOINTS, EVENT, CONF
                            HORIZONTALPODAUTOSCALER)
 KINDS += (CUSTOMRESOURCEDEFINITION, SECRET)
 KINDS += (SERVICEACCOUNT, JOB, CRONJOB)
+KINDS += (PODDISRUPTIONBUDGET,)
 
 _BY_RESOURCE = {(k.group, k.version, k.plural): k for k in KINDS}
 _BY_GVK = {(k.api_version, k.kind): k for k in KINDS}

@@ -1,5 +1,5 @@
 """The Pod kind: defaults, validation, the update rules, the write strategy (status on create,
-graceful deletion, binding), printing and field selectors.
+graceful deletion, binding, eviction), printing and field selectors.
 
 Guarantees: defaults are `control.kinds.pod_defaults` (what the real API server fills);
 `pod_spec_causes` validates a pod spec wherever it appears (pods, pod templates); a pod's spec is
@@ -14,6 +14,7 @@ from control.errors import go_value
 from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, field_value, name_causes, required,
 )
+from control.kinds.disruption import EVICTION
 from control.kinds.pod_defaults import pod_defaults
 from control.kinds.meta import age
 from control.kinds.quantity import is_quantity
@@ -194,7 +195,8 @@ def pod_cells(pod: Obj, now: float) -> list[Any]:
 POD = Kind(
     group="", version="v1", kind="Pod", plural="pods", namespaced=True,
     definition="io.k8s.api.core.v1.Pod", short_names=("po",), categories=("all",),
-    subresources=("status", "binding", "log", "exec", "attach"),
+    subresources=("status", "binding", "log", "exec", "attach", "eviction"),
+    actions={"eviction": EVICTION},  # POST policy/v1 Eviction: a delete that asks the disruption budget
     defaults=pod_defaults, validate=validate_pod, validate_update=validate_pod_update,
     prepare_for_create=prepare_pod_for_create, bind=bind_pod,
     admit=admit_pod,  # the ServiceAccount admission (control.kinds.serviceaccounts)

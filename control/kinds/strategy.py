@@ -96,15 +96,62 @@ class Allocator:
 Lookup = Callable[[str, str, str], "Obj | None"]
 
 
+# (store key "<group>/<plural>", namespace) -> every stored object of that kind in the namespace.
+Lister = Callable[[str, str], "list[Obj]"]
+
+
+def nothing_listed(resource: str, namespace: str) -> list[Obj]:
+    return []
+
+
 @dataclass(frozen=True)
 class Lent:
-    """What the hub lends a kind's own subresource handler for one request: read-only lookups,
-    the hub's time (epoch seconds) and its signer (claims -> a JWT signed with the hub's key), so
-    the kind builds the answer and never touches the store or a key itself."""
+    """What the hub lends a kind's own subresource handler for one request: read-only lookups
+    (one object, or all of a kind in a namespace), the hub's time (epoch seconds) and its signer
+    (claims -> a JWT signed with the hub's key), so the kind builds the answer and never touches the
+    store or a key itself."""
 
     lookup: Lookup
     now: float
     sign: Callable[[dict[str, Any]], str]
+    list: Lister = nothing_listed
+
+
+@dataclass(frozen=True)
+class Write:
+    """A read-modify-write of another stored object an action asks for (the eviction's decrement
+    of a PodDisruptionBudget): `mutate` gets a private copy of the object as stored at the moment
+    of the write and returns the new object, or raises a `control.errors` error to refuse."""
+
+    resource: str
+    namespace: str
+    name: str
+    mutate: Callable[[Obj], Obj]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an action that changes the cluster asks of the hub (upstream's eviction REST storage
+    writes the budget, then deletes the pod), done in one transaction: all of it or none.
+
+    - `answer`: the body of the 201 when everything succeeded;
+    - `writes`: done first, in order;
+    - `delete_parent`: DeleteOptions to delete the parent with, as a DELETE of it would (its grace
+      period, preconditions, dryRun); None to leave it;
+    - `on_conflict`: answered instead when deleting the parent meets a Conflict (a precondition
+      the kind added itself, e.g. the resourceVersion it decided on);
+    - `retry_on_conflict`: on such a Conflict, read the parent again and ask the kind anew
+      (upstream's EvictionsRetry), a few times, instead of answering it;
+    - `before_delete(parent)`: what the parent records in the same write as its deletion (an
+      evicted pod's DisruptionTarget condition), on the parent as stored then.
+    """
+
+    answer: Obj
+    writes: tuple[Write, ...] = ()
+    delete_parent: Obj | None = None
+    before_delete: Callable[[Obj], None] | None = None
+    on_conflict: Exception | None = None
+    retry_on_conflict: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,13 +161,14 @@ class Action:
 
     - `group`, `version`, `kind`: what the request body is and what comes back (discovery too);
     - `create(parent, body, lent)`: the answer (201) for the stored `parent` and the decoded body
-      (type meta checked); it raises `control.errors` for a refusal.
+      (type meta checked), or an `Outcome` when the action changes the cluster; it raises
+      `control.errors` for a refusal.
     """
 
     group: str
     version: str
     kind: str
-    create: Callable[[Obj, Obj, Lent], Obj]
+    create: Callable[[Obj, Obj, Lent], "Obj | Outcome"]
 
     @property
     def api_version(self) -> str:

@@ -168,10 +168,16 @@ def test_genuine_configmap_keeps_empty_values_and_base64s_binary_data():
     assert base64.b64decode(got["binaryData"]["bin"]) == b"hello\xff\x00\x01bin"
 
 
-def test_genuine_body_of_an_unsupported_kind_names_it():
-    with pytest.raises(ProtobufError, match=r"^protobuf is not supported for policy/v1 PodDisruptionBudget; "
-                                            r"send application/json$"):
-        decode_kubernetes_protobuf((FIXTURES / "poddisruptionbudget.unsupported.pb").read_bytes())
+def test_a_body_of_an_unsupported_kind_names_it():
+    with pytest.raises(ProtobufUnsupported, match=r"^protobuf is not supported for policy/v1beta1 "
+                                                  r"PodDisruptionBudget; send application/json$"):
+        decode_kubernetes_protobuf(envelope("policy/v1beta1", "PodDisruptionBudget", b""))
+
+
+def test_genuine_pdb_body_keeps_its_int_or_string_and_zero_status_counts():
+    got = decode_kubernetes_protobuf((FIXTURES / "poddisruptionbudget.pb").read_bytes())
+    assert got["spec"] == {"minAvailable": 1, "selector": {"matchLabels": {"app": "x"}}}
+    assert got["status"] == {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0}
 
 
 def test_an_eviction_carries_its_delete_options():
@@ -857,8 +863,7 @@ COMMANDS = [
     ("job", ["create", "job", "j1", "--image=busybox"]),
     ("job-command", ["create", "job", "hi", "--image=busybox", "--", "echo", "hi"]),
     ("cronjob", ["create", "cronjob", "cj", "--image=busybox", "--schedule=*/1 * * * *", "--", "date"]),
-    ("poddisruptionbudget.unsupported", ["create", "poddisruptionbudget", "pdb", "--selector=app=x",
-                                         "--min-available=1"]),
+    ("poddisruptionbudget", ["create", "poddisruptionbudget", "pdb", "--selector=app=x", "--min-available=1"]),
 ]
 
 

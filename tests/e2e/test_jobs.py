@@ -151,11 +151,13 @@ def test_create_cronjob_and_a_job_from_it(cluster):
 
 
 def test_drain_deletes_with_a_protobuf_delete_options_body(cluster):
-    # No policy/v1 Eviction here yet, so kubectl drain falls back to DELETE with protobuf DeleteOptions.
+    # --disable-eviction: drain DELETEs with a protobuf DeleteOptions instead of evicting (evictions:
+    # tests/e2e/test_drain.py).
     cluster.kubectl("run", "lonely", "--image=nginx", "--overrides", json.dumps({"spec": {"nodeName": "node-2"}}))
     wait_for(lambda: get_json(cluster, "pod", "lonely")["status"].get("phase") == "Running", what="lonely running")
     try:
         drained = cluster.kubectl("drain", "node-2", "--ignore-daemonsets", "--force", "--grace-period=1",
+                                  "--disable-eviction",
                                   "--timeout=60s", timeout=90)
         assert "node/node-2 drained" in drained.stdout
         assert cluster.kubectl("get", "pod", "lonely", check=False).returncode != 0

@@ -1,8 +1,9 @@
 """Decode request bodies sent as `application/vnd.kubernetes.protobuf` into their JSON shape.
 
-kubectl 1.32's `create namespace|configmap|deployment|service|secret|serviceaccount|job|cronjob|token`
-and `autoscale` POST protobuf, and `drain` DELETEs with a protobuf DeleteOptions (`run`, `expose`,
-`apply` and `create -f` send JSON). The body is the magic `k8s\\x00` followed by a
+kubectl 1.32's `create namespace|configmap|deployment|service|secret|serviceaccount|job|cronjob|token|pdb`
+and `autoscale` POST protobuf, `drain` POSTs a protobuf Eviction (and DELETEs with a protobuf
+DeleteOptions where there is no eviction subresource); `run`, `expose`, `apply` and `create -f`
+send JSON. The body is the magic `k8s\\x00` followed by a
 runtime.Unknown envelope: field 1 TypeMeta {1 apiVersion, 2 kind}, 2 the object's own message,
 3 contentEncoding, 4 contentType.
 
@@ -24,6 +25,7 @@ from control.api.protobuf.batch import BATCH
 from control.api.protobuf.core import CORE
 from control.api.protobuf.decoder import decode_message
 from control.api.protobuf.meta import META
+from control.api.protobuf.policy import POLICY
 from control.api.protobuf.schema import compile_tables
 from control.api.protobuf.volumes import VOLUMES
 from control.api.protobuf.wire import LENGTH_DELIMITED, ProtobufError, ProtobufUnsupported, fields
@@ -34,7 +36,7 @@ __all__ = ["MEDIA_TYPE", "ProtobufError", "ProtobufUnsupported", "decode_kuberne
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
 
-TABLES = compile_tables(META, CORE, VOLUMES, WORKLOADS, AUTHENTICATION, BATCH)
+TABLES = compile_tables(META, CORE, VOLUMES, WORKLOADS, AUTHENTICATION, BATCH, POLICY)
 
 _CORE_KINDS = ("Binding", "ConfigMap", "Endpoints", "Event", "LimitRange", "Namespace", "Node",
                "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodTemplate", "ReplicationController",
@@ -52,6 +54,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("batch/v1", "Job"): "Job",
     ("batch/v1", "CronJob"): "CronJob",
     ("policy/v1", "Eviction"): "Eviction",
+    ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
 }
 
 

@@ -1,6 +1,5 @@
 """Field tables of batch/v1 (Job, CronJob and their parts): what `kubectl create job` and
-`kubectl create cronjob` POST; and policy/v1 Eviction, which `kubectl drain` POSTs to a pod's
-`eviction` subresource where the hub serves it. Numbers from k8s.io/api's generated.proto files;
+`kubectl create cronjob` POST. Numbers from k8s.io/api's generated.proto files;
 checked against the descriptors compiled into kubectl by the tests. Format: see
 `control.api.protobuf.schema`.
 """
@@ -12,7 +11,6 @@ BATCH = {
         "4 suspend bool?, 5 jobTemplate JobTemplateSpec, 6 successfulJobsHistoryLimit int?, "
         "7 failedJobsHistoryLimit int?"),
     "CronJobStatus": "1 active []ObjectReference, 4 lastScheduleTime Time, 5 lastSuccessfulTime Time",
-    "Eviction": "1 metadata ObjectMeta, 2 deleteOptions DeleteOptions",
     "Job": "1 metadata ObjectMeta, 2 spec JobSpec, 3 status JobStatus",
     "JobCondition": (
         "1 type str!, 2 status str!, 3 lastProbeTime Time, 4 lastTransitionTime Time, 5 reason str, "

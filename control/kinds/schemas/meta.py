@@ -15,7 +15,7 @@ from control.kinds.schemas.build import (
 
 RAW_EXTENSION = "io.k8s.apimachinery.pkg.runtime.RawExtension"
 _ALL_GROUPS = [("", "v1"), ("apps", "v1"), ("autoscaling", "v1"), ("autoscaling", "v2"),
-               ("coordination.k8s.io", "v1")]
+               ("coordination.k8s.io", "v1"), ("policy", "v1")]
 
 DEFINITIONS: dict[str, Schema] = {
     TIME: {
