@@ -29,6 +29,7 @@ CONTROLLERS = {
     "job": "control.controllers.job",
     "ttl-after-finished": "control.controllers.ttlafterfinished",
     "cronjob": "control.controllers.cronjob",
+    "daemonset": "control.controllers.daemonset",
 }
 
 
