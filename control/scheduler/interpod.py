@@ -4,14 +4,15 @@ topology spread constraints (kube-scheduler's InterPodAffinity and PodTopologySp
 Guarantees:
 - `ClusterFilters(pod, infos, anti_affinity)` does the PreFilter work once per decision (counts
   per topology domain), so checking each node is a few dictionary reads; its `reason(info)`
-  returns the upstream reason or None:
-  - existing pods' required anti-affinity that matches the pod, in the node's domain:
-    "node(s) didn't satisfy existing pods anti-affinity rules";
-  - the pod's required affinity: every term needs a matching pod in the node's domain (the
-    node has the topologyKey label); when no pod anywhere matches and the pod matches its own
-    terms, it may go anywhere (the first of a group): "node(s) didn't match pod affinity rules";
+  returns the upstream reason or None, checked in upstream's order:
+  - the pod's required affinity: the node has every term's topologyKey label and every term a
+    matching pod in the node's domain; when no pod anywhere matches and the pod matches its own
+    terms, any node with the labels will do (the first of a group): "node(s) didn't match pod
+    affinity rules";
   - the pod's required anti-affinity: no matching pod in the node's domain: "node(s) didn't
     match pod anti-affinity rules";
+  - existing pods' required anti-affinity that matches the pod, in the node's domain:
+    "node(s) didn't satisfy existing pods anti-affinity rules";
   - each DoNotSchedule topology spread constraint: the node must carry the topologyKey
     ("node(s) didn't match pod topology spread constraints (missing required label)") and
     placing the pod there must keep (count in its domain + self − global minimum) ≤ maxSkew
@@ -136,17 +137,18 @@ class ClusterFilters:
 
     def reason(self, info: NodeInfo) -> str | None:
         labels = _labels(info.node)
-        if any(self.existing_anti.get((k, v)) for k, v in labels.items()):
-            return EXISTING_ANTI_AFFINITY
-        if self.affinity and not self.first_of_group:
-            for term in self.affinity:
-                key = term.get("topologyKey", "")
-                if key not in labels or not self.affinity_counts.get((key, labels[key])):
-                    return AFFINITY_MISMATCH
+        if self.affinity:  # upstream's order: affinity, anti-affinity, existing pods' anti-affinity
+            keys = [term.get("topologyKey", "") for term in self.affinity]
+            if any(key not in labels for key in keys):
+                return AFFINITY_MISMATCH  # every topology label must be there, even for the first of a group
+            if not all(self.affinity_counts.get((key, labels[key])) for key in keys) and not self.first_of_group:
+                return AFFINITY_MISMATCH
         for term in self.anti:
             key = term.get("topologyKey", "")
             if key in labels and self.anti_counts.get((key, labels[key])):
                 return ANTI_AFFINITY_MISMATCH
+        if any(self.existing_anti.get((k, v)) for k, v in labels.items()):
+            return EXISTING_ANTI_AFFINITY
         for i, constraint in enumerate(self.spread):
             key = constraint.get("topologyKey", "")
             if key not in labels:
