@@ -81,3 +81,15 @@ def test_a_node_that_joins_gets_its_pod(cluster):
     wait_for(lambda: json.loads(cluster.kubectl("get", "ds", "agent", "-o", "json").stdout)["status"].get(
         "numberAvailable") == 3, what="3 available")
     assert ds["metadata"]["generation"] >= 1
+
+
+def test_describe_and_cascading_delete(cluster):
+    described = cluster.kubectl("describe", "ds", "agent").stdout
+    assert "Desired Number of Nodes Scheduled: 3" in described
+    assert "SuccessfulCreate" in described
+    detail = cluster.kubectl("rollout", "history", "ds/agent", "--revision=3").stdout
+    assert "Image:" in detail and "busybox" in detail
+    cluster.kubectl("delete", "ds", "agent")
+    wait_for(lambda: not agent_pods(cluster), timeout=60, what="the agent pods collected")
+    wait_for(lambda: not json.loads(cluster.kubectl("get", "controllerrevisions", "-o", "json").stdout)["items"],
+             what="the revisions collected")
