@@ -193,6 +193,7 @@ class DaemonSetController:
         create: list[str] = []
         delete: list[Obj] = []
         waits: list[float] = []
+        events: list[tuple[str, str, str]] = []
         known = set()
         for node in nodes:
             name = metadata(node)["name"]
@@ -214,6 +215,8 @@ class DaemonSetController:
                             continue
                         self._back_off(key, name, now)
                         delete.append(pod)
+                        events.append(("Warning", "FailedDaemonPod", f"Found failed daemon pod {metadata(pod)['namespace']}/"
+                                       f"{metadata(pod)['name']} on node {name}, will try to kill it"))
                     elif phase == "Succeeded":
                         delete.append(pod)
                     else:
@@ -232,6 +235,9 @@ class DaemonSetController:
         for name, pods in by_node.items():  # pods pinned to nodes that are gone
             if name not in known:
                 delete += [p for p in pods if not terminating(p)]
+        if self.recorder:
+            for type_, reason, message in events:
+                await self.recorder.record(ds, type_, reason, message)
         outcome = await self.sync_nodes(key, ds, delete, create, hash_)
         if outcome == DONE and waits:
             return self.wakeups.after(key, min(waits))

@@ -51,13 +51,21 @@ def daemon_pod(name, ds, on, *, hash_=None, ready=True, phase="Running", created
     return out
 
 
+class Recorder:
+    def __init__(self):
+        self.events = []
+
+    async def record(self, obj, type_, reason, message):
+        self.events.append((type_, reason, message))
+
+
 def setup(*objs, clock=None):
     clock = clock or FakeClock(START)
     client, shared = FakeClient(), informers(clock)
     caches = {kind: shared.get(res) for kind, res in
               (("DaemonSet", DAEMONSETS), ("Pod", PODS), ("Node", NODES), ("ControllerRevision", CONTROLLERREVISIONS))}
     controller = DaemonSetController(client, caches["DaemonSet"], caches["Pod"], caches["Node"],
-                                     caches["ControllerRevision"], clock=clock)
+                                     caches["ControllerRevision"], clock=clock, recorder=Recorder())
     for obj in objs:
         fill(caches[obj["kind"]], obj)
         if obj["kind"] == "DaemonSet":
@@ -162,6 +170,9 @@ def test_a_failed_pod_is_deleted_with_a_back_off_and_replaced_when_gone():
     controller, client = setup(ds, node("n1"), revision_for(ds), failed, clock=clock)
     run(controller.reconcile("default/agent"))
     assert deleted(client) == ["agent-f"]
+    assert controller.recorder.events == [
+        ("Warning", "FailedDaemonPod", "Found failed daemon pod default/agent-f on node n1, will try to kill it"),
+        ("Normal", "SuccessfulDelete", "Deleted pod: agent-f")]
     controller.expectations.deleted("default/agent", "uid-agent-f")
     result = run(controller.reconcile("default/agent"))  # the kubelet rejected it again at once
     assert deleted(client) == ["agent-f"] and result.outcome == "requeue_after", "backing off"
