@@ -96,8 +96,10 @@ def node_affinity(pod_spec: Obj) -> Obj:
 def required_affinity_matches(pod_spec: Obj, node: Obj) -> bool:
     """nodeSelector and the required node affinity terms of a pod spec, against one node."""
     pod_spec = pod_spec if isinstance(pod_spec, dict) else {}
-    labels = (node.get("metadata") or {}).get("labels") or {}
     selector = pod_spec.get("nodeSelector") or {}
+    if not selector and not pod_spec.get("affinity"):
+        return True  # the common case, asked for every node of every decision
+    labels = (node.get("metadata") or {}).get("labels") or {}
     if isinstance(selector, dict) and any(labels.get(k) != v for k, v in selector.items()):
         return False
     required = node_affinity(pod_spec).get("requiredDuringSchedulingIgnoredDuringExecution")

@@ -102,7 +102,10 @@ class ClusterFilters:
 
     def __init__(self, pod: Obj, infos: list[NodeInfo], anti_affinity: dict[str, tuple[Obj, str]]):
         self.pod = pod
-        labels_by_node = {info.name: _labels(info.node) for info in infos}
+        self.affinity = required_terms(pod, "podAffinity")
+        self.anti = required_terms(pod, "podAntiAffinity")
+        labels_by_node = ({info.name: _labels(info.node) for info in infos}
+                          if anti_affinity or self.affinity or self.anti else {})
         self.existing_anti: Counter = Counter()
         for other, node in anti_affinity.values():
             node_labels = labels_by_node.get(node, {})
@@ -110,8 +113,6 @@ class ClusterFilters:
                 key = term.get("topologyKey", "")
                 if key in node_labels and term_matches(term, other, pod):
                     self.existing_anti[(key, node_labels[key])] += 1
-        self.affinity = required_terms(pod, "podAffinity")
-        self.anti = required_terms(pod, "podAntiAffinity")
         self.affinity_counts: Counter = Counter()
         self.anti_counts: Counter = Counter()
         if self.affinity or self.anti:

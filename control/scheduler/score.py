@@ -50,11 +50,12 @@ def spread(owner: str, info: NodeInfo, most_siblings: int) -> int:
     return (most_siblings - info.owners.get(owner, 0)) * MAX_SCORE // most_siblings
 
 
-def prefer_no_schedule(pod: Obj, info: NodeInfo) -> int:
+def prefer_no_schedule(tolerations: list[Obj], info: NodeInfo) -> int:
     """Untolerated PreferNoSchedule taints on the node (TaintToleration's raw score)."""
-    tolerations = [t for t in (pod.get("spec") or {}).get("tolerations") or [] if isinstance(t, dict)]
-    return sum(1 for taint in ((info.node or {}).get("spec") or {}).get("taints") or []
-               if isinstance(taint, dict) and taint.get("effect") == "PreferNoSchedule"
+    taints = ((info.node or {}).get("spec") or {}).get("taints")
+    if not taints:
+        return 0
+    return sum(1 for taint in taints if isinstance(taint, dict) and taint.get("effect") == "PreferNoSchedule"
                and not any(tolerates(t, taint) for t in tolerations))
 
 
@@ -83,7 +84,8 @@ def scores(pod: Obj, nonzero: Requests, feasible: Sequence[NodeInfo],
     if node_affinity(spec).get("preferredDuringSchedulingIgnoredDuringExecution"):
         plugins.append((NODE_AFFINITY_WEIGHT, normalized(
             {info.name: preferred_affinity_score(spec, info.node or {}) for info in feasible})))
-    taints = {info.name: prefer_no_schedule(pod, info) for info in feasible}
+    tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+    taints = {info.name: prefer_no_schedule(tolerations, info) for info in feasible}
     if any(taints.values()):
         plugins.append((TAINT_WEIGHT, normalized(taints, reverse=True)))
     everyone = list(infos if infos is not None else feasible)
