@@ -126,8 +126,10 @@ class DaemonSetController:
             outcome = await self.manage(key, ds, nodes, by_node, hash_)
             strategy = ((ds.get("spec") or {}).get("updateStrategy") or {}).get("type")
             if outcome == DONE and strategy == "RollingUpdate" and self.expectations.satisfied(key):
-                desired = sum(1 for n in nodes if should_run(ds, n)[0])
-                plan = rolling_update(ds, {n: p for n, p in by_node.items() if n}, desired, hash_, self.clock.now())
+                wanting = [metadata(n)["name"] for n in nodes if should_run(ds, n)[0]]
+                # a node that wants a pod and has none counts as unavailable (updatedDesiredNodeCounts)
+                pods_by_node = {**{name: [] for name in wanting}, **{n: p for n, p in by_node.items() if n}}
+                plan = rolling_update(ds, pods_by_node, len(wanting), hash_, self.clock.now())
                 outcome = await self.sync_nodes(key, ds, plan.delete, plan.create, hash_)
             await self.cleanup_history(ds, old, pods)
         now = self.clock.now()
