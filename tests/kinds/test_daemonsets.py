@@ -186,3 +186,19 @@ def test_the_hub_keeps_a_revisions_data_immutable(api):
     assert json.loads(refused.content)["message"] == ('ControllerRevision.apps "agent-1" is invalid: data: Invalid '
                                                       'value: {"spec":{}}: field is immutable')
     assert json.loads(api.get(f"{REVISIONS}/agent-1").content)["revision"] == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_hub_takes_a_daemonset_and_a_revision_as_protobuf(api):
+    from tests.api.test_protobuf import body
+
+    answer = api.post(DAEMONSETS, body("apps/v1", "DaemonSet", created(ds("pb"))),
+                      content_type="application/vnd.kubernetes.protobuf")
+    assert answer.status_code == 201, answer.content
+    stored = json.loads(answer.content)
+    assert stored["spec"]["updateStrategy"]["rollingUpdate"] == {"maxUnavailable": 1, "maxSurge": 0}
+    rev = {"metadata": {"name": "pb-1"}, "data": {"spec": {"template": {"$patch": "replace"}}}, "revision": 1}
+    answer = api.post(REVISIONS, body("apps/v1", "ControllerRevision", rev),
+                      content_type="application/vnd.kubernetes.protobuf")
+    assert answer.status_code == 201, answer.content
+    assert json.loads(answer.content)["data"] == rev["data"]
