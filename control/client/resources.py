@@ -46,10 +46,13 @@ REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
 JOBS = Resource("batch", "v1", "jobs", "Job")
 CRONJOBS = Resource("batch", "v1", "cronjobs", "CronJob")
 PODDISRUPTIONBUDGETS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget")
+DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
+CONTROLLERREVISIONS = Resource("apps", "v1", "controllerrevisions", "ControllerRevision")
 
 ALL = (NAMESPACES, NODES, PODS, SERVICES, ENDPOINTS, EVENTS, CONFIGMAPS, LEASES, DEPLOYMENTS, REPLICASETS)
 ALL += (JOBS, CRONJOBS)
 ALL += (PODDISRUPTIONBUDGETS,)
+ALL += (DAEMONSETS, CONTROLLERREVISIONS)
 BY_KIND = {(r.api_version, r.kind): r for r in ALL}
 
 

@@ -30,6 +30,7 @@ CONTROLLERS = {
     "ttl-after-finished": "control.controllers.ttlafterfinished",
     "cronjob": "control.controllers.cronjob",
     "disruption": "control.controllers.disruption",
+    "daemonset": "control.controllers.daemonset",
 }
 
 

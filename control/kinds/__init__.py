@@ -17,8 +17,10 @@ from control.kinds.autoscaling import HORIZONTALPODAUTOSCALER
 from control.kinds.base import Kind
 from control.kinds.coordination import LEASE
 from control.kinds.crd import CUSTOMRESOURCEDEFINITION
+from control.kinds.controllerrevisions import CONTROLLERREVISION
 from control.kinds.cronjobs import CRONJOB
 from control.kinds.disruption import PODDISRUPTIONBUDGET
+from control.kinds.daemonsets import DAEMONSET
 from control.kinds.jobs import JOB
 from control.kinds.custom import kinds_of, version_priority
 from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE, NODE, SERVICE
@@ -31,6 +33,8 @@ KINDS: tuple[Kind, ...] = (NAMESPACE, NODE, POD, SERVICE, ENDPOINTS, EVENT, CONF
 KINDS += (CUSTOMRESOURCEDEFINITION, SECRET)
 KINDS += (SERVICEACCOUNT, JOB, CRONJOB)
 KINDS += (PODDISRUPTIONBUDGET,)
+KINDS += (DAEMONSET,)
+KINDS += (CONTROLLERREVISION,)
 
 _BY_RESOURCE = {(k.group, k.version, k.plural): k for k in KINDS}
 _BY_GVK = {(k.api_version, k.kind): k for k in KINDS}

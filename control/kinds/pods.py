@@ -85,9 +85,25 @@ def validate_pod(pod: Obj) -> list[Cause]:
 _MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")
 
 
+def _gate_causes(new_spec: dict[str, Any], old_spec: dict[str, Any]) -> list[Cause]:
+    """Scheduling gates may only be removed (upstream's validation of schedulingGates on update)."""
+    old_names = {g.get("name") for g in old_spec.get("schedulingGates") or [] if isinstance(g, dict)}
+    for gate in new_spec.get("schedulingGates") or []:
+        name = gate.get("name") if isinstance(gate, dict) else gate
+        if name not in old_names:
+            return [cause("spec.schedulingGates", f"Forbidden: only deletion is allowed, but found new scheduling "
+                          f"gate '{name}'", "FieldValueForbidden")]
+    return []
+
+
 def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
-    """A pod's spec may change only in container images, the deadline and added tolerations."""
+    """A pod's spec may change only in container images, the deadline, added tolerations and
+    removed scheduling gates."""
     new_spec, old_spec = dict(new.get("spec") or {}), dict(old.get("spec") or {})
+    gates = _gate_causes(new_spec, old_spec)
+    if gates:
+        return gates
+    new_spec.pop("schedulingGates", None), old_spec.pop("schedulingGates", None)
     for key in _MUTABLE_SPEC:
         new_spec.pop(key, None), old_spec.pop(key, None)
     if not old_spec.get("nodeName"):  # binding sets nodeName once
@@ -111,9 +127,17 @@ def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
 
 # --- the write strategy: create, graceful deletion, binding ---------------------------------------
 
+SCHEDULING_GATED = {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+                    "message": "Scheduling is blocked due to non-empty scheduling gates"}
+
+
 def prepare_pod_for_create(pod: Obj) -> None:
-    """A new pod's status is the hub's, not the client's: it starts Pending."""
+    """A new pod's status is the hub's, not the client's: it starts Pending, and a pod with
+    scheduling gates says so in its PodScheduled condition (upstream's applySchedulingGatedCondition)."""
     pod["status"] = {"phase": "Pending"}
+    spec = pod.get("spec")
+    if isinstance(spec, dict) and spec.get("schedulingGates"):
+        pod["status"]["conditions"] = [dict(SCHEDULING_GATED)]
 
 
 def pod_grace_period(pod: Obj, requested: int | None) -> int:
@@ -137,6 +161,8 @@ def bind_pod(pod: Obj, node: str, stamp: str) -> str:
     spec = pod.setdefault("spec", {})
     if spec.get("nodeName"):
         return f"pod {name} is already assigned to node \"{spec['nodeName']}\""
+    if spec.get("schedulingGates"):
+        return f"pod {name} has non-empty .spec.schedulingGates"
     spec["nodeName"] = node
     status = pod.setdefault("status", {})
     scheduled = {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": stamp}
@@ -156,6 +182,9 @@ def pod_display_status(pod: Obj) -> str:
     """The STATUS column as kubectl prints it: a waiting/terminated reason wins over the phase."""
     status = pod.get("status") or {}
     reason = status.get("reason") or status.get("phase") or "Pending"
+    if any(isinstance(c, dict) and c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated"
+           for c in status.get("conditions") or []):
+        reason = "SchedulingGated"
     for cs in status.get("initContainerStatuses") or []:
         state = cs.get("state") or {}
         if state.get("terminated", {}).get("exitCode", 0) != 0 or state.get("waiting", {}).get("reason") not in (None, "PodInitializing"):

@@ -12,6 +12,8 @@ Guarantees:
   bind failed), or `ttl` seconds after `finish_binding` if the watch never confirms it.
 - Sums stay correct across node deletion and re-creation: they belong to the node name, and only
   nodes with a Node object are offered to the filters.
+- Each node also keeps the pods counted on it (for pod affinity and topology spreading), and the
+  cache keeps apart the counted pods with required anti-affinity terms.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ from control.client.resources import key_of
 from control.scheduler.demand import NodeInfo, Obj, Requests, node_allocatable, pod_requests
 from control.kinds.meta import controller_uid
 
+
+def has_required_anti_affinity(pod: Obj) -> bool:
+    anti = ((pod.get("spec") or {}).get("affinity") or {}).get("podAntiAffinity") or {}
+    return bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution")) if isinstance(anti, dict) else False
+
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
@@ -39,6 +46,7 @@ class Counted:
     nonzero: Requests
     owner: str
     assumed: bool = False
+    pod: Obj | None = None
 
 
 def counts_on(pod: Obj) -> str:
@@ -57,6 +65,9 @@ class SchedulerCache:
         self._pods: dict[str, Counted] = {}
         self._deadlines: dict[str, float] = {}
         self._expiry: deque[tuple[float, str]] = deque()
+        # pods counted on a node that carry required anti-affinity terms: every decision checks
+        # them (a newcomer must not land beside them), so they are kept apart from the rest
+        self.anti_affinity: dict[str, tuple[Obj, str]] = {}
 
     # --- nodes ---------------------------------------------------------------------------------
 
@@ -95,6 +106,10 @@ class SchedulerCache:
         info.requested += counted.requests
         info.nonzero += counted.nonzero
         info.pods += 1
+        if counted.pod is not None:
+            info.pod_objects[key] = counted.pod
+            if has_required_anti_affinity(counted.pod):
+                self.anti_affinity[key] = (counted.pod, counted.node)
         if counted.owner:
             info.owners[counted.owner] = info.owners.get(counted.owner, 0) + 1
 
@@ -107,6 +122,8 @@ class SchedulerCache:
         info.requested -= counted.requests
         info.nonzero -= counted.nonzero
         info.pods -= 1
+        info.pod_objects.pop(key, None)
+        self.anti_affinity.pop(key, None)
         if counted.owner:
             left = info.owners.get(counted.owner, 0) - 1
             if left > 0:
@@ -121,7 +138,7 @@ class SchedulerCache:
     def _counted(pod: Obj, node: str, assumed: bool = False) -> Counted:
         return Counted(node=node, uid=str((pod.get("metadata") or {}).get("uid") or ""),
                        requests=pod_requests(pod), nonzero=pod_requests(pod, nonzero=True),
-                       owner=controller_uid(pod), assumed=assumed)
+                       owner=controller_uid(pod), assumed=assumed, pod=pod)
 
     def pod_observed(self, pod: Obj) -> bool:
         """Account for a pod as the informer now shows it. True when resources were freed on a
@@ -138,6 +155,7 @@ class SchedulerCache:
             self._remove(key)
             return not existing.assumed
         if existing is not None and not existing.assumed and existing.node == node and existing.uid == uid:
+            self._infos[node].pod_objects[key] = pod  # its labels may have changed (pod affinity reads them)
             return False  # the spec is immutable: nothing this pod counts changed
         if existing is not None:
             self._remove(key)

@@ -101,3 +101,4 @@ class NodeInfo:
     nonzero: Requests = Requests()
     pods: int = 0
     owners: dict[str, int] = field(default_factory=dict)
+    pod_objects: dict[str, Obj] = field(default_factory=dict)  # key -> the pod counted here (for pod affinity)

@@ -9,7 +9,11 @@ Guarantees:
   scheduling, 2 No preemption victims found for incoming pod.`
 - `node_reasons` stops at the first failing placement filter (unschedulable, taints, readiness,
   selector/affinity); only when those pass are resources checked, and then every short resource
-  is named (a node can be short of both CPU and memory).
+  is named (a node can be short of both CPU and memory); only a node that fits is then asked
+  about the other pods (inter-pod affinity, topology spread: `control.scheduler.interpod`).
+- Preemption's sentence counts a node "No preemption victims found" when every reason is one
+  evicting pods could cure (resources, anti-affinity, spread skew), else "Preemption is not
+  helpful for scheduling", as upstream's Unschedulable vs UnschedulableAndUnresolvable.
 - Toleration matching is Kubernetes' `ToleratesTaint`: an empty effect matches every effect, an
   empty key with `Exists` matches every taint, `Equal` (or no operator) compares values; only
   NoSchedule and NoExecute taints keep pods away (PreferNoSchedule only discourages).
@@ -20,13 +24,14 @@ Guarantees:
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from control.kinds.meta import is_node_ready
+from control.kinds.placement import required_affinity_matches, tolerates, untolerated_taint
 from control.scheduler.demand import NodeInfo, Obj, Requests
+from control.scheduler.interpod import PREEMPTABLE
 
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
-HARD_EFFECTS = ("NoSchedule", "NoExecute")
 
 NOT_READY = "node(s) were not ready"
 UNSCHEDULABLE = "node(s) were unschedulable"
@@ -38,37 +43,7 @@ RESOURCE_REASONS = (TOO_MANY_PODS, INSUFFICIENT_CPU, INSUFFICIENT_MEMORY)
 NO_NODES = "no nodes available to schedule pods"
 
 
-# --- taints and tolerations ------------------------------------------------------------------
-
-def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
-    """Kubernetes' Toleration.ToleratesTaint."""
-    effect = toleration.get("effect") or ""
-    if effect and effect != taint.get("effect"):
-        return False
-    key = toleration.get("key") or ""
-    operator = toleration.get("operator") or "Equal"
-    if not key:
-        return operator == "Exists"
-    if key != taint.get("key"):
-        return False
-    if operator == "Exists":
-        return True
-    if operator == "Equal":
-        return (toleration.get("value") or "") == (taint.get("value") or "")
-    return False
-
-
-def untolerated_taint(tolerations: Iterable[dict[str, Any]], taints: Iterable[dict[str, Any]],
-                      effects: tuple[str, ...] = HARD_EFFECTS) -> dict[str, Any] | None:
-    """The first taint with one of `effects` that no toleration tolerates, or None."""
-    tolerations = [t for t in tolerations if isinstance(t, dict)]
-    for taint in taints:
-        if not isinstance(taint, dict) or taint.get("effect") not in effects:
-            continue
-        if not any(tolerates(t, taint) for t in tolerations):
-            return taint
-    return None
-
+# --- taints and tolerations: upstream's component helpers, shared with the DaemonSet controller --
 
 def _tolerations(pod: Obj) -> list[dict[str, Any]]:
     return (pod.get("spec") or {}).get("tolerations") or []
@@ -100,48 +75,9 @@ def check_ready(pod: Obj, info: NodeInfo) -> str | None:
     return None if is_node_ready(_node(info)) else NOT_READY
 
 
-def _expression_matches(expression: dict[str, Any], value: str | None) -> bool:
-    operator, values = expression.get("operator"), [str(v) for v in expression.get("values") or []]
-    if operator == "In":
-        return value is not None and value in values
-    if operator == "NotIn":
-        return value is None or value not in values
-    if operator == "Exists":
-        return value is not None
-    if operator == "DoesNotExist":
-        return value is None
-    if operator in ("Gt", "Lt") and value is not None and len(values) == 1:
-        try:
-            have, want = int(value), int(values[0])
-        except ValueError:
-            return False
-        return have > want if operator == "Gt" else have < want
-    return False
-
-
-def _term_matches(term: dict[str, Any], labels: dict[str, str], name: str) -> bool:
-    expressions = term.get("matchExpressions") or []
-    fields = term.get("matchFields") or []
-    if not expressions and not fields:
-        return False  # an empty term matches no node
-    return (all(_expression_matches(e, labels.get(e.get("key", ""))) for e in expressions)
-            and all(_expression_matches(f, name if f.get("key") == "metadata.name" else None) for f in fields))
-
-
 def matches_node_selector(pod: Obj, node: Obj) -> bool:
     """`spec.nodeSelector` (every label equal) and, if present, the required node affinity terms (any)."""
-    spec = pod.get("spec") or {}
-    meta = node.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    for key, value in (spec.get("nodeSelector") or {}).items():
-        if labels.get(key) != value:
-            return False
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution"))
-    if required is None:
-        return True
-    return any(_term_matches(term, labels, meta.get("name", "")) for term in required.get("nodeSelectorTerms") or []
-               if isinstance(term, dict))
+    return required_affinity_matches(pod.get("spec") or {}, node)
 
 
 def check_selector(pod: Obj, info: NodeInfo) -> str | None:
@@ -164,13 +100,19 @@ PLACEMENT_FILTERS: tuple[Callable[[Obj, NodeInfo], str | None], ...] = (
     check_unschedulable, check_taints, check_ready, check_selector)
 
 
-def node_reasons(pod: Obj, requests: Requests, info: NodeInfo) -> list[str]:
-    """Why this pod cannot go to this node; [] means it fits."""
+def node_reasons(pod: Obj, requests: Requests, info: NodeInfo,
+                 cluster: Callable[[NodeInfo], str | None] | None = None) -> list[str]:
+    """Why this pod cannot go to this node; [] means it fits. `cluster` is the check that looks
+    at the other pods (pod affinity, topology spread), run last as upstream's plugin order."""
     for check in PLACEMENT_FILTERS:
         reason = check(pod, info)
         if reason:
             return [reason]
-    return check_resources(pod, requests, info)
+    short = check_resources(pod, requests, info)
+    if short or cluster is None:
+        return short
+    reason = cluster(info)
+    return [reason] if reason else []
 
 
 # --- the FailedScheduling message ------------------------------------------------------------
@@ -187,7 +129,7 @@ def failure_message(total_nodes: int, reasons_by_node: dict[str, list[str]]) -> 
     preemption: Counter = Counter()
     for reasons in reasons_by_node.values():
         counts.update(reasons)
-        helpful = all(r in RESOURCE_REASONS for r in reasons)
+        helpful = all(r in RESOURCE_REASONS or r in PREEMPTABLE for r in reasons)
         preemption["No preemption victims found for incoming pod" if helpful
                    else "Preemption is not helpful for scheduling"] += 1
     message = f"0/{total_nodes} nodes are available"

@@ -2,8 +2,10 @@
 pods it must place, and `reconcile(key)` that places one pod — filter, score, assume, bind.
 
 Guarantees:
-- It places only pods with no `spec.nodeName`, `spec.schedulerName` "default-scheduler" (or
-  none), no deletionTimestamp and not finished; everything else is left alone.
+- It places only pods with no `spec.nodeName`, no `spec.schedulingGates` (the hub marks a gated
+  pod PodScheduled=False, SchedulingGated; removing the last gate is an update that queues it),
+  `spec.schedulerName` "default-scheduler" (or none), no deletionTimestamp and not finished;
+  everything else is left alone.
 - Every decision reads the scheduler's own cache (per-node sums kept from watch events plus its
   own assumed pods), so a burst of pods never overfills a node while the watch lags the binds.
   Filtering and scoring run without an await in between and the pod is assumed before its
@@ -15,7 +17,8 @@ Guarantees:
   PodScheduled=False, reason Unschedulable, through a strategic merge patch of `pods/NAME/status`
   (conditions merge by type, so nothing else in the status is touched).
 - Unschedulable pods are retried when a node appears, becomes Ready, changes allocatable, taints,
-  labels or `unschedulable`, and when a counted pod is deleted or finishes; and periodically
+  labels or `unschedulable`, and when a counted pod is deleted or finishes (those with pod
+  affinity or spread constraints also when a pod lands on a node); and periodically
   with backoff from `initial_backoff` doubling to `max_backoff` (60 s).
 - Many workers (KK_SCHEDULER_WORKERS, default 32) overlap bindings; the hub's write rate, not
   the decisions (about 0.3 ms per pod for 10 nodes), bounds the throughput.
@@ -42,6 +45,7 @@ from control.kinds.meta import find_condition, is_node_ready, new_condition
 from control.scheduler.cache import TERMINAL_PHASES, SchedulerCache
 from control.scheduler.demand import Obj, pod_requests
 from control.scheduler.filter import failure_message, node_reasons
+from control.scheduler.interpod import ClusterFilters
 from control.scheduler.score import pick_node
 
 log = logging.getLogger(__name__)
@@ -54,9 +58,16 @@ def wants_scheduling(pod: Obj) -> bool:
     """Is this pod ours to place now?"""
     spec = pod.get("spec") or {}
     return (not spec.get("nodeName")
+            and not spec.get("schedulingGates")  # gated: not even attempted until the gates are gone
             and (spec.get("schedulerName") or SCHEDULER_NAME) == SCHEDULER_NAME
             and not (pod.get("metadata") or {}).get("deletionTimestamp")
             and (pod.get("status") or {}).get("phase") not in TERMINAL_PHASES)
+
+
+def depends_on_pods(pod: Obj) -> bool:
+    """Could another pod arriving somewhere let this one fit (pod affinity, topology spread)?"""
+    spec = pod.get("spec") or {}
+    return bool(((spec.get("affinity") or {}).get("podAffinity")) or spec.get("topologySpreadConstraints"))
 
 
 def node_fit_changed(old: Obj, new: Obj) -> bool:
@@ -125,6 +136,7 @@ class Scheduler:
         self.cache = SchedulerCache(clock=self.clock, ttl=assumed_ttl)
         self.queue = WorkQueue(clock=self.clock)
         self.unschedulable: set[str] = set()
+        self.pod_dependent: set[str] = set()  # unschedulable pods with pod affinity or spread constraints
         self.attempts: dict[str, int] = {}
         self.pods.add_handlers(Handlers(on_add=self._pod_seen, on_update=self._pod_updated, on_delete=self._pod_gone))
         self.nodes.add_handlers(Handlers(on_add=self._node_added, on_update=self._node_updated,
@@ -138,8 +150,11 @@ class Scheduler:
 
     def _pod_seen(self, pod: Obj) -> None:
         key = key_of(pod)
+        before = self.cache.counted(key)
         if self.cache.pod_observed(pod):
             self.retry_unschedulable("resources freed on a node")
+        elif self.pod_dependent and self.cache.counted(key) is not None and (before is None or before.assumed):
+            self.retry_pod_dependent()  # a pod now on a node may satisfy someone's pod affinity
         if wants_scheduling(pod):
             self.queue.add(key)
         else:
@@ -175,8 +190,14 @@ class Scheduler:
         for key in self.unschedulable:
             self.queue.add(key)
 
+    def retry_pod_dependent(self) -> None:
+        """Queue the unschedulable pods whose fit depends on where other pods are."""
+        for key in self.pod_dependent:
+            self.queue.add(key)
+
     def _settled(self, key: str) -> None:
         self.unschedulable.discard(key)
+        self.pod_dependent.discard(key)
         self.attempts.pop(key, None)
 
     # --- reconcile: place one pod ----------------------------------------------------------------
@@ -194,9 +215,11 @@ class Scheduler:
 
         requests = pod_requests(pod)
         infos = self.cache.nodes()
+        others = ClusterFilters(pod, infos, self.cache.anti_affinity)
+        cluster = others.reason if others.active else None
         feasible, reasons = [], {}
         for info in infos:
-            why = node_reasons(pod, requests, info)
+            why = node_reasons(pod, requests, info, cluster)
             if why:
                 reasons[info.name] = why
             else:
@@ -204,7 +227,7 @@ class Scheduler:
         if not feasible:
             return await self._unschedulable(key, pod, failure_message(len(infos), reasons))
 
-        node = pick_node(pod, pod_requests(pod, nonzero=True), feasible).name
+        node = pick_node(pod, pod_requests(pod, nonzero=True), feasible, infos).name
         self.cache.assume(pod, node)
         namespace, name = split_key(key)
         try:
@@ -223,6 +246,8 @@ class Scheduler:
 
     async def _unschedulable(self, key: str, pod: Obj, message: str) -> Result:
         self.unschedulable.add(key)  # before any await: a node event from now on retries it
+        if depends_on_pods(pod):
+            self.pod_dependent.add(key)
         attempts = self.attempts[key] = self.attempts.get(key, 0) + 1
         delay = min(self.max_backoff, self.initial_backoff * 2 ** (attempts - 1))
         log.info("%s is unschedulable (attempt %d, next in %.0fs): %s", key, attempts, delay, message)

@@ -12,12 +12,12 @@ import copy
 from typing import Any
 
 from control.kinds.schemas import (
-    apiextensions, apps, autoscaling, batch, container, core, meta, node, pod, pod_status, policy, secret,
-    serviceaccount, volume,
+    apiextensions, apps, autoscaling, batch, container, controllerrevisions, core, daemonsets, meta, node, pod,
+    pod_status, policy, secret, serviceaccount, volume,
 )
 
 _MODULES = (meta, container, pod, pod_status, volume, node, core, secret, serviceaccount, apps, autoscaling, batch,
-            policy, apiextensions)
+            policy, apiextensions, daemonsets, controllerrevisions)
 
 
 def _merge() -> dict[str, dict[str, Any]]:
