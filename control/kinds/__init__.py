@@ -19,6 +19,10 @@ from control.kinds.coordination import LEASE
 from control.kinds.crd import CUSTOMRESOURCEDEFINITION
 from control.kinds.cronjobs import CRONJOB
 from control.kinds.jobs import JOB
+from control.kinds.controllerrevisions import CONTROLLERREVISION
+from control.kinds.statefulsets import STATEFULSET
+from control.kinds.storageclasses import STORAGECLASS
+from control.kinds.volumes import PERSISTENTVOLUME, PERSISTENTVOLUMECLAIM
 from control.kinds.custom import kinds_of, version_priority
 from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE, NODE, SERVICE
 from control.kinds.pods import POD
@@ -29,6 +33,7 @@ KINDS: tuple[Kind, ...] = (NAMESPACE, NODE, POD, SERVICE, ENDPOINTS, EVENT, CONF
                            HORIZONTALPODAUTOSCALER)
 KINDS += (CUSTOMRESOURCEDEFINITION, SECRET)
 KINDS += (SERVICEACCOUNT, JOB, CRONJOB)
+KINDS += (STATEFULSET, CONTROLLERREVISION, PERSISTENTVOLUME, PERSISTENTVOLUMECLAIM, STORAGECLASS)
 
 _BY_RESOURCE = {(k.group, k.version, k.plural): k for k in KINDS}
 _BY_GVK = {(k.api_version, k.kind): k for k in KINDS}

@@ -39,11 +39,11 @@ TABLES = compile_tables(META, CORE, VOLUMES, WORKLOADS, AUTHENTICATION, BATCH)
 _CORE_KINDS = ("Binding", "ConfigMap", "Endpoints", "Event", "LimitRange", "Namespace", "Node",
                "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodTemplate", "ReplicationController",
                "ResourceQuota", "Secret", "Service", "ServiceAccount")
+_APPS_KINDS = ("ControllerRevision", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet")
 # (apiVersion, kind) -> the message its body is.
 KINDS: dict[tuple[str, str], str] = {
     **{("v1", kind): kind for kind in _CORE_KINDS},
-    **{("apps/v1", kind): kind for kind in
-       ("ControllerRevision", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet")},
+    **{("apps/v1", kind): kind for kind in _APPS_KINDS},
     ("autoscaling/v1", "Scale"): "Scale",
     ("autoscaling/v1", "HorizontalPodAutoscaler"): "HorizontalPodAutoscalerV1",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "HorizontalPodAutoscaler",

@@ -13,11 +13,11 @@ from typing import Any
 
 from control.kinds.schemas import (
     apiextensions, apps, autoscaling, batch, container, core, meta, node, pod, pod_status, secret, serviceaccount,
-    volume,
+    statefulset, storage, volume,
 )
 
 _MODULES = (meta, container, pod, pod_status, volume, node, core, secret, serviceaccount, apps, autoscaling, batch,
-            apiextensions)
+            apiextensions, storage, statefulset)
 
 
 def _merge() -> dict[str, dict[str, Any]]:
