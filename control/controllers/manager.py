@@ -29,6 +29,10 @@ CONTROLLERS = {
     "job": "control.controllers.job",
     "ttl-after-finished": "control.controllers.ttlafterfinished",
     "cronjob": "control.controllers.cronjob",
+    "statefulset": "control.controllers.statefulset",
+    "persistentvolume-binder": "control.controllers.volumebinder",
+    "pvc-protection": "control.controllers.pvcprotection",
+    "pv-protection": "control.controllers.pvprotection",
 }
 
 
