@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from control.errors import go_value
+from control.errors import go_strings, go_value
 from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, name_causes, required,
 )
@@ -78,7 +78,7 @@ def _storage_causes(amounts: Any, path: str, *, claim: bool) -> list[Cause]:
     if not claim and not amounts:
         return [required(path)]
     if not claim and ("storage" not in amounts or len(amounts) > 1):
-        out.append(cause(path, f"Unsupported value: {go_value(sorted(amounts))}: supported values: \"storage\"",
+        out.append(cause(path, f"Unsupported value: {go_strings(sorted(amounts))}: supported values: \"storage\"",
                          "FieldValueNotSupported"))
     if "storage" not in amounts:
         return out + ([required(f"{path[:-len('.requests')]}[storage]")] if claim else [])
