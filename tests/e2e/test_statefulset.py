@@ -147,3 +147,79 @@ def test_an_immutable_change_is_refused_with_kubernetes_message(cluster):
             "'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', "
             "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden") in refused.stderr
     assert get_json(cluster, "sts", "web")["spec"]["serviceName"] == "web"
+
+
+def test_a_deleted_pod_comes_back_under_its_name_on_the_same_claim(cluster):
+    old_uid = get_json(cluster, "pod", "web-0")["metadata"]["uid"]
+    volume = get_json(cluster, "pvc", "data-web-0")["spec"]["volumeName"]
+    cluster.kubectl("delete", "pod", "web-0", "--wait=false")
+    wait_for(lambda: "web-0" in ready_pods(cluster) and get_json(cluster, "pod", "web-0")["metadata"]["uid"] != old_uid,
+             timeout=60, what="a new web-0")
+    pod = get_json(cluster, "pod", "web-0")
+    assert {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-0"}} in pod["spec"]["volumes"]
+    assert get_json(cluster, "pvc", "data-web-0")["spec"]["volumeName"] == volume
+
+
+def test_rolling_update_history_and_undo(cluster):
+    cluster.kubectl("set", "image", "statefulset/web", "nginx=nginx:1.28")
+    done = cluster.kubectl("rollout", "status", "statefulset/web", "--timeout=90s", timeout=120)
+    assert "partitioned roll out complete" in done.stdout or "roll out complete" in done.stdout
+    images = {p["metadata"]["name"]: p["spec"]["containers"][0]["image"]
+              for p in get_json(cluster, "pods", "-l", "app=web")["items"]}
+    assert images == {"web-0": "nginx:1.28", "web-1": "nginx:1.28"}
+    assert set_events(cluster, "SuccessfulDelete")[-2:] == ["delete Pod web-1 in StatefulSet web successful",
+                                                            "delete Pod web-0 in StatefulSet web successful"]
+    history = cluster.kubectl("rollout", "history", "statefulset/web").stdout
+    assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["1", "2"]
+    revisions = get_json(cluster, "controllerrevisions")["items"]
+    assert sorted(r["revision"] for r in revisions) == [1, 2]
+    assert all(r["metadata"]["name"].startswith("web-") for r in revisions)
+    cluster.kubectl("rollout", "undo", "statefulset/web")
+    cluster.kubectl("rollout", "status", "statefulset/web", "--timeout=90s", timeout=120)
+    sts = get_json(cluster, "sts", "web")
+    assert sts["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
+    assert sorted(r["revision"] for r in get_json(cluster, "controllerrevisions")["items"]) == [2, 3]
+    wait_for(lambda: {p["spec"]["containers"][0]["image"] for p in get_json(cluster, "pods", "-l", "app=web")["items"]}
+             == {"nginx:1.27"}, timeout=60, what="pods back on nginx:1.27")
+
+
+DELETING = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 2
+  podManagementPolicy: Parallel
+  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Delete}
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers: [{name: db, image: redis:7}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+"""
+
+
+def claims_of(cluster: Cluster, app: str) -> list[str]:
+    return sorted(c["metadata"]["name"] for c in get_json(cluster, "pvc", "-l", f"app={app}")["items"])
+
+
+def volumes_of(cluster: Cluster, app: str) -> list[str]:
+    return sorted(v["spec"]["claimRef"]["name"] for v in get_json(cluster, "pv")["items"]
+                  if v["spec"]["claimRef"]["name"].startswith(f"data-{app}-"))
+
+
+def test_the_delete_retention_policy_removes_claims_and_their_volumes(cluster):
+    cluster.kubectl("apply", "-f", "-", input=DELETING)
+    wait_for(lambda: volumes_of(cluster, "db") == ["data-db-0", "data-db-1"], timeout=60, what="db's two volumes")
+    cluster.kubectl("scale", "statefulset", "db", "--replicas=1")
+    wait_for(lambda: claims_of(cluster, "db") == ["data-db-0"], timeout=60, what="data-db-1 deleted with db-1")
+    wait_for(lambda: volumes_of(cluster, "db") == ["data-db-0"], timeout=60, what="its volume deleted (Delete)")
+    cluster.kubectl("delete", "statefulset", "db")
+    wait_for(lambda: claims_of(cluster, "db") == [], timeout=60, what="data-db-0 deleted with the set")
+    wait_for(lambda: volumes_of(cluster, "db") == [], timeout=60, what="every db volume deleted")
+    assert claims_of(cluster, "web") == [f"data-web-{i}" for i in range(5)], "Retain keeps web's claims"
