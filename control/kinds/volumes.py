@@ -94,17 +94,17 @@ def _storage_causes(amounts: Any, path: str, *, claim: bool) -> list[Cause]:
     return out
 
 
-def _mode_causes(spec: dict[str, Any]) -> list[Cause]:
+def _mode_causes(spec: dict[str, Any], path: str = "spec") -> list[Cause]:
     mode = spec.get("volumeMode")
     if mode is not None and mode not in VOLUME_MODES:
-        return [cause("spec.volumeMode", f"Unsupported value: {go_value(mode)}: supported values: "
+        return [cause(f"{path}.volumeMode", f"Unsupported value: {go_value(mode)}: supported values: "
                       f"{_supported(VOLUME_MODES)}", "FieldValueNotSupported")]
     return []
 
 
-def _class_name_causes(spec: dict[str, Any]) -> list[Cause]:
+def _class_name_causes(spec: dict[str, Any], path: str = "spec") -> list[Cause]:
     name = spec.get("storageClassName")
-    return name_causes(name, "spec.storageClassName") if name else []
+    return name_causes(name, f"{path}.storageClassName") if name else []
 
 
 def storage_of(amounts: Any) -> float:
@@ -272,7 +272,7 @@ def claim_spec_causes(spec: dict[str, Any], path: str) -> list[Cause]:
     """ValidatePersistentVolumeClaimSpec (also for a StatefulSet's volumeClaimTemplates)."""
     out = _access_mode_causes(spec.get("accessModes"), f"{path}.accessModes", claim=True)
     out += _storage_causes(_dict(spec.get("resources")).get("requests"), f"{path}.resources.requests", claim=True)
-    return out + _mode_causes(spec) + _class_name_causes(spec)
+    return out + _mode_causes(spec, path) + _class_name_causes(spec, path)
 
 
 def _comparable(spec: dict[str, Any], old: dict[str, Any], *, bound: bool) -> dict[str, Any]:

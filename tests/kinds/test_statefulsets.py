@@ -146,3 +146,12 @@ def test_the_hub_refuses_an_immutable_change_with_a_422_and_keeps_the_store(api)
     scale["spec"]["replicas"] = 5
     assert api.put(f"{SETS}/web/scale", json.dumps(scale)).status_code == 200
     assert json.loads(api.get(f"{SETS}/web").content)["spec"]["replicas"] == 5
+
+
+def test_claim_template_causes_name_their_template():
+    bad = defaulted(sts())
+    bad["spec"]["volumeClaimTemplates"][0]["spec"].update(volumeMode="Tape", storageClassName="Fast_Disks")
+    bad["spec"]["volumeClaimTemplates"][0]["metadata"] = {}
+    found = [c["field"] for c in validate_statefulset(bad)]
+    assert found == ["spec.volumeClaimTemplates[0].metadata.name", "spec.volumeClaimTemplates[0].spec.volumeMode",
+                     "spec.volumeClaimTemplates[0].spec.storageClassName"]
