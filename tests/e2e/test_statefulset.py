@@ -223,3 +223,16 @@ def test_the_delete_retention_policy_removes_claims_and_their_volumes(cluster):
     wait_for(lambda: claims_of(cluster, "db") == [], timeout=60, what="data-db-0 deleted with the set")
     wait_for(lambda: volumes_of(cluster, "db") == [], timeout=60, what="every db volume deleted")
     assert claims_of(cluster, "web") == [f"data-web-{i}" for i in range(5)], "Retain keeps web's claims"
+
+
+def test_a_claim_in_use_is_kept_until_its_pod_is_gone(cluster):
+    claim = get_json(cluster, "pvc", "data-web-1")
+    volume = claim["spec"]["volumeName"]
+    cluster.kubectl("delete", "pvc", "data-web-1", "--wait=false")
+    table = cluster.kubectl("get", "pvc", "data-web-1").stdout.splitlines()
+    assert table[1].split()[:2] == ["data-web-1", "Terminating"]
+    cluster.kubectl("scale", "statefulset", "web", "--replicas=1")
+    wait_for(lambda: cluster.kubectl("get", "pvc", "data-web-1", check=False).returncode != 0, timeout=60,
+             what="data-web-1 gone once web-1 is")
+    wait_for(lambda: cluster.kubectl("get", "pv", volume, check=False).returncode != 0, timeout=60,
+             what="its volume deleted (the default class reclaims with Delete)")
