@@ -105,7 +105,9 @@ class StatefulSetController:
 
     async def sync(self, sts: Obj) -> Result:
         namespace = metadata(sts)["namespace"]
-        candidates = self.pods.cache.by_index("namespace", namespace)
+        # upstream's isMemberOf: only pods named <set>-<n> are adopted (and ours are released when they stray)
+        candidates = [p for p in self.pods.cache.by_index("namespace", namespace)
+                      if sp.ordinal_of(sts, p) is not None or (controller_ref(p) or {}).get("uid") == uid_of(sts)]
         members = [p for p in await claim(self.client, sts, STATEFULSETS, candidates, PODS)
                    if sp.ordinal_of(sts, p) is not None]
         history = sorted((r for r in self.revisions.cache.by_index("namespace", namespace)

@@ -316,3 +316,12 @@ def test_status_is_not_written_when_unchanged_and_a_deleted_set_is_left_alone():
     run(controller.reconcile("default/web"))
     assert client.of("replace/status", "statefulsets") == []
     run(controller.reconcile("default/gone"))
+
+
+def test_only_orphans_named_as_members_are_adopted():
+    sts = statefulset(replicas=1, claims=False)
+    rev = revision(sts)
+    named, other = pod("web-0", phase="Running", ready=True), pod("web-abc", phase="Running", ready=True)
+    controller, client = setup(sts, rev, named, other)
+    run(controller.reconcile("default/web"))
+    assert names(client, "patch", "pods")[0] == "web-0" and "web-abc" not in names(client, "patch", "pods")
