@@ -200,7 +200,8 @@ class StatefulSetController:
         namespace = metadata(sts)["namespace"]
         for pod, is_condemned in [(p, False) for p in wanted.values()] + [(p, True) for p in condemned]:
             for template in sp.claim_templates(sts):
-                existing = self._claim(namespace, sp.claim_name(metadata(template).get("name", ""), metadata(pod)["name"]))
+                name = sp.claim_name(metadata(template).get("name", ""), metadata(pod)["name"])
+                existing = self._claim(namespace, name)
                 if existing is None or terminating(existing):
                     continue
                 refs = sp.claim_owner_refs(sts, existing, pod, is_condemned)

@@ -65,8 +65,8 @@ def volume_fits(pv: Obj, pvc: Obj) -> bool:
     """Whether an unbound volume may serve the claim (upstream's findMatchingVolume checks)."""
     spec, want = _dict(pv.get("spec")), _dict(pvc.get("spec"))
     ref = _dict(spec.get("claimRef"))
-    if ref and not (ref.get("name") == metadata(pvc).get("name") and ref.get("namespace") == metadata(pvc).get("namespace")
-                    and ref.get("uid") in (None, "", uid_of(pvc))):
+    same = ref.get("name") == metadata(pvc).get("name") and ref.get("namespace") == metadata(pvc).get("namespace")
+    if ref and not (same and ref.get("uid") in (None, "", uid_of(pvc))):
         return False
     if not ref and _dict(pv.get("status")).get("phase") not in ("Available", "Pending", None):
         return False
@@ -88,8 +88,9 @@ def volume_fits(pv: Obj, pvc: Obj) -> bool:
 
 
 def claim_volume_names(pod: Obj) -> list[str]:
-    return [str(_dict(v.get("persistentVolumeClaim")).get("claimName")) for v in _dict(pod.get("spec")).get("volumes") or []
-            if isinstance(v, dict) and _dict(v.get("persistentVolumeClaim")).get("claimName")]
+    volumes = [v for v in _dict(pod.get("spec")).get("volumes") or [] if isinstance(v, dict)]
+    return [str(_dict(v.get("persistentVolumeClaim"))["claimName"]) for v in volumes
+            if _dict(v.get("persistentVolumeClaim")).get("claimName")]
 
 
 class VolumeBinder:

@@ -10,7 +10,7 @@ any other source is kept as given.
 from __future__ import annotations
 
 from control.kinds.schemas.build import (
-    CORE, META, Schema, array, boolean, free, int32, kind_obj, metadata, obj, quantity_map, ref, string,
+    CORE, META, Schema, array, boolean, free, kind_obj, metadata, obj, quantity_map, ref, string,
     string_map, strings, time,
 )
 
