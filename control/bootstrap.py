@@ -2,6 +2,8 @@
 serves — the `default/kubernetes` Service and its Endpoints.
 
 Guarantees:
+- The default StorageClass `standard` (annotated as the default class) is created with the
+  namespaces, and not reset when it exists.
 - Idempotent; every write goes through `control.storage.store` like any other, attributed to
   "kube-apiserver"; the counter and namespaces are made after every migrate (so fresh test
   databases have them too).
@@ -34,6 +36,7 @@ from control import errors
 from control.kinds.core import ENDPOINTS, SERVICE, namespace_defaults, service_defaults
 from control.kinds.meta import format_time
 from control.kinds.network import SERVICE_CIDR
+from control.kinds.storageclasses import STORAGECLASS, default_storage_class
 from control.storage import store
 
 log = logging.getLogger(__name__)
@@ -62,6 +65,13 @@ def cluster_bootstrap() -> None:
             store.object_create(resource="/namespaces", obj=namespace, actor=ACTOR)
         except errors.AlreadyExists:
             pass
+    # The default StorageClass a fresh cluster has (kind and minikube ship `standard`), whose
+    # claims the persistentvolume-binder spoke provisions.
+    storage_class = default_storage_class(str(uuid.uuid4()), format_time(REAL.now()))
+    try:
+        store.object_create(resource=STORAGECLASS.resource, obj=storage_class, actor=ACTOR)
+    except errors.AlreadyExists:
+        pass
 
 
 def on_post_migrate(sender, **kwargs) -> None:

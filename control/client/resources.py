@@ -48,11 +48,16 @@ CRONJOBS = Resource("batch", "v1", "cronjobs", "CronJob")
 PODDISRUPTIONBUDGETS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget")
 DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
 CONTROLLERREVISIONS = Resource("apps", "v1", "controllerrevisions", "ControllerRevision")
+STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet")
+PERSISTENTVOLUMES = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
+PERSISTENTVOLUMECLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
+STORAGECLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False)
 
 ALL = (NAMESPACES, NODES, PODS, SERVICES, ENDPOINTS, EVENTS, CONFIGMAPS, LEASES, DEPLOYMENTS, REPLICASETS)
 ALL += (JOBS, CRONJOBS)
 ALL += (PODDISRUPTIONBUDGETS,)
 ALL += (DAEMONSETS, CONTROLLERREVISIONS)
+ALL += (STATEFULSETS, PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES)
 BY_KIND = {(r.api_version, r.kind): r for r in ALL}
 
 

@@ -4,14 +4,15 @@ name listing the pods behind it.
 Guarantees (kube-controller-manager's endpoint controller):
 - Pods that match the selector, have a podIP, are not terminating and not finished are listed:
   Ready ones (condition Ready=True, or all of them with publishNotReadyAddresses) under
-  `addresses`, the others under `notReadyAddresses`, each `{ip, nodeName, targetRef}`.
+  `addresses`, the others under `notReadyAddresses`, each `{ip, nodeName, targetRef}`, with
+  `hostname` when the pod's spec.subdomain names the Service (a StatefulSet's pods).
 - Ports come from the Service: `port` is the resolved targetPort (a number, or a named
   containerPort looked up in each pod; a pod without that port is left out of that port's
   subset); pods with the same ports share a subset; addresses are sorted by IP.
 - The Endpoints object is created, replaced only when its subsets or labels differ (with its
   resourceVersion), and deleted when its Service is. Services without a selector are left
   alone (their Endpoints belong to the user).
-Not done: EndpointSlices, hostnames, the last-change-trigger-time annotation.
+Not done: EndpointSlices, the last-change-trigger-time annotation.
 """
 
 from __future__ import annotations
@@ -52,8 +53,12 @@ def resolve_port(service_port: dict[str, Any], pod: Obj) -> int | None:
     return None
 
 
-def address_of(pod: Obj) -> dict[str, Any]:
+def address_of(pod: Obj, svc: Obj | None = None) -> dict[str, Any]:
     address: dict[str, Any] = {"ip": (pod.get("status") or {}).get("podIP")}
+    pod_spec = pod.get("spec") or {}
+    if svc is not None and pod_spec.get("hostname") and pod_spec.get("subdomain") == metadata(svc).get("name") \
+            and metadata(svc).get("namespace") == metadata(pod).get("namespace"):
+        address["hostname"] = pod_spec["hostname"]  # upstream's ShouldSetHostname: DNS names web-0.web.ns.svc
     node = (pod.get("spec") or {}).get("nodeName")
     if node:
         address["nodeName"] = node
@@ -89,7 +94,7 @@ def compute_subsets(svc: Obj, pods: list[Obj]) -> list[dict[str, Any]]:
         signature = tuple(sorted((p.get("name", ""), p["port"], p["protocol"]) for p in ports))
         group = groups.setdefault(signature, {"ports": ports, "addresses": [], "notReadyAddresses": []})
         ready = publish_all or pod_ready(pod)
-        group["addresses" if ready else "notReadyAddresses"].append(address_of(pod))
+        group["addresses" if ready else "notReadyAddresses"].append(address_of(pod, svc))
     subsets = []
     for signature in sorted(groups):
         group = groups[signature]

@@ -31,6 +31,10 @@ CONTROLLERS = {
     "cronjob": "control.controllers.cronjob",
     "disruption": "control.controllers.disruption",
     "daemonset": "control.controllers.daemonset",
+    "statefulset": "control.controllers.statefulset",
+    "persistentvolume-binder": "control.controllers.volumebinder",
+    "pvc-protection": "control.controllers.pvcprotection",
+    "pv-protection": "control.controllers.pvprotection",
 }
 
 

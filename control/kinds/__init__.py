@@ -22,6 +22,9 @@ from control.kinds.cronjobs import CRONJOB
 from control.kinds.disruption import PODDISRUPTIONBUDGET
 from control.kinds.daemonsets import DAEMONSET
 from control.kinds.jobs import JOB
+from control.kinds.statefulsets import STATEFULSET
+from control.kinds.storageclasses import STORAGECLASS
+from control.kinds.volumes import PERSISTENTVOLUME, PERSISTENTVOLUMECLAIM
 from control.kinds.custom import kinds_of, version_priority
 from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE, NODE, SERVICE
 from control.kinds.pods import POD
@@ -35,6 +38,7 @@ KINDS += (SERVICEACCOUNT, JOB, CRONJOB)
 KINDS += (PODDISRUPTIONBUDGET,)
 KINDS += (DAEMONSET,)
 KINDS += (CONTROLLERREVISION,)
+KINDS += (STATEFULSET, PERSISTENTVOLUME, PERSISTENTVOLUMECLAIM, STORAGECLASS)
 
 _BY_RESOURCE = {(k.group, k.version, k.plural): k for k in KINDS}
 _BY_GVK = {(k.api_version, k.kind): k for k in KINDS}

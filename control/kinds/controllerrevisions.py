@@ -57,3 +57,8 @@ CONTROLLERREVISION = Kind(
              AGE_COLUMN),
     cells=controllerrevision_cells,
 )
+
+
+def revision_name(owner_name: str, hash_text: str) -> str:
+    """The `<owner>-<hash>` name the DaemonSet and StatefulSet controllers give a revision."""
+    return f"{owner_name}-{hash_text}"

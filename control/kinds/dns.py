@@ -6,6 +6,12 @@ Guarantees (Kubernetes' DNS specification for Services):
 - A ClusterIP/NodePort/LoadBalancer Service answers an A record with its clusterIP; a headless one
   (`clusterIP: None`) answers the IPs of its ready endpoints (none ready: no records, still found);
   an ExternalName Service answers a CNAME to `spec.externalName`.
+- A pod behind a headless Service whose Endpoints address carries a `hostname` (a StatefulSet's
+  pod, spec.hostname + spec.subdomain) has its own A record, as CoreDNS serves it:
+  `host.svc.ns.svc.cluster.local`, `host.svc.ns.svc`, `host.svc.ns`, and `host.svc` from the
+  asker's namespace (the search path tries `<name>.<ns>.svc.cluster.local` first, so these win
+  over a Service `host` in namespace `svc`); the address must be ready, unless the Service
+  publishes not-ready addresses.
 - Anything else is NXDOMAIN (`NameNotFound`). The lookups are injected, so the hub (from the store)
   and kube-proxy (from its informer cache) resolve with the same rules.
 """
@@ -61,7 +67,55 @@ def ready_addresses(endpoints: dict[str, Any] | None) -> list[str]:
     return out
 
 
+def split_host_name(name: str, namespace: str) -> tuple[str, str, str] | None:
+    """(hostname, service, namespace) when `name` may be a pod's record under a headless Service."""
+    labels = name.strip().lower().rstrip(".").split(".")
+    if not all(labels):
+        return None
+    domain = CLUSTER_DOMAIN.split(".")
+    if len(labels) == 4 + len(domain) and labels[3] == "svc" and labels[4:] == domain:
+        return labels[0], labels[1], labels[2]
+    if len(labels) == 4 and labels[3] == "svc":
+        return labels[0], labels[1], labels[2]
+    if len(labels) == 3 and labels[2] != "svc":
+        return labels[0], labels[1], labels[2]
+    if len(labels) == 2:
+        return labels[0], labels[1], namespace
+    return None
+
+
+def host_addresses(endpoints: dict[str, Any] | None, hostname: str, *, not_ready: bool) -> list[str]:
+    out: list[str] = []
+    for subset in (endpoints or {}).get("subsets") or []:
+        for field in ("addresses", "notReadyAddresses") if not_ready else ("addresses",):
+            for address in subset.get(field) or []:
+                if address.get("hostname") == hostname and address.get("ip") and address["ip"] not in out:
+                    out.append(address["ip"])
+    return out
+
+
+def resolve_host(name: str, namespace: str, *, services: Lookup, endpoints: Lookup) -> Answer | None:
+    """The A record of a pod's hostname under a headless Service, or None when there is none."""
+    parts = split_host_name(name, namespace)
+    if parts is None:
+        return None
+    host, service_name, service_namespace = parts
+    service = services(service_namespace, service_name)
+    spec = (service or {}).get("spec") or {}
+    if service is None or spec.get("clusterIP") not in ("None", None, ""):
+        return None
+    records = host_addresses(endpoints(service_namespace, service_name), host,
+                             not_ready=bool(spec.get("publishNotReadyAddresses")))
+    if not records:
+        return None
+    fqdn = f"{host}.{service_name}.{service_namespace}.svc.{CLUSTER_DOMAIN}"
+    return Answer(fqdn, "A", records, f"{service_namespace}/{service_name}", headless=True)
+
+
 def resolve(name: str, namespace: str, *, services: Lookup, endpoints: Lookup) -> Answer:
+    host = resolve_host(name, namespace, services=services, endpoints=endpoints)
+    if host is not None:
+        return host
     service_name, service_namespace = split_name(name, namespace)
     fqdn = f"{service_name}.{service_namespace}.svc.{CLUSTER_DOMAIN}"
     service = services(service_namespace, service_name)

@@ -87,3 +87,14 @@ def test_the_endpoints_go_with_the_service_and_selectorless_services_are_left_al
     controller, client = setup(service(selector=False), pod("a", ready=True, ip="10.0.0.2"))
     run(controller.reconcile("default/web"))
     assert client.summary() == []
+
+
+def test_a_pod_whose_subdomain_names_the_service_is_listed_with_its_hostname():
+    member = pod("web-0", ready=True, ip="10.0.0.7", node="n1", phase="Running")
+    member["spec"].update(hostname="web-0", subdomain="web")
+    stranger = pod("x-0", ready=True, ip="10.0.0.8", node="n1", phase="Running")
+    stranger["spec"].update(hostname="x-0", subdomain="other")
+    controller, client = setup(service(ports=[]), member, stranger)
+    run(controller.reconcile("default/web"))
+    addresses = client.of("create", "endpoints")[0].body["subsets"][0]["addresses"]
+    assert [a.get("hostname") for a in addresses] == ["web-0", None]

@@ -47,3 +47,49 @@ def test_anything_else_is_nxdomain(name):
 
 def test_split_name():
     assert split_name("web.shop.svc", "default") == ("web", "shop")
+
+
+# --- pod records under a headless Service (a StatefulSet's pods) -------------------------------
+
+STS_SERVICES = {("default", "web"): {"spec": {"clusterIP": "None"}},
+                ("default", "open"): {"spec": {"clusterIP": "None", "publishNotReadyAddresses": True}},
+                ("default", "plain"): {"spec": {"clusterIP": "10.96.0.40"}}}
+STS_ENDPOINTS = {
+    ("default", "web"): {"subsets": [{"addresses": [{"ip": "10.244.0.5", "hostname": "web-0"},
+                                                    {"ip": "10.244.0.6", "hostname": "web-1"}],
+                                      "notReadyAddresses": [{"ip": "10.244.0.7", "hostname": "web-2"}]}]},
+    ("default", "open"): {"subsets": [{"notReadyAddresses": [{"ip": "10.244.0.9", "hostname": "open-0"}]}]},
+    ("default", "plain"): {"subsets": [{"addresses": [{"ip": "10.244.0.8", "hostname": "plain-0"}]}]},
+}
+
+
+def ask_sts(name, namespace="default"):
+    return resolve(name, namespace, services=lambda ns, n: STS_SERVICES.get((ns, n)),
+                   endpoints=lambda ns, n: STS_ENDPOINTS.get((ns, n)))
+
+
+@pytest.mark.parametrize("name", ["web-0.web.default.svc.cluster.local", "web-0.web.default.svc.cluster.local.",
+                                  "web-0.web.default.svc", "web-0.web.default", "web-0.web"])
+def test_a_statefulset_pod_has_its_own_record_under_the_headless_service(name):
+    answer = ask_sts(name)
+    assert (answer.type, answer.records, answer.name) == ("A", ["10.244.0.5"], "web-0.web.default.svc.cluster.local")
+    assert answer.service == "default/web" and answer.headless
+
+
+def test_the_service_name_still_answers_every_ready_pod():
+    assert ask_sts("web").records == ["10.244.0.5", "10.244.0.6"]
+
+
+def test_a_not_ready_pod_has_no_record_unless_the_service_publishes_not_ready_addresses():
+    with pytest.raises(NameNotFound):
+        ask_sts("web-2.web.default.svc.cluster.local")
+    assert ask_sts("open-0.open.default.svc.cluster.local").records == ["10.244.0.9"]
+
+
+def test_no_pod_records_under_a_service_with_a_cluster_ip_or_for_unknown_hosts():
+    with pytest.raises(NameNotFound):
+        ask_sts("plain-0.plain.default.svc.cluster.local")
+    with pytest.raises(NameNotFound):
+        ask_sts("web-9.web.default.svc.cluster.local")
+    with pytest.raises(NameNotFound):
+        ask_sts("web-0.web.other.svc.cluster.local")
