@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import random
+from dataclasses import replace
 from typing import Any
 
 from control import errors
@@ -32,7 +33,7 @@ from control.client.resources import PODS
 from control.client.runner import DONE, Result, requeue_after
 from control.clock import Clock
 from control.kinds.meta import is_condition_true
-from control.kubelet.behaviour import Script, script_for
+from control.kubelet.behaviour import Script, echoes_with, script_for
 from control.kubelet.config import KubeletConfig
 from control.kubelet.containers import Container, Happening, advance, container_id
 from control.kubelet.logs import LogTarget
@@ -231,5 +232,8 @@ class PodWorker:
         script = script_for(pod, spec) if pod and spec else Script()
         if pod is not None and record and record.stopping_since is None:
             found, _ = advance(found, script, restart_policy(pod), self.clock.now(), self.config.backoff)
+        made = self.runtime.configs.get(found.last_run.container_id) if found.last_run else None
+        if made is not None and (made.command or made.args):  # what the run really echoed
+            script = replace(script, echo=echoes_with(made.command + made.args, made.env))
         return LogTarget(found, script, (spec or {}).get("image") or found.image)
 

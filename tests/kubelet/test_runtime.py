@@ -228,3 +228,15 @@ def test_secret_env_is_decoded():
         assert node.env() == {"DB_password": "s3cret"}
 
     run(scenario)
+
+
+def test_logs_echo_the_expanded_command():
+    node = Node()
+
+    async def scenario():
+        node.submit(manifest(image="busybox", command=["sh", "-c", "echo $(GREETING) to $NAME; sleep infinity"],
+                             env=[{"name": "NAME", "value": "you"}, {"name": "GREETING", "value": "hi $(NAME)"}]))
+        await node.reconcile()
+        assert node.worker.log_target("default", "web", "app").script.echo == ("hi you to you",)
+
+    run(scenario)
