@@ -12,6 +12,10 @@ Guarantees (all pure functions of the pod, the container and what `Sources` answ
   metadata.labels['k'], metadata.annotations['k'], metadata.labels, spec.nodeName,
   spec.serviceAccountName, status.podIP(s), status.hostIP(s)), resourceFieldRef (limits/requests of
   cpu, memory, ephemeral-storage rounded up to the divisor; an unset limit is the node's capacity).
+- Service links (upstream `getServiceEnvVarMap`, envvars.FromServices): `<NAME>_SERVICE_HOST`,
+  `_SERVICE_PORT`, `_PORT_<port>_<PROTO>...` of every Service with a ClusterIP in the pod's
+  namespace (unless `enableServiceLinks: false`) and always of `kubernetes` in `default`; they
+  serve `$(VAR)` expansion and are added last, never replacing a declared variable.
 - A missing ConfigMap/Secret or key raises `ConfigError` with Kubernetes' message (`configmap "x"
   not found`, `couldn't find key k in ConfigMap default/x`), unless the reference is `optional`.
 """
@@ -42,6 +46,8 @@ class Sources(Protocol):
     def configmap(self, namespace: str, name: str) -> Obj | None: ...
 
     def secret(self, namespace: str, name: str) -> Obj | None: ...
+
+    def services(self, namespace: str) -> list[Obj]: ...
 
 
 @dataclass(frozen=True)
@@ -227,9 +233,47 @@ def _env_from(pod: Obj, container: Obj, sources: Sources, into: dict[str, str]) 
     return warnings
 
 
+def _service_vars(service: Obj) -> dict[str, str]:
+    spec = service.get("spec") or {}
+    ip, ports = spec.get("clusterIP"), [p for p in spec.get("ports") or [] if isinstance(p, dict)]
+    if not ip or ip == "None" or not ports:
+        return {}
+    name = str((service.get("metadata") or {}).get("name") or "").upper().replace("-", "_")
+    first = ports[0]
+    out = {f"{name}_SERVICE_HOST": ip, f"{name}_SERVICE_PORT": str(first.get("port"))}
+    for port in ports:
+        if port.get("name"):
+            out[f"{name}_SERVICE_PORT_{str(port['name']).upper().replace('-', '_')}"] = str(port.get("port"))
+    out[f"{name}_PORT"] = f"{str(first.get('protocol') or 'TCP').lower()}://{ip}:{first.get('port')}"
+    for port in ports:
+        protocol = str(port.get("protocol") or "TCP")
+        prefix = f"{name}_PORT_{port.get('port')}_{protocol.upper()}"
+        out.update({prefix: f"{protocol.lower()}://{ip}:{port.get('port')}", f"{prefix}_PROTO": protocol.lower(),
+                    f"{prefix}_PORT": str(port.get("port")), f"{prefix}_ADDR": ip})
+    return out
+
+
+def service_env(pod: Obj, sources: Sources) -> dict[str, str]:
+    """The service-link variables a pod's containers get."""
+    namespace = (pod.get("metadata") or {}).get("namespace") or ""
+    links = (pod.get("spec") or {}).get("enableServiceLinks") is not False
+    chosen = {}
+    for service in sources.services("default"):
+        if (service.get("metadata") or {}).get("name") == "kubernetes":
+            chosen["kubernetes"] = service
+    if links:
+        for service in sources.services(namespace):
+            chosen.setdefault(str((service.get("metadata") or {}).get("name")), service)
+    out: dict[str, str] = {}
+    for name in sorted(chosen):
+        out.update(_service_vars(chosen[name]))
+    return out
+
+
 def resolve(pod: Obj, container: Obj, sources: Sources, facts: NodeFacts) -> ContainerEnv:
     """The environment, command and args of `container` (raises ConfigError)."""
     namespace = (pod.get("metadata") or {}).get("namespace") or ""
+    services = service_env(pod, sources)
     env: dict[str, str] = {}
     skipped = _env_from(pod, container, sources, env)
     for item in container.get("env") or []:
@@ -251,8 +295,9 @@ def resolve(pod: Obj, container: Obj, sources: Sources, facts: NodeFacts) -> Con
             if value is None:
                 continue  # an optional reference that is not there: the variable is not set
         else:
-            value = expand(str(item.get("value") or ""), mapping_for(env))
+            value = expand(str(item.get("value") or ""), mapping_for(env, services))
         env[name] = value
+    env.update({k: v for k, v in services.items() if k not in env})
     look = mapping_for(env)
     command = tuple(expand(str(part), look) for part in container.get("command") or [])
     args = tuple(expand(str(part), look) for part in container.get("args") or [])

@@ -1,6 +1,6 @@
 """The kubelet of one simulated node, wired together: its HTTP server (logs, traffic to its pods,
 the Summary API, exec and attach into its containers), Node registration, Lease and status heartbeats, and the pod worker fed by an
-informer on `spec.nodeName=<node>`, with the ConfigMap and Secret informers its runtime reads.
+informer on `spec.nodeName=<node>`, with the ConfigMap, Secret and Service informers its runtime reads.
 
 Guarantees: the HTTP server listens before the Node is registered (the Node names its port),
 on the node's InternalIP at port 10250 when it can (each node has its own address, as real nodes
@@ -22,7 +22,7 @@ from control.client.component import connect, run_all
 from control.client.events import EventQueue, EventRecorder
 from control.client.http import HubClient
 from control.client.informer import Handlers, Informer
-from control.client.resources import CONFIGMAPS, NODES, PODS, SECRETS, key_of
+from control.client.resources import CONFIGMAPS, NODES, PODS, SECRETS, SERVICES, key_of
 from control.client.runner import Runner
 from control.client.timings import Timings
 from control.client.workqueue import WorkQueue
@@ -59,8 +59,10 @@ class Kubelet:
         # volumes are made from these caches, and a change re-syncs the pods that use the object.
         self.configmap_informer = Informer(client, CONFIGMAPS, clock=self.clock)
         self.secret_informer = Informer(client, SECRETS, clock=self.clock)
+        self.service_informer = Informer(client, SERVICES, clock=self.clock)  # service-link env vars
         self.runtime = Runtime(client, clock=self.clock, configmaps=self.configmap_informer.cache,
-                               secrets=self.secret_informer.cache, data_dir=self.config.data_dir,
+                               secrets=self.secret_informer.cache, services=self.service_informer.cache,
+                               data_dir=self.config.data_dir,
                                facts=NodeFacts(cpu=self.config.cpu, memory=self.config.memory))
         self.queue = WorkQueue(clock=self.clock)
         self.worker: PodWorker | None = None
@@ -142,7 +144,7 @@ class Kubelet:
         try:
             await self.setup()
             assert self.agent is not None and self.worker is not None
-            informers = [self.pod_informer, self.configmap_informer, self.secret_informer]
+            informers = [self.pod_informer, self.configmap_informer, self.secret_informer, self.service_informer]
             runner = Runner(f"kubelet/{self.node}", self.worker.reconcile, self.queue, informers, workers=self.workers)
             await run_all(self.client, [*(informer.run() for informer in informers), self.node_informer.run(), runner.run(),
                                         self.agent.lease_loop(), self.agent.status_loop(), self.events.run()])

@@ -12,7 +12,7 @@ Guarantees:
 - A run's config (env, command, args) is made once, just before it starts, and kept for the run:
   a later ConfigMap change does not reach a running container's env. A run's files are made when
   it starts (or at the first exec if that comes first) and dropped when the run is no more.
-- ConfigMaps and Secrets are read from the kubelet's informer caches, never from the database.
+- ConfigMaps, Secrets and Services are read from the kubelet's informer caches, never the database.
 """
 
 from __future__ import annotations
@@ -41,14 +41,17 @@ REFRESH_AT = 0.8  # upstream's token manager renews a token at 80 % of its lifet
 class CacheSources:
     """ConfigMaps and Secrets from the kubelet's informer caches (None: not there)."""
 
-    def __init__(self, configmaps: Cache | None = None, secrets: Cache | None = None):
-        self.configmaps, self.secrets = configmaps, secrets
+    def __init__(self, configmaps: Cache | None = None, secrets: Cache | None = None, services: Cache | None = None):
+        self.configmaps, self.secrets, self.service_cache = configmaps, secrets, services
 
     def configmap(self, namespace: str, name: str) -> Obj | None:
         return self.configmaps.get(f"{namespace}/{name}") if self.configmaps is not None else None
 
     def secret(self, namespace: str, name: str) -> Obj | None:
         return self.secrets.get(f"{namespace}/{name}") if self.secrets is not None else None
+
+    def services(self, namespace: str) -> list[Obj]:
+        return self.service_cache.by_index("namespace", namespace) if self.service_cache is not None else []
 
 
 @dataclass
@@ -118,9 +121,9 @@ def _containers(pod: Obj) -> dict[str, Obj]:
 
 class Runtime:
     def __init__(self, client: Any, *, clock: Clock, configmaps: Cache | None = None, secrets: Cache | None = None,
-                 data_dir: Path | None = None, facts: NodeFacts | None = None):
+                 services: Cache | None = None, data_dir: Path | None = None, facts: NodeFacts | None = None):
         self.client, self.clock = client, clock
-        self.sources = CacheSources(configmaps, secrets)
+        self.sources = CacheSources(configmaps, secrets, services)
         self.volumes = VolumeManager(data_dir)
         self.tokens = TokenCache(client, clock)
         self.facts = facts or NodeFacts()
@@ -199,7 +202,9 @@ class Runtime:
         """A run's files: made with its mounts the first time they are asked for."""
         fs = self.sandboxes.get(run_id)
         if fs is None:
-            fs = self.sandboxes[run_id] = self.volumes.filesystem(pod, _containers(pod).get(name) or {}, pod_ip)
+            made = self.configs.get(run_id)
+            fs = self.sandboxes[run_id] = self.volumes.filesystem(pod, _containers(pod).get(name) or {}, pod_ip,
+                                                                  made.env if made else None)
         return fs
 
     def keep_only(self, live: set[str]) -> None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-from control.kubelet.envvars import NodeFacts, Sources
+from control.kubelet.envvars import NodeFacts, Sources, expand, mapping_for
 from control.kubelet.filesystem import Filesystem, Mount
 from control.kubelet.projection import MountError, Tokens, safe_path, volume_contents
 from control.kubelet.storage import DiskTree, MemoryTree, normal, safe_name
@@ -104,8 +104,9 @@ class VolumeManager:
         """The pod is gone: its emptyDirs and projections go (a claim's files stay on disk)."""
         self.pods.pop(uid, None)
 
-    def filesystem(self, pod: Obj, container: Obj, pod_ip: str) -> Filesystem:
-        """A container's files at the start of a run, with the pod's volumes mounted."""
+    def filesystem(self, pod: Obj, container: Obj, pod_ip: str, env: dict[str, str] | None = None) -> Filesystem:
+        """A container's files at the start of a run, with the pod's volumes mounted (`env`, the
+        run's, expands a mount's `subPathExpr`)."""
         meta = pod.get("metadata") or {}
         fs = Filesystem.for_container(pod_name=str(meta.get("name") or ""), namespace=str(meta.get("namespace") or ""),
                                       pod_ip=pod_ip)
@@ -119,6 +120,8 @@ class VolumeManager:
                 continue
             read_only = bool(mount.get("readOnly")) or name in mine.projected
             sub = str(mount.get("subPath") or "")
+            if not sub and mount.get("subPathExpr"):
+                sub = expand(str(mount["subPathExpr"]), mapping_for(env or {}))
             if not sub:
                 fs.mount(path, Mount(tree, "/", read_only))
                 continue

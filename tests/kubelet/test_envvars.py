@@ -17,8 +17,11 @@ def b64(text: str) -> str:
 
 
 class Sources:
-    def __init__(self, configmaps=None, secrets=None):
-        self.configmaps, self.secrets = configmaps or {}, secrets or {}
+    def __init__(self, configmaps=None, secrets=None, services=()):
+        self.configmaps, self.secrets, self.service_list = configmaps or {}, secrets or {}, list(services)
+
+    def services(self, namespace):
+        return [s for s in self.service_list if s["metadata"]["namespace"] == namespace]
 
     def configmap(self, namespace, name):
         return self.configmaps.get((namespace, name))
@@ -150,3 +153,30 @@ def test_optional_references_leave_the_variable_unset():
         {"name": "C", "valueFrom": {"secretKeyRef": {"name": "db", "key": "k", "optional": True}}},
         {"name": "D", "value": "kept"}]}
     assert resolve(pod(container), container, SOURCES, FACTS).env == {"D": "kept"}
+
+
+def service(name, namespace, ip, *ports):
+    return {"metadata": {"name": name, "namespace": namespace}, "spec": {"clusterIP": ip, "ports": list(ports)}}
+
+
+def test_service_links_are_added_last_and_serve_expansion():
+    sources = Sources(services=[
+        service("kubernetes", "default", "10.96.0.1", {"name": "https", "port": 443, "protocol": "TCP"}),
+        service("my-db", "default", "10.96.0.20", {"port": 5432}),
+        service("other", "shop", "10.96.0.30", {"port": 80}),
+        service("headless", "default", "None", {"port": 80})])
+    container = {"name": "app", "env": [{"name": "DB", "value": "$(MY_DB_SERVICE_HOST):$(MY_DB_SERVICE_PORT)"},
+                                        {"name": "MY_DB_SERVICE_PORT", "value": "mine"}]}
+    env = resolve(pod(container), container, sources, FACTS).env
+    assert env["DB"] == "10.96.0.20:5432" and env["MY_DB_SERVICE_PORT"] == "mine"
+    assert {k: v for k, v in env.items() if k.startswith("KUBERNETES_")} == {
+        "KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443",
+        "KUBERNETES_SERVICE_PORT_HTTPS": "443", "KUBERNETES_PORT": "tcp://10.96.0.1:443",
+        "KUBERNETES_PORT_443_TCP": "tcp://10.96.0.1:443", "KUBERNETES_PORT_443_TCP_PROTO": "tcp",
+        "KUBERNETES_PORT_443_TCP_PORT": "443", "KUBERNETES_PORT_443_TCP_ADDR": "10.96.0.1"}
+    assert env["MY_DB_PORT"] == "tcp://10.96.0.20:5432" and not any(k.startswith(("OTHER_", "HEADLESS_")) for k in env)
+    unlinked = pod(container)
+    unlinked["spec"]["enableServiceLinks"] = False
+    env = resolve(unlinked, container, sources, FACTS).env
+    assert "KUBERNETES_SERVICE_HOST" in env and "MY_DB_SERVICE_HOST" not in env and env["DB"] == (
+        "$(MY_DB_SERVICE_HOST):$(MY_DB_SERVICE_PORT)")

@@ -129,3 +129,14 @@ def test_files_are_bounded_in_size(tmp_path):
         tree.write("/big", b"x" * (8 * 1024 * 1024))
         with pytest.raises(FsError, match="File too large"):
             tree.write("/big", b"x", append=True)
+
+
+def test_sub_path_expr_expands_the_runs_env(tmp_path):
+    volumes = VolumeManager(tmp_path)
+    p = pod()
+    p["spec"]["containers"][1]["volumeMounts"] = [{"name": "scratch", "mountPath": "/logs", "subPathExpr": "$(POD_NAME)"}]
+    volumes.sync(p, sources(), FACTS, no_tokens, {"data": "pv-1"})
+    side = volumes.filesystem(p, p["spec"]["containers"][1], "", {"POD_NAME": "web-0"})
+    side.write("/logs/out", b"x")
+    app = volumes.filesystem(p, p["spec"]["containers"][0], "")
+    assert app.read("/cache/web-0/out") == b"x"
