@@ -66,6 +66,8 @@ def test_env_comes_from_values_config_maps_secrets_and_the_pod(hub):
         "GREETING": "hello kitchen", "COLOR": "blue", "PASSWORD": "s3cret", "POD_NAME": "web", "POD_IP": pod_ip,
         "CFG_color": "blue", "CFG_motd": "hello"}
     assert sh(hub, "printenv", "COLOR") == "blue\n"
+    service = json.loads(hub.kubectl("get", "service", "kubernetes", "-o", "json").stdout)
+    assert env["KUBERNETES_SERVICE_HOST"] == service["spec"]["clusterIP"] and env["KUBERNETES_SERVICE_PORT"] == "443"
     assert sh(hub, "sh", "-c", "echo $GREETING from $POD_NAME") == "hello kitchen from web\n"
     assert "hello kitchen" in hub.kubectl("logs", "web").stdout.splitlines()
 
