@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 Event = tuple[str, str, str]  # (type, reason, message)
 REFRESH_AT = 0.8  # upstream's token manager renews a token at 80 % of its lifetime
+MAX_TOKEN_RETRY = 60.0  # seconds between failing TokenRequests at most
 
 
 class CacheSources:
@@ -69,14 +70,19 @@ class TokenCache:
         self.client, self.clock = client, clock
         self.tokens: dict[tuple[str, str, int], tuple[str, float]] = {}  # -> (token, renew at)
         self.failures: dict[tuple[str, str, int], str] = {}  # -> why the last request failed
+        self.retry_at: dict[tuple[str, str, int], tuple[int, float]] = {}  # -> (failures in a row, next try)
 
     async def ensure(self, pod: Obj) -> None:
         meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
         uid, now = meta.get("uid") or "", self.clock.now()
         for audience, seconds in token_sources(pod):
-            held = self.tokens.get((uid, audience, seconds))
+            key = (uid, audience, seconds)
+            held = self.tokens.get(key)
             if held is not None and now < held[1]:
                 continue
+            failed, next_try = self.retry_at.get(key, (0, 0.0))
+            if now < next_try:
+                continue  # a failing request is retried with back-off (1 s doubling to a minute), not at every sync
             body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
                     "spec": {"audiences": [audience] if audience else [], "expirationSeconds": seconds,
                              "boundObjectRef": {"kind": "Pod", "apiVersion": "v1", "name": meta.get("name"),
@@ -88,11 +94,13 @@ class TokenCache:
                 token = str(((answer or {}).get("status") or {}).get("token") or "")
             except errors.ApiError as exc:
                 log.info("token for pod %s/%s: %s", meta.get("namespace"), meta.get("name"), exc)
-                self.failures[(uid, audience, seconds)] = str(exc)
+                self.failures[key] = str(exc)
+                self.retry_at[key] = (failed + 1, now + min(MAX_TOKEN_RETRY, 2.0 ** failed))
                 continue  # the volume waits (a first token) or keeps the one it has
             if token:
-                self.tokens[(uid, audience, seconds)] = (token, now + REFRESH_AT * seconds)
-                self.failures.pop((uid, audience, seconds), None)
+                self.tokens[key] = (token, now + REFRESH_AT * seconds)
+                self.failures.pop(key, None)
+                self.retry_at.pop(key, None)
 
     def missing(self, uid: str) -> bool:
         """Whether a token of the pod could not be had (the kubelet tries again at its next sync)."""
@@ -113,6 +121,7 @@ class TokenCache:
     def forget(self, uid: str) -> None:
         self.tokens = {k: v for k, v in self.tokens.items() if k[0] != uid}
         self.failures = {k: v for k, v in self.failures.items() if k[0] != uid}
+        self.retry_at = {k: v for k, v in self.retry_at.items() if k[0] != uid}
 
 
 def _containers(pod: Obj) -> dict[str, Obj]:

@@ -45,6 +45,7 @@ def hub():
     server = Hub(env={"KK_PACE": "workshop"}).start()
     server.kubelet = Spoke(server, "kubelet", node=NODE, env=KUBELET_ENV).start()
     try:
+        server.kubectl("create", "serviceaccount", "default")  # no controller-manager here to make it
         server.kubectl("create", "configmap", "app", "--from-literal=color=blue", "--from-literal=motd=hello")
         server.kubectl("create", "secret", "generic", "db", "--from-literal=password=s3cret")
         server.kubectl("apply", "-f", "-", input=json.dumps(POD))
@@ -88,9 +89,7 @@ def test_files_from_config_maps_secrets_the_downward_api_and_the_kubelet(hub):
     assert sh(hub, "cat", "/scratch/note") == "kept\n"
 
 
-def test_the_service_account_token_appears_once_the_account_exists(hub):
-    if hub.kubectl("get", "serviceaccount", "default", check=False).returncode != 0:
-        hub.kubectl("create", "serviceaccount", "default")  # no controller-manager in this cluster
+def test_the_service_account_token_is_mounted(hub):
     eventually(lambda: "token" in sh(hub, "ls", TOKEN_DIR).split(), what="the token file")
     token = sh(hub, "cat", f"{TOKEN_DIR}/token")
     assert token.count(".") == 2, "a JWT"

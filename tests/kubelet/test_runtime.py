@@ -163,6 +163,12 @@ def test_a_token_that_cannot_be_had_is_retried_without_holding_the_pod():
         assert await node.reconcile() == requeue_after(SYNC)
         assert "running" in node.status()["state"] and not node.files().exists(
             "/var/run/secrets/kubernetes.io/serviceaccount/token")
+        node.hub.fail("token", errors.NotFound('serviceaccounts "default" not found'))
+        await node.clock.advance(SYNC)  # 2 s: past the first back-off (1 s), the second request fails too
+        await node.reconcile()
+        await node.clock.advance(1)  # inside the second back-off (2 s): no request
+        await node.reconcile()
+        assert len([a for a in node.hub.actions if a[1] == "token"]) == 2
         await node.clock.advance(SYNC)
         await node.reconcile()
         assert node.files().read("/var/run/secrets/kubernetes.io/serviceaccount/token") == b"token-1"
