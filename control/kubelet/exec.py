@@ -28,6 +28,7 @@ from control.client.remotecommand import UPGRADE, FrameReader
 from control.client.serving import Exchange, HttpError, Request
 from control.clock import Clock
 from control.kubelet.containers import Container
+from control.kubelet.filesystem import pod_hostname
 from control.kubelet.runtime import Runtime
 from control.kubelet.shell import SHELLS, Shell
 from control.kubelet.terminal import BUSYBOX_IMAGES, Session
@@ -123,7 +124,7 @@ class ExecServer:
         self.runtime.keep_only(self.live_ids() | {target.container_id})
         argv = list(wanted.command) if wanted.action == "exec" else list(target.command)
         files = self.runtime.files(target.pod, target.container, target.container_id, target.pod_ip)
-        shell = Shell(files, clock=self.clock, hostname=target.pod_name, env=target.env,
+        shell = Shell(files, clock=self.clock, hostname=pod_hostname(target.pod)[0] or target.pod_name, env=target.env,
                       name=next((n for n in [argv[0].rsplit("/", 1)[-1]] if n in SHELLS), "sh") if argv else "sh")
         wire = exchange.wire
         wire.send(h11.InformationalResponse(status_code=101, headers=[(b"connection", b"Upgrade"),

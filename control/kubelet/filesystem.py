@@ -4,8 +4,9 @@ Guarantees:
 - Paths are POSIX; every operation resolves them against a working directory and normalises
   `.`/`..` (never above `/`), so `cd ..; cat ../etc/hostname` means what it means in a container.
 - A container starts with the files the kubelet writes into every container, as the kubelet writes
-  them: `/etc/hostname` (the pod's name), `/etc/hosts` (Kubernetes-managed, with the pod's IP and
-  name) and `/etc/resolv.conf` (the pod's namespace search path, the cluster DNS, `ndots:5`).
+  them: `/etc/hostname` (the pod's hostname: `spec.hostname` or its name), `/etc/hosts`
+  (Kubernetes-managed, with the pod's IP, hostname and `subdomain` FQDN, then its hostAliases)
+  and `/etc/resolv.conf` (the pod's namespace search path, the cluster DNS, `ndots:5`).
 - Errors are values: every failing operation raises `FsError` carrying the C library's wording
   (`No such file or directory`, `Is a directory`, ...) that the shell puts after the program name.
 - Volumes are mounted on directories (`mount`): a path under a mount point is read from and
@@ -24,7 +25,7 @@ from typing import Union
 from control.kinds.network import CLUSTER_DOMAIN
 from control.kubelet.storage import DiskTree, FsError, MemoryTree, normal
 
-__all__ = ["Filesystem", "FsError", "Mount", "hosts_file", "resolv_conf"]
+__all__ = ["Filesystem", "FsError", "Mount", "hosts_file", "pod_hostname", "resolv_conf"]
 Tree = Union[MemoryTree, DiskTree]
 
 CLUSTER_DNS = "10.96.0.10"  # the kube-dns Service's ClusterIP, as kubeadm's default plan has it
@@ -33,13 +34,28 @@ BASE_DIRECTORIES = ("/", "/bin", "/dev", "/etc", "/home", "/proc", "/root", "/sy
 READ_ONLY = "Read-only file system"
 
 
-def hosts_file(pod_ip: str, pod_name: str) -> str:
-    """`/etc/hosts` as the kubelet writes it for a pod on the pod network."""
+def pod_hostname(pod: dict) -> tuple[str, str]:
+    """(hostname, domain) as the kubelet gives a pod (GeneratePodHostNameAndDomain): `spec.hostname`
+    or the pod's name (at most 63 characters); with `spec.subdomain`, the domain
+    `<subdomain>.<namespace>.svc.<cluster domain>`."""
+    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+    hostname = str(spec.get("hostname") or meta.get("name") or "")[:63].rstrip("-.")
+    subdomain = spec.get("subdomain")
+    domain = f"{subdomain}.{meta.get('namespace')}.svc.{CLUSTER_DOMAIN}" if subdomain else ""
+    return hostname, domain
+
+
+def hosts_file(pod_ip: str, pod_name: str, domain: str = "", aliases: list | None = None) -> str:
+    """`/etc/hosts` as the kubelet writes it for a pod on the pod network (managedHostsFileContent)."""
     lines = ["# Kubernetes-managed hosts file.", "127.0.0.1\tlocalhost",
              "::1\tlocalhost ip6-localhost ip6-loopback", "fe00::0\tip6-localnet", "fe00::0\tip6-mcastprefix",
              "fe00::1\tip6-allnodes", "fe00::2\tip6-allrouters"]
     if pod_ip:
-        lines.append(f"{pod_ip}\t{pod_name}")
+        lines.append(f"{pod_ip}\t{pod_name}.{domain}\t{pod_name}" if domain else f"{pod_ip}\t{pod_name}")
+    entries = [a for a in aliases or [] if isinstance(a, dict) and a.get("ip")]
+    if entries:
+        lines += ["", "# Entries added by HostAliases."]
+        lines += [f"{a['ip']}\t" + "\t".join(str(h) for h in a.get("hostnames") or []) for a in entries]
     return "\n".join(lines) + "\n"
 
 
@@ -65,10 +81,11 @@ class Filesystem:
     read_only_files: set[str] = field(default_factory=set)  # single files mounted read-only (subPath)
 
     @classmethod
-    def for_container(cls, *, pod_name: str, namespace: str, pod_ip: str) -> Filesystem:
+    def for_container(cls, *, pod_name: str, namespace: str, pod_ip: str, domain: str = "",
+                      aliases: list | None = None) -> Filesystem:
         fs = cls()
         fs.layer.files["/etc/hostname"] = f"{pod_name}\n".encode()
-        fs.layer.files["/etc/hosts"] = hosts_file(pod_ip, pod_name).encode()
+        fs.layer.files["/etc/hosts"] = hosts_file(pod_ip, pod_name, domain, aliases).encode()
         fs.layer.files["/etc/resolv.conf"] = resolv_conf(namespace).encode()
         return fs
 

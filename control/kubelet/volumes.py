@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from control.kubelet.envvars import NodeFacts, Sources, expand, mapping_for
-from control.kubelet.filesystem import Filesystem, Mount
+from control.kubelet.filesystem import Filesystem, Mount, pod_hostname
 from control.kubelet.projection import MountError, Tokens, safe_path, volume_contents
 from control.kubelet.storage import DiskTree, MemoryTree, normal, safe_name
 
@@ -108,8 +108,9 @@ class VolumeManager:
         """A container's files at the start of a run, with the pod's volumes mounted (`env`, the
         run's, expands a mount's `subPathExpr`)."""
         meta = pod.get("metadata") or {}
-        fs = Filesystem.for_container(pod_name=str(meta.get("name") or ""), namespace=str(meta.get("namespace") or ""),
-                                      pod_ip=pod_ip)
+        hostname, domain = pod_hostname(pod)
+        fs = Filesystem.for_container(pod_name=hostname, namespace=str(meta.get("namespace") or ""), pod_ip=pod_ip,
+                                      domain=domain, aliases=(pod.get("spec") or {}).get("hostAliases"))
         mine = self.pods.get(meta.get("uid") or "") or PodVolumes()
         for mount in container.get("volumeMounts") or []:
             if not isinstance(mount, dict) or not mount.get("mountPath"):

@@ -140,3 +140,18 @@ def test_sub_path_expr_expands_the_runs_env(tmp_path):
     side.write("/logs/out", b"x")
     app = volumes.filesystem(p, p["spec"]["containers"][0], "")
     assert app.read("/cache/web-0/out") == b"x"
+
+
+def test_hostname_subdomain_and_host_aliases_shape_etc_hosts(tmp_path):
+    volumes = VolumeManager(tmp_path)
+    p = pod()
+    p["metadata"]["name"] = "web-0"
+    p["spec"].update(subdomain="nginx", hostAliases=[{"ip": "10.1.2.3", "hostnames": ["foo.local", "bar.local"]}])
+    volumes.sync(p, sources(), FACTS, no_tokens, {"data": "pv-1"})
+    fs = volumes.filesystem(p, p["spec"]["containers"][1], "10.244.1.5")
+    assert fs.read("/etc/hostname") == b"web-0\n"
+    assert fs.read("/etc/hosts").decode().endswith(
+        "fe00::2\tip6-allrouters\n10.244.1.5\tweb-0.nginx.default.svc.cluster.local\tweb-0\n\n"
+        "# Entries added by HostAliases.\n10.1.2.3\tfoo.local\tbar.local\n")
+    p["spec"]["hostname"] = "db"
+    assert volumes.filesystem(p, p["spec"]["containers"][1], "10.244.1.5").read("/etc/hostname") == b"db\n"
