@@ -2,7 +2,8 @@
 
 Guarantees: `step_pod(pod, record, now, ...)` is pure: it advances every container to `now`
 (see `containers`; `holds` puts containers that cannot start yet on hold, or lets them go),
-stops them all once the pod carries a deletionTimestamp, and says when to look again (`wake`) and whether the final delete is due (`delete_due`: the stop has taken
+stops them all once the pod carries a deletionTimestamp, and says when to look again (`wake`)
+and whether the final delete is due (`delete_due`: the stop has taken
 min(deletionGracePeriodSeconds, termination_seconds)). `pod_phase` derives the phase from the
 containers alone: Pending while one is still being created, Succeeded/Failed when all have ended
 for good (all exit 0 -> Succeeded), Running otherwise.
