@@ -103,13 +103,13 @@ class PodWorker:
             wakes += [now + self.config.sync_seconds] if holds or prepared.retry else []
         step = step_pod(pod, record, now, backoff=self.config.backoff,
                         termination_seconds=self.config.termination_seconds, holds=holds)
+        await self.say(pod, said)  # before the write: the runtime tells each new trouble once
         status = render_status(pod, step.record, now)
         if status != (pod.get("status") or {}):
             await self.client.replace_status(PODS, {**pod, "apiVersion": "v1", "kind": "Pod", "status": status})
         self.records[key] = step.record
         self._started(pod, step.record, step.happenings)
         await self.tell(pod, step.happenings + knob_failures(pod, status, now))
-        await self.say(pod, said)
         if step.delete_due:
             await self._final_delete(pod)
             self.forget(key)

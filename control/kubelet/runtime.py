@@ -115,7 +115,9 @@ class TokenCache:
         return token
 
     def renew_at(self, uid: str) -> float | None:
-        moments = [at for (owner, _, _), (_, at) in self.tokens.items() if owner == uid]
+        """When a token of the pod is next due for renewal (after any back-off of a failed try)."""
+        moments = [max(at, self.retry_at.get(key, (0, 0.0))[1]) for key, (_, at) in self.tokens.items()
+                   if key[0] == uid]
         return min(moments) if moments else None
 
     def forget(self, uid: str) -> None:

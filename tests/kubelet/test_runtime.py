@@ -246,3 +246,22 @@ def test_logs_echo_the_expanded_command():
         assert node.worker.log_target("default", "web", "app").script.echo == ("hi you to you",)
 
     run(scenario)
+
+
+def test_a_failing_renewal_waits_out_its_back_off_instead_of_spinning():
+    node = Node()
+
+    async def scenario():
+        node.submit(manifest(volumeMounts=MOUNTS))
+        await node.reconcile()
+        await node.clock.advance(0.8 * 3607)
+        node.hub.fail("token", errors.ServiceUnavailable("the hub is away"))
+        result = await node.reconcile()
+        assert result.outcome == "requeue_after" and result.after >= 1.0
+        fs = node.files()
+        assert fs.read("/var/run/secrets/kubernetes.io/serviceaccount/token") == b"token-1", "the old token stays"
+        await node.clock.advance(result.after)
+        await node.reconcile()
+        assert fs.read("/var/run/secrets/kubernetes.io/serviceaccount/token") == b"token-2"
+
+    run(scenario)
