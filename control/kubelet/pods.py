@@ -125,6 +125,8 @@ class PodWorker:
             container = record.container(happening.container) if happening.kind == "started" else None
             if container is not None:
                 run_id = container_id(container.seed, happening.run)
+                if happening.run > 0:  # a restart starts from fresh files: the last run's go
+                    self.runtime.sandboxes.pop(container_id(container.seed, happening.run - 1), None)
                 self.runtime.config(pod, container.name, run_id, record.host_ip, record.pod_ip)
                 self.runtime.files(pod, container.name, run_id, record.pod_ip)
 

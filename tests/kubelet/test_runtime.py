@@ -265,3 +265,26 @@ def test_a_failing_renewal_waits_out_its_back_off_instead_of_spinning():
         assert fs.read("/var/run/secrets/kubernetes.io/serviceaccount/token") == b"token-2"
 
     run(scenario)
+
+
+def test_a_restart_starts_from_fresh_files_with_its_own_config():
+    node = Node()
+
+    async def scenario():
+        node.configmap("app", color="blue")
+        pod = manifest(env=[{"name": "COLOR", "valueFrom": {"configMapKeyRef": {"name": "app", "key": "color"}}}],
+                       volumeMounts=MOUNTS)
+        pod["metadata"]["annotations"] = {"kubekitchen.dev/crash-after": "5"}
+        node.submit(pod)
+        await node.reconcile()
+        first = node.run_id()
+        node.files().write("/tmp/mine", b"x")
+        node.configmap("app", color="green")
+        await node.clock.advance(5 + 2)  # the crash, then the 2 s back-off
+        await node.reconcile()
+        await node.reconcile()
+        assert node.status()["restartCount"] == 1 and node.run_id() != first
+        assert first not in node.runtime.sandboxes and not node.files().exists("/tmp/mine")
+        assert node.env()["COLOR"] == "green", "a new run makes its env anew"
+
+    run(scenario)
