@@ -15,6 +15,7 @@ from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, field_value, name_causes, required,
 )
 from control.kinds.pod_defaults import pod_defaults
+from control.kinds.pod_volumes import volume_causes
 from control.kinds.meta import age
 from control.kinds.quantity import is_quantity
 from control.kinds.serviceaccounts import admit_pod
@@ -70,6 +71,7 @@ def pod_spec_causes(spec: Any, path: str = "spec") -> list[Cause]:
     if policy not in (None, *RESTART_POLICIES):
         out.append(cause(f"{path}.restartPolicy", f'Unsupported value: {go_value(policy)}: supported values: '
                          '"Always", "OnFailure", "Never"', "FieldValueNotSupported"))
+    out += volume_causes(spec, path)
     grace = spec.get("terminationGracePeriodSeconds")
     if grace is not None and (not isinstance(grace, int) or grace < 0):
         out.append(cause(f"{path}.terminationGracePeriodSeconds",
