@@ -1,11 +1,13 @@
 """Validation of a pod spec's volumes and volume mounts (upstream ValidateVolumes,
 ValidateVolumeMounts and validateLocalDescendingPath), with Kubernetes' field errors.
 
-Guarantees: `volume_causes(spec, path)` reports, for every container: a mount naming no volume
-(`Not found: "x"`), a mount without mountPath (`Required value`), a subPath that is absolute or
-climbs (`must be a relative path`, `must not contain '..'`), subPath with subPathExpr; for the
-volumes: a name missing or given twice, and ConfigMap/Secret/downward API/projected item paths
-that are absolute or climb. What it accepts is what the kubelet may safely mount.
+Guarantees: `volume_causes(spec, path)` reports, for every container: a mount without mountPath
+(`Required value`), a subPath that is absolute or climbs (`must be a relative path`, `must not
+contain '..'`), subPath with subPathExpr; for the volumes: a name missing or given twice, and
+ConfigMap/Secret/downward API/projected item paths that are absolute or climb. What it accepts is
+what the kubelet may safely mount. `mount_name_causes(spec)` adds, for a pod itself, a mount
+naming no volume (`Not found: "x"`): pod templates are spared it, because a StatefulSet's
+template mounts volumes its claim templates provide (upstream skips that check for them too).
 """
 
 from __future__ import annotations
@@ -51,6 +53,19 @@ def _item_causes(volume: dict, path: str) -> list[Cause]:
     return out
 
 
+def mount_name_causes(spec: dict, path: str = "spec") -> list[Cause]:
+    """Mounts of a pod that name no volume of it."""
+    names = {str(v.get("name")) for _, v in _dicts(spec.get("volumes"))}
+    out = []
+    for key in ("initContainers", "containers"):
+        for i, container in _dicts(spec.get(key)):
+            for j, mount in _dicts(container.get("volumeMounts")):
+                if mount.get("name") and mount["name"] not in names:
+                    out.append(cause(f"{path}.{key}[{i}].volumeMounts[{j}].name",
+                                     f"Not found: {go_value(mount['name'])}", "FieldValueNotFound"))
+    return out
+
+
 def volume_causes(spec: dict, path: str = "spec") -> list[Cause]:
     out: list[Cause] = []
     names: set[str] = set()
@@ -69,8 +84,6 @@ def volume_causes(spec: dict, path: str = "spec") -> list[Cause]:
                 where = f"{path}.{key}[{i}].volumeMounts[{j}]"
                 if not mount.get("name"):
                     out.append(required(f"{where}.name"))
-                elif mount["name"] not in names:
-                    out.append(cause(f"{where}.name", f"Not found: {go_value(mount['name'])}", "FieldValueNotFound"))
                 if not mount.get("mountPath"):
                     out.append(required(f"{where}.mountPath"))
                 if mount.get("subPath"):

@@ -15,7 +15,7 @@ from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, field_value, name_causes, required,
 )
 from control.kinds.pod_defaults import pod_defaults
-from control.kinds.pod_volumes import volume_causes
+from control.kinds.pod_volumes import mount_name_causes, volume_causes
 from control.kinds.meta import age
 from control.kinds.quantity import is_quantity
 from control.kinds.serviceaccounts import admit_pod
@@ -80,7 +80,8 @@ def pod_spec_causes(spec: Any, path: str = "spec") -> list[Cause]:
 
 
 def validate_pod(pod: Obj) -> list[Cause]:
-    return pod_spec_causes(pod.get("spec"))
+    spec = pod.get("spec")
+    return pod_spec_causes(spec) + (mount_name_causes(spec) if isinstance(spec, dict) else [])
 
 
 _MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from control.kinds.pod_volumes import volume_causes
+from control.kinds.pod_volumes import mount_name_causes, volume_causes
 from tests.api.conftest import api  # noqa: F401  (the hub fixture)
 
 
@@ -19,19 +19,25 @@ def messages(causes):
     return [(c["field"], c["message"]) for c in causes]
 
 
+def test_a_template_may_mount_what_a_claim_template_provides():
+    mounts = [{"name": "data", "mountPath": "/data"}]
+    assert volume_causes(spec(mounts, []), "spec.template.spec") == []
+
+
 def test_a_sound_spec_has_no_causes():
     volumes = [{"name": "config", "configMap": {"name": "app", "items": [{"key": "k", "path": "dir/k"}]}},
                {"name": "scratch", "emptyDir": {}}]
     mounts = [{"name": "config", "mountPath": "/etc/config"},
               {"name": "scratch", "mountPath": "/cache", "subPath": "a/b"}]
-    assert volume_causes(spec(mounts, volumes)) == []
+    assert volume_causes(spec(mounts, volumes)) == [] and mount_name_causes(spec(mounts, volumes)) == []
 
 
 def test_mounts_must_name_a_volume_and_stay_inside_it():
     mounts = [{"name": "nope", "mountPath": "/x"}, {"name": "v"}, {"name": "v", "mountPath": "/y", "subPath": "/etc"},
               {"name": "v", "mountPath": "/z", "subPath": "a/../../b", "subPathExpr": "$(X)"}]
+    assert messages(mount_name_causes(spec(mounts, [{"name": "v", "emptyDir": {}}]))) == [
+        ("spec.containers[0].volumeMounts[0].name", 'Not found: "nope"')]
     assert messages(volume_causes(spec(mounts, [{"name": "v", "emptyDir": {}}]))) == [
-        ("spec.containers[0].volumeMounts[0].name", 'Not found: "nope"'),
         ("spec.containers[0].volumeMounts[1].mountPath", "Required value"),
         ("spec.containers[0].volumeMounts[2].subPath", 'Invalid value: "/etc": must be a relative path'),
         ("spec.containers[0].volumeMounts[3].subPath", "Invalid value: \"a/../../b\": must not contain '..'"),
