@@ -288,3 +288,23 @@ def test_a_restart_starts_from_fresh_files_with_its_own_config():
         assert node.env()["COLOR"] == "green", "a new run makes its env anew"
 
     run(scenario)
+
+
+def test_a_downward_api_file_follows_the_pods_labels():
+    node = Node()
+
+    async def scenario():
+        pod = manifest(volumeMounts=[{"name": "info", "mountPath": "/etc/podinfo"}])
+        pod["spec"]["volumes"] = [{"name": "info", "downwardAPI": {"items": [
+            {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}}]
+        node.submit(pod)
+        await node.reconcile()
+        fs = node.files()
+        assert fs.read("/etc/podinfo/labels") == b'app="web"'
+        stored = node.hub.stored(PODS, "web", "default")
+        stored["metadata"]["labels"]["tier"] = "front"
+        node.submit(stored)  # `kubectl label pod web tier=front`: the pod informer enqueues it
+        await node.reconcile()
+        assert fs.read("/etc/podinfo/labels") == b'app="web"\ntier="front"'
+
+    run(scenario)
