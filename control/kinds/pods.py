@@ -16,6 +16,7 @@ from control.kinds.base import (
 )
 from control.kinds.disruption import EVICTION
 from control.kinds.pod_defaults import pod_defaults
+from control.kinds.pod_volumes import mount_name_causes, volume_causes
 from control.kinds.meta import age
 from control.kinds.quantity import is_quantity
 from control.kinds.serviceaccounts import admit_pod
@@ -71,6 +72,7 @@ def pod_spec_causes(spec: Any, path: str = "spec") -> list[Cause]:
     if policy not in (None, *RESTART_POLICIES):
         out.append(cause(f"{path}.restartPolicy", f'Unsupported value: {go_value(policy)}: supported values: '
                          '"Always", "OnFailure", "Never"', "FieldValueNotSupported"))
+    out += volume_causes(spec, path)
     grace = spec.get("terminationGracePeriodSeconds")
     if grace is not None and (not isinstance(grace, int) or grace < 0):
         out.append(cause(f"{path}.terminationGracePeriodSeconds",
@@ -79,7 +81,8 @@ def pod_spec_causes(spec: Any, path: str = "spec") -> list[Cause]:
 
 
 def validate_pod(pod: Obj) -> list[Cause]:
-    return pod_spec_causes(pod.get("spec"))
+    spec = pod.get("spec")
+    return pod_spec_causes(spec) + (mount_name_causes(spec) if isinstance(spec, dict) else [])
 
 
 _MUTABLE_SPEC = ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds")

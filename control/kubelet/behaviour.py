@@ -33,7 +33,8 @@ by spaces):
    forever (a simplification: real busybox would exit at once). A bare shell (`sh`, `bash`) with
    `stdin: true` runs forever too: it waits on its terminal (`kubectl run -it t --image=busybox
    -- sh`, which then attaches to it).
-4. Every `echo TEXT` in the command prints TEXT to the container's log when it starts.
+4. Every `echo TEXT` in the command prints TEXT to the container's log when it starts (with the
+   run's `$(VAR)`-expanded command and its `$VAR`s replaced by the run's env: `echoes_with`).
 5. `readinessProbe.initialDelaySeconds` delays readiness when no `ready-after` is given.
 """
 
@@ -137,6 +138,15 @@ def _echoes(command: str) -> tuple[str, ...]:
             pass
         lines.append(text)
     return tuple(lines)
+
+
+_SHELL_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def echoes_with(command: tuple[str, ...], env: dict[str, str]) -> tuple[str, ...]:
+    """The echo lines of a run whose command (already `$(VAR)`-expanded) runs with `env`."""
+    text = " ".join(command)
+    return tuple(_SHELL_VAR.sub(lambda m: env.get(m.group(1) or m.group(2), ""), line) for line in _echoes(text))
 
 
 def _by_convention(container: dict[str, Any]) -> tuple[float | None, int]:

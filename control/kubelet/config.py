@@ -14,12 +14,20 @@ Environment:
                       (default 1).
 - KK_LOG_INTERVAL     a running container prints a line this often, in seconds (default 2).
 - KK_NODE_CPU, KK_NODE_MEMORY, KK_NODE_PODS   the node's capacity (default 4, 8Gi, 110).
+- KK_SYNC_PERIOD      seconds between the kubelet's retries of a pod that cannot start yet (a
+                      claim not bound, a volume not set up; default 10, with KK_PACE=workshop 2).
+                      ConfigMap/Secret changes reach pods at once (the kubelet watches them).
+- KK_KUBELET_DATA_DIR the kubelet's state directory (default `$KK_DATA_DIR/kubelet`): a claim's
+                      volume is `<it>/volumes/<pv name>/`.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data"  # as control.keys and settings
 
 
 @dataclass(frozen=True)
@@ -45,6 +53,8 @@ class KubeletConfig:
     cpu: str = "4"
     memory: str = "8Gi"
     pods: str = "110"
+    sync_seconds: float = 10.0
+    data_dir: Path | None = None  # None: no claim volumes (tests that need none)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "KubeletConfig":
@@ -60,6 +70,8 @@ class KubeletConfig:
             cpu=env.get("KK_NODE_CPU") or "4",
             memory=env.get("KK_NODE_MEMORY") or "8Gi",
             pods=env.get("KK_NODE_PODS") or "110",
+            sync_seconds=max(0.1, float(env.get("KK_SYNC_PERIOD") or (2.0 if workshop else 10.0))),
+            data_dir=Path(env.get("KK_KUBELET_DATA_DIR") or Path(env.get("KK_DATA_DIR") or DEFAULT_DATA_DIR) / "kubelet"),
         )
 
 

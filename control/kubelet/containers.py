@@ -5,7 +5,9 @@ A container is ContainerCreating until its start delay has passed, then Running.
 OnFailure: on a non-zero exit; Never: never). Every restart waits out a back-off first
 (CrashLoopBackOff): base, doubling up to the cap, back to base after a run that lasted
 `reset_after` (10 min). A stop (the pod is being deleted) ends a run with exit code 0 (Completed)
-and prevents any further start.
+and prevents any further start. A container on `hold` (its volumes are not set up, or its config
+cannot be made: CreateContainerConfigError) does not start until the hold is lifted (`gate`); it
+then starts at that moment, not at the moment it was first due.
 
 Guarantees: `advance` is deterministic and idempotent: it applies every transition due at `now`
 (time stamps are the moments things were due, not the moment we looked), so calling it twice,
@@ -58,6 +60,7 @@ class Container:
     backoff: float = 0.0  # the last back-off delay, 0 before the first
     restart_at: float | None = None  # set while waiting out a back-off
     finished: bool = False  # no run will start again
+    hold: tuple[str, str] | None = None  # (waiting reason, message) that keeps it from starting
 
     @property
     def state(self) -> str:
@@ -100,7 +103,7 @@ def restarts(policy: str, exit_code: int) -> bool:
 
 def _start(c: Container, number: int, at: float, script: Script) -> tuple[Container, list[Happening]]:
     run = Run(number=number, container_id=container_id(c.seed, number), started_at=at)
-    started = replace(c, current=run, restart_count=number, restart_at=None)
+    started = replace(c, current=run, restart_count=number, restart_at=None, hold=None)
     happenings = [Happening("started", c.name, at, run=number)]
     if script.never_ready:
         happenings.append(Happening("unready", c.name, at, run=number))
@@ -120,9 +123,37 @@ def _exit(c: Container, run: Run, script: Script, policy: str,
     return replace(c, current=None, previous=ended, backoff=delay, restart_at=end + delay), happenings
 
 
+def gate(c: Container, hold: tuple[str, str] | None, now: float) -> Container:
+    """Put a container that has not started (or restarted) yet on hold, or lift its hold: a lifted
+    hold lets it start now if its start was already due."""
+    if hold == c.hold or c.state not in ("creating", "backoff"):
+        return c
+    if hold is not None:
+        return replace(c, hold=hold)
+    if c.state == "creating" and c.created_at + c.start_delay < now:
+        return replace(c, hold=None, created_at=now, start_delay=0.0)
+    if c.state == "backoff" and c.restart_at is not None and c.restart_at < now:
+        return replace(c, hold=None, restart_at=now)
+    return replace(c, hold=None)
+
+
+def start_due(c: Container, now: float) -> bool:
+    """Whether the container's next run is due to start at `now` (held or not)."""
+    if c.state == "creating":
+        return now >= c.created_at + c.start_delay
+    return c.state == "backoff" and c.restart_at is not None and now >= c.restart_at
+
+
+def next_run_id(c: Container) -> str:
+    """The ID the container's next run will have (its config is made for that run)."""
+    return container_id(c.seed, 0 if c.last_run is None else c.restart_count + 1)
+
+
 def _transition(c: Container, script: Script, policy: str, now: float,
                 backoff: BackoffPolicy) -> tuple[Container, list[Happening]] | None:
     state = c.state
+    if c.hold is not None and state in ("creating", "backoff"):
+        return None
     if state == "creating" and now >= c.created_at + c.start_delay:
         return _start(c, 0, c.created_at + c.start_delay, script)
     if state == "backoff" and c.restart_at is not None and now >= c.restart_at:
@@ -166,6 +197,8 @@ def is_ready(c: Container, script: Script, now: float) -> bool:
 def next_wake(c: Container, script: Script, now: float) -> float | None:
     """The earliest moment after `now` at which this container's state or readiness changes."""
     state = c.state
+    if c.hold is not None and state in ("creating", "backoff"):
+        return None  # the kubelet retries at its next sync
     if state == "creating":
         return c.created_at + c.start_delay
     if state == "backoff":

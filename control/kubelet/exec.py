@@ -9,9 +9,10 @@ Guarantees:
   `container not found ("<name>")` (upstream's `GetExec`); a request without the upgrade 400.
 - A container's files live as long as its run does: every exec into the same run sees what an
   earlier one wrote; a restart (a new container ID) starts from fresh files.
-- The environment is the container's `env` values (`value`; `valueFrom` is not resolved yet)
-  with `HOSTNAME`, `HOME` and `PATH`; `attach` runs the container's command (or its image's
-  shell for busybox-like images) the same way exec does.
+- The environment is the one the run started with (`runtime`: env, envFrom, valueFrom, `$(VAR)`)
+  with `HOSTNAME`, `HOME` and `PATH`; the files are the run's, with the pod's volumes mounted;
+  `attach` runs the container's (expanded) command (or its image's shell for busybox-like images)
+  the same way exec does.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from control.client.remotecommand import UPGRADE, FrameReader
 from control.client.serving import Exchange, HttpError, Request
 from control.clock import Clock
 from control.kubelet.containers import Container
-from control.kubelet.filesystem import Filesystem
+from control.kubelet.filesystem import pod_hostname
+from control.kubelet.runtime import Runtime
 from control.kubelet.shell import SHELLS, Shell
 from control.kubelet.terminal import BUSYBOX_IMAGES, Session
 
@@ -58,6 +60,8 @@ class ExecTarget:
     pod_ip: str
     env: dict[str, str]
     command: tuple[str, ...]  # what the container runs (attach joins it)
+    pod: dict[str, Any]
+    container: str
 
 
 def parse_exec(target: str) -> ExecRequest:
@@ -80,7 +84,7 @@ def image_command(image: str) -> tuple[str, ...]:
     return ("sh",) if name in SHELL_IMAGES else ()
 
 
-def find_target(found: Found | None, request: ExecRequest) -> ExecTarget:
+def find_target(found: Found | None, request: ExecRequest, runtime: Runtime) -> ExecTarget:
     """The running container a request means, or the HttpError the kubelet answers."""
     if found is None:
         raise HttpError(404, "pod does not exist")
@@ -89,41 +93,22 @@ def find_target(found: Found | None, request: ExecRequest) -> ExecTarget:
     if container is None or container.state != "running" or container.current is None:
         raise HttpError(404, f'container not found ("{request.container}")')
     spec = next((c for c in (pod.get("spec") or {}).get("containers") or [] if c.get("name") == container.name), {})
-    env = {e["name"]: str(e.get("value", "")) for e in spec.get("env") or []
-           if isinstance(e, dict) and isinstance(e.get("name"), str) and "valueFrom" not in e}
     meta = pod.get("metadata") or {}
+    pod_ip = getattr(record, "pod_ip", "") or ""
+    made = runtime.config(pod, container.name, container.current.container_id, getattr(record, "host_ip", ""), pod_ip)
     image = spec.get("image") or container.image
-    command = tuple(spec.get("command") or ()) + tuple(spec.get("args") or ()) or image_command(image)
+    command = made.command + made.args or image_command(image)
     return ExecTarget(container.current.container_id, image, meta.get("name", ""), meta.get("namespace", ""),
-                      getattr(record, "pod_ip", "") or "", env, command)
-
-
-class Sandboxes:
-    """The files of each container run, by container ID."""
-
-    def __init__(self) -> None:
-        self.files: dict[str, Filesystem] = {}
-
-    def of(self, target: ExecTarget) -> Filesystem:
-        fs = self.files.get(target.container_id)
-        if fs is None:
-            fs = self.files[target.container_id] = Filesystem.for_container(
-                pod_name=target.pod_name, namespace=target.namespace, pod_ip=target.pod_ip)
-        return fs
-
-    def keep_only(self, live: set[str]) -> None:
-        """Forget the files of runs that ended (called with the IDs of the runs alive now)."""
-        for gone in set(self.files) - live:
-            del self.files[gone]
+                      pod_ip, dict(made.env), command, pod, container.name)
 
 
 class ExecServer:
     """Answers exec/attach requests for the kubelet's node server."""
 
     def __init__(self, lookup: Callable[[str, str], Found | None], *, clock: Clock,
-                 live_ids: Callable[[], set[str]] = set):
+                 live_ids: Callable[[], set[str]] = set, runtime: Runtime | None = None):
         self.lookup, self.clock, self.live_ids = lookup, clock, live_ids
-        self.sandboxes = Sandboxes()
+        self.runtime = runtime or Runtime(None, clock=clock)
 
     @staticmethod
     def serves(path: str) -> bool:
@@ -135,10 +120,11 @@ class ExecServer:
         wanted = parse_exec(request.target)
         if header(request.headers, b"upgrade").lower() != UPGRADE.decode():
             raise HttpError(400, "exec needs an upgraded connection (Upgrade: kubekitchen.dev/remotecommand)")
-        target = find_target(self.lookup(wanted.namespace, wanted.pod), wanted)
-        self.sandboxes.keep_only(self.live_ids() | {target.container_id})
+        target = find_target(self.lookup(wanted.namespace, wanted.pod), wanted, self.runtime)
+        self.runtime.keep_only(self.live_ids() | {target.container_id})
         argv = list(wanted.command) if wanted.action == "exec" else list(target.command)
-        shell = Shell(self.sandboxes.of(target), clock=self.clock, hostname=target.pod_name, env=target.env,
+        files = self.runtime.files(target.pod, target.container, target.container_id, target.pod_ip)
+        shell = Shell(files, clock=self.clock, hostname=pod_hostname(target.pod)[0] or target.pod_name, env=target.env,
                       name=next((n for n in [argv[0].rsplit("/", 1)[-1]] if n in SHELLS), "sh") if argv else "sh")
         wire = exchange.wire
         wire.send(h11.InformationalResponse(status_code=101, headers=[(b"connection", b"Upgrade"),

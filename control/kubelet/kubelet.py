@@ -1,6 +1,6 @@
 """The kubelet of one simulated node, wired together: its HTTP server (logs, traffic to its pods,
 the Summary API, exec and attach into its containers), Node registration, Lease and status heartbeats, and the pod worker fed by an
-informer on `spec.nodeName=<node>`.
+informer on `spec.nodeName=<node>`, with the ConfigMap, Secret and Service informers its runtime reads.
 
 Guarantees: the HTTP server listens before the Node is registered (the Node names its port),
 on the node's InternalIP at port 10250 when it can (each node has its own address, as real nodes
@@ -22,7 +22,7 @@ from control.client.component import connect, run_all
 from control.client.events import EventQueue, EventRecorder
 from control.client.http import HubClient
 from control.client.informer import Handlers, Informer
-from control.client.resources import NODES, PODS, key_of
+from control.client.resources import CONFIGMAPS, NODES, PODS, SECRETS, SERVICES, key_of
 from control.client.runner import Runner
 from control.client.timings import Timings
 from control.client.workqueue import WorkQueue
@@ -31,8 +31,11 @@ from control.kubelet.exec import ExecServer
 from control.kubelet.heartbeat import NodeAgent
 from control.kubelet.logs import LogServer
 from control.kubelet.node import IpPool, internal_ip
+from control.kubelet.envvars import NodeFacts
 from control.kubelet.podstate import scripts_of
 from control.kubelet.pods import PodWorker
+from control.kubelet.projection import referenced
+from control.kubelet.runtime import Runtime
 from control.kubelet.server import Answer, KubeletServer, serve_answer
 from control.kubelet.usage import PodView, UsageMeter, summary
 
@@ -52,12 +55,21 @@ class Kubelet:
         self.workers, self.rng = workers, rng
         self.pod_informer = Informer(client, PODS, field_selector=f"spec.nodeName={node}", clock=self.clock)
         self.node_informer = Informer(client, NODES, field_selector=f"metadata.name={node}", clock=self.clock)
+        # The kubelet's ConfigMap and Secret managers (upstream's watch-based strategy): env and
+        # volumes are made from these caches, and a change re-syncs the pods that use the object.
+        self.configmap_informer = Informer(client, CONFIGMAPS, clock=self.clock)
+        self.secret_informer = Informer(client, SECRETS, clock=self.clock)
+        self.service_informer = Informer(client, SERVICES, clock=self.clock)  # service-link env vars
+        self.runtime = Runtime(client, clock=self.clock, configmaps=self.configmap_informer.cache,
+                               secrets=self.secret_informer.cache, services=self.service_informer.cache,
+                               data_dir=self.config.data_dir,
+                               facts=NodeFacts(cpu=self.config.cpu, memory=self.config.memory))
         self.queue = WorkQueue(clock=self.clock)
         self.worker: PodWorker | None = None
         self.logs = LogServer(self._log_target, clock=self.clock, interval=self.config.log_interval)
         self.meter = UsageMeter(self.timings.cpu_window)
         self.streams = ExecServer(lambda namespace, name: self.worker.current(namespace, name) if self.worker else None,
-                                  clock=self.clock, live_ids=self._live_container_ids)
+                                  clock=self.clock, live_ids=self._live_container_ids, runtime=self.runtime)
         self.server = KubeletServer(self.logs, serve=self.serve, stats=self.stats, streams=self.streams)
         self.started_at = self.clock.now()
         self.agent: NodeAgent | None = None
@@ -108,11 +120,21 @@ class Kubelet:
         self.events = EventQueue(EventRecorder(self.client, "kubelet", self.node, clock=self.clock))
         self.worker = PodWorker(self.client, self.pod_informer.cache, node=self.node, host_ip=self.address,
                                 pool=IpPool(self.agent.pod_cidr), config=self.config, clock=self.clock,
-                                events=self.events, rng=self.rng)
+                                events=self.events, rng=self.rng, runtime=self.runtime)
         enqueue = self.queue.add
         self.pod_informer.add_handlers(Handlers(on_add=lambda o: enqueue(key_of(o)),
                                                 on_update=lambda old, new: enqueue(key_of(new)),
                                                 on_delete=lambda o: enqueue(key_of(o))))
+        pods = self.pod_informer.cache
+        for kind, informer in (("configmap", self.configmap_informer), ("secret", self.secret_informer)):
+            pods.add_indexer(kind, lambda pod, kind=kind: [f"{pod['metadata'].get('namespace')}/{name}"
+                                                           for name in referenced(pod, kind)])
+
+            def users(obj: dict[str, Any], kind: str = kind) -> None:
+                for pod in pods.by_index(kind, key_of(obj)):
+                    enqueue(key_of(pod))
+            informer.add_handlers(Handlers(on_add=users, on_update=lambda old, new, users=users: users(new),
+                                           on_delete=users))
         agent = self.agent
         self.node_informer.add_handlers(Handlers(on_add=agent.on_node_seen,
                                                  on_update=lambda old, new: agent.on_node_seen(new),
@@ -122,9 +144,9 @@ class Kubelet:
         try:
             await self.setup()
             assert self.agent is not None and self.worker is not None
-            runner = Runner(f"kubelet/{self.node}", self.worker.reconcile, self.queue, [self.pod_informer],
-                            workers=self.workers)
-            await run_all(self.client, [self.pod_informer.run(), self.node_informer.run(), runner.run(),
+            informers = [self.pod_informer, self.configmap_informer, self.secret_informer, self.service_informer]
+            runner = Runner(f"kubelet/{self.node}", self.worker.reconcile, self.queue, informers, workers=self.workers)
+            await run_all(self.client, [*(informer.run() for informer in informers), self.node_informer.run(), runner.run(),
                                         self.agent.lease_loop(), self.agent.status_loop(), self.events.run()])
         finally:
             await self.server.close()

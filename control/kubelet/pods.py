@@ -11,8 +11,12 @@ Guarantees:
 - Graceful deletion: a pod with deletionTimestamp has its containers stopped (Killing), and after
   min(deletionGracePeriodSeconds, termination_seconds) the final delete is sent with grace 0 and
   a uid precondition (a new pod with the same name is never deleted by mistake).
+- Before each step the runtime (`runtime.Runtime`) sets up the pod's volumes and makes the config
+  of the containers about to start; a container that cannot start yet is held (ContainerCreating
+  or CreateContainerConfigError) and the pod is looked at again after the sync period (and at once
+  when a ConfigMap or Secret it uses changes). A run's files are made when it starts.
 - A pod that vanished from the hub, or came back with a new uid, is forgotten: its IP is freed and
-  its logs go. A pod found already running here (kubelet restart) is adopted, not restarted; a
+  its logs, volumes and files go. A pod found already running here (kubelet restart) is adopted, not restarted; a
   pod that finished before this kubelet started is left alone.
 """
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import random
+from dataclasses import replace
 from typing import Any
 
 from control import errors
@@ -28,13 +33,14 @@ from control.client.resources import PODS
 from control.client.runner import DONE, Result, requeue_after
 from control.clock import Clock
 from control.kinds.meta import is_condition_true
-from control.kubelet.behaviour import Script, script_for
+from control.kubelet.behaviour import Script, echoes_with, script_for
 from control.kubelet.config import KubeletConfig
-from control.kubelet.containers import Container, Happening, advance
+from control.kubelet.containers import Container, Happening, advance, container_id
 from control.kubelet.logs import LogTarget
 from control.kubelet.node import IpPool
 from control.kubelet.podstate import PodRecord, new_record, restart_policy, scripts_of, step_pod
 from control.kubelet.podstatus import record_from_status, render_status
+from control.kubelet.runtime import Event, Runtime
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
@@ -63,11 +69,12 @@ def knob_failures(pod: Obj, status: Obj, now: float) -> tuple[Happening, ...]:
 
 class PodWorker:
     def __init__(self, client: Any, pods: Cache, *, node: str, host_ip: str, pool: IpPool, config: KubeletConfig,
-                 clock: Clock, events: Any, rng: random.Random | None = None):
+                 clock: Clock, events: Any, rng: random.Random | None = None, runtime: Runtime | None = None):
         self.client, self.pods, self.node, self.host_ip = client, pods, node, host_ip
         self.pool, self.config, self.clock, self.events = pool, config, clock, events
         self.rng = rng or random.Random()
         self.records: dict[str, PodRecord] = {}
+        self.runtime = runtime or Runtime(client, clock=clock, data_dir=config.data_dir)
 
     # --- reconcile -------------------------------------------------------------------------------
 
@@ -88,20 +95,40 @@ class PodWorker:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 return DONE
             record = self.admit(pod, now)
+        holds, said, wakes = None, [], []
+        if record.stopping_since is None and not meta.get("deletionTimestamp"):
+            prepared = await self.runtime.prepare(pod, record.containers, record.host_ip, record.pod_ip)
+            holds, said = prepared.holds, prepared.events
+            wakes += [prepared.wake] if prepared.wake is not None else []
+            wakes += [now + self.config.sync_seconds] if holds or prepared.retry else []
         step = step_pod(pod, record, now, backoff=self.config.backoff,
-                        termination_seconds=self.config.termination_seconds)
+                        termination_seconds=self.config.termination_seconds, holds=holds)
+        await self.say(pod, said)  # before the write: the runtime tells each new trouble once
         status = render_status(pod, step.record, now)
         if status != (pod.get("status") or {}):
             await self.client.replace_status(PODS, {**pod, "apiVersion": "v1", "kind": "Pod", "status": status})
         self.records[key] = step.record
+        self._started(pod, step.record, step.happenings)
         await self.tell(pod, step.happenings + knob_failures(pod, status, now))
         if step.delete_due:
             await self._final_delete(pod)
             self.forget(key)
             return DONE
-        if step.wake is not None:
-            return requeue_after(max(0.0, step.wake - now))
+        wakes += [step.wake] if step.wake is not None else []
+        if wakes:
+            return requeue_after(max(0.0, min(wakes) - now))
         return DONE
+
+    def _started(self, pod: Obj, record: PodRecord, happenings: tuple[Happening, ...]) -> None:
+        """Make the files of every run that just started, as they are at its start."""
+        for happening in happenings:
+            container = record.container(happening.container) if happening.kind == "started" else None
+            if container is not None:
+                run_id = container_id(container.seed, happening.run)
+                if happening.run > 0:  # a restart starts from fresh files: the last run's go
+                    self.runtime.sandboxes.pop(container_id(container.seed, happening.run - 1), None)
+                self.runtime.config(pod, container.name, run_id, record.host_ip, record.pod_ip)
+                self.runtime.files(pod, container.name, run_id, record.pod_ip)
 
     def admit(self, pod: Obj, now: float) -> PodRecord:
         """Take a pod on: reserve its IP and create (or adopt) its record."""
@@ -126,6 +153,8 @@ class PodWorker:
         record = self.records.pop(key, None)
         if record is not None:
             self.pool.release(record.uid)
+            runs = {container_id(c.seed, n) for c in record.containers for n in range(c.restart_count + 2)}
+            self.runtime.forget(record.uid, runs)
 
     async def _final_delete(self, pod: Obj) -> None:
         meta = pod["metadata"]
@@ -146,6 +175,12 @@ class PodWorker:
                 if (type_, reason, message) not in told:
                     told.add((type_, reason, message))
                     await self.events.record(subject, type_, reason, message)
+
+    async def say(self, pod: Obj, events: list[Event]) -> None:
+        """Record the runtime's Events (FailedMount, Failed, InvalidEnvironmentVariableNames)."""
+        subject = {**pod, "apiVersion": "v1", "kind": "Pod"}
+        for type_, reason, message in dict.fromkeys(events):
+            await self.events.record(subject, type_, reason, message)
 
     def event_texts(self, pod: Obj, happening: Happening) -> list[tuple[str, str, str]]:
         meta = pod["metadata"]
@@ -199,5 +234,8 @@ class PodWorker:
         script = script_for(pod, spec) if pod and spec else Script()
         if pod is not None and record and record.stopping_since is None:
             found, _ = advance(found, script, restart_policy(pod), self.clock.now(), self.config.backoff)
+        made = self.runtime.configs.get(found.last_run.container_id) if found.last_run else None
+        if made is not None and (made.command or made.args):  # what the run really echoed
+            script = replace(script, echo=echoes_with(made.command + made.args, made.env))
         return LogTarget(found, script, (spec or {}).get("image") or found.image)
 

@@ -1,8 +1,9 @@
 """One pod as the kubelet runs it: its containers, its IP, and the pure step from now to next.
 
 Guarantees: `step_pod(pod, record, now, ...)` is pure: it advances every container to `now`
-(see `containers`), stops them all once the pod carries a deletionTimestamp, and says when to look
-again (`wake`) and whether the final delete is due (`delete_due`: the stop has taken
+(see `containers`; `holds` puts containers that cannot start yet on hold, or lets them go),
+stops them all once the pod carries a deletionTimestamp, and says when to look again (`wake`)
+and whether the final delete is due (`delete_due`: the stop has taken
 min(deletionGracePeriodSeconds, termination_seconds)). `pod_phase` derives the phase from the
 containers alone: Pending while one is still being created, Succeeded/Failed when all have ended
 for good (all exit 0 -> Succeeded), Running otherwise.
@@ -15,7 +16,8 @@ from typing import Any
 
 from control.kubelet.behaviour import Script, script_for
 from control.kubelet.config import BackoffPolicy
-from control.kubelet.containers import Container, Happening, advance, is_ready, new_container, next_wake, stop
+from control.kubelet.containers import (Container, Happening, advance, gate, is_ready, new_container, next_wake,
+                                       stop)
 
 Obj = dict[str, Any]
 
@@ -72,7 +74,7 @@ def stop_seconds(pod: Obj, termination_seconds: float) -> float:
 
 
 def step_pod(pod: Obj, record: PodRecord, now: float, *, backoff: BackoffPolicy,
-             termination_seconds: float) -> PodStep:
+             termination_seconds: float, holds: dict[str, tuple[str, str]] | None = None) -> PodStep:
     scripts = scripts_of(pod)
     policy = restart_policy(pod)
     deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
@@ -82,6 +84,8 @@ def step_pod(pod: Obj, record: PodRecord, now: float, *, backoff: BackoffPolicy,
     containers, happenings = [], []
     for container in record.containers:
         script = scripts.get(container.name, Script())
+        if holds is not None:
+            container = gate(container, holds.get(container.name), now)
         container, happened = advance(container, script, policy, now, backoff)
         happenings += happened
         if deleting:

@@ -43,6 +43,9 @@ def _state(c: Container, pod_meta: Obj) -> tuple[Obj, Obj]:
     """(state, lastState) of a container as Kubernetes shows them."""
     state = c.state
     last = {"terminated": _terminated(c.previous)} if c.previous else {}
+    if c.hold is not None and state in ("creating", "backoff"):
+        reason, message = c.hold
+        return {"waiting": {"reason": reason, **({"message": message} if message else {})}}, last
     if state == "creating":
         return {"waiting": {"reason": "ContainerCreating"}}, last
     if state == "backoff":

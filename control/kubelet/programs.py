@@ -126,10 +126,16 @@ async def cat(shell: Shell, args: list[str], io: Streams) -> int:
 
 def _long_entry(shell: Shell, path: str, name: str) -> str:
     stamp = shell.today()[4:16]  # "Nov 23 15:57"
+    mode = shell.fs.mode(path)
     if shell.fs.is_dir(path):
-        return f"drwxr-xr-x    2 root     root          4096 {stamp} {name}"
-    size = len(shell.fs.files[path])
-    return f"-rw-r--r--    1 root     root    {size:>10} {stamp} {name}"
+        return f"d{permissions(mode)}    2 root     root          4096 {stamp} {name}"
+    size = shell.fs.size(path)
+    return f"-{permissions(mode)}    1 root     root    {size:>10} {stamp} {name}"
+
+
+def permissions(mode: int) -> str:
+    """`ls -l`'s rwx letters of a mode (0o644 -> rw-r--r--)."""
+    return "".join(letter if mode & (1 << (8 - i)) else "-" for i, letter in enumerate("rwxrwxrwx"))
 
 
 @program("ls")
@@ -286,7 +292,7 @@ def _test(shell: Shell, args: list[str]) -> bool | str:
         path = shell.fs.resolve(shell.cwd, operand)
         checks = {"-z": lambda: operand == "", "-n": lambda: operand != "", "-e": lambda: shell.fs.exists(path),
                   "-f": lambda: shell.fs.is_file(path), "-d": lambda: shell.fs.is_dir(path),
-                  "-s": lambda: bool(shell.fs.files.get(path))}
+                  "-s": lambda: shell.fs.is_file(path) and shell.fs.size(path) > 0}
         return checks[op]() if op in checks else f"{op}: unknown operand"
     if len(args) == 3:
         left, op, right = args

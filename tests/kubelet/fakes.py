@@ -103,6 +103,18 @@ class FakeHub:
         return self.objects.pop(key)
 
 
+    async def request(self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None) -> Any:
+        """Only TokenRequest (POST .../serviceaccounts/NAME/token): a numbered fake token."""
+        self.actions.append((method.lower(), "token", path))
+        queued = self.failures.get("token")
+        if queued:
+            raise queued.pop(0)
+        if not path.endswith("/token") or method != "POST":
+            raise errors.NotFound(f"no fake for {method} {path}")
+        self.tokens = getattr(self, "tokens", 0) + 1
+        return {**body, "status": {"token": f"token-{self.tokens}"}}
+
+
 class FakeEvents:
     def __init__(self):
         self.told: list[tuple[str, str, str, str]] = []

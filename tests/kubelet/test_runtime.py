@@ -1,0 +1,310 @@
+"""The pod worker with its runtime, on a fake hub and a FakeClock: CreateContainerConfigError until
+the ConfigMap appears, env fixed at the start while mounted files follow the ConfigMap (subPath
+does not), a claim that is missing or unbound keeps the pod ContainerCreating, and the
+ServiceAccount token is requested, bound to the pod and renewed."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import copy
+
+from control import errors
+from control.client.informer import Cache
+from control.client.resources import PERSISTENTVOLUMECLAIMS, PODS
+from control.client.runner import DONE, requeue_after
+from control.clock import FakeClock
+from control.kubelet.config import BackoffPolicy, KubeletConfig
+from control.kubelet.containers import container_id
+from control.kubelet.node import IpPool
+from control.kubelet.pods import PodWorker
+from control.kubelet.runtime import Runtime
+from tests.kubelet.fakes import FakeEvents, FakeHub
+
+KEY = "default/web"
+SYNC = 2.0
+
+
+def manifest(**container):
+    app = {"name": "app", "image": "nginx:1.25", **container}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
+            "spec": {"nodeName": "node-1", "restartPolicy": "Always", "serviceAccountName": "default",
+                     "containers": [app], "volumes": [
+                         {"name": "config", "configMap": {"name": "app", "optional": True}},
+                         {"name": "kube-api-access-abcde", "projected": {"defaultMode": 420, "sources": [
+                             {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                             {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                             {"downwardAPI": {"items": [{"path": "namespace",
+                                                         "fieldRef": {"fieldPath": "metadata.namespace"}}]}}]}}]},
+            "status": {"phase": "Pending"}}
+
+
+MOUNTS = [{"name": "config", "mountPath": "/etc/config"},
+          {"name": "config", "mountPath": "/etc/motd", "subPath": "motd"},
+          {"name": "kube-api-access-abcde", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": True}]
+
+
+class Node:
+    def __init__(self, tmp_path=None):
+        self.hub, self.cache, self.clock, self.events = FakeHub(), Cache(), FakeClock(), FakeEvents()
+        self.configmaps, self.secrets = Cache(), Cache()
+        config = KubeletConfig(start_delay=(0.0, 0.0), backoff=BackoffPolicy(2, 8, 600), sync_seconds=SYNC,
+                               data_dir=tmp_path)
+        self.runtime = Runtime(self.hub, clock=self.clock, configmaps=self.configmaps, secrets=self.secrets,
+                               data_dir=tmp_path)
+        self.worker = PodWorker(self.hub, self.cache, node="node-1", host_ip="127.0.1.1", pool=IpPool("10.244.1.0/24"),
+                                config=config, clock=self.clock, events=self.events, runtime=self.runtime)
+
+    def submit(self, pod):
+        stored = self.hub.put(PODS, pod)
+        self.cache.put(copy.deepcopy(stored))
+
+    def configmap(self, name, **data):
+        self.configmaps.put({"metadata": {"name": name, "namespace": "default"}, "data": data})
+
+    async def reconcile(self):
+        result = await self.worker.reconcile(KEY)
+        self.cache.put(self.hub.stored(PODS, "web", "default"))
+        return result
+
+    def status(self):
+        return self.hub.stored(PODS, "web", "default")["status"]["containerStatuses"][0]
+
+    def run_id(self):
+        return self.status()["containerID"].removeprefix("kitchen://")
+
+    def files(self):
+        return self.runtime.files(self.cache.get(KEY), "app", self.run_id(), "10.244.1.2")
+
+    def env(self):
+        return self.runtime.config(self.cache.get(KEY), "app", self.run_id()).env
+
+
+def run(scenario):
+    asyncio.run(scenario())
+
+
+def test_a_missing_config_map_is_create_container_config_error_until_it_appears():
+    node = Node()
+
+    async def scenario():
+        node.submit(manifest(env=[{"name": "COLOR", "valueFrom": {"configMapKeyRef": {"name": "app", "key": "color"}}}],
+                             volumeMounts=MOUNTS))
+        assert await node.reconcile() == requeue_after(SYNC)
+        assert node.status()["state"] == {"waiting": {"reason": "CreateContainerConfigError",
+                                                      "message": 'configmap "app" not found'}}
+        assert node.hub.stored(PODS, "web", "default")["status"]["phase"] == "Pending"
+        assert ("web", "Warning", "Failed", 'Error: configmap "app" not found') in node.events.told
+        writes, told = node.hub.verbs("pods").count("replace_status"), len(node.events.told)
+        await node.clock.advance(SYNC)
+        assert await node.reconcile() == requeue_after(SYNC)
+        assert node.hub.verbs("pods").count("replace_status") == writes and len(node.events.told) == told
+        node.configmap("app", other="x")
+        await node.reconcile()
+        assert node.status()["state"]["waiting"]["message"] == "couldn't find key color in ConfigMap default/app"
+        node.configmap("app", color="blue", motd="hello")
+        await node.clock.advance(1)
+        assert await node.reconcile() != requeue_after(SYNC)
+        assert "running" in node.status()["state"] and node.env()["COLOR"] == "blue"
+        assert node.events.reasons()[-3:] == ["Pulled", "Created", "Started"]
+
+    run(scenario)
+
+
+def test_mounted_files_follow_the_config_map_but_env_and_sub_path_do_not():
+    node = Node()
+
+    async def scenario():
+        node.configmap("app", color="blue", motd="hello")
+        node.submit(manifest(env=[{"name": "COLOR", "valueFrom": {"configMapKeyRef": {"name": "app", "key": "color"}}}],
+                             volumeMounts=MOUNTS))
+        await node.reconcile()
+        fs = node.files()
+        assert fs.read("/etc/config/color") == b"blue" and fs.read("/etc/motd") == b"hello"
+        node.configmap("app", color="green", motd="bye")
+        await node.clock.advance(5)
+        await node.reconcile()  # the kubelet's watch of the ConfigMap enqueues the pod
+        assert fs.read("/etc/config/color") == b"green" and fs.list_dir("/etc/config") == ["color", "motd"]
+        assert fs.read("/etc/motd") == b"hello", "subPath keeps the old value"
+        assert node.env()["COLOR"] == "blue", "env keeps the old value"
+
+    run(scenario)
+
+
+def test_the_service_account_token_is_requested_bound_to_the_pod_and_renewed():
+    node = Node()
+
+    async def scenario():
+        node.configmap("kube-root-ca.crt", **{"ca.crt": "PEM"})
+        node.submit(manifest(volumeMounts=MOUNTS))
+        result = await node.reconcile()
+        assert result.outcome == "requeue_after" and abs(result.after - 0.8 * 3607) < 1e-3
+        fs = node.files()
+        folder = "/var/run/secrets/kubernetes.io/serviceaccount"
+        assert fs.list_dir(folder) == ["ca.crt", "namespace", "token"]
+        assert fs.read(f"{folder}/token") == b"token-1" and fs.read(f"{folder}/namespace") == b"default"
+        assert fs.read(f"{folder}/ca.crt") == b"PEM"
+        await node.clock.advance(0.8 * 3607)
+        await node.reconcile()
+        assert fs.read(f"{folder}/token") == b"token-2"
+        assert [a for a in node.hub.actions if a[1] == "token"] == [
+            ("post", "token", "/api/v1/namespaces/default/serviceaccounts/default/token")] * 2
+
+    run(scenario)
+
+
+def test_a_token_that_cannot_be_had_is_retried_without_holding_the_pod():
+    node = Node()
+
+    async def scenario():
+        node.hub.fail("token", errors.NotFound('serviceaccounts "default" not found'))
+        node.submit(manifest(volumeMounts=MOUNTS))
+        assert await node.reconcile() == requeue_after(SYNC)
+        assert "running" in node.status()["state"] and not node.files().exists(
+            "/var/run/secrets/kubernetes.io/serviceaccount/token")
+        node.hub.fail("token", errors.NotFound('serviceaccounts "default" not found'))
+        await node.clock.advance(SYNC)  # 2 s: past the first back-off (1 s), the second request fails too
+        await node.reconcile()
+        await node.clock.advance(1)  # inside the second back-off (2 s): no request
+        await node.reconcile()
+        assert len([a for a in node.hub.actions if a[1] == "token"]) == 2
+        await node.clock.advance(SYNC)
+        await node.reconcile()
+        assert node.files().read("/var/run/secrets/kubernetes.io/serviceaccount/token") == b"token-1"
+
+    run(scenario)
+
+
+def test_a_claim_missing_or_unbound_keeps_the_pod_creating_then_its_disk_is_mounted(tmp_path):
+    node = Node(tmp_path)
+
+    async def scenario():
+        pod = manifest(volumeMounts=[{"name": "data", "mountPath": "/data"}])
+        pod["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "store"}}]
+        node.submit(pod)
+        assert await node.reconcile() == requeue_after(SYNC)
+        assert node.status()["state"] == {"waiting": {"reason": "ContainerCreating"}}
+        assert node.events.told[-1][2:] == ("FailedMount", "Unable to attach or mount volumes: unmounted volumes=[data]: "
+                                            "error processing PVC default/store: failed to fetch PVC from API server: "
+                                            'persistentvolumeclaims "store" not found')
+        claim = {"metadata": {"name": "store", "namespace": "default"}, "spec": {}, "status": {"phase": "Pending"}}
+        node.hub.put(PERSISTENTVOLUMECLAIMS, claim)
+        await node.clock.advance(SYNC)
+        assert await node.reconcile() == requeue_after(SYNC)
+        assert node.events.told[-1][3].endswith("error processing PVC default/store: PVC is not bound")
+        node.hub.put(PERSISTENTVOLUMECLAIMS, {**claim, "spec": {"volumeName": "pv-store"}, "status": {"phase": "Bound"}})
+        await node.clock.advance(SYNC)
+        await node.reconcile()
+        assert "running" in node.status()["state"]
+        node.files().write("/data/kept", b"yes")
+        assert (tmp_path / "volumes" / "pv-store" / "kept").read_bytes() == b"yes"
+
+    run(scenario)
+
+
+def test_a_forgotten_pod_drops_its_runs_files_and_configs():
+    node = Node()
+
+    async def scenario():
+        node.configmap("app", color="blue")
+        node.submit(manifest(volumeMounts=MOUNTS))
+        await node.reconcile()
+        run_id = node.run_id()
+        assert run_id in node.runtime.sandboxes and run_id in node.runtime.configs
+        uid = node.hub.stored(PODS, "web", "default")["metadata"]["uid"]
+        assert run_id == container_id(f"{uid}/app", 0)
+        node.hub.objects.clear()
+        node.cache.pop(KEY)
+        assert await node.worker.reconcile(KEY) == DONE
+        assert run_id not in node.runtime.sandboxes and run_id not in node.runtime.configs
+        assert uid not in node.runtime.volumes.pods
+
+    run(scenario)
+
+
+def test_secret_env_is_decoded():
+    node = Node()
+
+    async def scenario():
+        node.secrets.put({"metadata": {"name": "db", "namespace": "default"},
+                          "data": {"password": base64.b64encode(b"s3cret").decode()}})
+        node.submit(manifest(envFrom=[{"secretRef": {"name": "db"}, "prefix": "DB_"}]))
+        await node.reconcile()
+        assert node.env() == {"DB_password": "s3cret"}
+
+    run(scenario)
+
+
+def test_logs_echo_the_expanded_command():
+    node = Node()
+
+    async def scenario():
+        node.submit(manifest(image="busybox", command=["sh", "-c", "echo $(GREETING) to $NAME; sleep infinity"],
+                             env=[{"name": "NAME", "value": "you"}, {"name": "GREETING", "value": "hi $(NAME)"}]))
+        await node.reconcile()
+        assert node.worker.log_target("default", "web", "app").script.echo == ("hi you to you",)
+
+    run(scenario)
+
+
+def test_a_failing_renewal_waits_out_its_back_off_instead_of_spinning():
+    node = Node()
+
+    async def scenario():
+        node.submit(manifest(volumeMounts=MOUNTS))
+        await node.reconcile()
+        await node.clock.advance(0.8 * 3607)
+        node.hub.fail("token", errors.ServiceUnavailable("the hub is away"))
+        result = await node.reconcile()
+        assert result.outcome == "requeue_after" and result.after >= 1.0
+        fs = node.files()
+        assert fs.read("/var/run/secrets/kubernetes.io/serviceaccount/token") == b"token-1", "the old token stays"
+        await node.clock.advance(result.after)
+        await node.reconcile()
+        assert fs.read("/var/run/secrets/kubernetes.io/serviceaccount/token") == b"token-2"
+
+    run(scenario)
+
+
+def test_a_restart_starts_from_fresh_files_with_its_own_config():
+    node = Node()
+
+    async def scenario():
+        node.configmap("app", color="blue")
+        pod = manifest(env=[{"name": "COLOR", "valueFrom": {"configMapKeyRef": {"name": "app", "key": "color"}}}],
+                       volumeMounts=MOUNTS)
+        pod["metadata"]["annotations"] = {"kubekitchen.dev/crash-after": "5"}
+        node.submit(pod)
+        await node.reconcile()
+        first = node.run_id()
+        node.files().write("/tmp/mine", b"x")
+        node.configmap("app", color="green")
+        await node.clock.advance(5 + 2)  # the crash, then the 2 s back-off
+        await node.reconcile()
+        await node.reconcile()
+        assert node.status()["restartCount"] == 1 and node.run_id() != first
+        assert first not in node.runtime.sandboxes and not node.files().exists("/tmp/mine")
+        assert node.env()["COLOR"] == "green", "a new run makes its env anew"
+
+    run(scenario)
+
+
+def test_a_downward_api_file_follows_the_pods_labels():
+    node = Node()
+
+    async def scenario():
+        pod = manifest(volumeMounts=[{"name": "info", "mountPath": "/etc/podinfo"}])
+        pod["spec"]["volumes"] = [{"name": "info", "downwardAPI": {"items": [
+            {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}}]
+        node.submit(pod)
+        await node.reconcile()
+        fs = node.files()
+        assert fs.read("/etc/podinfo/labels") == b'app="web"'
+        stored = node.hub.stored(PODS, "web", "default")
+        stored["metadata"]["labels"]["tier"] = "front"
+        node.submit(stored)  # `kubectl label pod web tier=front`: the pod informer enqueues it
+        await node.reconcile()
+        assert fs.read("/etc/podinfo/labels") == b'app="web"\ntier="front"'
+
+    run(scenario)
