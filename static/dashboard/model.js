@@ -6,8 +6,16 @@
 // change of its object, never on a timer.
 // The built-in kinds the snapshot holds come from the server (control/protocol.py, as the page's
 // data-snapshot-kinds): the page keeps no list of its own.
+// Events are bounded: at most KEEP_EVENTS (the newest) are kept. The newest Warning about each
+// object is kept apart (`warnings`), and the object is marked changed so its chip or row shows it.
 export const RESOURCES = JSON.parse(document.body.dataset.snapshotKinds || "[]");
 const HPA_SAMPLES = 240;
+const KEEP_EVENTS = 200;
+const WARNED = { Pod: "pods", Job: "jobs", Deployment: "deployments", ReplicaSet: "replicasets", CronJob: "cronjobs" };
+
+export function warningKey(kind, ns, name) {
+  return `${kind}|${ns ? `${ns}/` : ""}${name}`;
+}
 
 // One point of an HPA's chart, from its view model; equal neighbours are one point.
 function addSample(history, vm) {
@@ -27,6 +35,7 @@ export class Model {
     this.reset = false;
     this.hpaHistory = new Map(); // HPA key -> points from the snapshot on
     this.hpaOlder = new Map(); // HPA key -> points from the history before the snapshot
+    this.warnings = new Map(); // warningKey of an object -> the newest Warning event about it
     for (const resource of RESOURCES) this.track(resource);
   }
 
@@ -55,6 +64,8 @@ export class Model {
     this.hpaOlder.clear();
     this.hpaHistory.clear();
     for (const vm of this.objects.horizontalpodautoscalers.values()) this.sample(vm);
+    this.warnings.clear();
+    for (const vm of this.objects.events.values()) this.warn(vm);
     this.revision = message.revision;
     this.reset = true;
   }
@@ -108,13 +119,39 @@ export class Model {
       } else {
         map.set(key, item.vm);
         if (item.resource === "horizontalpodautoscalers") this.sample(item.vm);
+        if (item.resource === "events") this.warn(item.vm);
       }
       this.dirty[item.resource].add(key);
     }
+    this.trimEvents();
     if (message.revision && (this.revision === null || message.revision > this.revision)) {
       this.revision = message.revision;
     }
     return applied;
+  }
+
+  // Remember a Warning as the newest about its object, and mark that object changed.
+  warn(vm) {
+    if (vm.type !== "Warning") return;
+    const key = warningKey(vm.object.kind, vm.object.ns, vm.object.name);
+    const held = this.warnings.get(key);
+    if (held && held.rv > vm.rv) return;
+    this.warnings.set(key, vm);
+    const resource = WARNED[vm.object.kind];
+    if (resource && this.dirty[resource]) {
+      this.dirty[resource].add(vm.object.ns ? `${vm.object.ns}/${vm.object.name}` : vm.object.name);
+    }
+  }
+
+  // Keep only the newest KEEP_EVENTS events (a busy cluster makes thousands).
+  trimEvents() {
+    const events = this.objects.events;
+    if (events.size <= KEEP_EVENTS) return;
+    const oldest = [...events.values()].sort((a, b) => a.rv - b.rv).slice(0, events.size - KEEP_EVENTS);
+    for (const vm of oldest) {
+      events.delete(vm.key);
+      this.dirty.events.add(vm.key);
+    }
   }
 
   setSpokes(states) {
