@@ -11,7 +11,6 @@
 export const RESOURCES = JSON.parse(document.body.dataset.snapshotKinds || "[]");
 const HPA_SAMPLES = 240;
 const KEEP_EVENTS = 200;
-const WARNED = { Pod: "pods", Job: "jobs", Deployment: "deployments", ReplicaSet: "replicasets", CronJob: "cronjobs" };
 
 export function warningKey(kind, ns, name) {
   return `${kind}|${ns ? `${ns}/` : ""}${name}`;
@@ -137,8 +136,10 @@ export class Model {
     const held = this.warnings.get(key);
     if (held && held.rv > vm.rv) return;
     this.warnings.set(key, vm);
-    const resource = WARNED[vm.object.kind];
-    if (resource && this.dirty[resource]) {
+    // The drawn kinds' plurals are their kinds' names + "s" (Pod, Job, Deployment, ReplicaSet,
+    // CronJob); any other kind is not marked, its Warning stays in the Events panel only.
+    const resource = `${vm.object.kind.toLowerCase()}s`;
+    if (this.dirty[resource]) {
       this.dirty[resource].add(vm.object.ns ? `${vm.object.ns}/${vm.object.name}` : vm.object.name);
     }
   }
