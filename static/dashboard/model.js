@@ -110,6 +110,7 @@ export class Model {
       if (!map) continue;
       const key = item.ns ? `${item.ns}/${item.name}` : item.name;
       if (item.type === "DELETED") {
+        if (item.resource === "events") this.unwarn(map.get(key));
         map.delete(key);
         if (item.resource === "horizontalpodautoscalers") {
           this.hpaHistory.delete(key);
@@ -144,6 +145,16 @@ export class Model {
     }
   }
 
+  // An event gone (deleted, or trimmed): its object no longer shows it (the warnings stay bounded).
+  unwarn(vm) {
+    if (!vm || vm.type !== "Warning") return;
+    const key = warningKey(vm.object.kind, vm.object.ns, vm.object.name);
+    if (this.warnings.get(key)?.key !== vm.key) return;
+    this.warnings.delete(key);
+    const resource = `${vm.object.kind.toLowerCase()}s`;
+    if (this.dirty[resource]) this.dirty[resource].add(vm.object.ns ? `${vm.object.ns}/${vm.object.name}` : vm.object.name);
+  }
+
   // Keep only the newest KEEP_EVENTS events (a busy cluster makes thousands).
   trimEvents() {
     const events = this.objects.events;
@@ -152,6 +163,7 @@ export class Model {
     for (const vm of oldest) {
       events.delete(vm.key);
       this.dirty.events.add(vm.key);
+      this.unwarn(vm);
     }
   }
 

@@ -126,3 +126,17 @@ metadata: {name: soup-cook}
     unknown = client.post("/apply/", {"manifest": "apiVersion: v1\nkind: Recipe\nmetadata: {name: r}\n"})
     assert unknown.status_code == 404
     assert 'no matches for kind &quot;Recipe&quot; in version &quot;v1&quot;' in unknown.content.decode()
+
+
+def test_a_custom_kind_is_applied_once_its_crd_is_served(hub, client):
+    from control.restaurant.install import install_crds
+
+    order = "apiVersion: kitchen.kubekitchen.dev/v1\nkind: Order\nmetadata: {name: supper}\nspec: {menu: pasta, count: 2}\n"
+    before = client.post("/apply/", {"manifest": order})
+    assert before.status_code == 404
+    assert 'no matches for kind &quot;Order&quot; in version &quot;kitchen.kubekitchen.dev/v1&quot;' in before.content.decode()
+    install_crds(hub.url)  # the kitchen's CRDs: a kind the dashboard was never told about
+    after = client.post("/apply/", {"manifest": order})
+    assert after.status_code == 200, after.content.decode()
+    assert "order.kitchen.kubekitchen.dev/supper</code>" in after.content.decode()
+    assert get(hub, "orders.kitchen.kubekitchen.dev", "supper")["spec"] == {"menu": "pasta", "count": 2}
