@@ -223,6 +223,8 @@ def test_every_panel_fits_and_every_button_is_whole(browser, stage_hub, width, h
         page.fill("#manifest-text", f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: shown-{width}}}\n")
         page.click("#manifest-form button[type=submit]")
         page.wait_for_selector("#apply-result .outcome.created")
+        page.click("#traffic-form button[type=submit]")  # to a Service that does not exist: the hub's answer
+        page.wait_for_selector("#traffic-result .result")
         assert {sel: page_box(page, sel) for sel in boxes} == boxes
         assert page.evaluate(OVERFLOWING) == []
         assert page.evaluate(LABELS_OVER_THE_STORE) == 0
