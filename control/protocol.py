@@ -25,7 +25,7 @@ RECORD_SERVICE_REQUEST = "service.request"  # one request sent through a node's 
 RECORD_TYPES = (RECORD_REQUEST, RECORD_WATCH, RECORD_SERVICE_REQUEST)
 
 SNAPSHOT_KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "endpoints",
-                  "horizontalpodautoscalers", "customresourcedefinitions")
+                  "horizontalpodautoscalers", "customresourcedefinitions", "jobs", "cronjobs", "events")
 
 KITCHEN_GROUP = "kitchen.kubekitchen.dev"
 ORDER_LABEL = f"{KITCHEN_GROUP}/order"

@@ -1,5 +1,7 @@
 """The manifest form's work: read a YAML stream, then apply each object through the hub as
 `kubectl apply --server-side --force-conflicts` would (create or update, one request per object).
+Each apiVersion and kind is mapped to its resource through the hub's discovery (`dashboard.discovery`),
+so every kind the hub serves can be applied, custom ones and ones added later included.
 
 Guarantees:
 - YAML is read without aliases and without implicit timestamps, so a document is plain JSON; a
@@ -7,6 +9,9 @@ Guarantees:
   metadata.name, raises `ManifestError` with a message naming the document, and nothing is sent.
 - All objects are first applied with `dryRun=All`; if the hub refuses any, its message is shown
   for that object and nothing is stored. Only when all pass are they applied for real, in order.
+- A kind the hub does not serve in that version is refused with kubectl's words
+  (`no matches for kind "X" in version "Y"`, 404) before anything is sent for it, and, as any refusal,
+  nothing of the stream is stored.
 - Each result says what kubectl would print: `deployment.apps/web created|configured|unchanged`.
 Limitation: an object in a namespace created by an earlier document of the same stream fails its
 dry run (the namespace does not exist yet); apply the namespace first.
@@ -21,7 +26,8 @@ import yaml
 
 from control import errors
 from control.client.http import HubClient
-from control.client.resources import BY_KIND, Resource
+from control.client.resources import Resource
+from dashboard import discovery
 
 FIELD_MANAGER = "dashboard"
 APPLY_TYPE = "application/apply-patch+yaml"
@@ -87,8 +93,9 @@ def reference(doc: dict[str, Any], resource: Resource | None = None) -> str:
     return f"{kind}.{group}/{doc['metadata']['name']}" if group else f"{kind}/{doc['metadata']['name']}"
 
 
-def _target(doc: dict[str, Any], default_namespace: str) -> tuple[Resource | None, str | None, str]:
-    resource = BY_KIND.get((doc["apiVersion"], doc["kind"]))
+async def _target(client: HubClient, doc: dict[str, Any],
+                  default_namespace: str) -> tuple[Resource | None, str | None, str]:
+    resource = await discovery.resource_for(client, doc["apiVersion"], doc["kind"])
     namespace = None
     if resource is not None and resource.namespaced:
         namespace = doc["metadata"].get("namespace") or default_namespace
@@ -96,7 +103,10 @@ def _target(doc: dict[str, Any], default_namespace: str) -> tuple[Resource | Non
 
 
 async def _apply_one(client: HubClient, doc: dict[str, Any], default_namespace: str, *, dry_run: bool) -> Outcome:
-    resource, namespace, name = _target(doc, default_namespace)
+    try:
+        resource, namespace, name = await _target(client, doc, default_namespace)
+    except errors.ApiError as exc:  # discovery itself failed (the hub is down, say)
+        return Outcome(reference(doc), "error", exc.message, exc.code)
     ref = reference(doc, resource)
     if resource is None:
         return Outcome(ref, "error", f'no matches for kind "{doc["kind"]}" in version "{doc["apiVersion"]}"', 404)

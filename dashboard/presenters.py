@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from control.kinds.meta import condition_status as _condition, metadata as _meta, owner_name as _owner
+from control.kinds.meta import (condition_status as _condition, metadata as _meta, owner_name as _owner,
+                                parse_time as _parse_time)
 from dashboard import custom
 
 Obj = dict[str, Any]
@@ -138,6 +139,56 @@ def endpoints_vm(endpoints: Obj) -> Obj:
     return {**_base(endpoints), "addresses": addresses}
 
 
+def _duration(start: Any, end: Any) -> int | None:
+    """Whole seconds from one RFC 3339 time to another (None unless both are there)."""
+    began, ended = _parse_time(start), _parse_time(end)
+    return int(ended - began) if began is not None and ended is not None else None
+
+
+def job_vm(job: Obj) -> Obj:
+    """A batch/v1 Job as `kubectl get jobs` reads it: completions (succeeded of wanted), failed
+    pods, active pods, the outcome (Complete / Failed / Suspended / Running) and the duration
+    (completion − start; None while it runs: the page has no clock to count it)."""
+    spec, status = job.get("spec") or {}, job.get("status") or {}
+    completions = spec.get("completions")
+    wanted = int(completions) if completions is not None else 1  # a work queue: kubectl prints "n/1"
+    outcome = "Running"
+    for condition in ("Complete", "Failed", "Suspended"):
+        if _condition(job, condition) == "True":
+            outcome = condition
+            break
+    return {**_base(job), "completions": wanted, "succeeded": int(status.get("succeeded") or 0),
+            "failed": int(status.get("failed") or 0), "active": int(status.get("active") or 0),
+            "backoffLimit": int(spec.get("backoffLimit", 6) or 0), "outcome": outcome,
+            "owner": _owner(job, "CronJob"), "start": status.get("startTime") or "",
+            "duration": _duration(status.get("startTime"), status.get("completionTime"))}
+
+
+def cronjob_vm(cronjob: Obj) -> Obj:
+    """A batch/v1 CronJob as `kubectl get cronjobs` reads it: schedule, suspend, active jobs, last
+    schedule time."""
+    spec, status = cronjob.get("spec") or {}, cronjob.get("status") or {}
+    return {**_base(cronjob), "schedule": str(spec.get("schedule") or ""), "timeZone": spec.get("timeZone") or "",
+            "suspend": bool(spec.get("suspend")), "active": len(status.get("active") or []),
+            "lastSchedule": status.get("lastScheduleTime") or "", "lastSuccess": status.get("lastSuccessfulTime") or ""}
+
+
+def event_vm(event: Obj) -> Obj:
+    """A core/v1 Event as `kubectl get events` reads it: type, reason, the object it concerns,
+    message, count, when it was last seen and who reported it."""
+    involved = event.get("involvedObject") or {}
+    series = event.get("series") or {}
+    source = event.get("source") or {}
+    last = event.get("lastTimestamp") or series.get("lastObservedTime") or event.get("eventTime") \
+        or _meta(event).get("creationTimestamp") or ""
+    return {**_base(event), "type": event.get("type") or "Normal", "reason": event.get("reason") or "",
+            "message": event.get("message") or "", "count": int(event.get("count") or series.get("count") or 1),
+            "object": {"kind": involved.get("kind") or "", "name": involved.get("name") or "",
+                       "ns": involved.get("namespace") or ""},
+            "last": last, "source": event.get("reportingController") or source.get("component") or "",
+            "rv": int(_meta(event).get("resourceVersion") or 0)}
+
+
 PER_NODE_SPOKES = ("kubelet", "kube-proxy")
 
 
@@ -161,13 +212,16 @@ def spokes_vm(configmap: Obj) -> Obj:
 PRESENTERS: dict[str, Callable[[Obj], Obj]] = {
     "pods": pod_vm, "nodes": node_vm, "deployments": deployment_vm, "replicasets": replicaset_vm,
     "services": service_vm, "endpoints": endpoints_vm, "horizontalpodautoscalers": hpa_vm,
-    "customresourcedefinitions": custom.crd_vm,
+    "customresourcedefinitions": custom.crd_vm, "jobs": job_vm, "cronjobs": cronjob_vm, "events": event_vm,
 }
+# The snapshot sends at most this many Events (the newest): the panel shows no more, and an old
+# cluster's thousands of Events must not cost the page's first message megabytes.
+SNAPSHOT_EVENTS = 100
 KINDS = {"pods": "Pod", "nodes": "Node", "deployments": "Deployment", "replicasets": "ReplicaSet",
          "services": "Service", "endpoints": "Endpoints", "events": "Event", "leases": "Lease",
          "configmaps": "ConfigMap", "namespaces": "Namespace",
          "horizontalpodautoscalers": "HorizontalPodAutoscaler",
-         "customresourcedefinitions": "CustomResourceDefinition"}
+         "customresourcedefinitions": "CustomResourceDefinition", "jobs": "Job", "cronjobs": "CronJob"}
 
 
 def is_spokes_configmap(resource: str, namespace: str, name: str) -> bool:
@@ -193,9 +247,9 @@ def snapshot(body: Obj) -> Obj:
     (empty when the hub does not serve it) and every custom kind the hub sent."""
     objects = body.get("objects") or {}
     keys = [*PRESENTERS, *(key for key in objects if "/" in key)]
-    return {"revision": int(body.get("revision") or 0),
-            "objects": {key: [vm for vm in (present(key, o) for o in objects.get(key) or []) if vm is not None]
-                        for key in keys}}
+    drawn = {key: [vm for vm in (present(key, o) for o in objects.get(key) or []) if vm is not None] for key in keys}
+    drawn["events"] = sorted(drawn["events"], key=lambda vm: vm["rv"], reverse=True)[:SNAPSHOT_EVENTS]
+    return {"revision": int(body.get("revision") or 0), "objects": drawn}
 
 
 def change_item(change: Obj) -> Obj:

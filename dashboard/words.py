@@ -69,6 +69,11 @@ TERMS: dict[str, tuple[Any, Any]] = {
     "custom": (_("Custom resources"), _("Order slips, dishes and cooks")),
     "line-cook": (_("line-cook (controller)"), _("Line cook")),
     "garnish-cook": (_("garnish-cook (controller)"), _("Garnish cook")),
+    "jobs": (_("Jobs and CronJobs"), _("One-off dishes and the kitchen timer")),
+    "job": (_("Job"), _("One-off dish")),
+    "cronjob": (_("CronJob"), _("Kitchen timer")),
+    "events": (_("Events"), _("What the cooks noted")),
+    "failures": (_("Failed requests"), _("Refused by the waiter")),
     "story": (_("Every component talks only to the API server; users declare, controllers reconcile."),
               _("Everyone talks only through the waiter; the kitchen always completes the order — a dropped pasta is cooked again.")),
 }
@@ -121,6 +126,20 @@ UI_STRINGS: dict[str, Any] = {
     "garnished": _("garnished"),
     "dropped": _("dropped on the floor"),
     "drop-dish": _("Drop the dish on the floor"),
+    "dry-run": _("dry run"),
+    "expected-before-create": _("expected (not found before create)"),
+    "not-found-lookup": _("not found: an answer to a lookup, not an error"),
+    "no-failures": _("No failed requests."),
+    "no-events": _("No events yet."),
+    "no-jobs": _("No Jobs or CronJobs yet."),
+    "never": _("never"),
+    "suspended": _("suspended"),
+    "active": _("active"),
+    "last-schedule": _("last scheduled"),
+    "job-running": _("running"),
+    "job-complete": _("complete"),
+    "job-failed": _("failed"),
+    "job-suspended": _("suspended"),
 }
 
 

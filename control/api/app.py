@@ -309,7 +309,9 @@ async def hub_app(scope: dict[str, Any], receive: Callable, send: Callable) -> N
     except Exception:
         log.exception("unexpected error serving %s %s", request.method, request.path)
         answer = error_response(errors.InternalError("an internal error occurred; the server logged it"))
-    traffic.request_done(request.actor, request.tag, answer.status, started)
+    tag = request.tag if answer.status < 400 else traffic.failed(
+        request.tag, request.path, request.query, answer.body if isinstance(answer, Reply) else b"")
+    traffic.request_done(request.actor, tag, answer.status, started)
     if isinstance(answer, Stream):
         await _send_stream(answer, receive, send)
         return

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 from collections import deque
 from typing import Any, Callable
@@ -73,6 +74,22 @@ async def _flush_forever() -> None:
             await layer.group_send(GROUP, {"type": protocol.TRAFFIC_BATCH, "records": batch})
         except Exception:
             log.warning("could not publish traffic to the channel layer", exc_info=True)
+
+
+FAILURE_MESSAGE_CHARS = 200
+
+
+def failed(tag: dict[str, str], path: str, query: dict[str, str], body: bytes) -> dict[str, str]:
+    """The tag of a request answered 4xx/5xx, with what the dashboard names a failure by: the path,
+    the answer's Status reason and message (cut short), and whether it was a dry run."""
+    try:
+        status = json.loads(body) if body else {}
+    except ValueError:
+        status = {}
+    status = status if isinstance(status, dict) else {}
+    return {**tag, "path": path, "reason": str(status.get("reason") or ""),
+            "message": str(status.get("message") or "")[:FAILURE_MESSAGE_CHARS],
+            "dryRun": "All" if query.get("dryRun") == "All" else ""}
 
 
 def request_done(actor: str, tag: dict[str, str], code: int, started: float) -> None:

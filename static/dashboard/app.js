@@ -2,8 +2,11 @@
 // once per animation frame. Nothing here draws on a timer: every movement follows a record or a
 // change that arrived.
 import { CustomPanel } from "./custom.js";
+import { EventsPanel } from "./events.js";
+import { FailureList } from "./failures.js";
 import { onNextFrame } from "./frame.js";
 import { HpaPanel } from "./hpa.js";
+import { JobsPanel } from "./jobs.js";
 import { LiveSocket } from "./live.js";
 import { VersionLog } from "./log.js";
 import { Model } from "./model.js";
@@ -20,6 +23,9 @@ const traffic = new TrafficView(model, picture);
 const panels = new Panels(model, traffic.answered);
 const hpas = new HpaPanel(model);
 const custom = new CustomPanel(model, picture);
+const jobs = new JobsPanel(model);
+const events = new EventsPanel(model);
+const failures = new FailureList();
 const rules = new ProxyRules((node) => document.body.dataset.rulesUrl.replace("NODE", encodeURIComponent(node)));
 const versionLog = new VersionLog();
 const wire = new WireView(() => onNextFrame(() => wire.render()));
@@ -32,12 +38,17 @@ function draw() {
     panels.renderAll();
     hpas.renderAll();
     custom.renderAll();
+    jobs.renderAll();
+    events.renderAll();
     rules.restore();
   } else {
     panels.render();
     hpas.render();
     custom.render();
+    jobs.render();
+    events.render();
   }
+  failures.render();
   traffic.render();
   if (model.spokesDirty) {
     picture.setSpokeStates(model.spokes);
@@ -69,6 +80,7 @@ function receive(message) {
     const requests = message.records.filter((record) => record.type === RECORD.serviceRequest);
     if (requests.length) traffic.add(requests);
     picture.traffic(message.records);
+    failures.add(message.records);
     rules.notice(message.records);
   } else if (message.t === "expired") {
     model.revision = null;
@@ -83,7 +95,7 @@ function showState(state) {
 
 const live = new LiveSocket({ onMessage: receive, onState: showState, revision: () => model.revision });
 live.connect();
-window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules };
+window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules, failures, events, jobs };
 
 // --- the switches ------------------------------------------------------------------------------
 

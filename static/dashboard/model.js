@@ -6,8 +6,15 @@
 // change of its object, never on a timer.
 // The built-in kinds the snapshot holds come from the server (control/protocol.py, as the page's
 // data-snapshot-kinds): the page keeps no list of its own.
+// Events are bounded: at most KEEP_EVENTS (the newest) are kept. The newest Warning about each
+// object is kept apart (`warnings`), and the object is marked changed so its chip or row shows it.
 export const RESOURCES = JSON.parse(document.body.dataset.snapshotKinds || "[]");
 const HPA_SAMPLES = 240;
+const KEEP_EVENTS = 200;
+
+export function warningKey(kind, ns, name) {
+  return `${kind}|${ns ? `${ns}/` : ""}${name}`;
+}
 
 // One point of an HPA's chart, from its view model; equal neighbours are one point.
 function addSample(history, vm) {
@@ -27,6 +34,7 @@ export class Model {
     this.reset = false;
     this.hpaHistory = new Map(); // HPA key -> points from the snapshot on
     this.hpaOlder = new Map(); // HPA key -> points from the history before the snapshot
+    this.warnings = new Map(); // warningKey of an object -> the newest Warning event about it
     for (const resource of RESOURCES) this.track(resource);
   }
 
@@ -55,6 +63,8 @@ export class Model {
     this.hpaOlder.clear();
     this.hpaHistory.clear();
     for (const vm of this.objects.horizontalpodautoscalers.values()) this.sample(vm);
+    this.warnings.clear();
+    for (const vm of this.objects.events.values()) this.warn(vm);
     this.revision = message.revision;
     this.reset = true;
   }
@@ -100,6 +110,7 @@ export class Model {
       if (!map) continue;
       const key = item.ns ? `${item.ns}/${item.name}` : item.name;
       if (item.type === "DELETED") {
+        if (item.resource === "events") this.unwarn(map.get(key));
         map.delete(key);
         if (item.resource === "horizontalpodautoscalers") {
           this.hpaHistory.delete(key);
@@ -108,13 +119,52 @@ export class Model {
       } else {
         map.set(key, item.vm);
         if (item.resource === "horizontalpodautoscalers") this.sample(item.vm);
+        if (item.resource === "events") this.warn(item.vm);
       }
       this.dirty[item.resource].add(key);
     }
+    this.trimEvents();
     if (message.revision && (this.revision === null || message.revision > this.revision)) {
       this.revision = message.revision;
     }
     return applied;
+  }
+
+  // Remember a Warning as the newest about its object, and mark that object changed.
+  warn(vm) {
+    if (vm.type !== "Warning") return;
+    const key = warningKey(vm.object.kind, vm.object.ns, vm.object.name);
+    const held = this.warnings.get(key);
+    if (held && held.rv > vm.rv) return;
+    this.warnings.set(key, vm);
+    // The drawn kinds' plurals are their kinds' names + "s" (Pod, Job, Deployment, ReplicaSet,
+    // CronJob); any other kind is not marked, its Warning stays in the Events panel only.
+    const resource = `${vm.object.kind.toLowerCase()}s`;
+    if (this.dirty[resource]) {
+      this.dirty[resource].add(vm.object.ns ? `${vm.object.ns}/${vm.object.name}` : vm.object.name);
+    }
+  }
+
+  // An event gone (deleted, or trimmed): its object no longer shows it (the warnings stay bounded).
+  unwarn(vm) {
+    if (!vm || vm.type !== "Warning") return;
+    const key = warningKey(vm.object.kind, vm.object.ns, vm.object.name);
+    if (this.warnings.get(key)?.key !== vm.key) return;
+    this.warnings.delete(key);
+    const resource = `${vm.object.kind.toLowerCase()}s`;
+    if (this.dirty[resource]) this.dirty[resource].add(vm.object.ns ? `${vm.object.ns}/${vm.object.name}` : vm.object.name);
+  }
+
+  // Keep only the newest KEEP_EVENTS events (a busy cluster makes thousands).
+  trimEvents() {
+    const events = this.objects.events;
+    if (events.size <= KEEP_EVENTS) return;
+    const oldest = [...events.values()].sort((a, b) => a.rv - b.rv).slice(0, events.size - KEEP_EVENTS);
+    for (const vm of oldest) {
+      events.delete(vm.key);
+      this.dirty.events.add(vm.key);
+      this.unwarn(vm);
+    }
   }
 
   setSpokes(states) {

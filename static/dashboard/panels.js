@@ -3,7 +3,9 @@
 // changed since the last frame (a full redraw happens only after a snapshot or a change of labels).
 // Buttons carry data-action and are sent with htmx by app.js. Each node card has a switch that
 // shows its kube-proxy's table (ProxyRules fills it); each pod chip shows how many Service requests
-// it answered (the counts live in `answered`, kept by the traffic view).
+// it answered (the counts live in `answered`, kept by the traffic view), and the reason of the
+// newest Warning event about it (the Events panel lists them all).
+import { warningKey } from "./model.js";
 import { statusWord, term, ui } from "./words.js";
 
 const DENSE_AT = 48;
@@ -206,6 +208,12 @@ export class Panels {
     const answered = this.answered.get(vm.key);
     if (answered) parts.push(answeredBadge(answered));
     if (vm.restarts) parts.push(h("span", "restarts", `↻${vm.restarts}`));
+    const warning = this.model.warnings.get(warningKey("Pod", vm.ns, vm.name));
+    if (warning) {
+      const mark = h("span", "warning", `⚠ ${warning.reason}`);
+      mark.title = warning.message;
+      parts.push(mark);
+    }
     if (!vm.terminating) {
       const data = { namespace: vm.ns, name: vm.name };
       parts.push(button("delete-pod", "✕", data, "pod-delete"), button("crash", "↯", data, "pod-crash"));
@@ -232,16 +240,19 @@ export class Panels {
       this.workloadRows.append(row);
       for (const rs of this.replicasets.values()) if (rs.dataset.owner === key) row.after(rs);
     }
-    const name = h("th", "", `${term("deployment")} ${vm.name}`);
-    const buttons = h("td", "buttons");
+    // The −/+ buttons follow the name in its cell (on the next line when the name is long), so
+    // at any width the row fits its panel and the buttons stay whole.
+    const name = h("th", "");
+    const buttons = h("span", "buttons");
     buttons.append(
       button("scale", "−", { namespace: vm.ns, name: vm.name, delta: "-1" }),
       button("scale", "+", { namespace: vm.ns, name: vm.name, delta: "1" }),
     );
     buttons.firstChild.title = term("scale-down");
     buttons.lastChild.title = term("scale-up");
+    name.append(h("span", "kind", term("deployment")), vm.name, buttons);
     row.replaceChildren(name, h("td", "num", String(vm.desired)), h("td", "num", String(vm.current)),
-      h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)), buttons);
+      h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)));
   }
 
   replicaset(key) {
@@ -263,9 +274,10 @@ export class Panels {
       else this.workloadRows.append(row);
     }
     row.classList.toggle("idle", vm.desired === 0 && vm.current === 0);
-    const label = `${term("replicaset")} ${vm.name}${vm.revision ? ` (#${vm.revision})` : ""}`;
-    row.replaceChildren(h("th", "", label), h("td", "num", String(vm.desired)), h("td", "num", String(vm.current)),
-      h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)), h("td", ""));
+    const label = h("th", "");
+    label.append(h("span", "kind", `${term("replicaset")}${vm.revision ? ` #${vm.revision}` : ""}`), vm.name);
+    row.replaceChildren(label, h("td", "num", String(vm.desired)), h("td", "num", String(vm.current)),
+      h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)));
   }
 
   // --- services and endpoints --------------------------------------------------------------

@@ -1,9 +1,11 @@
 // The hub-and-spoke picture: the API server in the centre, the store above it, and one spoke per
 // client, added the first time the hub's traffic names it. Every dot is one real record: a request
-// travels from its client to the hub (coloured by verb, red when the hub answered 4xx/5xx), a
+// travels from its client to the hub (coloured by verb, red when the hub answered 4xx/5xx, except a
+// "not found" to a lookup of one object, which is an answer and not counted as an error), a
 // watch delivery travels from the hub to the client that watches, a committed change from the hub
 // into the store. Counters are exact; when more dots arrive in one frame than can be animated, the
 // oldest waiting dots are skipped (the counters still count them).
+import { isError } from "./failures.js";
 import { clientName, onModeChange, term, ui } from "./words.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -17,6 +19,7 @@ const MAX_ACTIVE = 260;
 const MAX_WAITING = 600;
 const STARTS_PER_FRAME = 60;
 const TRAVEL_MS = 850;
+const STORE_GAP = (34 * Math.PI) / 180; // the store's label lives above the hub, right of its line
 const CROWDED = 9; // more spokes than this: the controller-manager's list of controllers is left out
 const RANK = ["kube-controller-manager", "kube-scheduler", "kubelet/", "kube-proxy/", "line-cook", "garnish-cook",
   "supervisor", "kubectl",
@@ -44,7 +47,7 @@ function initial(who) {
 }
 
 export function verbClass(record) {
-  if (record.code >= 400) return "verb-error";
+  if (isError(record)) return "verb-error";
   const verb = record.verb;
   if (verb === "get" || verb === "list") return "verb-get";
   if (verb === "watch") return "verb-watch";
@@ -135,10 +138,14 @@ export class Picture {
 
   layout() {
     const count = this.order.length;
-    const step = (2 * Math.PI) / (count + 1);
+    // Evenly round the hub, leaving the top to the store: the first and the last spoke stay at
+    // least STORE_GAP from it, so their labels never write over the store's (with many spokes,
+    // or with longer words, as in Korean).
+    const first = Math.max((2 * Math.PI) / (count + 1), STORE_GAP);
+    const step = count > 1 ? (2 * Math.PI - 2 * first) / (count - 1) : 0;
     this.order.forEach((who, index) => {
       const spoke = this.spokes.get(who);
-      const angle = -Math.PI / 2 + step * (index + 1);
+      const angle = -Math.PI / 2 + first + step * index;
       const cos = Math.cos(angle);
       const sin = Math.sin(angle);
       spoke.x = RADIUS * cos;
@@ -199,7 +206,7 @@ export class Picture {
       const spoke = this.spoke(record.who || "unknown");
       if (record.type === "request") {
         spoke.requests += 1;
-        if (record.code >= 400) spoke.errors += 1;
+        if (isError(record)) spoke.errors += 1; // a "not found" to a lookup is an answer, not an error
         this.queue({ spoke, inbound: true, cls: verbClass(record), size: 9 });
       } else if (record.type === "watch") {
         spoke.watches += record.count;

@@ -43,3 +43,10 @@ export function clientName(who) {
   if (who.startsWith("kube-proxy/")) return `${term("kube-proxy")} ${who.slice(11)}`;
   return words.terms[who] ? term(who) : who;
 }
+
+// A time of day as HH:MM:SS (24 h, digits only: the same width in every language, so it fits
+// the narrow time columns); "" for a time that cannot be read.
+export function clockTime(date) {
+  if (Number.isNaN(date.getTime())) return "";
+  return [date.getHours(), date.getMinutes(), date.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":");
+}

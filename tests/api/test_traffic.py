@@ -44,3 +44,21 @@ def test_requests_are_recorded_with_verb_resource_code_and_latency():
     ]
     assert all(r["latency_ms"] >= 0 and r["type"] == "request" for r in heard)
     assert heard[1]["name"] == "missing" and heard[1]["namespace"] == "default"
+    # a failed request carries what the dashboard names it by: path, Status reason and message
+    assert (heard[1]["path"], heard[1]["reason"], heard[1]["dryRun"]) == ("/api/v1/namespaces/default/pods/missing", "NotFound", "")
+    assert heard[1]["message"] == 'pods "missing" not found'
+    assert "reason" not in heard[0] and "path" not in heard[0]  # a success stays small
+
+
+def test_a_failed_dry_run_is_marked_as_one():
+    cluster_bootstrap()
+    heard = []
+    stop = traffic.listen(heard.append)
+    try:
+        api = ApiClient("kubectl/v1.32.4 (linux/amd64) kubernetes/abc")
+        api.post("/api/v1/namespaces/default/configmaps?dryRun=All", '{"metadata": {"name": "Bad_Name"}}')
+    finally:
+        stop()
+        api.close()
+    [record] = heard
+    assert (record["code"], record["reason"], record["dryRun"], record["verb"]) == (422, "Invalid", "All", "create")

@@ -14,6 +14,7 @@ from typing import Any, Iterator
 from urllib.parse import parse_qs, urlsplit
 
 from control.client.framing import header
+from control.client.resources import ALL, Resource
 from control.client.serving import Exchange, NodeServer, Request
 
 
@@ -28,6 +29,38 @@ def pod(name: str, *, node: str = "node-1", phase: str = "Running", ready: bool 
 def status(code: int, reason: str, message: str) -> dict[str, Any]:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
             "reason": reason, "code": code}
+
+
+# What the fake hub's discovery lists by default: the client's built-in kinds and a few more a
+# manifest may hold (the dashboard must find them from discovery, not from a list of its own).
+SERVED = (*ALL, Resource("", "v1", "secrets", "Secret"), Resource("", "v1", "serviceaccounts", "ServiceAccount"),
+          Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler"),
+          Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
+                   namespaced=False))
+
+
+def discovery(served: list[Resource], path: str) -> dict[str, Any] | None:
+    """The discovery document at `path` for these resources (None: not a discovery path, or not served)."""
+    versions: dict[str, list[Resource]] = {}
+    for resource in served:
+        versions.setdefault(resource.api_version, []).append(resource)
+    if path == "/api":
+        return {"kind": "APIVersions", "versions": sorted({r.version for r in served if not r.group})}
+    if path == "/apis":
+        groups: dict[str, list[str]] = {}
+        for resource in served:
+            if resource.group and resource.version not in groups.setdefault(resource.group, []):
+                groups[resource.group].append(resource.version)
+        return {"kind": "APIGroupList", "groups": [
+            {"name": g, "versions": [{"groupVersion": f"{g}/{v}", "version": v} for v in vs]} for g, vs in groups.items()]}
+    api_version = path.removeprefix("/api/") if path.startswith("/api/") else path.removeprefix("/apis/")
+    if path.startswith(("/api/", "/apis/")) and api_version in versions:
+        entries = []
+        for r in versions[api_version]:
+            entries += [{"name": r.plural, "namespaced": r.namespaced, "kind": r.kind, "verbs": ["get", "patch"]},
+                        {"name": f"{r.plural}/status", "namespaced": r.namespaced, "kind": r.kind, "verbs": ["get"]}]
+        return {"kind": "APIResourceList", "groupVersion": api_version, "resources": entries}
+    return None
 
 
 @dataclass
@@ -51,6 +84,7 @@ class FakeHub:
     raw: dict[tuple[str, str], tuple[int, bytes, str]] = field(default_factory=dict)
     requests: list[Seen] = field(default_factory=list)
     connections: int = 0  # TCP connections the dashboard opened to it
+    served: list[Resource] = field(default_factory=lambda: list(SERVED))  # what discovery lists
 
     def change(self, kind: str, obj: dict[str, Any], revision: int, *, type_: str = "ADDED",
                actor: str = "kubectl") -> None:
@@ -72,6 +106,9 @@ class FakeHub:
         if (method, path) in self.answers:
             code, answer = self.answers[(method, path)]
             return await exchange.respond(code, "application/json", json.dumps(answer).encode())
+        listed = discovery(self.served, path) if method == "GET" else None
+        if listed is not None:
+            return await exchange.respond(200, "application/json", json.dumps(listed).encode())
         if path == "/kubekitchen/snapshot":
             snapshot = {"revision": self.revision, "objects": self.objects}
             return await exchange.respond(200, "application/json", json.dumps(snapshot).encode())

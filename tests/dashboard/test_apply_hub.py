@@ -97,3 +97,46 @@ def test_buttons_change_the_objects_on_the_hub(hub, client):
     assert client.post("/actions/delete-pod/", {"namespace": "default", "name": "omelette"}).status_code == 200
     pod_now = get(hub, "pod", "omelette")
     assert pod_now == {} or pod_now["metadata"].get("deletionTimestamp")
+
+
+def test_kinds_beyond_the_client_list_are_applied_through_discovery(hub, client):
+    manifest = """
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: soup}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: soup}
+  maxReplicas: 3
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}}]
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: soup-secret}
+stringData: {salt: a pinch}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: soup-cook}
+"""
+    response = client.post("/apply/", {"manifest": manifest})
+    assert response.status_code == 200, response.content.decode()
+    assert get(hub, "hpa", "soup")["spec"]["maxReplicas"] == 3
+    assert get(hub, "secret", "soup-secret")["data"]["salt"]
+    assert get(hub, "serviceaccount", "soup-cook")["metadata"]["name"] == "soup-cook"
+    unknown = client.post("/apply/", {"manifest": "apiVersion: v1\nkind: Recipe\nmetadata: {name: r}\n"})
+    assert unknown.status_code == 404
+    assert 'no matches for kind &quot;Recipe&quot; in version &quot;v1&quot;' in unknown.content.decode()
+
+
+def test_a_custom_kind_is_applied_once_its_crd_is_served(hub, client):
+    from control.restaurant.install import install_crds
+
+    order = "apiVersion: kitchen.kubekitchen.dev/v1\nkind: Order\nmetadata: {name: supper}\nspec: {menu: pasta, count: 2}\n"
+    before = client.post("/apply/", {"manifest": order})
+    assert before.status_code == 404
+    assert 'no matches for kind &quot;Order&quot; in version &quot;kitchen.kubekitchen.dev/v1&quot;' in before.content.decode()
+    install_crds(hub.url)  # the kitchen's CRDs: a kind the dashboard was never told about
+    after = client.post("/apply/", {"manifest": order})
+    assert after.status_code == 200, after.content.decode()
+    assert "order.kitchen.kubekitchen.dev/supper</code>" in after.content.decode()
+    assert get(hub, "orders.kitchen.kubekitchen.dev", "supper")["spec"] == {"menu": "pasta", "count": 2}

@@ -102,3 +102,171 @@ def test_the_korean_header_is_one_band_too(browser, hub_with_nodes):
         answer_of(page, lambda: page.click(".node-card[data-node='node-2'] button[data-action=uncordon]"))
         page.click("button[name=language][value=en]")
         page.wait_for_selector("html[lang=en]")
+
+
+# --- the stage at 1280: every kind's panel, the failed requests, the events ---------------------------
+
+STAGE = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: a-deployment-with-a-rather-long-name}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: long}}
+  template:
+    metadata: {labels: {app: long}}
+    spec: {containers: [{name: c, image: nginx}]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: bake}
+spec:
+  completions: 3
+  template:
+    spec: {restartPolicy: Never, containers: [{name: bake, image: busybox}]}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly}
+spec:
+  schedule: "*/5 * * * *"
+  suspend: true
+  jobTemplate:
+    spec:
+      template:
+        spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}
+---
+apiVersion: v1
+kind: Event
+metadata: {name: bake.burnt}
+involvedObject: {kind: Job, name: bake, namespace: default, apiVersion: batch/v1}
+type: Warning
+reason: BackoffLimitExceeded
+message: Job has reached the specified backoff limit
+count: 3
+source: {component: job-controller}
+"""
+BAKE_STATUS = '{"status": {"startTime": "2026-01-01T10:00:00Z", "succeeded": 2, "failed": 1, "active": 1}}'
+MANY_SPOKES = ["kube-controller-manager", "kube-scheduler", "kubectl", "supervisor", "python-client", "line-cook",
+               "garnish-cook", *(f"{c}/node-{i}" for i in (1, 2, 3) for c in ("kubelet", "kube-proxy"))]
+
+# Elements whose right edge is past the viewport, or buttons cut by a clipping ancestor (overflow
+# other than visible): each named by id, class and text.
+OVERFLOWING = """() => {
+  const width = document.documentElement.clientWidth;
+  const name = (e) => `${e.tagName}#${e.id}.${e.className} ${(e.textContent || '').slice(0, 30)}`;
+  const out = [];
+  for (const e of document.querySelectorAll('body *')) {
+    const r = e.getBoundingClientRect();
+    if (r.width && r.right > width + 0.5) out.push(`past the viewport: ${name(e)} (${r.right})`);
+  }
+  for (const b of document.querySelectorAll('main button')) {
+    const r = b.getBoundingClientRect();
+    if (!r.width) continue;
+    for (let a = b.parentElement; a && a !== document.body; a = a.parentElement) {
+      const style = getComputedStyle(a);
+      if (style.overflowX === 'visible' && style.overflow === 'visible') continue;
+      const c = a.getBoundingClientRect();
+      if (r.left < c.left - 0.5 || r.right > c.right + 0.5) out.push(`cut: ${name(b)} in ${name(a)}`);
+    }
+  }
+  return out;
+}"""
+def page_box(page, selector: str) -> dict[str, float]:
+    """Where an element is on the page (not the viewport: filling the form scrolls)."""
+    return page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect();"
+                                           " return {x: r.x + scrollX, y: r.y + scrollY, width: r.width, height: r.height}; }")
+
+
+LABELS_OVER_THE_STORE = """() => {
+  const boxes = (sel) => [...document.querySelectorAll(sel)].map((e) => e.getBoundingClientRect()).filter((r) => r.width);
+  const store = boxes('#store-spoke text');
+  const labels = boxes('#spokes text');
+  const hit = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  return labels.filter((l) => store.some((s) => hit(l, s))).length;
+}"""
+
+
+@pytest.fixture(scope="module")
+def stage_hub(hub_with_nodes):
+    hub_with_nodes.kubectl("apply", "-f", "-", input=STAGE)
+    hub_with_nodes.kubectl("patch", "job", "bake", "--subresource=status", "--type=merge", "-p", BAKE_STATUS)
+    return hub_with_nodes
+
+
+@pytest.mark.parametrize("width,height", [(1280, 720), (1920, 1080)])
+def test_every_panel_fits_and_every_button_is_whole(browser, stage_hub, width, height):
+    with dashboard_page(browser, stage_hub.url, {"width": width, "height": height}) as page:
+        page.wait_for_selector("#workload-rows tr.deployment button[data-delta='1']")
+        page.wait_for_selector("#job-list .job[data-key='default/bake'] .slot.done")
+        page.evaluate("names => window.kubeKitchen.picture.know(new Set(names))", MANY_SPOKES)
+        page.evaluate("window.kubeKitchen.receive({t: 'traffic', records: []})")
+        assert page.evaluate(OVERFLOWING) == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+        # the Job as slots: 2 done, 1 running, 1 failed; the CronJob suspended; the Warning next to the Job
+        job = "#job-list .job[data-key='default/bake']"
+        assert [page.locator(f"{job} .slot.{s}").count() for s in ("done", "active", "todo", "failed")] == [2, 1, 0, 1]
+        assert page.inner_text(f"{job} .completions") == "2/3"
+        assert "BackoffLimitExceeded" in page.inner_text(f"{job} .warning")
+        assert page.inner_text("#cronjob-list .cronjob[data-key='default/nightly'] .schedule") == "*/5 * * * *"
+        assert page.locator("#cronjob-list .cronjob.suspended").count() == 1
+        event = page.locator("#event-list .event.type-warning").first
+        assert "BackoffLimitExceeded" in event.inner_text() and "job/bake" in event.inner_text()
+        assert page.evaluate("getComputedStyle(document.querySelector('#event-list .event.type-warning .type')).color") \
+            == "rgb(215, 20, 26)", "a Warning is red"
+
+        # a failed request and an apply's answer appear without moving anything
+        boxes = {sel: page_box(page, sel) for sel in ("#picture", "#events", "#failures", "#jobs", "#workloads", "#log")}
+        stage_hub.kubectl("get", "configmap", f"not-there-{width}", check=False)
+        page.wait_for_selector(f"#failure-list .failure[data-code='404'] >> text=not-there-{width}")
+        page.fill("#manifest-text", f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: shown-{width}}}\n")
+        page.click("#manifest-form button[type=submit]")
+        page.wait_for_selector("#apply-result .outcome.created")
+        page.click("#traffic-form button[type=submit]")  # to a Service that does not exist: the hub's answer
+        page.wait_for_selector("#traffic-result .result")
+        assert {sel: page_box(page, sel) for sel in boxes} == boxes
+        assert page.evaluate(OVERFLOWING) == []
+        assert page.evaluate(LABELS_OVER_THE_STORE) == 0
+        page.screenshot(path=f"/tmp/stage-{width}x{height}-panels.png", full_page=True)
+
+
+def test_failed_requests_are_named_and_a_lookup_before_create_is_expected(browser, stage_hub):
+    with dashboard_page(browser, stage_hub.url, {"width": 1280, "height": 720}) as page:
+        page.wait_for_selector("#failure-list")
+        # kubectl's client-side apply asks first (GET → 404), then creates (POST)
+        stage_hub.kubectl("apply", "-f", "-", input="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: asked-first}\n")
+        expected = page.locator("#failure-list .failure[data-label='before-create']", has_text="asked-first")
+        expected.wait_for()
+        text = expected.inner_text()
+        assert "404" in text and "NotFound" in text and "get" in text and "kubectl" in text
+        assert "/api/v1/namespaces/default/configmaps/asked-first" in text
+        assert "expected (not found before create)" in text
+        # a real refusal: named with its reason, red, and counted on kubectl's spoke
+        errors_before = page.evaluate("(window.kubeKitchen.picture.counters('kubectl') || {errors: 0}).errors")
+        stage_hub.kubectl("create", "configmap", "asked-first", check=False)  # exists: 409 AlreadyExists
+        refused = page.locator("#failure-list .failure[data-code='409']").first
+        refused.wait_for()
+        assert "AlreadyExists" in refused.inner_text() and "create" in refused.inner_text()
+        assert page.locator("#failure-list .failure[data-code='409'].expected").count() == 0
+        assert page.evaluate("window.kubeKitchen.picture.counters('kubectl').errors") == errors_before + 1
+        rows = page.locator("#failure-list .failure")
+        assert rows.first.get_attribute("data-code") == "409", "newest first"
+
+
+def test_the_korean_stage_names_the_new_panels_and_keeps_labels_apart(browser, stage_hub):
+    with dashboard_page(browser, stage_hub.url, {"width": 1280, "height": 720}) as page:
+        page.click("button[name=language][value=ko]")
+        page.wait_for_selector("html[lang=ko] #connection[data-state=connected]")
+        page.wait_for_selector("#job-list .job[data-key='default/bake']")
+        assert page.inner_text("#jobs h2") == "잡과 크론잡"
+        assert page.inner_text("#events h2") == "이벤트"
+        assert page.inner_text("#failures h2") == "실패한 요청"
+        page.evaluate("names => window.kubeKitchen.picture.know(new Set(names))", MANY_SPOKES)
+        page.evaluate("window.kubeKitchen.receive({t: 'traffic', records: []})")
+        page.wait_for_timeout(100)
+        assert page.evaluate(LABELS_OVER_THE_STORE) == 0
+        assert page.evaluate(OVERFLOWING) == []
+        page.screenshot(path="/tmp/stage-1280x720-ko-panels.png", full_page=True)
+        page.click("button[name=language][value=en]")
+        page.wait_for_selector("html[lang=en]")

@@ -82,6 +82,36 @@ def test_without_a_revision_the_snapshot_comes_first_then_the_changes_after_it(f
     assert all(r.agent.startswith("dashboard") for r in fake.requests)
 
 
+def test_the_snapshot_and_the_changes_carry_jobs_cronjobs_and_the_newest_events(fake):
+    def event(i: int) -> dict:
+        return {"apiVersion": "v1", "kind": "Event", "type": "Warning" if i % 2 else "Normal", "reason": f"R{i}",
+                "metadata": {"name": f"e{i}", "namespace": "default", "resourceVersion": str(i)},
+                "involvedObject": {"kind": "Pod", "name": "pasta-1", "namespace": "default"}, "count": i}
+
+    fake.objects["events"] = [event(i) for i in range(1, 131)]
+    fake.objects["jobs"] = [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "bake", "namespace": "default"},
+                             "spec": {"completions": 2}, "status": {"succeeded": 1, "failed": 2}}]
+    fake.objects["cronjobs"] = [{"apiVersion": "batch/v1", "kind": "CronJob",
+                                 "metadata": {"name": "nightly", "namespace": "default"}, "spec": {"schedule": "@daily"}}]
+    fake.change("events", {**event(131), "count": 5}, 13, type_="MODIFIED", actor="kubelet/node-1")
+
+    async def scenario():
+        communicator = await connected()
+        await communicator.send_json_to({"op": "watch", "revision": None})
+        snapshot = await communicator.receive_json_from(timeout=5)
+        events = snapshot["objects"]["events"]
+        assert len(events) == 100 and events[0]["reason"] == "R130" and events[-1]["reason"] == "R31"
+        assert events[0]["object"] == {"kind": "Pod", "name": "pasta-1", "ns": "default"}
+        [job] = snapshot["objects"]["jobs"]
+        assert (job["succeeded"], job["failed"], job["completions"]) == (1, 2, 2)
+        assert snapshot["objects"]["cronjobs"][0]["schedule"] == "@daily"
+        items = await changes_until(communicator, 13)
+        assert items[-1]["kind"] == "Event" and items[-1]["vm"]["count"] == 5 and items[-1]["vm"]["type"] == "Warning"
+        await communicator.disconnect()
+
+    run(scenario)
+
+
 def test_after_a_snapshot_the_changes_before_it_come_as_history_for_the_log(fake):
     fake.log.insert(0, {**fake.log[0], "revision": 9, "name": "pasta-1", "object": pod("pasta-1")})
 

@@ -128,3 +128,61 @@ def test_per_node_spokes_map_to_configmap_keys_and_back():
     for spoke, key in (("kubelet/node-1", "kubelet.node-1"), ("kube-proxy/node-2", "kube-proxy.node-2"),
                        ("scheduler", "scheduler"), ("line-cook", "line-cook")):
         assert spoke_key(spoke) == key and spoke_name(key) == spoke
+
+
+def test_a_job_shows_completions_failures_and_duration_like_kubectl_get_jobs():
+    job = {"metadata": {"name": "bake", "namespace": "default",
+                        "ownerReferences": [{"kind": "CronJob", "name": "nightly", "controller": True}]},
+           "spec": {"completions": 3, "backoffLimit": 4},
+           "status": {"succeeded": 2, "failed": 1, "active": 1, "startTime": "2026-01-01T10:00:00Z"}}
+    vm = presenters.job_vm(job)
+    assert (vm["completions"], vm["succeeded"], vm["failed"], vm["active"]) == (3, 2, 1, 1)
+    assert vm["outcome"] == "Running" and vm["duration"] is None and vm["owner"] == "nightly"
+    job["status"].update(succeeded=3, active=0, completionTime="2026-01-01T10:01:05Z",
+                         conditions=[{"type": "Complete", "status": "True"}])
+    vm = presenters.job_vm(job)
+    assert vm["outcome"] == "Complete" and vm["duration"] == 65
+    failed = {"metadata": {"name": "burnt"}, "spec": {},
+              "status": {"failed": 7, "conditions": [{"type": "Failed", "status": "True"}]}}
+    assert presenters.job_vm(failed)["outcome"] == "Failed" and presenters.job_vm(failed)["completions"] == 1
+
+
+def test_a_cronjob_shows_schedule_suspend_and_last_schedule():
+    cronjob = {"metadata": {"name": "nightly", "namespace": "default"},
+               "spec": {"schedule": "*/5 * * * *", "suspend": True},
+               "status": {"lastScheduleTime": "2026-01-01T10:05:00Z", "active": [{"name": "nightly-1"}]}}
+    vm = presenters.cronjob_vm(cronjob)
+    assert (vm["schedule"], vm["suspend"], vm["active"], vm["lastSchedule"]) == ("*/5 * * * *", True, 1, "2026-01-01T10:05:00Z")
+    assert presenters.cronjob_vm({"metadata": {"name": "x"}, "spec": {"schedule": "@hourly"}})["suspend"] is False
+
+
+def event(name: str, rv: int, **fields) -> dict:
+    return {"metadata": {"name": name, "namespace": "default", "resourceVersion": str(rv)},
+            "involvedObject": {"kind": "Pod", "name": "pasta-1", "namespace": "default"},
+            "reason": "BackOff", "message": "Back-off restarting failed container", "type": "Warning",
+            "count": 4, "lastTimestamp": "2026-01-01T10:00:00Z", "source": {"component": "kubelet"}, **fields}
+
+
+def test_an_event_names_its_object_reason_type_and_count():
+    vm = presenters.event_vm(event("pasta-1.a", 7))
+    assert vm["object"] == {"kind": "Pod", "name": "pasta-1", "ns": "default"}
+    assert (vm["type"], vm["reason"], vm["count"], vm["source"], vm["rv"]) == ("Warning", "BackOff", 4, "kubelet", 7)
+    new_style = presenters.event_vm(event("x", 8, type=None, count=None, lastTimestamp=None, reportingController="scheduler",
+                                          eventTime="2026-01-01T11:00:00.000000Z"))
+    assert (new_style["type"], new_style["count"], new_style["source"]) == ("Normal", 1, "scheduler")
+    assert new_style["last"] == "2026-01-01T11:00:00.000000Z"
+
+
+def test_the_snapshot_sends_only_the_newest_events_and_jobs_and_cronjobs():
+    events = [event(f"e{i}", i) for i in range(1, presenters.SNAPSHOT_EVENTS + 31)]
+    body = {"revision": 500, "objects": {"events": events, "jobs": [{"metadata": {"name": "bake", "namespace": "default"}}],
+                                         "cronjobs": []}}
+    snapshot = presenters.snapshot(body)
+    sent = snapshot["objects"]["events"]
+    assert len(sent) == presenters.SNAPSHOT_EVENTS and sent[0]["rv"] == presenters.SNAPSHOT_EVENTS + 30
+    assert min(vm["rv"] for vm in sent) == 31
+    assert snapshot["objects"]["jobs"][0]["name"] == "bake" and snapshot["objects"]["cronjobs"] == []
+    change = presenters.change_item({"type": "MODIFIED", "revision": 501, "resource": "events", "group": "",
+                                     "namespace": "default", "name": "e1", "actor": "kubelet/node-1",
+                                     "object": event("e1", 501)})
+    assert change["kind"] == "Event" and change["vm"]["count"] == 4
