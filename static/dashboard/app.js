@@ -7,6 +7,7 @@ import { FailureList } from "./failures.js";
 import { onNextFrame } from "./frame.js";
 import { HpaPanel } from "./hpa.js";
 import { JobsPanel } from "./jobs.js";
+import "./lessons.js";
 import { LiveSocket } from "./live.js";
 import { VersionLog } from "./log.js";
 import { Model } from "./model.js";

@@ -1,0 +1,79 @@
+"""The lesson bar through Django's test client against the fake hub: the list, a step in English and
+Korean with its kubectl command, the check as one LIST with the step's selectors (waiting, then
+done, polled less once done), the button's request, and the refusals (unknown lesson, a kind the
+hub does not serve, the hub's own 4xx)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from tests.dashboard.fakehub import pod, status
+
+PODS = "/api/v1/namespaces/default/pods"
+
+
+@pytest.fixture
+def client():
+    return Client()
+
+
+def test_the_page_has_the_lesson_bar_and_the_list_names_every_lesson(client):
+    assert 'id="lesson"' in client.get("/").content.decode()
+    listed = client.get("/lessons/").content.decode()
+    assert "Say what you want" in listed and "/lessons/02-self-healing/1/" in listed
+
+
+def test_a_step_shows_its_words_command_button_and_check_in_the_chosen_language(client):
+    step = client.get("/lessons/02-self-healing/2/").content.decode()
+    assert "Drop one" in step and "kubectl delete pod -l app=pasta" in step
+    assert "/lessons/02-self-healing/2/do/" in step and "/lessons/02-self-healing/2/check/" in step
+    assert "step 2 of 2" in step and "/lessons/02-self-healing/1/" in step
+    client.post("/i18n/setlang/", {"language": "ko", "next": "/"})
+    korean = client.get("/lessons/02-self-healing/2/").content.decode()
+    assert "하나를 떨어뜨리기" in korean
+
+
+def test_the_check_lists_with_the_steps_selectors_and_turns_green_when_the_state_holds(fake, client):
+    fake.answers[("GET", PODS)] = (200, {"kind": "PodList", "items": [pod("a"), pod("b", phase="Pending")]})
+    waiting = client.get("/lessons/02-self-healing/1/check/").content.decode()
+    assert "waiting" in waiting and "1 / 3" in waiting and "every 3s" in waiting
+    lists = [r for r in fake.requests if r.path == PODS]
+    assert lists[-1].query == {"labelSelector": "app=pasta"}
+    fake.answers[("GET", PODS)] = (200, {"kind": "PodList", "items": [pod("a"), pod("b"), pod("c")]})
+    done = client.get("/lessons/02-self-healing/1/check/").content.decode()
+    assert "done" in done and "every 10s" in done
+
+
+def test_a_check_by_name_uses_a_field_selector_and_an_unserved_kind_says_so(fake, client, tmp_path, settings):
+    fake.answers[("GET", "/apis/apps/v1/namespaces/default/deployments")] = (200, {"items": []})
+    client.get("/lessons/01-declarative/2/check/")
+    listed = [r for r in fake.requests if r.path.endswith("/deployments")][-1]
+    assert listed.query == {"fieldSelector": "metadata.name=pasta"}
+    fake.served = [r for r in fake.served if r.kind != "Job"]
+    problem = client.get("/lessons/12-job-retry/1/check/").content.decode()
+    assert 'no matches for kind &quot;Job&quot; in version &quot;batch/v1&quot;' in problem
+
+
+def test_the_button_deletes_the_newest_matching_pod_as_the_dashboards_own_client(fake, client):
+    older, newer = pod("old"), pod("new")
+    older["metadata"]["creationTimestamp"], newer["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"
+    fake.answers[("GET", PODS)] = (200, {"items": [older, newer]})
+    fake.answers[("DELETE", f"{PODS}/new")] = (200, newer)
+    response = client.post("/lessons/02-self-healing/2/do/")
+    assert response.status_code == 200 and "pod/new deleted" in response.content.decode()
+    assert [(r.method, r.path) for r in fake.writes()] == [("DELETE", f"{PODS}/new")]
+
+
+def test_a_refused_button_shows_the_hubs_message_and_code(fake, client):
+    fake.answers[("GET", "/apis/apps/v1/namespaces/default/deployments/pasta/scale")] = (
+        404, status(404, "NotFound", 'deployments.apps "pasta" not found'))
+    response = client.post("/lessons/05-scale-and-roll/2/do/")
+    assert response.status_code == 404 and "not found" in response.content.decode()
+    assert fake.writes() == []
+
+
+def test_unknown_lessons_and_steps_are_404(client):
+    assert client.get("/lessons/no-such-lesson/1/").status_code == 404
+    assert client.get("/lessons/02-self-healing/9/").status_code == 404
+    assert client.post("/lessons/06-watch-wire/1/do/").status_code == 404  # that step has no button

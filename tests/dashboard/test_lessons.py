@@ -1,0 +1,140 @@
+"""Lesson files: the shipped ones load, in both languages, with real manifests; a broken file is
+refused with its file and line, and the others still load; checks are evaluated level-triggered
+from the listed objects (field paths, operators, bounds)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dashboard import lesson_checks, lessons
+from dashboard.lesson_checks import evaluate, field
+from dashboard.lessons import LessonError, parse_lesson
+from tests.dashboard.fakehub import pod
+
+SCENARIOS = {"declarative", "self-healing", "backoff", "eviction", "rollout", "watch", "conflict", "gone",
+             "scheduling", "service-discovery", "autoscaling"}
+
+
+def test_every_shipped_lesson_loads_in_english_and_korean_and_the_eleven_scenarios_are_there():
+    catalogue = lessons.load_all()
+    assert catalogue.errors == []
+    assert SCENARIOS <= {lesson.idea for lesson in catalogue.lessons}
+    for lesson in catalogue.lessons:
+        assert {"en", "ko"} <= set(lesson.title), lesson.id
+        for step in lesson.steps:
+            assert {"en", "ko"} <= set(step.title) and {"en", "ko"} <= set(step.explain), (lesson.id, step.title)
+            if step.action is not None and step.action.apply:
+                assert lessons.manifest_text(step.action).strip()
+        # playable in three clicks: open it, then its first step has a button or a check to watch
+        assert lesson.steps[0].action is not None or lesson.steps[0].kubectl
+
+
+def test_the_lessons_are_listed_in_their_order():
+    ids = [lesson.id for lesson in lessons.load_all().lessons]
+    assert ids[:2] == ["01-declarative", "02-self-healing"]
+
+
+GOOD = """
+idea: self-healing
+title: {en: Heal, ko: 치유}
+steps:
+  - title: Drop one
+    explain: Delete a pod.
+    action: {delete: {apiVersion: v1, kind: Pod, labelSelector: app=pasta}}
+    check: {apiVersion: v1, kind: Pod, labelSelector: app=pasta, where: {status.phase: Running}, count: 3}
+"""
+
+
+def test_a_good_lesson_parses_into_steps_with_an_action_and_a_check(tmp_path):
+    lesson = parse_lesson(GOOD, "lessons/heal.yaml", tmp_path)
+    step = lesson.steps[0]
+    assert lesson.id == "heal" and step.title == {"en": "Drop one"}
+    assert step.action.delete == ("Pod", "v1", "app=pasta")
+    assert step.check.where == (("status.phase", ("eq", "Running")),) and step.check.count == 3
+    assert lessons.text(step.title, "ko") == "Drop one"  # English when the lesson has no Korean
+
+
+@pytest.mark.parametrize("source, line, words", [
+    ("idea: self-healing\ntitle: T\nsteps:\n  - title: A\n    explain: B\n    action: {do: explode}\n", 6, "unknown button 'explode'"),
+    ("idea: self-healing\ntitle: T\nsteps:\n  - title: A\n    explain: B\n    colour: red\n", 6, "unknown field 'colour'"),
+    ("idea: self-healing\ntitle: T\nsteps:\n  - title: A\n    explain: B\n    action: {apply: nothere.yaml}\n", 6, "no manifest 'nothere.yaml'"),
+    ("idea: self-healing\ntitle: T\nsteps:\n  - title: A\n    explain: B\n    action: {apply: ../secret.yaml}\n", 6, "no manifest"),
+    ("idea: cooking\ntitle: T\nsteps: []\n", 1, "idea 'cooking'"),
+    ("idea: watch\ntitle: T\nsteps:\n  - title: A\n    explain: B\n    check: {apiVersion: v1, kind: Pod, count: 2, atLeast: 1}\n", 6, "count excludes"),
+    ("idea: watch\ntitle: T\nsteps:\n  - title: A\n    explain: B\n    check: {apiVersion: v1, kind: Pod, where: {'a..b': 1}}\n", 6, "not a field path"),
+    ("idea: watch\ntitle: T\nsteps:\n  - title: A\n    explain: B\n    check: {apiVersion: v1, kind: Pod, where: {a: {more: 1}}}\n", 6, "unknown field 'more'"),
+    ("idea: watch\ntitle: T\nsteps:\n  - title: A\n    check: {apiVersion: v1, kind: Pod}\n", 4, "needs a title and an explain"),
+    ("idea: watch\ntitle: {ko: 제목}\nsteps:\n  - title: A\n    explain: B\n", 2, "needs an English text"),
+    ("idea: watch\ntitle: T\nsteps:\n  - title: A\n    explain: B\n  bad: [\n", 6, "not valid YAML"),
+    ("a: &x 1\nb: *x\n", None, "aliases are not allowed"),
+])
+def test_a_broken_lesson_is_refused_naming_the_file_and_the_line(tmp_path, source, line, words):
+    with pytest.raises(LessonError) as refused:
+        parse_lesson(source, "lessons/broken.yaml", tmp_path)
+    message = str(refused.value)
+    assert message.startswith("lessons/broken.yaml")
+    if line is not None:
+        assert f"line {line}:" in message, message
+    assert words in message, message
+
+
+def test_one_broken_file_does_not_hide_the_others(tmp_path):
+    (tmp_path / "good.yaml").write_text(GOOD)
+    (tmp_path / "bad.yaml").write_text("idea: watch\ntitle: T\nsteps: 3\n")
+    catalogue = lessons.load_all(tmp_path)
+    assert [lesson.id for lesson in catalogue.lessons] == ["good"]
+    assert catalogue.errors == ["lessons/bad.yaml line 3: steps must be a non-empty list"]
+
+
+def test_field_paths_reach_into_maps_list_indexes_and_list_items_by_key():
+    obj = pod("p")
+    assert field(obj, "status.phase") == "Running"
+    assert field(obj, "status.conditions[type=Ready].status") == "True"
+    assert field(obj, "spec.containers[0].image") == "nginx"
+    assert field(obj, "spec.containers[3].image") is None
+    assert field(obj, "status.conditions[type=Nope].status") is None
+    assert field(obj, "metadata.name.deeper") is None
+
+
+def _check(where=(), **bounds):
+    return lessons.Check(api_version="v1", kind="Pod", where=tuple(where), **bounds)
+
+
+def test_a_check_counts_the_objects_that_match_every_condition_against_its_bounds():
+    pods = [pod("a"), pod("b"), pod("c", phase="Pending", ready=False)]
+    running = [("status.phase", ("eq", "Running"))]
+    assert evaluate(_check(running, count=2), pods).ok
+    assert not evaluate(_check(running, count=3), pods).ok
+    assert evaluate(_check(running, count=3), pods).matched == 2
+    assert evaluate(_check([("status.phase", ("eq", "Pending"))], count=0), pods[:2]).ok
+    assert evaluate(_check([("spec.nodeName", ("not", "node-2"))], at_least=3), pods).ok
+    assert not evaluate(_check([("spec.nodeName", ("exists", False))], at_least=1), pods).ok
+    restarts = [("status.containerStatuses[0].restartCount", ("atLeast", 1))]
+    assert not evaluate(_check(restarts, at_least=1), pods).ok
+    pods[0]["status"]["containerStatuses"][0]["restartCount"] = 4
+    assert evaluate(_check(restarts, count=1), pods).ok
+
+
+def test_a_check_is_level_triggered_it_turns_back_when_the_state_no_longer_holds():
+    check = _check([("status.phase", ("eq", "Running"))], count=2)
+    pods = [pod("a"), pod("b")]
+    assert evaluate(check, pods).ok
+    pods[1]["status"]["phase"] = "Failed"
+    assert not evaluate(check, pods).ok
+
+
+def test_values_compare_as_kubernetes_prints_them():
+    assert lesson_checks.holds(3, ("eq", 3)) and lesson_checks.holds("3", ("eq", 3))
+    assert not lesson_checks.holds(True, ("eq", "True")) and lesson_checks.holds("True", ("eq", "True"))
+    assert not lesson_checks.holds(None, ("eq", "None"))
+    assert not lesson_checks.holds("5", ("atLeast", 2))
+
+
+def test_lesson_files_stay_inside_lessons(tmp_path: Path):
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "outside.yaml").write_text("kind: Secret\n")
+    source = "idea: watch\ntitle: T\nsteps:\n  - title: A\n    explain: B\n    action: {apply: ../outside.yaml}\n"
+    with pytest.raises(LessonError, match="no manifest"):
+        parse_lesson(source, "lessons/escape.yaml", tmp_path)
