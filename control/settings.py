@@ -16,7 +16,11 @@ DATA_DIR = Path(os.environ.get("KK_DATA_DIR", BASE_DIR / "data"))
 
 SECRET_KEY = os.environ.get("KK_SECRET_KEY", "kube-kitchen-is-a-teaching-cluster-not-a-vault")
 DEBUG = os.environ.get("KK_DEBUG", "") == "1"
-ALLOWED_HOSTS = ["*"]
+# The Host headers answered (DNS-rebinding defence, control.hosts): localhost names, the names in
+# KK_ALLOWED_HOSTS (comma-separated, ".example.org" for a domain and its subdomains), and the bind
+# address `runhub --addr` adds at start. Any other Host gets a 400 on every path.
+ALLOWED_HOSTS = ["localhost", ".localhost", "127.0.0.1", "[::1]",
+                 *[name.strip() for name in os.environ.get("KK_ALLOWED_HOSTS", "").split(",") if name.strip()]]
 
 INSTALLED_APPS = [
     "daphne",
@@ -26,7 +30,15 @@ INSTALLED_APPS = [
     "dashboard.apps.DashboardConfig",
 ]
 
-MIDDLEWARE: list[str] = []
+# The dashboard's pages and forms (the Kubernetes API paths never reach Django: control.asgi sends
+# them to the hub's own app, which has no CSRF, as kube-apiserver has none). The page sends the
+# CSRF token in a header on every htmx request (hx-headers on <body>, as django-htmx recommends).
+MIDDLEWARE: list[str] = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+X_FRAME_OPTIONS = "DENY"
 
 ROOT_URLCONF = "control.urls"
 ASGI_APPLICATION = "control.asgi.application"
