@@ -128,6 +128,9 @@ KK_COMPACT_INTERVAL = float(os.environ.get("KK_COMPACT_INTERVAL", "30"))
 # How often a hub process looks at the log for writes made by other processes, when no hint came.
 KK_POLL_INTERVAL = float(os.environ.get("KK_POLL_INTERVAL", "1.0"))
 KK_MAX_BODY_BYTES = 3 * 1024 * 1024
+# The change feed's memory bound in bytes (besides its count): past it the oldest changes are read
+# from the log instead (100 updates of a 1.5 MiB object must not pin 300 MB).
+KK_FEED_MAX_BYTES = int(os.environ.get("KK_FEED_MAX_BYTES", str(64 * 1024 * 1024)))
 KK_BOOKMARK_INTERVAL = float(os.environ.get("KK_BOOKMARK_INTERVAL", "60"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = None  # the hub enforces KK_MAX_BODY_BYTES itself, with a Status
 
