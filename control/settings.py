@@ -132,7 +132,9 @@ KK_MAX_BODY_BYTES = 3 * 1024 * 1024
 # from the log instead (100 updates of a 1.5 MiB object must not pin 300 MB).
 KK_FEED_MAX_BYTES = int(os.environ.get("KK_FEED_MAX_BYTES", str(64 * 1024 * 1024)))
 KK_BOOKMARK_INTERVAL = float(os.environ.get("KK_BOOKMARK_INTERVAL", "60"))
-DATA_UPLOAD_MAX_MEMORY_SIZE = None  # the hub enforces KK_MAX_BODY_BYTES itself, with a Status
+# The hub enforces KK_MAX_BODY_BYTES itself, with a Status; Django (the dashboard's forms) refuses
+# a form body over three times that (URL-encoding triples YAML at worst), the manifest view the rest.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * KK_MAX_BODY_BYTES
 
 LOGGING = {
     "version": 1,
