@@ -60,7 +60,8 @@ async def apply(request: HttpRequest) -> HttpResponse:
     limit = settings.KK_MAX_BODY_BYTES
     too_large = f"Request entity too large: limit is {limit}"  # the API's own words (413)
     try:
-        text = request.POST.get("manifest", "")
+        # Decoding a form of megabytes takes a while too: on the worker thread, like the YAML.
+        text = await asyncio.to_thread(lambda: request.POST.get("manifest", ""))
     except RequestDataTooBig:
         return render(request, "dashboard/_apply_result.html", {"error": too_large}, status=413)
     if len(text.encode()) > limit:
