@@ -165,6 +165,11 @@ class ChangeFeed:
             if revision >= self.last:
                 return []
         if revision + 1 < self.first:
+            # Behind memory: from the log, in pieces no bigger (by the changes in memory now) than a
+            # quarter of the byte bound, so ten slow readers of big objects cannot pin gigabytes.
+            if self.changes:
+                average = max(1, self.bytes // len(self.changes))
+                limit = max(1, min(limit, self.max_bytes // 4 // average))
             return await run_db(lambda: store.events_since(revision, limit=limit))
         start = revision + 1 - self.first
         return self.changes[start:start + limit]

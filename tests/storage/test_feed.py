@@ -146,7 +146,31 @@ def test_a_reader_behind_the_byte_bound_reads_the_log():
         feed = ChangeFeed(loop=asyncio.get_running_loop(), start=start, max_bytes=100_000)
         feed.offer(changes)
         assert feed.first > start + 1 and feed.bytes <= 100_000  # the oldest left memory
-        return await feed.read_after(start, timeout=0.01, limit=100)
+        got, at = [], start
+        while at < changes[-1].revision:
+            piece = await feed.read_after(at, timeout=0.01, limit=100)
+            got, at = got + piece, piece[-1].revision
+        return got
 
     got = asyncio.run(scenario())
     assert [c.revision for c in got] == [c.revision for c in changes]
+
+
+def test_a_reader_behind_memory_reads_big_objects_from_the_log_in_small_pieces():
+    start = store.current_revision()
+    for i in range(12):
+        cm = configmap(f"heavy-{i}")
+        cm["metadata"]["annotations"] = {"blob": "z" * 20_000}
+        store.object_create(resource="/configmaps", obj=cm, actor="t")
+    changes = store.events_since(start, limit=100)
+
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=start, max_bytes=200_000)
+        feed.offer(changes)
+        first = await feed.read_after(start, timeout=0.01, limit=500)
+        rest = await feed.read_after(first[-1].revision, timeout=0.01, limit=500)
+        return first, rest
+
+    first, rest = asyncio.run(scenario())
+    assert 1 <= len(first) <= 2  # a quarter of 200 kB, at ~40 kB a change
+    assert [c.revision for c in first + rest][:len(first) + 1] == [c.revision for c in changes][:len(first) + 1]
