@@ -3,8 +3,8 @@
 Guarantees:
 - `prepare_create` turns a client's object into a storable one: type meta, namespace and name
   (incl. generateName) checked, server metadata set (uid, creationTimestamp, generation), then the
-  kind's strategy: prepare for create (status reset), defaults, the namespace's existence, the
-  kind's admission (which may read the store; 403 on refusal), name rule and validation (422 with
+  kind's strategy: prepare for create (status reset), defaults, generic admission (the
+  namespace exists and is not terminating: `control.api.admission`), the kind's admission (which may read the store; 403 on refusal), name rule and validation (422 with
   causes), allocation.
 - `prepare_update` merges a client's new object onto the stored one: optimistic concurrency
   (409 on a stale resourceVersion), server metadata kept, status kept on main-resource writes
