@@ -6,6 +6,11 @@ The exec/attach subresources a kind declares (`.../pods/x/exec`) are websockets 
 as a websocket, such as `.../pods/x/log`, or no path anyone serves) is refused with a 404 Kubernetes Status through ASGI's
 Websocket Denial Response (`control.websocket_denial` teaches it to Daphne), never a 500.
 
+Before any of that, a request whose Host header is not one of `ALLOWED_HOSTS` (`control.hosts`: DNS
+rebinding) is refused with a 400 Status on every path, and the dashboard's websockets take only a
+browser whose Origin is one of them (Channels' AllowedHostsOriginValidator): a foreign page cannot
+open them.
+
 Guarantees: it speaks the ASGI lifespan protocol. At `lifespan.startup` the hub's change feed (with
 log compaction) and its CRD follower start on the serving loop, before any request; at
 `lifespan.shutdown` they stop. Daphne sends no lifespan events, so `runhub` drives them itself
@@ -27,8 +32,9 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 django_app = get_asgi_application()
 
 from channels.routing import URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from control import errors, websocket_denial  # noqa: E402
+from control import errors, hosts, websocket_denial  # noqa: E402
 from control.api import app as hub  # noqa: E402
 from control.api import traffic  # noqa: E402
 from control.api.streams import is_stream_path, serve_stream  # noqa: E402
@@ -41,7 +47,7 @@ from dashboard.routing import serves_websocket, websocket_urlpatterns  # noqa: E
 
 log = logging.getLogger(__name__)
 websocket_denial.install()
-websocket_app = URLRouter(websocket_urlpatterns)
+websocket_app = AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns))
 NOT_FOUND = errors.NOT_FOUND
 
 
@@ -108,8 +114,30 @@ async def _start_if_no_lifespan() -> None:
         log.exception("the hub failed to start")
 
 
+async def refuse_host(scope, receive, send) -> None:
+    """A Host this server does not answer to: 400 with a Status, whatever the path."""
+    host = hosts.host_header(scope) or ""
+    reply = error_response(errors.BadRequest(f"the server does not answer to the host {host!r}: "
+                                             "see KK_ALLOWED_HOSTS"))
+    headers = [(b"content-type", reply.content_type.encode())]
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": reply.status,
+                    "headers": [*headers, (b"content-length", str(len(reply.body)).encode())]})
+        await send({"type": "http.response.body", "body": reply.body})
+        return
+    if (await receive())["type"] != "websocket.connect":
+        return
+    if websocket_denial.EXTENSION not in scope.get("extensions", {}):
+        await send({"type": "websocket.close", "code": 1008})
+        return
+    await send({"type": "websocket.http.response.start", "status": reply.status, "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": reply.body})
+
+
 async def application(scope, receive, send):
-    if scope["type"] == "http" and is_api_path(scope["path"]):
+    if scope["type"] in ("http", "websocket") and not hosts.host_allowed(scope):
+        await refuse_host(scope, receive, send)
+    elif scope["type"] == "http" and is_api_path(scope["path"]):
         await _start_if_no_lifespan()
         await hub_app(scope, receive, send)
     elif scope["type"] == "websocket":

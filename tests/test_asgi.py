@@ -53,7 +53,7 @@ def test_the_dashboard_sockets_are_routed_to_their_consumers():
 
 def test_daphne_answers_the_denial_with_the_status_on_the_wire(hub):
     """Through the real server: status line, JSON Status, connection closed, no traceback logged."""
-    request = (b"GET /apis/foo/v1/bar HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+    request = (b"GET /apis/foo/v1/bar HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
                b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
     with socket.create_connection(("127.0.0.1", hub.port), timeout=10) as sock:
         sock.sendall(request)

@@ -6,7 +6,7 @@ Guarantees:
 - Which paths: a kind declares `exec`/`attach` among its subresources; this module asks the kind,
   never names one. The object says where it runs (`spec.nodeName`) and what runs in it
   (`spec.containers`, `spec.initContainers`); the kubelet is found only through its Node
-  (`kubelet_endpoint`): the hub contacts no address outside the cluster plan.
+  (`control.api.node_address`): the hub contacts no address outside the node network (400).
 - Before the upgrade, as kube-apiserver's connect handler does, bad requests are refused with the
   Status as the handshake's HTTP answer: the object not found 404, no command 400, a container
   not named on a multi-container object or not in it 400, not yet on a node 400, a Node without
@@ -35,13 +35,12 @@ from django.conf import settings
 from control import errors
 from control import kinds as registry
 from control import websocket_denial
-from control.api import traffic
+from control.api import node_address, traffic
 from control.api.request import Call, Request
 from control.api.responses import Reply, error_response
 from control.client.remotecommand import (ERROR, FrameReader, UpgradeRefused, connect_upgraded, frame,
                                           status_json)
 from control.clock import REAL, Clock
-from control.kinds.network import kubelet_endpoint
 from control.storage import store
 from control.storage.db import run_db
 
@@ -128,11 +127,9 @@ def locate(kind: Any, namespace: str, name: str, action: str, query: dict[str, l
         node = store.object_get(resource=node_kind.resource, namespace="", name=node_name)
     except errors.NotFound:
         node = None
-    endpoint = kubelet_endpoint(node)
-    if endpoint is None:
-        raise errors.ServiceUnavailable(f"the kubelet of node {node_name} publishes no endpoint")
+    target = node_address.kubelet(node, node_name)  # the one gate to a node (400 outside the node network)
     kubelet_query = urlencode([("command", c) for c in command] + [(f, "1" if v else "0") for f, v in flags.items()])
-    return StreamTarget(action, namespace, name, container, endpoint[0], endpoint[1], kubelet_query)
+    return StreamTarget(action, namespace, name, container, target.address, target.port, kubelet_query)
 
 
 def internal_error(message: str) -> dict[str, Any]:
