@@ -2,7 +2,7 @@
 dashboard's websockets to its Channels consumers, everything else (the dashboard's pages) to Django.
 
 The exec/attach subresources a kind declares (`.../pods/x/exec`) are websockets of the hub
-(`control.api.streams`). A websocket upgrade on any other path (an API path the hub does not serve
+(`control.api.streams`), and so is portforward (`control.api.portforward`). A websocket upgrade on any other path (an API path the hub does not serve
 as a websocket, such as `.../pods/x/log`, or no path anyone serves) is refused with a 404 Kubernetes Status through ASGI's
 Websocket Denial Response (`control.websocket_denial` teaches it to Daphne), never a 500.
 
@@ -32,6 +32,7 @@ from control import errors, websocket_denial  # noqa: E402
 from control.api import app as hub  # noqa: E402
 from control.api import traffic  # noqa: E402
 from control.api.streams import is_stream_path, serve_stream  # noqa: E402
+from control.api.portforward import is_portforward_path, serve_portforward  # noqa: E402
 from control.api.app import hub_app, is_api_path  # noqa: E402
 from control.api.request import Request  # noqa: E402
 from control.api.responses import error_response  # noqa: E402
@@ -119,6 +120,9 @@ async def application(scope, receive, send):
         elif is_stream_path(scope["path"]):  # pods/NAME/exec and attach (control.api.streams)
             await _start_if_no_lifespan()
             await serve_stream(scope, receive, send)
+        elif is_portforward_path(scope["path"]):  # pods/NAME/portforward (control.api.portforward)
+            await _start_if_no_lifespan()
+            await serve_portforward(scope, receive, send)
         else:
             await refuse_websocket(scope, receive, send)  # nothing to start for a refusal
     elif scope["type"] == "lifespan":
