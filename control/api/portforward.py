@@ -256,11 +256,23 @@ class Connection:
         elif data and not self.writer.is_closing():
             self.writer.write(data)
 
+    async def flush(self) -> None:
+        """Wait for the kubelet to take what was written (backpressure toward the client). A broken
+        connection is not the tunnel's end: its pump sees it and ends this connection alone."""
+        if self.writer is not None and not self.writer.is_closing():
+            try:
+                await self.writer.drain()
+            except ConnectionError:
+                self.writer.close()
+
     def end_input(self) -> None:
         """The client will send no more: half-close toward the pod (what kubectl's FIN means)."""
         self.client_done = True
         if self.writer is not None and not self.writer.is_closing() and self.writer.can_write_eof():
-            self.writer.write_eof()
+            try:
+                self.writer.write_eof()
+            except OSError:
+                self.writer.close()
 
     def attach(self, writer: asyncio.StreamWriter) -> None:
         self.writer = writer
@@ -322,8 +334,7 @@ class Channels(Relay):
         if len(data) > 1 and data[0] % 2 == 0 and data[0] // 2 < len(self.connections):
             conn = self.connections[data[0] // 2]
             conn.write(data[1:])
-            if conn.writer is not None:
-                await conn.writer.drain()
+            await conn.flush()
 
     def close_all(self) -> None:
         for conn in self.connections:
@@ -373,8 +384,8 @@ class SpdyTunnel(Relay):
                 pair.conn.write(frame.data)
                 if frame.fin:
                     pair.conn.end_input()
-                elif pair.conn.writer is not None:
-                    await pair.conn.writer.drain()
+                else:
+                    await pair.conn.flush()
         elif isinstance(frame, spdy.RstStream):
             pair = self.by_stream.get(frame.stream_id)
             if pair is not None:

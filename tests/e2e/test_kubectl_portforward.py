@@ -30,10 +30,13 @@ def hub():
     server.kubelet = Spoke(server, "kubelet", node=NODE, env=KUBELET_ENV).start()
     try:
         for name, image, ports in (("web", "nginx:1.27", []), ("api", "example/api:1", [8080])):
-            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": name}},
                    "spec": {"nodeName": NODE, "containers": [
                        {"name": "app", "image": image, "ports": [{"containerPort": p} for p in ports]}]}}
             server.kubectl("apply", "-f", "-", input=json.dumps(pod))
+        service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "front"},
+                   "spec": {"selector": {"app": "web"}, "ports": [{"port": 8000, "targetPort": 80}]}}
+        server.kubectl("apply", "-f", "-", input=json.dumps(service))
         for name in ("web", "api"):
             eventually(lambda: " Running " in server.kubectl("get", "pod", name).stdout, what=f"{name} Running")
         yield server
@@ -92,6 +95,11 @@ def test_kubectl_forwards_to_a_declared_port(hub):
         answer = httpx.get(f"http://127.0.0.1:{port}/anything", timeout=10).json()
         assert answer["pod"] == "api" and answer["namespace"] == "default" and answer["port"] == 8080
         assert answer["node"] == NODE and answer["podIP"]
+
+
+def test_kubectl_forwards_a_services_port_to_its_pods_target_port(hub):
+    with Forward(hub, "svc/front", "0:8000") as forward:
+        assert "Welcome to nginx!" in httpx.get(f"http://127.0.0.1:{forward.local_port()}/", timeout=10).text
 
 
 def test_a_port_nothing_listens_on_is_kubernetes_error_and_the_hub_goes_on(hub):
