@@ -28,7 +28,7 @@ django_app = get_asgi_application()
 
 from channels.routing import URLRouter  # noqa: E402
 
-from control import errors, websocket_denial  # noqa: E402
+from control import errors, spdy_upgrade, websocket_denial  # noqa: E402
 from control.api import app as hub  # noqa: E402
 from control.api import traffic  # noqa: E402
 from control.api.streams import is_stream_path, serve_stream  # noqa: E402
@@ -42,6 +42,7 @@ from dashboard.routing import serves_websocket, websocket_urlpatterns  # noqa: E
 
 log = logging.getLogger(__name__)
 websocket_denial.install()
+spdy_upgrade.install()  # kubectl's port-forward over SPDY without WebSocket reaches serve_portforward
 websocket_app = URLRouter(websocket_urlpatterns)
 NOT_FOUND = errors.NOT_FOUND
 

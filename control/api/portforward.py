@@ -20,8 +20,10 @@ Guarantees:
   never names one. The kubelet is found only through the object's Node (`kubelet_endpoint`).
 - Before the upgrade, bad requests are refused with a Status as the handshake's answer: object
   not found 404, not yet on a node 400 (`pod NAME does not have a host assigned`), no kubelet
-  endpoint 503, no or bad `ports` for v4 400, an unsupported subprotocol 403. A plain HTTP
-  request (kubectl's fallback to SPDY over an HTTP Upgrade) gets the same checks, then 400.
+  endpoint 503, no or bad `ports` for v4 400, an unsupported subprotocol 403. SPDY over a plain
+  HTTP Upgrade (kubectl's fallback, and kubectl < 1.30) arrives here as a websocket scope offering
+  `SPDY/3.1+portforward.k8s.io` (`control.spdy_upgrade` hands it over); any other plain HTTP
+  request gets the same checks, then 400.
 - A refused connection (nothing listens, the kubelet unreachable) affects only its own streams;
   the WebSocket, and the hub, go on. SPDY that does not parse ends the tunnel with GOAWAY
   (PROTOCOL_ERROR). Client PINGs are answered. Nothing relayed for `KK_STREAM_IDLE_SECONDS` ends it.
@@ -112,7 +114,7 @@ def choose_protocol(offered: list[str]) -> str | None:
 
 
 async def forward_over_http(call: Call) -> Any:
-    """`portforward` asked without a WebSocket (kubectl's SPDY fallback): the checks, then 400."""
+    """`portforward` asked without a WebSocket or SPDY upgrade: the checks, then 400."""
     await run_db(locate, call.kind, call.namespace, call.name)
     raise errors.BadRequest(f"Upgrade request required: {call.kind.plural}/{SUBRESOURCE} is served over "
                             f"WebSocket ({', '.join(PROTOCOLS)}) only")

@@ -4,6 +4,7 @@ in WebSocket, `SPDY/3.1+portforward.k8s.io`) and the official Python client (v4.
 from __future__ import annotations
 
 import json
+import os
 import re
 import select
 import subprocess
@@ -48,10 +49,11 @@ def hub():
 class Forward:
     """`kubectl port-forward` as a subprocess: the local port it prints, and a sure end."""
 
-    def __init__(self, hub: Hub, *args: str):
+    def __init__(self, hub: Hub, *args: str, env: dict[str, str] | None = None):
         self.process = subprocess.Popen([KUBECTL, "--kubeconfig", str(hub.kubeconfig), "--cache-dir",
                                          str(hub.dir / "kube-cache"), "port-forward", *args],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        env={**os.environ, **(env or {})})
         self.output = b""
 
     def __enter__(self) -> "Forward":
@@ -95,6 +97,19 @@ def test_kubectl_forwards_to_a_declared_port(hub):
         answer = httpx.get(f"http://127.0.0.1:{port}/anything", timeout=10).json()
         assert answer["pod"] == "api" and answer["namespace"] == "default" and answer["port"] == 8080
         assert answer["node"] == NODE and answer["podIP"]
+
+
+def test_kubectl_without_websockets_speaks_spdy_over_a_plain_http_upgrade(hub):
+    # kubectl's fallback (and kubectl < 1.30): POST with Upgrade: SPDY/3.1, no WebSocket at all
+    with Forward(hub, "pod/web", "0:80", "-v=6", env={"KUBECTL_PORT_FORWARD_WEBSOCKETS": "false"}) as forward:
+        port = forward.local_port()
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+            for _ in range(3):
+                assert "Welcome to nginx!" in http.get("/").text
+        forward.process.kill()
+        stderr = forward.process.stderr.read().decode()
+    assert "POST " in stderr and "/pods/web/portforward 101 Switching Protocols" in stderr
+    assert "tunneling_dialer" not in stderr, "no WebSocket was tried"
 
 
 def test_kubectl_forwards_a_services_port_to_its_pods_target_port(hub):
