@@ -2,9 +2,11 @@
 dashboard's websockets to its Channels consumers, everything else (the dashboard's pages) to Django.
 
 The exec/attach subresources a kind declares (`.../pods/x/exec`) are websockets of the hub
-(`control.api.streams`), and so is portforward (`control.api.portforward`). A websocket upgrade on any other path (an API path the hub does not serve
-as a websocket, such as `.../pods/x/log`, or no path anyone serves) is refused with a 404 Kubernetes Status through ASGI's
-Websocket Denial Response (`control.websocket_denial` teaches it to Daphne), never a 500.
+(`control.api.streams`), and so is portforward (`control.api.portforward`; kubectl's SPDY over a
+plain HTTP Upgrade reaches it as a websocket too, `control.spdy_upgrade`). A websocket upgrade on
+any other path (an API path the hub does not serve as a websocket, such as `.../pods/x/log`, or no
+path anyone serves) is refused with a 404 Kubernetes Status through ASGI's Websocket Denial
+Response (`control.websocket_denial` teaches it to Daphne), never a 500.
 
 Guarantees: it speaks the ASGI lifespan protocol. At `lifespan.startup` the hub's change feed (with
 log compaction) and its CRD follower start on the serving loop, before any request; at
