@@ -11,8 +11,10 @@ Guarantees:
 - `SpdyTunnel`: SYN_REPLY at once for a stream with a valid `port` and `streamtype`, RST_STREAM
   CANCEL otherwise; error and data streams are paired by `requestid` (by stream id for clients
   without one, as the kubelet does); the pair's connection opens once both are there; a refusal
-  is written on its error stream; both streams get FIN when the pod's side closes. Client PINGs
-  are echoed; SPDY that does not parse ends the tunnel with GOAWAY(PROTOCOL_ERROR).
+  is written on its error stream; both streams get FIN when the pod's side closes. A request
+  still missing a stream after STREAM_CREATION_SECONDS (on the injected clock) is dropped with
+  "timed out waiting for streams" on its error stream. Client PINGs are echoed; SPDY that does
+  not parse ends the tunnel with GOAWAY(PROTOCOL_ERROR).
 - One broken or refused connection ends only its own streams; the relay ends when the client
   leaves, sends GOAWAY, or nothing is relayed for the idle timeout.
 """
@@ -30,10 +32,11 @@ import h11
 from control.api import spdy
 from control.api.streams import Receive, Send
 from control.client.framing import Wire
-from control.clock import Clock
+from control.clock import REAL, Clock
 
 UPGRADE = b"kubekitchen.dev/portforward"
 READ_SIZE = 1 << 16
+STREAM_CREATION_SECONDS = 30.0  # the kubelet's streamCreationTimeout
 
 
 @dataclass(frozen=True)
@@ -86,11 +89,13 @@ class Relay:
 
     def __init__(self, receive: Receive, send: Send):
         self.receive, self.send = receive, send
+        self.clock: Clock = REAL
         self.last_activity = 0.0
         self.tasks: set[asyncio.Task] = set()
         self.finished = asyncio.Event()  # set when the relay has nothing left to do
 
     async def run(self, idle: float, clock: Clock) -> None:
+        self.clock = clock
         self.last_activity = clock.monotonic()
 
         async def watch_idle() -> None:
@@ -297,7 +302,10 @@ class SpdyTunnel(Relay):
             return
         await self._out(spdy.SynReply(frame.stream_id))
         request = spdy.header(frame.headers, "requestid") or str(frame.stream_id - (2 if kind == "data" else 0))
-        pair = self.pairs.setdefault(request, Pair())
+        pair = self.pairs.get(request)
+        if pair is None:
+            pair = self.pairs[request] = Pair()
+            self.spawn(self._expect_pair(request, pair))
         self.by_stream[frame.stream_id] = pair
         if kind == "error":
             pair.error_id = frame.stream_id
@@ -306,6 +314,22 @@ class SpdyTunnel(Relay):
         if pair.error_id and pair.data_id:
             del self.pairs[request]
             self.spawn(self._forward(pair))
+
+    async def _expect_pair(self, request: str, pair: Pair) -> None:
+        """A request whose second stream does not come within STREAM_CREATION_SECONDS is dropped,
+        its error stream told why (the kubelet's monitorStreamPair)."""
+        await self.clock.sleep(STREAM_CREATION_SECONDS)
+        if self.pairs.get(request) is not pair:
+            return  # completed (or reset) in time
+        del self.pairs[request]
+        for stream_id in (pair.error_id, pair.data_id):
+            self.by_stream.pop(stream_id, None)
+        if pair.error_id and not pair.done:
+            await self._out(spdy.Data(pair.error_id, f"(conn={id(self):#x}, request={request}) timed out waiting for "
+                                                     f"streams".encode(), spdy.FLAG_FIN))
+        if pair.data_id and not pair.done:
+            await self._out(spdy.Data(pair.data_id, flags=spdy.FLAG_FIN))
+        pair.done = True
 
     async def _forward(self, pair: Pair) -> None:
         assert pair.conn is not None

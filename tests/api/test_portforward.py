@@ -217,3 +217,21 @@ def test_an_idle_tunnel_ends_after_the_idle_timeout(cluster):
 
     ws = converse(cluster, SpdyClient(), idle=60, clock=clock, script=script)
     assert ws.sent[-1] == {"type": "websocket.close", "code": 1000}
+
+
+def test_a_request_whose_second_stream_never_comes_is_dropped_after_the_creation_timeout(cluster):
+    clock = FakeClock()
+
+    async def script(ws: SpdyClient, task):
+        ws.frames(spdy.SynStream(1, {"port": ["80"], "requestid": ["0"], "streamtype": ["error"]}))
+        await ws.until(lambda: ws.take() == [spdy.SynReply(1)], "the reply")
+        await clock.advance(29)
+        await settle()
+        assert ws.stream(1) == (b"", False), "not yet"
+        await clock.advance(2)
+        await ws.until(lambda: ws.stream(1)[1], "the error stream finished")
+        ws.leave()
+
+    ws = converse(cluster, SpdyClient(), idle=3600, clock=clock, script=script)
+    message, _ = ws.stream(1)
+    assert message.startswith(b"(conn=") and message.endswith(b", request=0) timed out waiting for streams")
