@@ -2,9 +2,11 @@
 dashboard's websockets to its Channels consumers, everything else (the dashboard's pages) to Django.
 
 The exec/attach subresources a kind declares (`.../pods/x/exec`) are websockets of the hub
-(`control.api.streams`). A websocket upgrade on any other path (an API path the hub does not serve
-as a websocket, such as `.../pods/x/log`, or no path anyone serves) is refused with a 404 Kubernetes Status through ASGI's
-Websocket Denial Response (`control.websocket_denial` teaches it to Daphne), never a 500.
+(`control.api.streams`), and so is portforward (`control.api.portforward`; kubectl's SPDY over a
+plain HTTP Upgrade reaches it as a websocket too, `control.spdy_upgrade`). A websocket upgrade on
+any other path (an API path the hub does not serve as a websocket, such as `.../pods/x/log`, or no
+path anyone serves) is refused with a 404 Kubernetes Status through ASGI's Websocket Denial
+Response (`control.websocket_denial` teaches it to Daphne), never a 500.
 
 Before any of that, a request whose Host header is not one of `ALLOWED_HOSTS` (`control.hosts`: DNS
 rebinding) is refused with a 400 Status on every path, and the dashboard's websockets take only a
@@ -34,10 +36,11 @@ django_app = get_asgi_application()
 from channels.routing import URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from control import errors, hosts, websocket_denial  # noqa: E402
+from control import errors, hosts, spdy_upgrade, websocket_denial  # noqa: E402
 from control.api import app as hub  # noqa: E402
 from control.api import traffic  # noqa: E402
 from control.api.streams import is_stream_path, serve_stream  # noqa: E402
+from control.api.portforward import is_portforward_path, serve_portforward  # noqa: E402
 from control.api.app import hub_app, is_api_path  # noqa: E402
 from control.api.request import Request  # noqa: E402
 from control.api.responses import error_response  # noqa: E402
@@ -47,6 +50,7 @@ from dashboard.routing import serves_websocket, websocket_urlpatterns  # noqa: E
 
 log = logging.getLogger(__name__)
 websocket_denial.install()
+spdy_upgrade.install()  # kubectl's port-forward over SPDY without WebSocket reaches serve_portforward
 websocket_app = AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns))
 NOT_FOUND = errors.NOT_FOUND
 
@@ -147,6 +151,9 @@ async def application(scope, receive, send):
         elif is_stream_path(scope["path"]):  # pods/NAME/exec and attach (control.api.streams)
             await _start_if_no_lifespan()
             await serve_stream(scope, receive, send)
+        elif is_portforward_path(scope["path"]):  # pods/NAME/portforward (control.api.portforward)
+            await _start_if_no_lifespan()
+            await serve_portforward(scope, receive, send)
         else:
             await refuse_websocket(scope, receive, send)  # nothing to start for a refusal
     elif scope["type"] == "lifespan":

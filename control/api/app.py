@@ -28,7 +28,8 @@ from django.conf import settings
 from control import errors
 from control.clock import REAL as clock
 from control import kinds as registry
-from control.api import admission, crds, discovery, openapi, openapi_v2, streams, subresources, traffic, verbs
+from control.api import (admission, crds, discovery, openapi, openapi_v2, portforward, streams, subresources, traffic,
+                         verbs)
 from control.api.extras import autoscaling_v1, kitchen, metrics, oidc, services
 from control.storage.db import run_db
 from control.storage.feed import start_feed, stop_feed
@@ -99,6 +100,7 @@ ASYNC_VERBS: dict[tuple[str, bool, str], Callable[[Call], Any]] = {
     ("get", True, "log"): pod_log,  # through the node's kubelet
     # exec/attach are WebSocket streams (control.asgi routes them); over plain HTTP: checks, then 400
     **{(verb, True, sub): streams.exec_over_http for verb in ("get", "create") for sub in streams.STREAMS},
+    **{(verb, True, portforward.SUBRESOURCE): portforward.forward_over_http for verb in ("get", "create")},
 }
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 

@@ -70,9 +70,9 @@ class StreamTarget:
         return f"/{self.action}/{quote(self.namespace)}/{quote(self.name)}/{quote(self.container)}?{self.query}"
 
 
-def stream_kind(path: str) -> tuple[Any, str, str, str] | None:
-    """(kind, namespace, name, subresource) when `path` is a stream subresource a served kind
-    declares; None otherwise."""
+def stream_kind(path: str, subresources: tuple[str, ...] = STREAMS) -> tuple[Any, str, str, str] | None:
+    """(kind, namespace, name, subresource) when `path` is one of `subresources` (exec/attach unless
+    told) that a served kind declares; None otherwise."""
     match = PATH.fullmatch(path)
     if match is None:
         return None
@@ -81,7 +81,7 @@ def stream_kind(path: str) -> tuple[Any, str, str, str] | None:
     version = parts["version"] or parts["gversion"]
     plural, sub = parts["plural"] or parts["gplural"], parts["sub"] or parts["gsub"]
     kind = registry.by_resource(group, version, plural)
-    if kind is None or sub not in STREAMS or sub not in kind.subresources:
+    if kind is None or sub not in subresources or sub not in kind.subresources:
         return None
     return kind, parts["namespace"] or parts["gnamespace"], parts["name"] or parts["gname"], sub
 

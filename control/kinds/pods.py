@@ -227,7 +227,7 @@ def pod_cells(pod: Obj, now: float) -> list[Any]:
 POD = Kind(
     group="", version="v1", kind="Pod", plural="pods", namespaced=True,
     definition="io.k8s.api.core.v1.Pod", short_names=("po",), categories=("all",),
-    subresources=("status", "binding", "log", "exec", "attach", "eviction"),
+    subresources=("status", "binding", "log", "exec", "attach", "portforward", "eviction"),
     actions={"eviction": EVICTION},  # POST policy/v1 Eviction: a delete that asks the disruption budget
     defaults=pod_defaults, validate=validate_pod, validate_update=validate_pod_update,
     prepare_for_create=prepare_pod_for_create, bind=bind_pod,
