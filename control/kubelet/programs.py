@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 from typing import Awaitable, Callable
 
+from control.kubelet import tar as tar_program
 from control.kubelet.filesystem import FsError
 from control.kubelet.shell import Shell, ShellExit, Streams
 
@@ -332,3 +333,9 @@ async def bracket(shell: Shell, args: list[str], io: Streams) -> int:
 
 
 PROGRAMS["["] = bracket
+PROGRAMS["tar"] = tar_program.tar  # kubectl cp's tar (control/kubelet/tar.py)
+
+# Programs that read their stdin to the end before they can finish: an exec session hands them all
+# of it (up to the client's CLOSE); any other program runs at once.
+STDIN_READERS: dict[str, Callable[[list[str]], bool]] = {"cat": lambda args: not args,
+                                                         "tar": tar_program.reads_stdin}

@@ -27,6 +27,7 @@ from control.kubelet.shell import SHELLS, Shell, ShellExit, Streams
 
 BUSYBOX_IMAGES = ("busybox", "alpine")
 INTERRUPTED = 130
+CHUNK = 64 * 1024  # bytes of output per frame
 ESCAPE_END = set(range(0x40, 0x7F))  # the final byte of a CSI sequence (arrow keys and the like)
 
 
@@ -45,9 +46,13 @@ def interactive(argv: list[str]) -> bool:
 
 
 def reads_stdin(argv: list[str]) -> bool:
-    """Whether a command reads its stdin to the end before it can finish (`cat` with no file);
-    any other command runs at once, as `ls` does under `kubectl exec -it POD -- ls`."""
-    return bool(argv) and posixpath.basename(argv[0]) == "cat" and len(argv) == 1
+    """Whether a command reads its stdin to the end before it can finish (`cat` with no file,
+    `tar x` from `-`: `programs.STDIN_READERS`); any other command runs at once, as `ls` does
+    under `kubectl exec -it POD -- ls`."""
+    from control.kubelet.programs import STDIN_READERS  # programs import the shell, as we do
+
+    wants = STDIN_READERS.get(posixpath.basename(argv[0])) if argv else None
+    return wants is not None and wants(argv[1:])
 
 
 class Session:
@@ -63,8 +68,10 @@ class Session:
 
     def _to(self, channel: int) -> Callable[[bytes], None]:
         def write(data: bytes) -> None:
-            if data:
-                self.send(frame(channel, data.replace(b"\n", b"\r\n") if self.tty else data))
+            if self.tty:
+                data = data.replace(b"\n", b"\r\n")
+            for start in range(0, len(data), CHUNK):  # a frame stays under MAX_FRAME (a tar of a big file)
+                self.send(frame(channel, data[start:start + CHUNK]))
         return write
 
     async def run(self, frames: FrameReader) -> int:
