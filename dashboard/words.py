@@ -140,6 +140,13 @@ UI_STRINGS: dict[str, Any] = {
     "job-complete": _("complete"),
     "job-failed": _("failed"),
     "job-suspended": _("suspended"),
+    "shell": _("Open a shell in this pod"),
+    "shell-title": _("Shell in"),
+    "shell-open": _("connected: type commands, `exit` to leave"),
+    "shell-ended": _("session ended"),
+    "shell-exit": _("exit code"),
+    "shell-lost": _("the connection closed"),
+    "shell-close": _("Close"),
 }
 
 

@@ -14,6 +14,7 @@ import { Model } from "./model.js";
 import { Panels } from "./panels.js";
 import { Picture } from "./picture.js";
 import { ProxyRules } from "./rules.js";
+import "./shell.js";
 import { RECORD, TrafficView } from "./traffic.js";
 import { WireView } from "./wire.js";
 import { setMode, ui } from "./words.js";
