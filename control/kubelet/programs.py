@@ -255,6 +255,19 @@ async def uname(shell: Shell, args: list[str], io: Streams) -> int:
     return 0
 
 
+@program("stty")
+async def stty(shell: Shell, args: list[str], io: Streams) -> int:
+    """`stty size` says the terminal's rows and columns (what the client's resize set); other
+    settings are taken and change nothing here."""
+    if shell.terminal is None:
+        io.err(b"stty: standard input: Not a tty\n")
+        return 1
+    if args == ["size"]:
+        columns, rows = shell.terminal
+        _print(io, f"{rows} {columns}\n")
+    return 0
+
+
 def _seconds(text: str) -> float | None:
     unit = {"s": 1, "m": 60, "h": 3600, "d": 86400}.get(text[-1:], None)
     number = text[:-1] if unit else text

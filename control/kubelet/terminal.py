@@ -61,6 +61,8 @@ class Session:
         self.shell, self.argv, self.image = shell, argv, image
         self.stdin, self.tty, self.send = stdin, tty, send
         self.size: tuple[int, int] | None = None
+        if tty:
+            shell.terminal = (0, 0)  # a new pty has no size until the client's first resize
         self.inbox: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
         self.pending: list[tuple[int, bytes]] = []  # typed ahead while a command ran
         out = self._to(STDOUT) if stdout else _drop
@@ -100,6 +102,8 @@ class Session:
         try:
             size = json.loads(payload)
             self.size = (int(size["Width"]), int(size["Height"]))
+            if self.tty:
+                self.shell.terminal = self.size
         except (ValueError, TypeError, KeyError):
             pass  # a malformed resize is ignored, as the kubelet's resize loop does
 

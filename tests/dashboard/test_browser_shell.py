@@ -65,6 +65,13 @@ def test_a_shell_on_a_running_pod(browser, cluster, viewport):
         page.keyboard.press("Enter")
         page.wait_for_function("document.querySelector('#shell-dialog .xterm-rows').innerText.includes('blue box')",
                                timeout=10_000)
+        # the terminal's size went to the container on the resize channel, as kubectl sends it
+        size = page.evaluate("`${window.kubeKitchenShell.term.rows} ${window.kubeKitchenShell.term.cols}`")
+        page.keyboard.type("stty size")
+        page.keyboard.press("Enter")
+        page.wait_for_function(f"document.querySelector('#shell-dialog .xterm-rows').innerText.includes({size!r})",
+                               timeout=10_000)
+        assert int(size.split()[1]) > 80, "the terminal fills the dialog"
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"browser-shell-{viewport['width']}x{viewport['height']}.png"))
         page.keyboard.type("exit")

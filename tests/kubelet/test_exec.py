@@ -186,6 +186,8 @@ def test_a_terminal_session_prompts_echoes_edits_and_exits_with_the_code():
             writer.write(frame(STDIN, b"echo $HOSTNAMX\x7fE\r"))
             await until(b"web\r\n/ # ")
             assert b"echo $HOSTNAMX\b \bE\r\n" in out, "typed characters and backspaces are echoed"
+            writer.write(frame(STDIN, b"stty size\r"))
+            await until(b"24 80\r\n/ # ")  # the resize reached the terminal; the malformed one changed nothing
             writer.write(frame(STDIN, b"cd /tmp\rpwd\r"))
             await until(b"/tmp\r\n/tmp # ")
             writer.write(frame(STDIN, b"junk\x03"))
