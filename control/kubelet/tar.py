@@ -248,10 +248,10 @@ def _one(shell: Shell, options: Options, base: str, archive: tarfile.TarFile, me
     try:
         if member.isdir():
             shell.fs.make_dir(path, parents=True)
-        elif member.isfile():
+        elif member.isfile() or member.islnk():  # a hard link is a copy of its target's bytes here
             shell.fs.make_dir(posixpath.dirname(path), parents=True)
             shell.fs.write(path, archive.extractfile(member).read())
-        else:  # links and devices: this filesystem has only files and directories
+        else:  # symbolic links and devices: this filesystem has only files and directories
             io.err(f"tar: {name}: only files and directories are simulated, skipped\n".encode())
             return True
     except FsError as exc:

@@ -149,3 +149,19 @@ def test_options_and_who_reads_stdin():
     assert not reads_stdin(["cf", "-", "/x"]) and not reads_stdin(["xf", "/tmp/a.tar"])
     assert session_reads_stdin(["tar", "-xmf", "-", "-C", "/tmp"]) and session_reads_stdin(["cat"])
     assert not session_reads_stdin(["tar", "cf", "-", "/tmp"]) and not session_reads_stdin(["cat", "/f"])
+
+
+def test_a_hard_link_is_a_copy_and_a_symlink_is_skipped_with_a_word():
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo("a")
+        info.size = 5
+        tar.addfile(info, io.BytesIO(b"alpha"))
+        for name, kind in (("b", tarfile.LNKTYPE), ("c", tarfile.SYMTYPE)):
+            link = tarfile.TarInfo(name)
+            link.type, link.linkname = kind, "a"
+            tar.addfile(link)
+    shell = new_shell()
+    out, err, code = run(shell, ["tar", "xf", "-", "-C", "/tmp"], buffer.getvalue())
+    assert code == 0 and err == "tar: c: only files and directories are simulated, skipped\n"
+    assert shell.fs.read("/tmp/b") == b"alpha" and not shell.fs.exists("/tmp/c")
