@@ -4,8 +4,8 @@ upgraded connection (`control.client.remotecommand`).
 Guarantees:
 - Without a TTY the command runs once: output streams on stdout/stderr as it is produced; a shell
   with no `-c` runs its stdin line by line as lines arrive (`echo ... | kubectl exec -i POD --
-  sh`), a command that reads stdin (`cat`) gets it whole when the client closes it (CLOSE
-  frame), any other runs at once.
+  sh`), a command that reads stdin (`cat`, `tar x`) gets it whole when the client closes it (CLOSE
+  frame; more than MAX_STDIN is refused with exit 1, never held), any other runs at once.
 - With a TTY and a shell, the session is an interactive terminal: a prompt, typed characters
   echoed, Enter runs the line, Backspace/Ctrl-U edit it, Ctrl-C interrupts a running command (or
   drops the line), Ctrl-D on an empty line or `exit` ends it; output has `\\n` turned into `\\r\\n`
@@ -28,6 +28,7 @@ from control.kubelet.shell import SHELLS, Shell, ShellExit, Streams
 BUSYBOX_IMAGES = ("busybox", "alpine")
 INTERRUPTED = 130
 CHUNK = 64 * 1024  # bytes of output per frame
+MAX_STDIN = 64 << 20  # what a command reading all its stdin (tar x, cat) may be given: the kubelet's memory is bounded
 ESCAPE_END = set(range(0x40, 0x7F))  # the final byte of a CSI sequence (arrow keys and the like)
 
 
@@ -119,6 +120,10 @@ class Session:
         stdin = await self._read_stdin() if self.stdin and reads_stdin(self.argv) else b""
         if stdin is None:
             return INTERRUPTED
+        if len(stdin) > MAX_STDIN:
+            self.streams.err(f"{posixpath.basename(self.argv[0])}: standard input: more than the simulated "
+                             f"container takes ({MAX_STDIN >> 20} MiB)\n".encode())
+            return 1
         return await self._interruptible(self.shell.run_argv(self.argv, Streams(self.streams.out, self.streams.err,
                                                                                   stdin)))
 
@@ -128,7 +133,7 @@ class Session:
             channel, payload = item
             if channel == CLOSE or (channel == STDIN and not payload):
                 return bytes(data)
-            if channel == STDIN:
+            if channel == STDIN and len(data) <= MAX_STDIN:  # past the limit the rest is dropped, then refused
                 data += payload
         return None
 
