@@ -100,6 +100,14 @@ UI_STRINGS: dict[str, Any] = {
     "no-pods": _("no pods"),
     "not-ready": _("NotReady"),
     "cordoned": _("cordoned"),
+    # the shell in the browser (static/dashboard/shell.js)
+    "shell": _("Open a shell in this pod"),
+    "shell-title": _("Shell in"),
+    "shell-open": _("connected: type commands, `exit` to leave"),
+    "shell-ended": _("session ended"),
+    "shell-exit": _("exit code"),
+    "shell-lost": _("the connection closed"),
+    "shell-close": _("Close"),
     "stopped": _("stopped"),
     "running": _("running"),
     "restarts": _("restarts"),
@@ -140,13 +148,6 @@ UI_STRINGS: dict[str, Any] = {
     "job-complete": _("complete"),
     "job-failed": _("failed"),
     "job-suspended": _("suspended"),
-    "shell": _("Open a shell in this pod"),
-    "shell-title": _("Shell in"),
-    "shell-open": _("connected: type commands, `exit` to leave"),
-    "shell-ended": _("session ended"),
-    "shell-exit": _("exit code"),
-    "shell-lost": _("the connection closed"),
-    "shell-close": _("Close"),
 }
 
 

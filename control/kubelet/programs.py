@@ -19,6 +19,13 @@ Program = Callable[[Shell, list[str], Streams], Awaitable[int]]
 PROGRAMS: dict[str, Program] = {}
 UNAME = {"-s": "Linux", "-r": "5.15.0-kitchen", "-m": "x86_64", "-o": "GNU/Linux"}
 
+PROGRAMS["tar"] = tar_program.tar  # kubectl cp's tar (control/kubelet/tar.py)
+
+# Programs that read their stdin to the end before they can finish: an exec session hands them all
+# of it (up to the client's CLOSE); any other program runs at once.
+STDIN_READERS: dict[str, Callable[[list[str]], bool]] = {"cat": lambda args: not args,
+                                                         "tar": tar_program.reads_stdin}
+
 
 def program(*names: str) -> Callable[[Program], Program]:
     def register(fn: Program) -> Program:
@@ -346,9 +353,3 @@ async def bracket(shell: Shell, args: list[str], io: Streams) -> int:
 
 
 PROGRAMS["["] = bracket
-PROGRAMS["tar"] = tar_program.tar  # kubectl cp's tar (control/kubelet/tar.py)
-
-# Programs that read their stdin to the end before they can finish: an exec session hands them all
-# of it (up to the client's CLOSE); any other program runs at once.
-STDIN_READERS: dict[str, Callable[[list[str]], bool]] = {"cat": lambda args: not args,
-                                                         "tar": tar_program.reads_stdin}
