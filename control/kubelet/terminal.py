@@ -190,15 +190,18 @@ class Session:
         line = bytearray()
         self.send(frame(STDOUT, prompt_for(self.image, self.shell).encode()))
         echo = self._to(STDOUT)
-        escape = False
+        escape = 0  # 1: after ESC; 2: inside a CSI/SS3 sequence (ESC [ ... or ESC O x)
         try:
             while (item := await self._next_input()) is not None:
                 channel, payload = item
                 if channel == CLOSE:
                     break
                 for index, byte in enumerate(payload):
-                    if escape:  # skip an escape sequence (no history or cursor movement here)
-                        escape = byte == 0x5B or byte not in ESCAPE_END
+                    if escape == 1:  # ESC then `[`/`O` opens a sequence; any other byte is ESC's pair (Alt-x)
+                        escape = 2 if byte in (0x5B, 0x4F) else 0
+                        continue
+                    if escape == 2:  # skip the sequence (no history or cursor movement here)
+                        escape = 0 if byte in ESCAPE_END else 2
                         continue
                     if byte in (0x0D, 0x0A):
                         echo(b"\n")
@@ -224,7 +227,7 @@ class Session:
                         echo(b"\b \b" * len(line))
                         line.clear()
                     elif byte == 0x1B:
-                        escape = True
+                        escape = 1
                     elif byte >= 0x20 or byte == 0x09:
                         line.append(byte)
                         echo(bytes((byte,)))

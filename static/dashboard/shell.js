@@ -70,6 +70,10 @@ export class ShellDialog {
     this.term = null;
     dialog.querySelector(".shell-close").addEventListener("click", () => this.close());
     dialog.addEventListener("close", () => this.teardown());
+    // Escape belongs to the program in the terminal (vi, less) while the session runs, not to the dialog
+    dialog.addEventListener("cancel", (event) => {
+      if (dialog.dataset.state === "open") event.preventDefault();
+    });
     window.addEventListener("resize", () => this.fit());
   }
 
@@ -116,9 +120,7 @@ export class ShellDialog {
       } catch (error) {
         status = { message: String(error) };
       }
-      const code = exitCode(status);
-      if (code === null && status.message) this.term.write(`\r\n${status.message}\r\n`);
-      this.finish(code);
+      this.finish(exitCode(status), status.message);
     }
   }
 
@@ -136,11 +138,13 @@ export class ShellDialog {
     if (this.fitter && this.dialog.open) this.fitter.fit();
   }
 
-  // The session is over: once, with the exit code when the Status gave one.
-  finish(code) {
+  // The session is over: once, with the exit code when the Status gave one, else its message
+  // (the hub's or the kubelet's refusal, e.g. a container that is not running).
+  finish(code, message = "") {
     if (this.ended) return;
     this.ended = true;
-    const said = code === null ? ui("shell-lost") : `${ui("shell-ended")} (${ui("shell-exit")} ${code})`;
+    let said = `${ui("shell-ended")} (${ui("shell-exit")} ${code})`;
+    if (code === null) said = message || ui("shell-lost");
     this.setState("ended", said);
     if (this.term) {
       this.term.write(`\r\n\x1b[2m[${said}]\x1b[0m\r\n\x1b[?25l`); // and no cursor: nothing takes input now

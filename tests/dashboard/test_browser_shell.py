@@ -61,6 +61,9 @@ def test_a_shell_on_a_running_pod(browser, cluster, viewport):
         page.wait_for_function(
             "document.querySelector('#shell-dialog .xterm-rows').innerText.split('\\n')"
             ".some((line) => line.trim() === 'hi')", timeout=10_000)
+        page.keyboard.press("Escape")  # the terminal's key while the session runs: the dialog stays
+        assert page.get_attribute("#shell-dialog", "data-state") == "open" and page.is_visible("#shell-dialog")
+        page.keyboard.press("Backspace")  # ESC's pair (Alt-Backspace), as a shell's line editor takes it
         page.keyboard.type("echo $COLOR $HOSTNAME")
         page.keyboard.press("Enter")
         page.wait_for_function("document.querySelector('#shell-dialog .xterm-rows').innerText.includes('blue box')",

@@ -220,6 +220,9 @@ def test_a_terminal_session_prompts_echoes_edits_and_exits_with_the_code():
             writer.write(frame(STDIN, b"echo $HOSTNAMX\x7fE\r"))
             await until(b"web\r\n/ # ")
             assert b"echo $HOSTNAMX\b \bE\r\n" in out, "typed characters and backspaces are echoed"
+            # arrow keys (CSI and SS3) are skipped; a lone Escape takes only the key after it (Alt-x)
+            writer.write(frame(STDIN, b"\x1b[Aec\x1bOBho\x1b[1;5C ok\x1bx\r"))
+            await until(b"ok\r\n/ # ")
             writer.write(frame(STDIN, b"stty size\r"))
             await until(b"24 80\r\n/ # ")  # the resize reached the terminal; the malformed one changed nothing
             writer.write(frame(STDIN, b"cd /tmp\rpwd\r"))
