@@ -24,6 +24,7 @@ import io as bytes_io
 import posixpath
 import tarfile
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from control.kubelet.filesystem import FsError
 from control.kubelet.shell import Shell, Streams
@@ -169,7 +170,7 @@ def _create(shell: Shell, options: Options, base: str, io: Streams) -> int:
     return status
 
 
-def _members(shell: Shell, path: str, name: str):
+def _members(shell: Shell, path: str, name: str) -> Iterator[tuple[tarfile.TarInfo, bytes | None]]:
     """(TarInfo, bytes or None) for `path` and, for a directory, everything under it."""
     info = tarfile.TarInfo(name)
     info.mode, info.mtime = shell.fs.mode(path), int(shell.clock.now())
