@@ -19,6 +19,10 @@ Guarantees:
   stream ends when either side ends it, or after `KK_STREAM_IDLE_SECONDS` (environment or
   setting; default 4 h, the kubelet's streamingConnectionIdleTimeout) with nothing relayed.
   Each stream leaves exactly one traffic record (code 101 once upgraded, else the refusal's code).
+- Browsers: a request without an `Origin` (kubectl, the Python client's without one) is served; one
+  with an `Origin` only when it is the hub's own page (the Origin's host is the request's Host, or
+  one of ALLOWED_HOSTS), else 403: a foreign page cannot open a shell in a pod. A browser on the
+  hub's own page is the dashboard's shell: its requests are the client "dashboard".
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ import os
 import re
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
-from urllib.parse import parse_qs, quote, urlencode
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from django.conf import settings
+from django.http.request import split_domain_port, validate_host
 
 from control import errors
 from control import kinds as registry
@@ -151,6 +156,25 @@ async def exec_over_http(call: Call) -> Reply:
                             f"WebSocket ({', '.join(PROTOCOLS)}) only")
 
 
+def origin_allowed(headers: dict[str, str]) -> bool:
+    """No Origin (not a browser), or the hub's own page (see the module's guarantees)."""
+    origin = headers.get("origin")
+    if origin is None:
+        return True
+    netloc = urlsplit(origin).netloc.lower()
+    if netloc and netloc == headers.get("host", "").lower():
+        return True
+    domain, _ = split_domain_port(netloc)
+    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
+
+
+def stream_actor(request: Request) -> str:
+    """Who opened the stream: a browser on the hub's own page is the dashboard's shell."""
+    if "origin" in request.headers and request.headers.get("user-agent", "").startswith("Mozilla/"):
+        return "dashboard"
+    return request.actor
+
+
 async def _deny(send: Send, scope: dict[str, Any], reply: Reply) -> None:
     if websocket_denial.EXTENSION not in scope.get("extensions", {}):
         await send({"type": "websocket.close", "code": 1008})
@@ -167,11 +191,15 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
     if (await receive())["type"] != "websocket.connect":
         return
     kind, namespace, name, action = stream_kind(scope["path"]) or (None, "", "", "")
-    actor = Request({**scope, "method": "GET"}, b"").actor
+    request = Request({**scope, "method": "GET"}, b"")
+    actor = stream_actor(request)
     tag = {"verb": "create", "resource": f"{kind.plural}/{action}" if kind else scope["path"],
            "namespace": namespace, "name": name}
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
     try:
+        if not origin_allowed(request.headers):
+            raise errors.Forbidden(f"websocket origin {request.headers.get('origin')!r} is not allowed: "
+                                   "only the hub's own page may open a stream")
         if kind is None:
             raise errors.NotFound(errors.NOT_FOUND)
         target = await run_db(locate, kind, namespace, name, action, query)

@@ -173,6 +173,11 @@ class Filesystem:
         tree, inside = self._writable(path)
         tree.make_dir(inside, parents=parents)
 
+    def chmod(self, path: str, mode: int) -> None:
+        """Set a file's or directory's permission bits (`tar` restoring what it unpacked)."""
+        tree, inside = self._writable(path)
+        tree.chmod(inside, mode)
+
     def list_dir(self, path: str) -> list[str]:
         """The names directly inside a directory, sorted."""
         tree, inside, _ = self._locate(path)

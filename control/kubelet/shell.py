@@ -178,6 +178,7 @@ class Shell:
         self.exported: set[str] = set(self.vars)
         self.cwd = "/"
         self.status = 0
+        self.terminal: tuple[int, int] | None = None  # (columns, rows) when stdin is a terminal (`stty size`)
 
     async def run_line(self, line: str, io: Streams) -> int:
         """Run one line; its status (also in `$?`). `exit` raises ShellExit."""
@@ -299,7 +300,7 @@ class Shell:
     async def _nested_shell(self, name: str, args: list[str], io: Streams) -> int:
         child = Shell(self.fs, clock=self.clock, hostname=self.hostname, name=name)
         child.vars = {k: v for k, v in self.vars.items() if k in self.exported}
-        child.exported, child.cwd = set(child.vars), self.cwd
+        child.exported, child.cwd, child.terminal = set(child.vars), self.cwd, self.terminal
         if args and args[0] == "-c":
             if len(args) < 2:
                 return self._fail(io, f"{name}: -c: option requires an argument", 2)
