@@ -38,7 +38,9 @@ from control.kubelet.config import KubeletConfig
 from control.kubelet.containers import Container, Happening, advance, container_id
 from control.kubelet.logs import LogTarget
 from control.kubelet.node import IpPool
-from control.kubelet.podstate import PodRecord, new_record, restart_policy, scripts_of, step_pod
+from control.kubelet.podstate import PodRecord, PodStep, new_record, restart_policy, scripts_of, step_pod
+from control.kubelet.probes import MAX_PASSES, Prober, container_specs, probe_pass
+from control.kubelet.probestate import next_due
 from control.kubelet.podstatus import record_from_status, render_status
 from control.kubelet.runtime import Event, Runtime
 
@@ -47,7 +49,9 @@ Obj = dict[str, Any]
 
 
 def container_spec(pod: Obj, name: str) -> Obj | None:
-    return next((c for c in (pod.get("spec") or {}).get("containers") or [] if c.get("name") == name), None)
+    spec = pod.get("spec") or {}
+    return next((c for c in (spec.get("containers") or []) + (spec.get("initContainers") or [])
+                 if isinstance(c, dict) and c.get("name") == name), None)
 
 
 def _has_run_before(pod: Obj) -> bool:
@@ -75,6 +79,7 @@ class PodWorker:
         self.rng = rng or random.Random()
         self.records: dict[str, PodRecord] = {}
         self.runtime = runtime or Runtime(client, clock=clock, data_dir=config.data_dir)
+        self.prober = Prober(self.runtime)
 
     # --- reconcile -------------------------------------------------------------------------------
 
@@ -97,12 +102,12 @@ class PodWorker:
             record = self.admit(pod, now)
         holds, said, wakes = None, [], []
         if record.stopping_since is None and not meta.get("deletionTimestamp"):
-            prepared = await self.runtime.prepare(pod, record.containers, record.host_ip, record.pod_ip)
+            prepared = await self.runtime.prepare(pod, record.init_containers + record.containers, record.host_ip,
+                                                  record.pod_ip)
             holds, said = prepared.holds, prepared.events
             wakes += [prepared.wake] if prepared.wake is not None else []
             wakes += [now + self.config.sync_seconds] if holds or prepared.retry else []
-        step = step_pod(pod, record, now, backoff=self.config.backoff,
-                        termination_seconds=self.config.termination_seconds, holds=holds)
+        step = self.step(pod, record, now, holds)
         await self.say(pod, said)  # before the write: the runtime tells each new trouble once
         status = render_status(pod, step.record, now)
         if status != (pod.get("status") or {}):
@@ -115,9 +120,35 @@ class PodWorker:
             self.forget(key)
             return DONE
         wakes += [step.wake] if step.wake is not None else []
+        probe_at = next_due(container_specs(pod), step.record.containers, step.record.probes)
+        wakes += [probe_at] if probe_at is not None and step.record.stopping_since is None else []
         if wakes:
             return requeue_after(max(0.0, min(wakes) - now))
         return DONE
+
+    def step(self, pod: Obj, record: PodRecord, now: float, holds: dict[str, tuple[str, str]] | None) -> PodStep:
+        """`step_pod` to `now`, stopping at every probe moment on the way to run the probes due then
+        (a probe's kill changes what happens after it)."""
+        happenings: list[Happening] = []
+        specs = container_specs(pod)
+        for _ in range(MAX_PASSES):
+            if record.stopping_since is not None or (pod.get("metadata") or {}).get("deletionTimestamp"):
+                break
+            due = next_due(specs, record.containers, record.probes)
+            if due is None or due > now:
+                break
+            step = step_pod(pod, record, due, backoff=self.config.backoff,
+                            termination_seconds=self.config.termination_seconds, holds=holds)
+            happenings += step.happenings
+            due = next_due(specs, step.record.containers, step.record.probes)  # the step may have ended runs
+            record = step.record
+            if due is None or due > now:
+                continue
+            record, happened = probe_pass(pod, record, due, self.prober.check, self.config.backoff)
+            happenings += happened
+        step = step_pod(pod, record, now, backoff=self.config.backoff,
+                        termination_seconds=self.config.termination_seconds, holds=holds)
+        return replace(step, happenings=tuple(happenings) + step.happenings)
 
     def _started(self, pod: Obj, record: PodRecord, happenings: tuple[Happening, ...]) -> None:
         """Make the files of every run that just started, as they are at its start."""
@@ -153,7 +184,8 @@ class PodWorker:
         record = self.records.pop(key, None)
         if record is not None:
             self.pool.release(record.uid)
-            runs = {container_id(c.seed, n) for c in record.containers for n in range(c.restart_count + 2)}
+            runs = {container_id(c.seed, n) for c in record.containers + record.init_containers
+                    for n in range(c.restart_count + 2)}
             self.runtime.forget(record.uid, runs)
 
     async def _final_delete(self, pod: Obj) -> None:
@@ -200,6 +232,10 @@ class PodWorker:
             return [("Warning", "Unhealthy", "Readiness probe failed: the annotation kubekitchen.dev/unready says so")]
         if happening.kind == "stopped":
             return [("Normal", "Killing", f"Stopping container {name}")]
+        if happening.kind == "unhealthy":
+            return [("Warning", "Unhealthy", happening.message)]
+        if happening.kind == "killing":
+            return [("Normal", "Killing", happening.message)]
         return []
 
     # --- what runs now (traffic, stats) ---------------------------------------------------------
@@ -232,7 +268,7 @@ class PodWorker:
             return None
         spec = container_spec(pod, container) if pod else None
         script = script_for(pod, spec) if pod and spec else Script()
-        if pod is not None and record and record.stopping_since is None:
+        if pod is not None and record and record.stopping_since is None and found in record.containers:
             found, _ = advance(found, script, restart_policy(pod), self.clock.now(), self.config.backoff)
         made = self.runtime.configs.get(found.last_run.container_id) if found.last_run else None
         if made is not None and (made.command or made.args):  # what the run really echoed
