@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import random
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from control import errors
@@ -35,8 +36,9 @@ from control.clock import Clock
 from control.kinds.meta import is_condition_true
 from control.kubelet.behaviour import Script, echoes_with, script_for
 from control.kubelet.config import KubeletConfig
-from control.kubelet.containers import Container, Happening, advance, container_id
-from control.kubelet.logs import LogTarget
+from control.kubelet.containers import Container, Happening, Run, advance, container_id
+from control.kubelet.logs import LogTarget, run_lines
+from control.kubelet.termination import with_messages
 from control.kubelet.node import IpPool
 from control.kubelet.podstate import PodRecord, PodStep, new_record, restart_policy, scripts_of, step_pod
 from control.kubelet.probes import MAX_PASSES, Prober, container_specs, probe_pass
@@ -108,6 +110,8 @@ class PodWorker:
             wakes += [prepared.wake] if prepared.wake is not None else []
             wakes += [now + self.config.sync_seconds] if holds or prepared.retry else []
         step = self.step(pod, record, now, holds)
+        step = replace(step, record=with_messages(pod, step.record, step.happenings, partial(self._files_at, pod, record),
+                                                  partial(self._log_lines, pod)))
         await self.say(pod, said)  # before the write: the runtime tells each new trouble once
         status = render_status(pod, step.record, now)
         if status != (pod.get("status") or {}):
@@ -149,6 +153,17 @@ class PodWorker:
         step = step_pod(pod, record, now, backoff=self.config.backoff,
                         termination_seconds=self.config.termination_seconds, holds=holds)
         return replace(step, happenings=tuple(happenings) + step.happenings)
+
+    def _files_at(self, pod: Obj, record: PodRecord, c: Container, run: Run) -> Any:
+        """A run's files as its command left them when it ended."""
+        return self.runtime.replayed(pod, c.name, run.container_id, record.pod_ip, run.started_at,
+                                     run.finished_at or run.started_at)
+
+    def _log_lines(self, pod: Obj, c: Container, run: Run) -> list[str]:
+        spec = container_spec(pod, c.name) or {}
+        lines = run_lines(c.name, spec.get("image") or c.image, run, script_for(pod, spec),
+                          run.finished_at or run.started_at, self.config.log_interval)
+        return [line.text for line in lines]
 
     def _started(self, pod: Obj, record: PodRecord, happenings: tuple[Happening, ...]) -> None:
         """Make the files of every run that just started, as they are at its start."""

@@ -157,3 +157,31 @@ def test_a_failed_liveness_probe_under_restart_policy_never_fails_the_pod():
         assert status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137
 
     run(scenario)
+
+
+def test_the_termination_message_file_becomes_the_message():
+    node = Node()
+    writer = {"name": "msg", "image": "busybox", "command": ["/bin/sh"],
+              "args": ["-c", "sleep 10 && echo Sleep expired > /dev/termination-log"]}
+
+    async def scenario():
+        node.submit(manifest(containers=[writer], restartPolicy="Never"))
+        await node.reconcile()
+        await run_until(node, 11)
+        terminated = node.pod()["status"]["containerStatuses"][0]["state"]["terminated"]
+        assert terminated["message"] == "Sleep expired\n" and terminated["reason"] == "Completed"
+
+    run(scenario)
+
+    node = Node()
+    crasher = {"name": "crash", "image": "busybox", "command": ["sh", "-c", "echo oops; sleep 2; exit 1"],
+               "terminationMessagePolicy": "FallbackToLogsOnError"}
+
+    async def fallback():
+        node.submit(manifest(containers=[crasher], restartPolicy="Never"))
+        await node.reconcile()
+        await run_until(node, 3)
+        terminated = node.pod()["status"]["containerStatuses"][0]["state"]["terminated"]
+        assert terminated["reason"] == "Error" and "oops" in terminated["message"]
+
+    run(fallback)
