@@ -15,6 +15,9 @@ Guarantees:
   of the containers about to start; a container that cannot start yet is held (ContainerCreating
   or CreateContainerConfigError) and the pod is looked at again after the sync period (and at once
   when a ConfigMap or Secret it uses changes). A run's files are made when it starts.
+- Probes (`probes`) run at their moments: the step stops at each to run those due, so a probe's
+  kill changes what follows; postStart/preStop hooks (`hooks`) run as runs start and stop; a run
+  that ended keeps its termination message (`termination`).
 - A pod that vanished from the hub, or came back with a new uid, is forgotten: its IP is freed and
   its logs, volumes and files go. A pod found already running here (kubelet restart) is adopted, not restarted; a
   pod that finished before this kubelet started is left alone.
@@ -36,7 +39,10 @@ from control.clock import Clock
 from control.kinds.meta import is_condition_true
 from control.kubelet.behaviour import Script, echoes_with, script_for
 from control.kubelet.config import KubeletConfig
-from control.kubelet.containers import Container, Happening, Run, advance, container_id
+from control.kubelet.containers import Container, Happening, Run, advance, container_id, kill
+from control.kubelet.filesystem import pod_hostname
+from control.kubelet.hooks import run_hook
+from control.kubelet.process import TimedOut, run_once
 from control.kubelet.logs import LogTarget, run_lines
 from control.kubelet.termination import with_messages
 from control.kubelet.node import IpPool
@@ -152,7 +158,43 @@ class PodWorker:
             happenings += happened
         step = step_pod(pod, record, now, backoff=self.config.backoff,
                         termination_seconds=self.config.termination_seconds, holds=holds)
-        return replace(step, happenings=tuple(happenings) + step.happenings)
+        step = replace(step, happenings=tuple(happenings) + step.happenings)
+        return self._hooks(pod, record, step)
+
+    def _hooks(self, pod: Obj, before: PodRecord, step: PodStep) -> PodStep:
+        """Run the postStart hooks of runs that just started (a failure kills the run) and the
+        preStop hooks of runs the deletion stops."""
+        record, extra = step.record, []
+        for h in step.happenings:
+            if h.kind not in ("started", "stopped"):
+                continue
+            spec, c = container_spec(pod, h.container) or {}, record.container(h.container)
+            run = c.current if c is not None else None
+            if c is None or run is None or run.number != h.run:
+                continue
+            stopping = h.kind == "stopped"
+            failed = run_hook(pod, spec, "preStop" if stopping else "postStart", h.at,
+                              partial(self._hook_runner, pod, record, run))
+            if failed is None:
+                continue
+            extra.append(Happening("hook-failed", c.name, h.at, run=run.number,
+                                   message=("FailedPreStopHook" if stopping else "FailedPostStartHook") + "|" + failed))
+            if not stopping:
+                killed, happened = kill(c, h.at, restart_policy(pod), self.config.backoff)
+                record = replace(record, containers=tuple(killed if x.name == c.name else x for x in record.containers))
+                extra += happened
+        return replace(step, record=record, happenings=step.happenings + tuple(extra)) if extra else step
+
+    def _hook_runner(self, pod: Obj, record: PodRecord, run: Run, name: str, argv: list[str],
+                     at: float) -> tuple[int | None, str]:
+        fs = self.runtime.replayed(pod, name, run.container_id, record.pod_ip, run.started_at, at)
+        made = self.runtime.config(pod, name, run.container_id, record.host_ip, record.pod_ip)
+        grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+        try:
+            done = run_once(fs, argv, dict(made.env), pod_hostname(pod)[0], at, float(grace if grace else 30))
+        except TimedOut:
+            return None, ""
+        return done.exit_code, done.output.rstrip("\n")
 
     def _files_at(self, pod: Obj, record: PodRecord, c: Container, run: Run) -> Any:
         """A run's files as its command left them when it ended."""
@@ -251,6 +293,9 @@ class PodWorker:
             return [("Warning", "Unhealthy", happening.message)]
         if happening.kind == "killing":
             return [("Normal", "Killing", happening.message)]
+        if happening.kind == "hook-failed":
+            reason, _, message = happening.message.partition("|")
+            return [("Warning", reason, message)]
         return []
 
     # --- what runs now (traffic, stats) ---------------------------------------------------------
