@@ -226,7 +226,7 @@ def pod_display_status(pod: Obj) -> str:
             elif state.get("terminated"):
                 term = state["terminated"]
                 reason = term.get("reason") or (f"Signal:{term['signal']}" if term.get("signal") else f"ExitCode:{term.get('exitCode', 0)}")
-            elif cs.get("ready") and state.get("running"):
+            elif cs.get("ready") and state.get("running") is not None:
                 has_running = True
         if reason == "Completed" and has_running:  # a container still runs: the pod is not done
             ready = any(isinstance(c, dict) and c.get("type") == "Ready" and c.get("status") == "True"
@@ -238,9 +238,15 @@ def pod_display_status(pod: Obj) -> str:
 
 
 def _ready(pod: Obj) -> str:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    total = len((pod.get("spec") or {}).get("containers") or [])
-    return f"{sum(1 for s in statuses if s.get('ready'))}/{total}"
+    """READY: ready app containers and started, ready sidecars, of the app containers and sidecars."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    sidecar_names = {c.get("name") for c in spec.get("initContainers") or []
+                     if isinstance(c, dict) and c.get("restartPolicy") == "Always"}
+    sidecars = [s for s in status.get("initContainerStatuses") or [] if isinstance(s, dict)
+                and s.get("name") in sidecar_names]
+    ready = sum(1 for s in sidecars if s.get("started") and s.get("ready"))
+    ready += sum(1 for s in status.get("containerStatuses") or [] if isinstance(s, dict) and s.get("ready"))
+    return f"{ready}/{len(spec.get('containers') or []) + len(sidecar_names)}"
 
 
 def _restarts(pod: Obj) -> int:

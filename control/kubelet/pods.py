@@ -63,7 +63,8 @@ def container_spec(pod: Obj, name: str) -> Obj | None:
 
 
 def _has_run_before(pod: Obj) -> bool:
-    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+    status_of = pod.get("status") or {}
+    for status in (status_of.get("initContainerStatuses") or []) + (status_of.get("containerStatuses") or []):
         state = (status.get("state") or {}) if isinstance(status, dict) else {}
         if state.get("running") or state.get("terminated") or (status.get("lastState") or {}).get("terminated"):
             return True

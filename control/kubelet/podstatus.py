@@ -21,7 +21,7 @@ from typing import Any
 from control.kinds.meta import format_time, new_condition, parse_time
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import Container, Run, go_duration, new_container, restarts
-from control.kubelet.initcontainers import completed, sidecars
+from control.kubelet.initcontainers import completed, init_policy, sidecars
 from control.kubelet.podstate import PodRecord, pod_phase, readiness, restart_policy
 from control.kubelet.probestate import has_started
 
@@ -105,7 +105,8 @@ def render_status(pod: Obj, record: PodRecord, now: float) -> Obj:
               (spec.get("containers") or []) if isinstance(c, dict)}
     specs = {c.get("name"): c for c in spec.get("containers") or [] if isinstance(c, dict)}
     creating = "PodInitializing" if record.init_containers else "ContainerCreating"
-    pending_init = [c.name for c in record.init_containers if not completed(c) and c.name not in sidecars(pod)]
+    pending_init = [c.name for c in record.init_containers if not (completed(c) or (c.name in sidecars(pod) and
+                                                                       c.last_run is not None))]
     init_reason = {"reason": "PodCompleted"} if phase in ("Succeeded", "Failed") else {
         "reason": "ContainersNotInitialized", "message": f"containers with incomplete status: [{' '.join(pending_init)}]"}
     unready = [name for name, ok in ready.items() if not ok]
@@ -158,30 +159,37 @@ def _run_from(state: Obj, number: int, container_id: str = "") -> Run | None:
                exit_code=int(terminated.get("exitCode") or 0))
 
 
+def _adopt(spec: Obj, found: Obj, uid: str, policy: str, now: float, backoff: BackoffPolicy,
+           default_start_delay: float) -> Container:
+    name, image = spec.get("name", ""), spec.get("image", "")
+    fresh = new_container(name, image, uid, now, default_start_delay)
+    count = int(found.get("restartCount") or 0)
+    last = _run_from(found.get("lastState") or {}, max(0, count - 1))
+    run = _run_from(found.get("state") or {}, count, str(found.get("containerID") or ""))
+    if run is not None and run.running:
+        return Container(name, image, fresh.seed, now, 0.0, current=run, previous=last, restart_count=count)
+    if run is not None and not restarts(policy, run.exit_code or 0):
+        return Container(name, image, fresh.seed, now, 0.0, current=run, previous=last, restart_count=count,
+                         finished=True)
+    if run is not None or last is not None:  # ended, or waiting out a back-off: restart now
+        return Container(name, image, fresh.seed, now, 0.0, previous=run or last, restart_count=count,
+                         backoff=backoff.base, restart_at=now)
+    return fresh
+
+
 def record_from_status(pod: Obj, now: float, *, host_ip: str, pod_ip: str, backoff: BackoffPolicy,
                        default_start_delay: float) -> PodRecord:
-    """A record for a pod found already running on this node (the kubelet was restarted)."""
-    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    """A record for a pod found already running on this node (the kubelet was restarted); its init
+    containers are adopted too (a completed one stays completed)."""
+    meta, status, spec = pod.get("metadata") or {}, pod.get("status") or {}, pod.get("spec") or {}
     uid, policy = meta.get("uid", ""), restart_policy(pod)
     seen = {s.get("name"): s for s in status.get("containerStatuses") or [] if isinstance(s, dict)}
-    containers = []
-    for spec in (pod.get("spec") or {}).get("containers") or []:
-        name, image = spec.get("name", ""), spec.get("image", "")
-        fresh = new_container(name, image, uid, now, default_start_delay)
-        found = seen.get(name) or {}
-        count = int(found.get("restartCount") or 0)
-        last = _run_from(found.get("lastState") or {}, max(0, count - 1))
-        run = _run_from(found.get("state") or {}, count, str(found.get("containerID") or ""))
-        if run is not None and run.running:
-            fresh = Container(name, image, fresh.seed, now, 0.0, current=run, previous=last, restart_count=count)
-        elif run is not None and not restarts(policy, run.exit_code or 0):
-            fresh = Container(name, image, fresh.seed, now, 0.0, current=run, previous=last,
-                              restart_count=count, finished=True)
-        elif run is not None or last is not None:  # ended, or waiting out a back-off: restart now
-            fresh = Container(name, image, fresh.seed, now, 0.0, previous=run or last, restart_count=count,
-                              backoff=backoff.base, restart_at=now)
-        containers.append(fresh)
+    seen_init = {s.get("name"): s for s in status.get("initContainerStatuses") or [] if isinstance(s, dict)}
+    containers = tuple(_adopt(c, seen.get(c.get("name")) or {}, uid, policy, now, backoff, default_start_delay)
+                       for c in spec.get("containers") or [] if isinstance(c, dict))
+    inits = tuple(_adopt(c, seen_init.get(c.get("name")) or {}, uid,
+                         init_policy(policy, c.get("restartPolicy") == "Always"), now, backoff, default_start_delay)
+                  for c in spec.get("initContainers") or [] if isinstance(c, dict))
     started = parse_time(status.get("startTime")) or now
     return PodRecord(key=f"{meta.get('namespace')}/{meta.get('name')}", uid=uid, started_at=started,
-                     host_ip=host_ip, pod_ip=pod_ip, containers=tuple(containers))
-
+                     host_ip=host_ip, pod_ip=pod_ip, containers=containers, init_containers=inits)

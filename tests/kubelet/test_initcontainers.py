@@ -4,7 +4,7 @@ crash-loops under Always and fails the pod under Never (Init:Error), a sidecar k
 
 from __future__ import annotations
 
-from control.kinds.pods import pod_cells, pod_display_status, validate_pod
+from control.kinds.pods import pod_cells, pod_display_status
 from tests.kubelet.test_pods import Node, manifest, run
 
 INITS = [{"name": "init-one", "image": "busybox", "command": ["sh", "-c", "sleep 2"]},
@@ -114,15 +114,21 @@ def test_the_logs_of_an_init_container_are_there():
     run(scenario)
 
 
-def test_probe_validation_answers_as_the_api_server():
-    pod = manifest(containers=[{"name": "app", "image": "nginx", "livenessProbe": {
-        "exec": {"command": ["true"]}, "httpGet": {"port": 80}, "successThreshold": 2}}])
-    causes = {(c["field"], c["message"]) for c in validate_pod(pod)}
-    assert ("spec.containers[0].livenessProbe.httpGet", "Forbidden: may not specify more than 1 handler type") in causes
-    assert ("spec.containers[0].livenessProbe.successThreshold", "Invalid value: 2: must be 1") in causes
-    pod = manifest(containers=[{"name": "app", "image": "nginx", "readinessProbe": {"successThreshold": 2}}])
-    assert [(c["field"], c["message"]) for c in validate_pod(pod)] == [
-        ("spec.containers[0].readinessProbe", "Required value: must specify a handler type")]
-    pod = manifest(initContainers=[{"name": "i", "image": "busybox", "readinessProbe": {"tcpSocket": {"port": 1}}}])
-    assert [c["message"] for c in validate_pod(pod)] == [
-        "Forbidden: may not be set for init containers without restartPolicy=Always"]
+
+def test_a_restarted_kubelet_adopts_completed_init_containers():
+    node = Node()
+
+    async def scenario():
+        node.submit(manifest(initContainers=INITS, containers=[APP]))
+        await node.reconcile()
+        await tick(node, 6)
+        assert node.pod()["status"]["phase"] == "Running"
+        node.worker.records.clear()  # the kubelet restarts: it knows only what the pod's status says
+        await node.reconcile()
+        pod = node.pod()
+        assert pod["status"]["phase"] == "Running" and pod_display_status(pod) == "Running"
+        assert [s["state"]["terminated"]["reason"] for s in pod["status"]["initContainerStatuses"]] == [
+            "Completed", "Completed"]
+        assert pod["status"]["containerStatuses"][0]["restartCount"] == 0
+
+    run(scenario)

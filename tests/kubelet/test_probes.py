@@ -4,10 +4,7 @@ Ready condition, a startup probe gates the others, httpGet/tcpSocket check the s
 
 from __future__ import annotations
 
-from control.kubelet.process import MainProcess, TimedOut, run_once
-from control.kubelet.filesystem import Filesystem
 from control.kubelet.probes import listening_ports, network_check
-from control.kubelet.probestate import ProbeState, Settings, record_result
 from tests.kubelet.test_pods import Node, manifest, run
 
 LIVENESS = {"name": "liveness", "image": "registry.k8s.io/busybox",
@@ -27,41 +24,7 @@ async def run_until(node, seconds, step=1.0):
         await node.reconcile()
 
 
-def test_the_main_command_is_replayed_into_the_files_on_virtual_time():
-    fs = Filesystem()
-    process = MainProcess(fs, ["/bin/sh", "-c", "touch /tmp/healthy; sleep 30; rm -f /tmp/healthy"], {}, "h", 100.0)
-    process.advance(100.0)
-    assert fs.exists("/tmp/healthy")
-    process.advance(129.0)
-    assert fs.exists("/tmp/healthy")
-    process.advance(130.0)
-    assert not fs.exists("/tmp/healthy")
-    failed = run_once(fs, ["cat", "/tmp/healthy"], {}, "h", 131.0, 1)
-    assert failed.exit_code == 1 and failed.output == "cat: can't open '/tmp/healthy': No such file or directory\n"
 
-
-def test_a_probe_command_sleeping_past_its_timeout_fails():
-    try:
-        run_once(Filesystem(), ["sh", "-c", "sleep 3"], {}, "h", 0.0, 1)
-    except TimedOut as exc:
-        assert str(exc) == 'command "sh -c sleep 3" timed out'
-    else:
-        raise AssertionError("no timeout")
-    assert run_once(Filesystem(), ["sh", "-c", "sleep 0.5; exit 0"], {}, "h", 0.0, 1).exit_code == 0
-
-
-def test_thresholds_count_results_in_a_row():
-    state = ProbeState("c", "liveness", 0, 0.0)
-    settings = Settings(failure_threshold=3)
-    for _ in range(2):
-        state = record_result(state, False, settings, 0.0)
-        assert state.result == "" and not state.done
-    state = record_result(state, False, settings, 0.0)
-    assert state.result == "failure" and state.done
-    ready = ProbeState("c", "readiness", 0, 0.0)
-    ready = record_result(ready, True, Settings(success_threshold=2), 0.0)
-    assert ready.result == ""
-    assert record_result(ready, True, Settings(success_threshold=2), 0.0).result == "success"
 
 
 def test_the_liveness_exec_example_restarts_the_container_after_about_35_seconds():
@@ -157,63 +120,3 @@ def test_a_failed_liveness_probe_under_restart_policy_never_fails_the_pod():
         assert status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137
 
     run(scenario)
-
-
-def test_the_termination_message_file_becomes_the_message():
-    node = Node()
-    writer = {"name": "msg", "image": "busybox", "command": ["/bin/sh"],
-              "args": ["-c", "sleep 10 && echo Sleep expired > /dev/termination-log"]}
-
-    async def scenario():
-        node.submit(manifest(containers=[writer], restartPolicy="Never"))
-        await node.reconcile()
-        await run_until(node, 11)
-        terminated = node.pod()["status"]["containerStatuses"][0]["state"]["terminated"]
-        assert terminated["message"] == "Sleep expired\n" and terminated["reason"] == "Completed"
-
-    run(scenario)
-
-    node = Node()
-    crasher = {"name": "crash", "image": "busybox", "command": ["sh", "-c", "echo oops; sleep 2; exit 1"],
-               "terminationMessagePolicy": "FallbackToLogsOnError"}
-
-    async def fallback():
-        node.submit(manifest(containers=[crasher], restartPolicy="Never"))
-        await node.reconcile()
-        await run_until(node, 3)
-        terminated = node.pod()["status"]["containerStatuses"][0]["state"]["terminated"]
-        assert terminated["reason"] == "Error" and "oops" in terminated["message"]
-
-    run(fallback)
-
-
-def test_post_start_hooks_write_files_and_a_failing_one_kills_the_run():
-    node = Node()
-    app = {"name": "app", "image": "nginx", "lifecycle": {"postStart": {"exec": {"command": [
-        "/bin/sh", "-c", "echo Hello from the postStart handler > /usr/share/message"]}}}}
-
-    async def scenario():
-        node.submit(manifest(containers=[app]))
-        await node.reconcile()
-        await run_until(node, 1)
-        c = node.worker.records["default/web"].containers[0]
-        fs = node.worker.runtime.files(node.pod(), "app", c.current.container_id, "")
-        assert fs.read("/usr/share/message") == b"Hello from the postStart handler\n"
-        assert not said(node, "FailedPostStartHook")
-
-    run(scenario)
-
-    node = Node()
-    bad = {"name": "app", "image": "nginx", "lifecycle": {"postStart": {"exec": {"command": ["sh", "-c", "exit 1"]}}}}
-
-    async def failing():
-        node.submit(manifest(containers=[bad]))
-        await node.reconcile()
-        await run_until(node, 1)
-        message = said(node, "FailedPostStartHook")[0]
-        assert message.startswith("Exec lifecycle hook ([sh -c exit 1]) for Container \"app\" in Pod \"web_default(")
-        assert "failed - error: command 'sh -c exit 1' exited with 1: , message: \"\"" in message
-        status = node.pod()["status"]["containerStatuses"][0]
-        assert status["lastState"]["terminated"]["exitCode"] == 137 or "terminated" in status["state"]
-
-    run(failing)
