@@ -198,7 +198,11 @@ class PodWorker:
         return done.exit_code, done.output.rstrip("\n")
 
     def _files_at(self, pod: Obj, record: PodRecord, c: Container, run: Run) -> Any:
-        """A run's files as its command left them when it ended."""
+        """A run's files as its command left them when it ended (None when nothing could have
+        written them: no command and no files made)."""
+        made = self.runtime.configs.get(run.container_id)
+        if run.container_id not in self.runtime.sandboxes and not (made and (made.command or made.args)):
+            return None
         return self.runtime.replayed(pod, c.name, run.container_id, record.pod_ip, run.started_at,
                                      run.finished_at or run.started_at)
 
@@ -215,7 +219,7 @@ class PodWorker:
             if container is not None:
                 run_id = container_id(container.seed, happening.run)
                 if happening.run > 0:  # a restart starts from fresh files: the last run's go
-                    self.runtime.sandboxes.pop(container_id(container.seed, happening.run - 1), None)
+                    self.runtime.forget_files(container_id(container.seed, happening.run - 1))
                 self.runtime.config(pod, container.name, run_id, record.host_ip, record.pod_ip)
                 self.runtime.files(pod, container.name, run_id, record.pod_ip)
 

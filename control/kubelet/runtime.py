@@ -243,6 +243,13 @@ class Runtime:
         for gone in set(self.processes) - live:
             self.processes.pop(gone).stop()
 
+    def forget_files(self, run_id: str) -> None:
+        """A run is over and another started: its files and its replayed command go (not its config)."""
+        self.sandboxes.pop(run_id, None)
+        process = self.processes.pop(run_id, None)
+        if process is not None:
+            process.stop()
+
     def forget_runs(self, run_ids: set[str]) -> None:
         for run_id in run_ids:
             self.sandboxes.pop(run_id, None)
