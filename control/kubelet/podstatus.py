@@ -109,7 +109,8 @@ def render_status(pod: Obj, record: PodRecord, now: float) -> Obj:
                                                                        c.last_run is not None))]
     init_reason = {"reason": "PodCompleted"} if phase in ("Succeeded", "Failed") else {
         "reason": "ContainersNotInitialized", "message": f"containers with incomplete status: [{' '.join(pending_init)}]"}
-    unready = [name for name, ok in ready.items() if not ok]
+    unready = [c.name for c in record.init_containers if c.name in sidecars(pod) and c.state != "running"]
+    unready += [name for name, ok in ready.items() if not ok]  # sidecars count, as upstream's
     all_ready = not unready and phase == "Running"
     if phase in ("Succeeded", "Failed"):
         reason, message = "PodCompleted", ""

@@ -97,6 +97,8 @@ def test_a_sidecar_starts_and_keeps_running_beside_the_app():
         assert pod["status"]["phase"] == "Running"
         assert "running" in pod["status"]["initContainerStatuses"][0]["state"]
         assert "running" in pod["status"]["containerStatuses"][0]["state"]
+        assert {c["type"]: c["status"] for c in pod["status"]["conditions"]}["Ready"] == "True"
+        assert pod_cells(pod, node.clock.now())[1:3] == ["2/2", "Running"]
 
     run(scenario)
 

@@ -4,6 +4,7 @@ Ready condition, a startup probe gates the others, httpGet/tcpSocket check the s
 
 from __future__ import annotations
 
+from control.kinds.meta import parse_time
 from control.kubelet.probes import listening_ports, network_check
 from tests.kubelet.test_pods import Node, manifest, run
 
@@ -43,6 +44,9 @@ def test_the_liveness_exec_example_restarts_the_container_after_about_35_seconds
         status = node.pod()["status"]["containerStatuses"][0]
         assert status["lastState"]["terminated"]["exitCode"] == 137
         assert status["lastState"]["terminated"]["reason"] == "Error"
+        terminated = status["lastState"]["terminated"]  # probes failed at 30, 35 and 40 s: killed at 40 s
+        assert parse_time(terminated["finishedAt"]) - parse_time(terminated["startedAt"]) == 40
+        assert len(said(node, "Unhealthy")) == 3
         killing = said(node, "Killing")
         assert killing == ["Container liveness failed liveness probe, will be restarted"]
         await run_until(node, 5)  # the back-off (2 s here) is over: a fresh run, a fresh file
