@@ -29,7 +29,7 @@ __all__ = ["Filesystem", "FsError", "Mount", "hosts_file", "pod_hostname", "reso
 Tree = Union[MemoryTree, DiskTree]
 
 CLUSTER_DNS = "10.96.0.10"  # the kube-dns Service's ClusterIP, as kubeadm's default plan has it
-BASE_DIRECTORIES = ("/", "/bin", "/dev", "/etc", "/home", "/proc", "/root", "/sys", "/tmp", "/usr", "/usr/bin",
+BASE_DIRECTORIES = ("/", "/bin", "/dev", "/etc", "/home", "/proc", "/root", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/share",
                     "/var", "/var/log", "/var/run", "/var/run/secrets")
 READ_ONLY = "Read-only file system"
 

@@ -28,7 +28,8 @@ from control.client.resources import PERSISTENTVOLUMECLAIMS, SERVICEACCOUNTS
 from control.clock import Clock
 from control.kubelet.containers import Container, next_run_id, start_due
 from control.kubelet.envvars import ConfigError, ContainerEnv, NodeFacts, resolve
-from control.kubelet.filesystem import Filesystem
+from control.kubelet.filesystem import Filesystem, pod_hostname
+from control.kubelet.process import MainProcess
 from control.kubelet.projection import MountError, Tokens, token_sources
 from control.kubelet.volumes import Claims, VolumeManager, claim_volumes
 
@@ -127,7 +128,10 @@ class TokenCache:
 
 
 def _containers(pod: Obj) -> dict[str, Obj]:
-    return {c.get("name", ""): c for c in (pod.get("spec") or {}).get("containers") or [] if isinstance(c, dict)}
+    """The pod's containers by name, init containers too (their names are unique across both)."""
+    spec = pod.get("spec") or {}
+    return {c.get("name", ""): c for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])
+            if isinstance(c, dict)}
 
 
 class Runtime:
@@ -140,6 +144,7 @@ class Runtime:
         self.facts = facts or NodeFacts()
         self.configs: dict[str, ContainerEnv] = {}  # by container run ID
         self.sandboxes: dict[str, Filesystem] = {}  # by container run ID
+        self.processes: dict[str, MainProcess] = {}  # by container run ID: its main command, replayed
         self.troubles: dict[str, set[str]] = {}  # by pod uid: the FailedMount messages told last
 
     def facts_for(self, host_ip: str, pod_ip: str) -> NodeFacts:
@@ -218,15 +223,40 @@ class Runtime:
                                                                   made.env if made else None)
         return fs
 
+    def replayed(self, pod: Obj, name: str, run_id: str, pod_ip: str, started_at: float, until: float) -> Filesystem:
+        """A run's files with its main command replayed up to `until` (`process`): what a probe or
+        an exec sees at that moment."""
+        fs = self.files(pod, name, run_id, pod_ip)
+        process = self.processes.get(run_id)
+        if process is None:
+            made = self.configs.get(run_id)
+            argv = list(made.command + made.args) if made else []
+            process = self.processes[run_id] = MainProcess(fs, argv, dict(made.env) if made else {},
+                                                           pod_hostname(pod)[0], started_at)
+        process.advance(until)
+        return fs
+
     def keep_only(self, live: set[str]) -> None:
         """Forget the files and configs of runs that are no more (called with the live run IDs)."""
         for gone in set(self.sandboxes) - live:
             del self.sandboxes[gone]
+        for gone in set(self.processes) - live:
+            self.processes.pop(gone).stop()
+
+    def forget_files(self, run_id: str) -> None:
+        """A run is over and another started: its files and its replayed command go (not its config)."""
+        self.sandboxes.pop(run_id, None)
+        process = self.processes.pop(run_id, None)
+        if process is not None:
+            process.stop()
 
     def forget_runs(self, run_ids: set[str]) -> None:
         for run_id in run_ids:
             self.sandboxes.pop(run_id, None)
             self.configs.pop(run_id, None)
+            process = self.processes.pop(run_id, None)
+            if process is not None:
+                process.stop()
 
     def forget(self, uid: str, run_ids: set[str]) -> None:
         """The pod is gone: its volumes (not a claim's files), tokens, runs' files and configs."""

@@ -298,7 +298,7 @@ class Shell:
             return self._fail(io, f"{program}: {exc}")
 
     async def _nested_shell(self, name: str, args: list[str], io: Streams) -> int:
-        child = Shell(self.fs, clock=self.clock, hostname=self.hostname, name=name)
+        child = type(self)(self.fs, clock=self.clock, hostname=self.hostname, name=name)  # a subclass stays one
         child.vars = {k: v for k, v in self.vars.items() if k in self.exported}
         child.exported, child.cwd, child.terminal = set(child.vars), self.cwd, self.terminal
         if args and args[0] == "-c":
