@@ -37,7 +37,7 @@ def test_each_path_family_reaches_its_handler(api, path, key):
 
 @pytest.mark.parametrize("path", ["/api/v2", "/api/v1/nothings", "/apis/apps/v1/namespaces/default/nothings",
                                   "/openapi/v3/apis/nothing/v1", "/kubekitchen/nothing", "/healthz/deep",
-                                  "/api/v1/namespaces/default/pods/x/portforward", "/apis/nothing/v1/things"])
+                                  "/api/v1/namespaces/default/pods/x/proxy", "/apis/nothing/v1/things"])
 def test_a_path_nothing_serves_is_a_404_status(api, path):
     answer = api.get(path)
     assert answer.status_code == 404
