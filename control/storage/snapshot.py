@@ -113,3 +113,11 @@ def list_at(*, resource: str, namespace: str | None = None, name: str | None = N
                 state[key] = last_body
         latest = revision
     return [state[key] for key in sorted(state)], latest
+
+
+def time_at(revision: int) -> float | None:
+    """When the newest write at or before `revision` was made (None when the log holds none): the
+    clock time of the state a read at that revision returns. Compaction keeps each object's last
+    entry, so a revision inside the window usually still has one."""
+    entry = LogEntry.objects.filter(revision__lte=revision).order_by("-revision").values_list("created_at").first()
+    return float(entry[0]) if entry else None
