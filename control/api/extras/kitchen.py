@@ -15,7 +15,7 @@
   kind, in revision order, each with the client that caused it (the "watch" half; the version log).
   Without `watch`, one page of them as a list (`?resourceVersion=N&limit=M`, at most `MAX_PAGE`):
   `{"revision": R, "window": ..., "more": bool, "items": [...]}`, R the last revision in the page
-  (N when empty), items shaped as the watch's lines; a page before the window is 410 as above.
+  (N when empty), items shaped as the watch's lines plus `time` (when written); a page before the window is 410 as above.
 
 Guarantees: the same semantics as a Kubernetes watch, on the same loop as the API watch
 (`control.api.watch.change_stream`) — nothing missed or repeated when resumed from the last revision
@@ -114,7 +114,8 @@ def _changes_page_text(revision: int, limit: int) -> str:
         raise _too_old(revision) from None
     more, page = len(page) > limit, page[:limit]
     last = page[-1].revision if page else revision
-    items = ",".join(line.decode().rstrip("\n") for line in _render(page))
+    # A list item also says when it was written (the timeline labels a revision with its time).
+    items = ",".join(f'{change_line(c).decode()[:-2]},"time":{c.created_at!r}}}' for c in page)
     return (f'{{"revision":{last},{_window(store.current_revision())},"more":{"true" if more else "false"},'
             f'"items":[{items}]}}')
 

@@ -198,6 +198,7 @@ def test_the_changes_after_a_revision_as_pages():
         first = json.loads(api.get(f"/kubekitchen/changes?resourceVersion={start}&limit=3").content)
         assert [x["name"] for x in first["items"]] == ["p0", "p1", "p2"] and first["more"] is True
         assert first["items"][0]["actor"] == "kubectl" and first["items"][0]["object"]["kind"] == "Pod"
+        assert isinstance(first["items"][0]["time"], float)
         assert first["revision"] == first["items"][-1]["revision"] == start + 3
         rest = json.loads(api.get(f"/kubekitchen/changes?resourceVersion={first['revision']}&limit=3").content)
         assert [x["name"] for x in rest["items"]] == ["p3", "p4"] and rest["more"] is False
