@@ -39,6 +39,7 @@ export class Playback {
     this.clockStart = 0; // wall time the paced replay (re)started
     this.heldStart = 0; // arrival time of the message played at clockStart
     this.overflowed = 0;
+    this.lastArrival = null;
   }
 
   // --- from the socket ---------------------------------------------------------------------
@@ -47,11 +48,17 @@ export class Playback {
     if (message.t === "snapshot") this.received = message.revision;
     else if (message.t === "changes" && message.revision) this.received = Math.max(this.received ?? 0, message.revision);
     else if (message.t === "expired") this.received = null;
+    const at = this.now();
+    // The first message after a quiet spell (no message for MAX_GAP_MS) plays at once; one that
+    // follows another closely keeps its gap, slowed, from when that one was played.
+    const quiet = this.lastArrival === null || at - this.lastArrival > MAX_GAP_MS;
+    this.lastArrival = at;
     if (!this.paused && !this.holding && this.speed === 1 && !this.held.length) {
       this.deliver(message);
       return;
     }
-    this.held.push({ message, at: this.now() });
+    this.held.push({ message, at });
+    if (this.held.length === 1 && this.timer === null && quiet) this.restartClock();
     this.waiting += changeCount(message);
     if (this.waiting > LIMIT) this.overflow();
     this.schedule();

@@ -9,10 +9,12 @@ a recording from another version is refused with a clear message. Screenshots at
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import Hub, wait_for
 from tests.dashboard.conftest import dashboard_page
@@ -56,11 +58,11 @@ def test_pause_step_scrub_back_and_return_live(browser, hub, viewport):
 
         # Pause: the deletion and a new pod are held, counted, not drawn.
         page.click("#tl-pause")
-        assert page.inner_text("#tl-badge") == "paused"
+        expect(page.locator("#tl-badge")).to_have_text("paused")
         hub.kubectl("delete", "pod", f"pasta-{size}", "--wait=false")
         hub.kubectl("create", "-f", "-", input=pod(f"salad-{size}"))
         page.wait_for_function("window.kubeKitchen.timeline.live.waiting >= 2")
-        assert "waiting" in page.inner_text("#tl-waiting")
+        expect(page.locator("#tl-waiting")).to_contain_text("waiting")
         assert shown(page, f"pasta-{size}") and not shown(page, f"salad-{size}")
         assert page.evaluate("window.kubeKitchen.model.revision") == before
         shoot(page, f"timeline-paused-{size}")
@@ -81,8 +83,8 @@ def test_pause_step_scrub_back_and_return_live(browser, hub, viewport):
         page.evaluate(f"window.kubeKitchen.timeline.goTo({before})")
         page.wait_for_function(f"document.querySelectorAll(\".pod[data-name='pasta-{size}']\").length === 1")
         assert not shown(page, f"salad-{size}")
-        assert page.inner_text("#tl-badge") == "replay"
-        assert page.inner_text("#tl-label").startswith(f"at revision {before}, ")
+        expect(page.locator("#tl-badge")).to_have_text("replay")
+        expect(page.locator("#tl-label")).to_have_text(re.compile(rf"^at revision {before}, \d\d:\d\d:\d\d — replay$"))
         assert page.get_attribute("body", "data-playback") == "replay"
         shoot(page, f"timeline-replay-{size}")
 
@@ -100,7 +102,8 @@ def test_pause_step_scrub_back_and_return_live(browser, hub, viewport):
         # Back to live: the live state, with what came meanwhile.
         page.click("#tl-back")
         page.wait_for_function(f"document.querySelectorAll(\".pod[data-name='bread-{size}']\").length === 1")
-        assert page.inner_text("#tl-badge") == "live" and page.inner_text("#tl-label") == ""
+        expect(page.locator("#tl-badge")).to_have_text("live")
+        expect(page.locator("#tl-label")).to_have_text("")
         assert shown(page, f"salad-{size}")
         assert page.evaluate("window.kubeKitchen.model.revision") == page.evaluate(
             "window.kubeKitchen.timeline.liveRevision()")
@@ -131,13 +134,13 @@ def test_a_position_before_the_window_and_a_foreign_recording_are_refused_clearl
         oldest = int(offer.get_attribute("data-oldest"))
         assert oldest >= compacted
         assert f"before revision {oldest} is gone" in page.inner_text("#tl-message")
-        assert page.inner_text("#tl-badge") == "live"  # the live view is unaffected
+        expect(page.locator("#tl-badge")).to_have_text("live")  # the live view is unaffected
         assert page.evaluate("window.kubeKitchen.model.revision") == live_revision
         shoot(page, "timeline-gone-1280")
         offer.click()
         page.wait_for_function("window.kubeKitchen.timeline.position !== null")
         assert page.evaluate("window.kubeKitchen.model.revision") == oldest
-        assert page.inner_text("#tl-badge") == "replay"
+        expect(page.locator("#tl-badge")).to_have_text("replay")
         page.click("#tl-back")
 
         other = tmp_path / "other.json"
@@ -145,4 +148,43 @@ def test_a_position_before_the_window_and_a_foreign_recording_are_refused_clearl
         page.set_input_files("#tl-load", str(other))
         page.wait_for_selector("#tl-message:has-text('another version')")
         assert "kube-kitchen-recording/0" in page.inner_text("#tl-message")
-        assert page.inner_text("#tl-badge") == "live"
+        expect(page.locator("#tl-badge")).to_have_text("live")
+
+
+def test_slow_motion_holds_changes_and_plays_them_later(browser, hub):
+    with dashboard_page(browser, hub.url, {"width": 1280, "height": 720}) as page:
+        page.select_option("#tl-speed", "0.1")
+        expect(page.locator("#tl-badge")).to_have_text("slow motion ×1/10")
+        for name in ("slow-a", "slow-b"):
+            hub.kubectl("create", "-f", "-", input=pod(name))
+        # Held first (the badge says slow motion), then drawn at a tenth of the pace they came at.
+        page.wait_for_function("window.kubeKitchen.timeline.live.held.length >= 1")
+        page.wait_for_function("document.querySelectorAll(\".pod[data-name='slow-b']\").length === 1", timeout=20_000)
+        page.select_option("#tl-speed", "1")
+        page.wait_for_function("window.kubeKitchen.timeline.live.state() === 'live'")
+
+
+def test_a_recording_exported_from_the_page_plays_back_in_it(browser, hub, tmp_path):
+    hub.kubectl("create", "-f", "-", input=pod("recorded"))
+    hub.kubectl("delete", "pod", "recorded", "--wait=false")
+    with dashboard_page(browser, hub.url, {"width": 1280, "height": 720}) as page:
+        with page.expect_download() as download:
+            page.click("#tl-export")
+        path = tmp_path / "recording.json"
+        download.value.save_as(str(path))
+        recording = json.loads(path.read_text())
+        assert recording["version"] == "kube-kitchen-recording/1"
+        assert [x["type"] for x in recording["changes"] if x["name"] == "recorded"] == ["ADDED", "DELETED"]
+        added = next(x["rv"] for x in recording["changes"] if x["name"] == "recorded")
+
+        page.set_input_files("#tl-load", str(path))
+        page.wait_for_function("window.kubeKitchen.timeline.position !== null")
+        expect(page.locator("#tl-badge")).to_have_text("replay")
+        expect(page.locator("#tl-label")).to_have_text(re.compile(r"^recording\.json · at revision \d+, "))
+        # Scrubbed inside the recording: the pod exists at the revision it was added, not after.
+        page.evaluate(f"window.kubeKitchen.timeline.goTo({added})")
+        page.wait_for_function("document.querySelectorAll(\".pod[data-name='recorded']\").length === 1")
+        page.evaluate(f"window.kubeKitchen.timeline.goTo({recording['window']['newest']})")
+        page.wait_for_function("document.querySelectorAll(\".pod[data-name='recorded']\").length === 0")
+        page.click("#tl-back")
+        expect(page.locator("#tl-badge")).to_have_text("live")
