@@ -16,6 +16,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from typing import Any, Awaitable, Callable
 
@@ -47,10 +48,11 @@ async def _spokes_at(client: HubClient, revision: int) -> dict[str, str] | None:
 
 
 async def state_at(client: HubClient, revision: int) -> dict[str, Any]:
-    body = await client.request("GET", SNAPSHOT_PATH, params={"resourceVersion": str(revision)})
+    # The two reads are independent: ask both at once (a scrub waits for the slower only).
+    body, spokes = await asyncio.gather(
+        client.request("GET", SNAPSHOT_PATH, params={"resourceVersion": str(revision)}), _spokes_at(client, revision))
     state = {"t": "snapshot", **presenters.snapshot(body), "window": body.get("window") or {},
              "time": body.get("time")}
-    spokes = await _spokes_at(client, revision)
     if spokes is not None:
         state["spokes"] = spokes
     return state

@@ -90,10 +90,8 @@ def _snapshot_at_text(revision: int) -> str:
     newest = store.current_revision()
     if revision < store.compacted_revision():
         raise _too_old(revision)
-    bodies: dict[str, list[str]] = {}
     try:
-        for key in keys.values():
-            bodies[key], _ = at_revision.list_at(resource=key, revision=revision)
+        bodies = at_revision.lists_at(list(keys.values()), revision)
     except errors.Gone:
         raise _too_old(revision) from None  # compacted while we read: the same answer as before
     return (f'{{"revision":{revision},{_window(max(newest, revision))},"time":{dumps(at_revision.time_at(revision))},'
