@@ -182,7 +182,13 @@ export class Timeline {
     if (!this.source || !this.position) return;
     const source = this.source;
     this.replay.drop();
-    const entries = await source.after(this.position.revision);
+    let entries;
+    try {
+      entries = await source.after(this.position.revision);
+    } catch (error) {
+      this.refused(error); // compacted meanwhile (410): the page says so and offers the oldest kept
+      return;
+    }
     if (this.source !== source) return;
     for (const { message, at } of entries) this.replay.enqueue(message, at);
     this.render();
