@@ -4,7 +4,7 @@ too (the dashboard is one Daphne process with the hub; there is no separate web 
 from django.contrib.staticfiles.views import serve
 from django.urls import include, path, re_path
 
-from dashboard import lesson_views, views
+from dashboard import lesson_views, timeline, views
 
 app_name = "dashboard"
 
@@ -18,6 +18,9 @@ urlpatterns = [
     path("lessons/<slug:lesson_id>/<int:number>/", lesson_views.lesson_step, name="lesson_step"),
     path("lessons/<slug:lesson_id>/<int:number>/check/", lesson_views.lesson_check, name="lesson_check"),
     path("lessons/<slug:lesson_id>/<int:number>/do/", lesson_views.lesson_act, name="lesson_act"),
+    path("timeline/at/", timeline.at, name="timeline_at"),
+    path("timeline/changes/", timeline.changes, name="timeline_changes"),
+    path("timeline/recording/", timeline.record, name="timeline_recording"),
     path("i18n/", include("django.conf.urls.i18n")),
     re_path(r"^static/(?P<path>.*)$", serve, {"insecure": True}),
 ]

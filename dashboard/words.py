@@ -148,6 +148,22 @@ UI_STRINGS: dict[str, Any] = {
     "job-complete": _("complete"),
     "job-failed": _("failed"),
     "job-suspended": _("suspended"),
+    # the stage bar (static/dashboard/timeline.js); {placeholders} are filled in by the page
+    "tl-live": _("live"),
+    "tl-paused": _("paused"),
+    "tl-slow": _("slow motion {speed}"),
+    "tl-replay": _("replay"),
+    "tl-pause": _("Pause"),
+    "tl-resume": _("Resume"),
+    "tl-waiting": _("{n} waiting"),
+    "tl-at": _("at revision {rv}, {time} — replay"),
+    "tl-gone": _("The history before revision {oldest} is gone: the version log was compacted."),
+    "tl-oldest": _("Show revision {oldest}, the oldest kept"),
+    "tl-failed": _("The hub refused: {message}"),
+    "tl-overflow": _("{n} held changes were too many to keep: the snapshot was loaded again."),
+    "tl-exported": _("Recording saved: {n} changes."),
+    "tl-not-recording": _("This file is not a Kube Kitchen recording ({why})."),
+    "tl-other-version": _("This recording was made by another version of Kube Kitchen ({found}); this page plays {expected}."),
 }
 
 

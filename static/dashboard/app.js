@@ -15,6 +15,7 @@ import { Model } from "./model.js";
 import { Panels } from "./panels.js";
 import { Picture } from "./picture.js";
 import { ProxyRules } from "./rules.js";
+import { Timeline } from "./timeline.js";
 import { RECORD, TrafficView } from "./traffic.js";
 import { WireView } from "./wire.js";
 import { setMode, ui } from "./words.js";
@@ -95,9 +96,13 @@ function showState(state) {
   connection.textContent = state === "connected" ? `● ${ui("connected")}` : ui(state);
 }
 
-const live = new LiveSocket({ onMessage: receive, onState: showState, revision: () => model.revision });
+// Every live message passes through the stage bar (pause, slow motion, the timeline), which hands
+// it to `receive` now or later; the socket resumes from the newest revision it received.
+const timeline = new Timeline({ model, versionLog, receive, redraw: () => { fullRender = true; onNextFrame(draw); } });
+const live = new LiveSocket({ onMessage: (message) => timeline.offer(message), onState: showState,
+                              revision: () => timeline.liveRevision() });
 live.connect();
-window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules, failures, events, jobs };
+window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules, failures, events, jobs, timeline };
 
 // --- the switches ------------------------------------------------------------------------------
 

@@ -167,6 +167,35 @@ export class Model {
     }
   }
 
+  // A copy of everything the page draws from, to put back with `restore` (the timeline shows a
+  // past state meanwhile). View models are never changed in place, so copying the maps suffices.
+  save() {
+    const copyPoints = (map) => new Map([...map].map(([key, points]) => [key, [...points]]));
+    return {
+      revision: this.revision,
+      objects: Object.fromEntries(Object.entries(this.objects).map(([resource, map]) => [resource, new Map(map)])),
+      spokes: { ...this.spokes },
+      hpaHistory: copyPoints(this.hpaHistory),
+      hpaOlder: copyPoints(this.hpaOlder),
+      warnings: new Map(this.warnings),
+    };
+  }
+
+  restore(saved) {
+    this.objects = {};
+    this.dirty = {};
+    for (const [resource, map] of Object.entries(saved.objects)) {
+      this.objects[resource] = new Map(map);
+      this.dirty[resource] = new Set();
+    }
+    this.hpaHistory = saved.hpaHistory;
+    this.hpaOlder = saved.hpaOlder;
+    this.warnings = saved.warnings;
+    this.revision = saved.revision;
+    this.setSpokes(saved.spokes);
+    this.reset = true;
+  }
+
   setSpokes(states) {
     this.spokes = states || {};
     this.spokesDirty = true;

@@ -85,6 +85,7 @@ class FakeHub:
     requests: list[Seen] = field(default_factory=list)
     connections: int = 0  # TCP connections the dashboard opened to it
     served: list[Resource] = field(default_factory=lambda: list(SERVED))  # what discovery lists
+    at: dict[int, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)  # objects at a past revision
 
     def change(self, kind: str, obj: dict[str, Any], revision: int, *, type_: str = "ADDED",
                actor: str = "kubectl") -> None:
@@ -110,14 +111,38 @@ class FakeHub:
         if listed is not None:
             return await exchange.respond(200, "application/json", json.dumps(listed).encode())
         if path == "/kubekitchen/snapshot":
-            snapshot = {"revision": self.revision, "objects": self.objects}
-            return await exchange.respond(200, "application/json", json.dumps(snapshot).encode())
+            code, snapshot = self._snapshot(query.get("resourceVersion", ""))
+            return await exchange.respond(code, "application/json", json.dumps(snapshot).encode())
+        if path == "/kubekitchen/changes" and "watch" not in query:
+            code, page = self._changes_page(int(query["resourceVersion"]), int(query.get("limit") or 1000))
+            return await exchange.respond(code, "application/json", json.dumps(page).encode())
         if path == "/kubekitchen/changes":
             await exchange.start(200, "application/json")
             async for line in self._changes(int(query.get("resourceVersion") or self.revision)):
                 await exchange.send(line)
             return await exchange.end()
         await exchange.respond(404, "application/json", json.dumps(status(404, "NotFound", f"{path} not found")).encode())
+
+    def window(self) -> dict[str, int]:
+        return {"oldest": self.compacted_through, "newest": self.revision}
+
+    def _snapshot(self, requested: str) -> tuple[int, dict[str, Any]]:
+        """The snapshot, or (with a revision) the objects of `at` at that revision, as the hub answers."""
+        if requested == "":
+            return 200, {"revision": self.revision, "window": self.window(), "objects": self.objects}
+        revision = int(requested)
+        if revision < self.compacted_through:
+            return 410, status(410, "Expired", f"too old resource version: {revision} ({self.compacted_through})")
+        return 200, {"revision": revision, "window": self.window(), "time": 1000.0 + revision,
+                     "objects": self.at.get(revision, self.objects)}
+
+    def _changes_page(self, after: int, limit: int) -> tuple[int, dict[str, Any]]:
+        if after < self.compacted_through:
+            return 410, status(410, "Expired", f"too old resource version: {after} ({self.compacted_through})")
+        later = [{**line, "time": 1000.0 + line["revision"]} for line in self.log if line["revision"] > after]
+        page = later[:limit]
+        return 200, {"revision": page[-1]["revision"] if page else after, "window": self.window(),
+                     "more": len(later) > limit, "items": page}
 
     async def _changes(self, after: int):
         if after < self.compacted_through:

@@ -179,3 +179,21 @@ def test_compaction_keeps_the_last_entry_of_every_object_that_still_exists():
                         mutate=lambda o: {**o, "metadata": {**o["metadata"], "labels": {"v": "later"}}})
     assert [(o["metadata"]["name"], o["metadata"]["labels"]) for o in at(through)[0]] == [
         ("kept", {"v": "2"}), ("unchanged", {})]
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_lists_of_several_resources_at_every_revision_equal_each_list_at(seed):
+    history = History(seed)
+    for _ in range(80):
+        history.step()
+    store.log_compact(max_entries=50, max_age=10_000)
+    start, latest = store.compacted_revision(), store.current_revision()
+    resources = ["/pods", "/configmaps", "apps/deployments"]
+    for revision in range(start, latest + 1):
+        together = snapshot.lists_at(resources, revision)
+        assert together == {r: snapshot.list_at(resource=r, revision=revision)[0] for r in resources}, revision
+        assert [json.loads(b) for b in together["/pods"]] == history.expected(revision)
+    with pytest.raises(errors.Gone):
+        snapshot.lists_at(resources, start - 1)
+    with pytest.raises(errors.Timeout):
+        snapshot.lists_at(resources, latest + 1)

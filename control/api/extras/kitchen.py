@@ -4,8 +4,18 @@
   consistent with (the "list" half of list-then-watch): the built-in kinds of `SNAPSHOT_KINDS`
   that the hub serves (keyed by plural), and every object of every custom kind (keyed
   "<group>/<plural>", so a custom plural never shadows a built-in one).
+- `GET /kubekitchen/snapshot?resourceVersion=N`: the same objects as they were at revision N, read
+  from the version log (`control.storage.snapshot`), for the page's timeline. Every answer carries
+  the retained window, `"window": {"oldest": C, "newest": L}` (a snapshot can be read at any
+  revision from C to L) and, at a revision, `"time"`: when that revision's newest write was made.
+  A revision before the window is 410 Expired naming the oldest one kept (`too old resource
+  version: N (C)`, and C in `details.causes`), above it 504 "Too large resource version", anything
+  but a whole number 400.
 - `GET /kubekitchen/changes?watch=1&resourceVersion=N`: every committed change after N, of every
   kind, in revision order, each with the client that caused it (the "watch" half; the version log).
+  Without `watch`, one page of them as a list (`?resourceVersion=N&limit=M`, at most `MAX_PAGE`):
+  `{"revision": R, "window": ..., "more": bool, "items": [...]}`, R the last revision in the page
+  (N when empty), items shaped as the watch's lines plus `time` (when written); a page before the window is 410 as above.
 
 Guarantees: the same semantics as a Kubernetes watch, on the same loop as the API watch
 (`control.api.watch.change_stream`) — nothing missed or repeated when resumed from the last revision
@@ -19,6 +29,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from control import errors, protocol
+from control.storage import snapshot as at_revision
 from control.storage import store
 from control import kinds as registry
 from control.api import traffic
@@ -40,15 +51,80 @@ def snapshot_keys() -> dict[str, str]:
     return keys
 
 
+MAX_PAGE = 10_000
+
+
+def _window(newest: int) -> str:
+    return f'"window":{{"oldest":{store.compacted_revision()},"newest":{newest}}}'
+
+
+def _objects_text(keys: dict[str, str], bodies: dict[str, list[str]]) -> str:
+    return ",".join(f'"{plural}":[{",".join(bodies[key])}]' for plural, key in keys.items())
+
+
 def _snapshot_text() -> str:
     keys = snapshot_keys()
     bodies, revision = store.objects_of(list(keys.values()))
-    parts = ",".join(f'"{plural}":[{",".join(bodies[key])}]' for plural, key in keys.items())
-    return f'{{"revision":{revision},"objects":{{{parts}}}}}'
+    return f'{{"revision":{revision},{_window(revision)},"objects":{{{_objects_text(keys, bodies)}}}}}'
 
 
-async def snapshot() -> Reply:
+def _too_old(revision: int) -> errors.Gone:
+    """410 for a revision before the window, as the watch cache words it, naming the oldest kept."""
+    oldest = store.compacted_revision()
+    return errors.Gone(f"too old resource version: {revision} ({oldest})",
+                       details={"group": "kubekitchen", "kind": "snapshot", "causes": [
+                           {"reason": "ResourceVersionTooOld", "field": "resourceVersion",
+                            "message": f"the oldest retained revision is {oldest}"}]})
+
+
+def _requested_revision(query: dict[str, str]) -> int:
+    revision = parse_revision(query.get("resourceVersion", ""))
+    if revision < 0:
+        raise errors.BadRequest(errors.field_invalid("resourceVersion", query["resourceVersion"],
+                                                     "must be a non-negative integer"))
+    return revision
+
+
+def _snapshot_at_text(revision: int) -> str:
+    keys = snapshot_keys()
+    newest = store.current_revision()
+    if revision < store.compacted_revision():
+        raise _too_old(revision)
+    try:
+        bodies = at_revision.lists_at(list(keys.values()), revision)
+    except errors.Gone:
+        raise _too_old(revision) from None  # compacted while we read: the same answer as before
+    return (f'{{"revision":{revision},{_window(max(newest, revision))},"time":{dumps(at_revision.time_at(revision))},'
+            f'"objects":{{{_objects_text(keys, bodies)}}}}}')
+
+
+async def snapshot(query: dict[str, str] | None = None) -> Reply:
+    if query and query.get("resourceVersion", "") != "":
+        revision = _requested_revision(query)
+        return raw_json_response(await run_db(lambda: _snapshot_at_text(revision)))
     return raw_json_response(await run_db(_snapshot_text))
+
+
+def _changes_page_text(revision: int, limit: int) -> str:
+    try:
+        page = store.events_since(revision, limit=limit + 1)
+    except errors.Gone:
+        raise _too_old(revision) from None
+    more, page = len(page) > limit, page[:limit]
+    last = page[-1].revision if page else revision
+    # A list item also says when it was written (the timeline labels a revision with its time).
+    items = ",".join(f'{change_line(c).decode()[:-2]},"time":{c.created_at!r}}}' for c in page)
+    return (f'{{"revision":{last},{_window(store.current_revision())},"more":{"true" if more else "false"},'
+            f'"items":[{items}]}}')
+
+
+async def changes_page(query: dict[str, str]) -> Reply:
+    """One page of the changes after a revision, as a list (the timeline's replay reads these)."""
+    if query.get("resourceVersion", "") == "":
+        raise errors.BadRequest("the change stream is a watch (add watch=1), or a list after a resourceVersion")
+    revision = _requested_revision(query)
+    limit = min(int_param(query, "limit") or 1000, MAX_PAGE)
+    return raw_json_response(await run_db(lambda: _changes_page_text(revision, limit)))
 
 
 def change_line(change: store.Change) -> bytes:
@@ -78,10 +154,13 @@ async def changes(query: dict[str, str], actor: str) -> Stream:
 
 async def snapshot_request(request: Any) -> Reply:
     request.tag = {"verb": "list", "resource": "snapshot"}
-    return await snapshot()
+    return await snapshot(request.query)
 
 
-async def changes_request(request: Any) -> Stream:
+async def changes_request(request: Any) -> Stream | Reply:
+    if request.query.get("watch") not in ("1", "true", "True"):
+        request.tag = {"verb": "list", "resource": "changes"}
+        return await changes_page(request.query)
     request.tag = {"verb": "watch", "resource": "changes"}
     return await changes(request.query, request.actor)
 

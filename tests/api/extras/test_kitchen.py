@@ -71,9 +71,11 @@ def test_changes_from_a_compacted_revision_end_with_410():
         api.close()
 
 
-def test_changes_is_a_watch_only():
+def test_changes_is_a_watch_or_a_list_after_a_revision():
     with pytest.raises(errors.BadRequest):
         asyncio.run(kitchen.changes({}, "x"))
+    with pytest.raises(errors.BadRequest):
+        asyncio.run(kitchen.changes_page({}))
 
 
 def test_custom_kinds_are_keyed_by_group_and_plural_and_built_ins_by_plural(monkeypatch):
@@ -111,3 +113,97 @@ def test_the_snapshot_holds_every_custom_kind_keyed_by_group_and_plural():
     finally:
         api.close()
         registry.crds_loaded([], revision=0, reset=True)  # the next test's fresh store serves no custom kind
+
+
+POD = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+
+
+def _pod(name: str) -> str:
+    return json.dumps({**POD, "metadata": {"name": name}})
+
+
+def _names(snap: dict) -> list[str]:
+    return [p["metadata"]["name"] for p in snap["objects"]["pods"]]
+
+
+def test_the_snapshot_at_a_revision_shows_the_cluster_as_it_was_then():
+    cluster_bootstrap()
+    api = ApiClient("kubectl/v1.32.4")
+    try:
+        api.post("/api/v1/namespaces/default/pods", _pod("pasta"))
+        before = json.loads(api.get("/kubekitchen/snapshot").content)["revision"]
+        api.post("/api/v1/namespaces/default/pods", _pod("soup"))
+        api.delete("/api/v1/namespaces/default/pods/pasta")
+        now = json.loads(api.get("/kubekitchen/snapshot").content)
+        assert _names(now) == ["soup"] and now["window"] == {"oldest": 0, "newest": now["revision"]}
+        answer = api.get(f"/kubekitchen/snapshot?resourceVersion={before}")
+        assert answer.status_code == 200, answer.content
+        then = json.loads(answer.content)
+        assert _names(then) == ["pasta"] and then["revision"] == before
+        assert set(then["objects"]) == set(now["objects"])  # every kind, the same shape
+        assert then["window"] == {"oldest": 0, "newest": now["revision"]}
+        assert isinstance(then["time"], float)
+        at_now = json.loads(api.get(f"/kubekitchen/snapshot?resourceVersion={now['revision']}").content)
+        assert at_now["objects"] == now["objects"]
+    finally:
+        api.close()
+
+
+def test_a_snapshot_before_the_window_is_410_naming_the_oldest_revision_kept():
+    from control.storage import store
+
+    cluster_bootstrap()
+    api = ApiClient()
+    try:
+        for i in range(6):
+            api.post("/api/v1/namespaces/default/pods", _pod(f"p{i}"))
+        through = store.log_compact(max_entries=2, max_age=10_000)
+        gone = api.get(f"/kubekitchen/snapshot?resourceVersion={through - 1}")
+        status = json.loads(gone.content)
+        assert gone.status_code == 410
+        assert status["kind"] == "Status" and status["reason"] == "Expired" and status["code"] == 410
+        assert status["message"] == f"too old resource version: {through - 1} ({through})"
+        assert status["details"]["causes"][0]["message"] == f"the oldest retained revision is {through}"
+        kept = json.loads(api.get(f"/kubekitchen/snapshot?resourceVersion={through}").content)
+        assert kept["window"]["oldest"] == through and len(_names(kept)) >= 4
+        page = api.get(f"/kubekitchen/changes?resourceVersion={through - 1}")
+        assert page.status_code == 410 and json.loads(page.content)["reason"] == "Expired"
+    finally:
+        api.close()
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "1.5"])
+def test_a_bad_revision_is_400_and_a_future_one_504(value):
+    cluster_bootstrap()
+    api = ApiClient()
+    try:
+        bad = api.get(f"/kubekitchen/snapshot?resourceVersion={value}")
+        assert bad.status_code == 400 and json.loads(bad.content)["reason"] == "BadRequest"
+        assert "resourceVersion: Invalid value" in json.loads(bad.content)["message"]
+        newest = json.loads(api.get("/kubekitchen/snapshot").content)["revision"]
+        future = api.get(f"/kubekitchen/snapshot?resourceVersion={newest + 100}")
+        assert future.status_code == 504
+        assert json.loads(future.content)["message"].startswith("Too large resource version")
+    finally:
+        api.close()
+
+
+def test_the_changes_after_a_revision_as_pages():
+    cluster_bootstrap()
+    api = ApiClient("kubectl/v1.32.4")
+    try:
+        start = json.loads(api.get("/kubekitchen/snapshot").content)["revision"]
+        for i in range(5):
+            api.post("/api/v1/namespaces/default/pods", _pod(f"p{i}"))
+        first = json.loads(api.get(f"/kubekitchen/changes?resourceVersion={start}&limit=3").content)
+        assert [x["name"] for x in first["items"]] == ["p0", "p1", "p2"] and first["more"] is True
+        assert first["items"][0]["actor"] == "kubectl" and first["items"][0]["object"]["kind"] == "Pod"
+        assert isinstance(first["items"][0]["time"], float)
+        assert first["revision"] == first["items"][-1]["revision"] == start + 3
+        rest = json.loads(api.get(f"/kubekitchen/changes?resourceVersion={first['revision']}&limit=3").content)
+        assert [x["name"] for x in rest["items"]] == ["p3", "p4"] and rest["more"] is False
+        assert rest["window"]["newest"] == start + 5
+        empty = json.loads(api.get(f"/kubekitchen/changes?resourceVersion={start + 5}").content)
+        assert empty["items"] == [] and empty["revision"] == start + 5
+    finally:
+        api.close()
