@@ -22,6 +22,7 @@ TERMS: dict[str, tuple[Any, Any]] = {
     "python-client": (_("Python client"), _("Guest (Python)")),
     "dashboard": (_("dashboard"), _("This page (a guest)")),
     "dashboard/wire": (_("dashboard: wire view"), _("Listener (wire view)")),
+    "dashboard/second-writer": (_("dashboard: second writer"), _("Another waiter")),
     "supervisor": (_("supervisor"), _("Kitchen manager")),
     "unknown": (_("unknown client"), _("Unknown guest")),
     "controllers": (_("replicaset · deployment · endpoints · garbage collector · namespace · node lifecycle · autoscaler · load balancer"),
