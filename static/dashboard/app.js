@@ -11,8 +11,10 @@ import "./lessons.js";
 import { LiveSocket } from "./live.js";
 import { VersionLog } from "./log.js";
 import { Model } from "./model.js";
+import { NamespaceFilter } from "./namespaces.js";
 import { Panels } from "./panels.js";
 import { Picture } from "./picture.js";
+import { ForceRelist } from "./relist.js";
 import { ProxyRules } from "./rules.js";
 import { RECORD, TrafficView } from "./traffic.js";
 import { WireView } from "./wire.js";
@@ -31,6 +33,7 @@ const rules = new ProxyRules((node) => document.body.dataset.rulesUrl.replace("N
 const versionLog = new VersionLog();
 const wire = new WireView(() => onNextFrame(() => wire.render()));
 const connection = document.getElementById("connection");
+const namespaces = new NamespaceFilter(model, document.getElementById("ns-filter"), document.getElementById("ns-style"));
 let fullRender = false;
 
 function draw() {
@@ -50,6 +53,7 @@ function draw() {
     events.render();
   }
   failures.render();
+  namespaces.render();
   traffic.render();
   if (model.spokesDirty) {
     picture.setSpokeStates(model.spokes);
@@ -62,6 +66,7 @@ function draw() {
 }
 
 function receive(message) {
+  relist.receive(message); // a 410 and the relist after it, shown on stage
   if (message.t === "snapshot") {
     model.loadSnapshot(message);
     model.setSpokes(message.spokes);
@@ -95,8 +100,11 @@ function showState(state) {
 }
 
 const live = new LiveSocket({ onMessage: receive, onState: showState, revision: () => model.revision });
+const relist = new ForceRelist({ live, picture, out: document.getElementById("action-result"),
+  revision: () => model.revision });
 live.connect();
-window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules, failures, events, jobs };
+document.getElementById("force-relist").addEventListener("click", () => relist.start());
+window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules, failures, events, jobs, namespaces, relist };
 
 // --- the switches ------------------------------------------------------------------------------
 

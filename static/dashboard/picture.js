@@ -317,6 +317,16 @@ export class Picture {
     }
   }
 
+  // One event the hub sent to a client outside the traffic records (the ERROR 410 of the page's own
+  // watch): a dot from the hub to that client's spoke, counted as a watch event (and an error).
+  signal(who, cls) {
+    const spoke = this.spoke(who);
+    spoke.watches += 1;
+    if (cls === "verb-error") spoke.errors += 1;
+    this.dirtyCounters.add(spoke);
+    this.queue({ spoke, inbound: false, cls, size: 16 });
+  }
+
   // Committed changes: each one is a write the hub made into the store.
   storeWrites(count) {
     for (let i = 0; i < Math.min(count, 20); i += 1) this.queue({ spoke: null, inbound: false, cls: "verb-store", size: 8 });
