@@ -144,8 +144,8 @@ UI_STRINGS: dict[str, Any] = {
     "all-namespaces": _("all namespaces"),
     "stale-write": _("Stale write: read, let another client change it, then PUT the old read (409 Conflict)"),
     "relist-asking": _("watching again from revision {revision}…"),
-    "relist-gone": _("ERROR {code} {reason} for revision {revision}: {message} → relisting"),
-    "relist-done": _("→ relisted: snapshot at revision {revision}, watching from there."),
+    "relist-gone": _("ERROR {code} {reason}: {message} → relisting"),
+    "relist-done": _("→ relisted: a snapshot at revision {revision}, watched from there."),
     "relist-kept": _("Revision {revision} is still in the hub's window: no 410 (nothing compacted yet); the changes after it came again and the page skipped the ones it held."),
 }
 

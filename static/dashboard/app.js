@@ -100,7 +100,7 @@ function showState(state) {
 }
 
 const live = new LiveSocket({ onMessage: receive, onState: showState, revision: () => model.revision });
-const relist = new ForceRelist({ live, picture, out: document.getElementById("action-result"),
+const relist = new ForceRelist({ live, picture, out: document.getElementById("relist-result"),
   revision: () => model.revision });
 live.connect();
 document.getElementById("force-relist").addEventListener("click", () => relist.start());

@@ -217,7 +217,7 @@ export class Panels {
     const status = h("span", "pod-status", statusWord(podStatus(vm)));
     const parts = [nsTag(vm.ns), name, status].filter(Boolean);
     if (vm.owner) {
-      const owner = h("span", "pod-owner", owned);
+      const owner = h("span", "pod-owner", this.ownerTag(vm));
       owner.style.setProperty("--owner", ownerColour(vm.ns, vm.owner));
       parts.push(owner);
     }
@@ -238,6 +238,13 @@ export class Panels {
       parts[parts.length - 1].title = term("crash");
     }
     el.replaceChildren(...parts);
+  }
+
+  // A pod's owner, short: a Deployment's ReplicaSet by its Deployment and revision, as its row
+  // names it ("pasta #2", the same colour as the row), any other owner as kind/name ("job/bake").
+  ownerTag(vm) {
+    const rs = vm.ownerKind === "rs" ? this.model.objects.replicasets.get(`${vm.ns}/${vm.owner}`) : null;
+    return rs && rs.owner && rs.revision ? `${rs.owner} #${rs.revision}` : `${vm.ownerKind}/${vm.owner}`;
   }
 
   // --- deployments and replicasets ---------------------------------------------------------
