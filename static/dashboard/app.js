@@ -37,6 +37,7 @@ const namespaces = new NamespaceFilter(model, document.getElementById("ns-filter
 let fullRender = false;
 
 function draw() {
+  const full = fullRender;
   if (fullRender) {
     fullRender = false;
     panels.renderAll();
@@ -53,7 +54,7 @@ function draw() {
     events.render();
   }
   failures.render();
-  namespaces.render();
+  namespaces.render(full); // after a snapshot at once, else at most twice a second
   traffic.render();
   if (model.spokesDirty) {
     picture.setSpokeStates(model.spokes);

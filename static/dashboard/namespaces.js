@@ -32,6 +32,7 @@ export class NamespaceFilter {
     this.shown = "";
     this.checked = -Infinity;
     this.options = null;
+    this.later = null;
     select.addEventListener("change", () => this.choose(select.value));
   }
 
@@ -43,10 +44,19 @@ export class NamespaceFilter {
     this.render(true);
   }
 
-  // Called every frame; rebuilds the choices when the namespaces present changed.
+  // Called every frame; rebuilds the choices when the namespaces present changed. A frame inside
+  // REFRESH_MS of the last look leaves one look for later, so the last change is never missed.
   render(force = false) {
     const now = performance.now();
-    if (!force && now - this.checked < REFRESH_MS) return;
+    if (!force && now - this.checked < REFRESH_MS) {
+      if (!this.later) {
+        this.later = setTimeout(() => {
+          this.later = null;
+          this.render();
+        }, REFRESH_MS - (now - this.checked));
+      }
+      return;
+    }
     this.checked = now;
     const present = namespacesIn(this.model.objects);
     if (this.shown && !present.includes(this.shown)) present.push(this.shown);
