@@ -7,9 +7,11 @@
 // watch delivery travels from the hub to the client that watches, a committed change from the hub
 // into the store. Counters are exact; when more dots arrive in one frame than can be animated, the
 // oldest waiting dots are skipped (the counters still count them).
-// Labels never overlap: each label is a box pushed straight out from its spoke's circle, the ring
-// is an ellipse as wide as the picture allows, and a crowded ring has smaller circles and labels.
+// Labels never overlap: each label is a box pushed out from its spoke's circle until nothing is
+// under it (labels.js), the ring is an ellipse as wide as the picture allows, and a crowded ring
+// has smaller circles and labels.
 import { isError } from "./failures.js";
+import { box, labelSpot } from "./labels.js";
 import { clientName, onModeChange, term, ui } from "./words.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -19,14 +21,13 @@ const HUB_EDGE = 105;
 const NODE_R = 46;
 const CROWDED_NODE_R = 27;
 const CROWDED_LABEL = 0.7; // a crowded ring's labels, against the store's and the hub's
-const LABEL_GAP = 8;
 const STORE_AT = { x: 0, y: -300 };
 const HUB_ITSELF = "kube-apiserver"; // the hub's own writes (bootstrap): the centre, not a spoke
-const HALF_WIDTH = 630; // the viewBox reaches ±640: labels must end before that
 const MAX_ACTIVE = 260;
 const MAX_WAITING = 600;
 const STARTS_PER_FRAME = 60;
 const TRAVEL_MS = 850;
+const STORE_MARGIN = 10; // a label touching the store's words reads as one of them
 const STORE_GAP = (34 * Math.PI) / 180; // the store's label lives above the hub, right of its line
 const CROWDED_STORE_GAP = (44 * Math.PI) / 180; // a crowded ring's first label needs to pass the store's
 const CROWDED = 9; // more spokes than this: smaller circles, no list of controllers under their manager
@@ -42,26 +43,6 @@ function el(name, attrs = {}, parent = null) {
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
   if (parent) parent.appendChild(node);
   return node;
-}
-
-const PUSH_STEP = 6; // how far a label moves out each time it would cover something
-const MAX_PUSH = 150;
-const SIDEWAYS = [0, 20, -20, 40, -40];
-const STORE_MARGIN = 10; // a label touching the store's words reads as one of them
-const TOP = -420; // the viewBox's top and bottom
-const BOTTOM = 430;
-
-// A box of this width and height centred on (x, y).
-function box(x, y, width, height) {
-  return { l: x - width / 2, r: x + width / 2, t: y - height / 2, b: y + height / 2 };
-}
-
-function overlaps(a, b) {
-  return a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b;
-}
-
-function within(a) {
-  return a.l >= -HALF_WIDTH && a.r <= HALF_WIDTH && a.t >= TOP && a.b <= BOTTOM;
 }
 
 // A count as a spoke shows it: exact up to 9,999, then 12k, then 1.2M.
@@ -249,41 +230,18 @@ export class Picture {
     return { l: x - pad, t: y - pad, r: x + b.width + pad, b: y + b.height + pad };
   }
 
-  // Put a spoke's label straight out from its circle, as a box: its nearest edge LABEL_GAP from
-  // the circle, whatever the angle (beside the circle on the sides, under it at the bottom),
-  // and further out, step by step, while it would cover something already `taken`. A label that
-  // would run off the picture is shrunk (long names, other languages), never grown. Its box.
+  // Put a spoke's label where `labelSpot` finds room (straight out from its circle, clear of what
+  // is `taken`), shrunk if it would run off the picture (long names, other languages). Its box.
   place(spoke, size, taken) {
-    const { cos, sin } = spoke;
     for (const text of [spoke.name, spoke.counts, spoke.controllers]) if (text) text.setAttribute("text-anchor", "middle");
     spoke.label.setAttribute("transform", "");
     const own = spoke.label.getBBox();
-    let scale = size;
-    const reach = (extra, w, h) => spoke.radius + LABEL_GAP + extra + Math.abs(cos) * (w / 2) + Math.abs(sin) * (h / 2);
-    // |cx| + w/2 = base + scale * (W (1 + cos²) / 2 + |cos sin| H / 2) must not pass HALF_WIDTH.
-    const base = Math.abs(spoke.x + (spoke.radius + LABEL_GAP) * cos);
-    const per = (own.width * (1 + cos * cos)) / 2 + (Math.abs(cos * sin) * own.height) / 2;
-    if (per > 0) scale = Math.max(0.2, Math.min(scale, (HALF_WIDTH - base) / per));
-    const w = own.width * scale;
-    const h = own.height * scale;
-    let found = null;
-    // Out along the spoke first; then also a little sideways (along the ring), either way.
-    for (let extra = 0; extra <= MAX_PUSH && !found; extra += PUSH_STEP) {
-      const out = reach(extra, w, h);
-      for (const side of SIDEWAYS) {
-        const candidate = box(spoke.x + out * cos - side * sin, spoke.y + out * sin + side * cos, w, h);
-        if (!taken.some((other) => overlaps(candidate, other)) && within(candidate)) {
-          found = candidate;
-          break;
-        }
-      }
-    }
-    found = found || box(spoke.x + reach(0, w, h) * cos, spoke.y + reach(0, w, h) * sin, w, h);
-    // The label's own box centre lands on the found box's centre, relative to the spoke.
-    const lx = (found.l + found.r) / 2 - spoke.x - (own.x + own.width / 2) * scale;
-    const ly = (found.t + found.b) / 2 - spoke.y - (own.y + own.height / 2) * scale;
+    const { spot, scale } = labelSpot(spoke, own, size, taken);
+    // The label's own box centre lands on the spot's centre, relative to the spoke.
+    const lx = (spot.l + spot.r) / 2 - spoke.x - (own.x + own.width / 2) * scale;
+    const ly = (spot.t + spot.b) / 2 - spoke.y - (own.y + own.height / 2) * scale;
     spoke.label.setAttribute("transform", `translate(${lx.toFixed(1)},${ly.toFixed(1)}) scale(${scale.toFixed(3)})`);
-    return found;
+    return spot;
   }
 
   // Clients the version log names as the cause of a change are clients of the hub: give each its
