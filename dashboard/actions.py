@@ -8,6 +8,10 @@ Guarantees:
   change answers 409 Conflict instead of being overwritten.
 - Custom objects are reached by the apiVersion and plural their button carries; only custom
   groups (`custom.is_custom_group`) are accepted there.
+- `stale-write` plays optimistic concurrency for real: it reads a Deployment, lets a second client
+  (its own User-Agent, so its own spoke) change it, then PUTs the first read with the old
+  resourceVersion; the hub's 409 answer (code, reason, message) and both resourceVersions are the
+  result (`Answer`, shown as a refusal). It never retries: showing the refusal is the point.
 - Spokes are stopped and started declaratively: the dashboard writes the desired state into the
   ConfigMap `kube-system/kubekitchen-spokes` (merge patch on `data`; a kubelet's key is
   `kubelet.<node>`, as ConfigMap keys cannot hold a "/"), the supervisor acts on it.
@@ -18,10 +22,13 @@ from __future__ import annotations
 import re
 from typing import Any, Awaitable, Callable
 
+from django.utils.translation import gettext as _
+
 from control import errors
 from control.client.http import HubClient
 from control.client.resources import CONFIGMAPS, DEPLOYMENTS, NODES, PODS, Resource
 from dashboard.custom import is_custom_group
+from dashboard.hub import SECOND_WRITER_AGENT
 from dashboard.presenters import CRASH_ANNOTATION, SPOKES_CONFIGMAP, spoke_key
 
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
@@ -34,6 +41,12 @@ MAX_ORDER_COUNT = 50
 
 class ActionError(ValueError):
     """The form did not name a valid target."""
+
+
+class Answer(str):
+    """An action's result line that reports a refusal it provoked on purpose (shown as an error)."""
+
+    ok = False
 
 
 def _name(form: dict[str, str], field: str = "name") -> str:
@@ -90,6 +103,33 @@ async def scale(client: HubClient, form: dict[str, str]) -> str:
     return f"deployment.apps/{name} scaled to {replicas}"
 
 
+SECOND_WRITER_ANNOTATION = "kubekitchen.dev/second-writer"
+
+
+async def stale_write(client: HubClient, form: dict[str, str]) -> str:
+    """GET a Deployment, let a second writer change it, PUT the first read: the hub answers 409."""
+    namespace, name = _name(form, "namespace"), _name(form)
+    first = await client.get(DEPLOYMENTS, name, namespace)
+    old = first["metadata"]["resourceVersion"]
+    second = HubClient(client.server, agent=SECOND_WRITER_AGENT)
+    try:
+        patch = {"metadata": {"annotations": {SECOND_WRITER_ANNOTATION: f"changed after resourceVersion {old}"}}}
+        changed = await second.patch(DEPLOYMENTS, name, patch, namespace)
+    finally:
+        await second.close()
+    new = changed["metadata"]["resourceVersion"]
+    try:
+        await client.replace(DEPLOYMENTS, first)
+    except errors.Conflict as exc:
+        return Answer(_("PUT deployments/%(name)s with resourceVersion %(old)s (the store holds %(new)s): "
+                        "%(code)s %(reason)s: %(message)s")
+                      % {"name": name, "old": old, "new": new, "code": exc.code, "reason": exc.reason,
+                         "message": exc.message})
+    # Only a hub that ignored the resourceVersion gets here: say so plainly.
+    return Answer(_("PUT deployments/%(name)s with resourceVersion %(old)s was accepted although the store "
+                    "held %(new)s: no 409") % {"name": name, "old": old, "new": new})
+
+
 async def set_spoke(client: HubClient, form: dict[str, str]) -> str:
     spoke, state = (form.get("spoke") or "").strip(), (form.get("state") or "").strip()
     if not SPOKES.match(spoke) or state not in ("running", "stopped"):
@@ -133,7 +173,7 @@ async def place_order(client: HubClient, form: dict[str, str]) -> str:
 
 ACTIONS: dict[str, Callable[[HubClient, dict[str, str]], Awaitable[str]]] = {
     "delete-pod": delete_pod, "crash": crash_pod, "cordon": cordon, "uncordon": uncordon,
-    "scale": scale, "spoke": set_spoke, "delete-custom": delete_custom, "place-order": place_order,
+    "scale": scale, "stale-write": stale_write, "spoke": set_spoke, "delete-custom": delete_custom, "place-order": place_order,
 }
 
 

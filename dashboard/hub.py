@@ -28,6 +28,7 @@ from control.client.http import HubClient
 
 AGENT = "dashboard (kube-kitchen)"
 WIRE_AGENT = "dashboard/wire (kube-kitchen)"
+SECOND_WRITER_AGENT = "dashboard/second-writer (kube-kitchen)"  # the other client of the 409 action
 TRAFFIC_READ_SECONDS = 120.0  # a long traffic run answers slowly on purpose
 
 _shared: dict[str, tuple[asyncio.AbstractEventLoop, HubClient]] = {}

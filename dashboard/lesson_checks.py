@@ -122,7 +122,8 @@ async def run_action(client: HubClient, action: Action, resolve: Resolve) -> Don
     """Do the step's button. Never raises for a refusal: the hub's, the form's or the manifest's
     reason comes back in `Done`."""
     try:
-        return Done(True, await _act(client, action, resolve))
+        message = await _act(client, action, resolve)
+        return Done(getattr(message, "ok", True), message)  # a provoked refusal (`actions.Answer`) shows as one
     except errors.ApiError as exc:
         return Done(False, exc.message, exc.code)
     except (ActionError, manifests.ManifestError) as exc:

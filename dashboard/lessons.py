@@ -46,13 +46,13 @@ IDEAS = ("declarative", "hub-and-spoke", "watch", "self-healing", "conflict", "g
 ACTION_KEYS = {
     "apply": "a manifest file under lessons/manifests/",
     "delete": "{kind: Pod, labelSelector: ...}: delete one matching object (the newest)",
-    "do": "one of the dashboard's buttons (delete-pod, crash, cordon, uncordon, scale, spoke), with `form`",
+    "do": "one of the dashboard's buttons (delete-pod, crash, cordon, uncordon, scale, stale-write, spoke), with `form`",
 }
 CHECK_KEYS = {"apiVersion", "kind", "namespace", "name", "labelSelector", "fieldSelector", "where",
               "count", "atLeast", "atMost"}
 STEP_KEYS = {"title", "explain", "kubectl", "action", "check"}
 LESSON_KEYS = {"title", "idea", "steps", "order"}
-BUTTONS = ("delete-pod", "crash", "cordon", "uncordon", "scale", "spoke")
+BUTTONS = ("delete-pod", "crash", "cordon", "uncordon", "scale", "stale-write", "spoke")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _SAFE_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$")
 _PATH = re.compile(r"^[A-Za-z0-9_.\-]+(\[[A-Za-z0-9_.\-]+(=[^\]]*)?\])?$")  # one segment of a `where` path

@@ -12,7 +12,8 @@ Guarantees:
   effect); if that history was compacted it is skipped, never an error.
 - It follows the informer's rules (`control.client.informer`), on the injected clock:
   - when the hub answers 410 (that revision was compacted away) it relists itself, once, after a
-    jittered back-off: a fresh snapshot replaces the page's picture (and any change still pending
+    jittered back-off, after telling the page what the hub answered (`{"t": "gone", "code": 410,
+    "reason", "message", "revision": the one asked for}`, for the page to show; it need not act): a fresh snapshot replaces the page's picture (and any change still pending
     from before it), and the changes after it follow. It does the same when the browser falls more than `limit`
     changes behind, so its memory stays bounded. The page never has to ask again.
   - a hub that cannot be reached (or a broken stream, or a watch that ends at once with nothing)
@@ -86,6 +87,11 @@ class Outbox:
             self.revision = self.history_until = revision
             await self.send(snapshot)
 
+    async def notice(self, message: dict[str, Any]) -> None:
+        """Send a message of the feed's own between two batches, never inside one."""
+        async with self._lock:
+            await self.send(message)
+
     async def flush(self) -> None:
         async with self._lock:
             self._ready.clear()
@@ -122,6 +128,7 @@ class LiveFeed:
 
     async def _follow(self, revision: int | None) -> None:
         replay_from: int | None = None
+        start: int | None = revision
         while True:
             try:
                 if revision is None:
@@ -141,6 +148,9 @@ class LiveFeed:
                     continue
                 # That revision is gone (or the page fell behind): relist, once, after a back-off,
                 # so a hub that keeps compacting is not asked for a snapshot in a tight loop.
+                if not isinstance(gone, FellBehind):
+                    await self.outbox.notice({"t": "gone", "code": gone.code, "reason": gone.reason,
+                                              "message": gone.message, "revision": start})
                 revision = replay_from = None
                 await self._back_off()
             except errors.ApiError as exc:  # unreachable, or the stream broke: resume where we were

@@ -47,15 +47,51 @@ def pod_status(pod: Obj) -> str:
     return (pod.get("status") or {}).get("phase") or "Pending"
 
 
+# The kinds that own pods, as a chip names them (kubectl's short names).
+OWNER_SHORT = {"ReplicaSet": "rs", "Job": "job", "StatefulSet": "sts", "DaemonSet": "ds", "ReplicationController": "rc"}
+
+
+def controller_of(obj: Obj) -> tuple[str, str]:
+    """(kind, name) of the object's controller: the ownerReference with `controller: true`, else its
+    first owner (as kubectl's "Controlled By" falls back), else ("", "")."""
+    refs = [ref for ref in _meta(obj).get("ownerReferences") or [] if isinstance(ref, dict)]
+    ref = next((r for r in refs if r.get("controller")), refs[0] if refs else None)
+    return (str(ref.get("kind", "")), str(ref.get("name", ""))) if ref else ("", "")
+
+
+def short_image(image: str) -> str:
+    """An image as a chip shows it: no registry or path, a digest cut to 7 hex digits
+    ("registry.k8s.io/library/nginx:1.25" -> "nginx:1.25", "x@sha256:0123abcd..." -> "x@0123abc")."""
+    name, _, digest = image.partition("@")
+    short = name.rsplit("/", 1)[-1]
+    if digest:
+        short += "@" + digest.split(":", 1)[-1][:7]
+    return short
+
+
+def pod_image(pod: Obj) -> str:
+    """The pod's first container's image, short, and "+N" for the N other containers."""
+    containers = [c for c in (pod.get("spec") or {}).get("containers") or [] if isinstance(c, dict)]
+    if not containers:
+        return ""
+    first = short_image(str(containers[0].get("image") or ""))
+    if not first:
+        return ""  # nothing to name (a pod without images is refused by the hub; only test data has one)
+    more = f" +{len(containers) - 1}" if len(containers) > 1 else ""
+    return first + more
+
+
 def pod_vm(pod: Obj) -> Obj:
     status = pod.get("status") or {}
+    owner_kind, owner = controller_of(pod)
     restarts = sum(int((s or {}).get("restartCount") or 0) for s in status.get("containerStatuses") or [])
     annotations = _meta(pod).get("annotations") or {}
     return {**_base(pod), "node": (pod.get("spec") or {}).get("nodeName", ""),
             "phase": status.get("phase") or "Pending", "status": pod_status(pod),
             "ready": _condition(pod, "Ready") == "True", "restarts": restarts,
             "terminating": bool(_meta(pod).get("deletionTimestamp")), "ip": status.get("podIP", ""),
-            "owner": _owner(pod, "ReplicaSet"), "crashing": CRASH_ANNOTATION in annotations,
+            "owner": owner, "ownerKind": OWNER_SHORT.get(owner_kind, owner_kind.lower()),
+            "image": pod_image(pod), "crashing": CRASH_ANNOTATION in annotations,
             "containers": [str((c or {}).get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]}
 
 

@@ -87,12 +87,13 @@ async def action(request: HttpRequest, name: str) -> HttpResponse:
     try:
         async with hub.client_for(hub.scope_of(request)) as client:
             message, status = await run(client, form_of(request.POST)), 200
+        ok = getattr(message, "ok", True)  # an `Answer` reports a refusal the action provoked
     except ActionError as exc:
-        message, status = str(exc), 400
+        message, status, ok = str(exc), 400, False
     except errors.ApiError as exc:
-        message, status = exc.message, exc.code
+        message, status, ok = exc.message, exc.code, False
     return render(request, "dashboard/_action_result.html",
-                  {"message": message, "ok": status < 300, "action": name}, status=status)
+                  {"message": message, "ok": ok, "action": name}, status=status)
 
 
 async def _attempt(call: Awaitable[Any]) -> tuple[Any, str, int]:

@@ -22,6 +22,7 @@ TERMS: dict[str, tuple[Any, Any]] = {
     "python-client": (_("Python client"), _("Guest (Python)")),
     "dashboard": (_("dashboard"), _("This page (a guest)")),
     "dashboard/wire": (_("dashboard: wire view"), _("Listener (wire view)")),
+    "dashboard/second-writer": (_("dashboard: second writer"), _("Another waiter")),
     "supervisor": (_("supervisor"), _("Kitchen manager")),
     "unknown": (_("unknown client"), _("Unknown guest")),
     "controllers": (_("replicaset · deployment · endpoints · garbage collector · namespace · node lifecycle · autoscaler · load balancer"),
@@ -164,6 +165,12 @@ UI_STRINGS: dict[str, Any] = {
     "tl-exported": _("Recording saved: {n} changes."),
     "tl-not-recording": _("This file is not a Kube Kitchen recording ({why})."),
     "tl-other-version": _("This recording was made by another version of Kube Kitchen ({found}); this page plays {expected}."),
+    "all-namespaces": _("all namespaces"),
+    "stale-write": _("Stale write: read, let another client change it, then PUT the old read (409 Conflict)"),
+    "relist-asking": _("watching again from revision {revision}…"),
+    "relist-gone": _("ERROR {code} {reason}: {message} → relisting"),
+    "relist-done": _("→ relisted: a snapshot at revision {revision}, watched from there."),
+    "relist-kept": _("Revision {revision} is still in the hub's window: no 410 (nothing compacted yet); the changes after it came again and the page skipped the ones it held."),
 }
 
 

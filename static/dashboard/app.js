@@ -12,8 +12,10 @@ import "./shell.js";
 import { LiveSocket } from "./live.js";
 import { VersionLog } from "./log.js";
 import { Model } from "./model.js";
+import { NamespaceFilter } from "./namespaces.js";
 import { Panels } from "./panels.js";
 import { Picture } from "./picture.js";
+import { ForceRelist } from "./relist.js";
 import { ProxyRules } from "./rules.js";
 import { Timeline } from "./timeline.js";
 import { RECORD, TrafficView } from "./traffic.js";
@@ -33,9 +35,11 @@ const rules = new ProxyRules((node) => document.body.dataset.rulesUrl.replace("N
 const versionLog = new VersionLog();
 const wire = new WireView(() => onNextFrame(() => wire.render()));
 const connection = document.getElementById("connection");
+const namespaces = new NamespaceFilter(model, document.getElementById("ns-filter"), document.getElementById("ns-style"));
 let fullRender = false;
 
 function draw() {
+  const full = fullRender;
   if (fullRender) {
     fullRender = false;
     panels.renderAll();
@@ -52,6 +56,7 @@ function draw() {
     events.render();
   }
   failures.render();
+  namespaces.render(full); // after a snapshot at once, else at most twice a second
   traffic.render();
   if (model.spokesDirty) {
     picture.setSpokeStates(model.spokes);
@@ -64,6 +69,7 @@ function draw() {
 }
 
 function receive(message) {
+  relist.receive(message); // a 410 and the relist after it, shown on stage
   if (message.t === "snapshot") {
     model.loadSnapshot(message);
     model.setSpokes(message.spokes);
@@ -101,8 +107,12 @@ function showState(state) {
 const timeline = new Timeline({ model, versionLog, receive, redraw: () => { fullRender = true; onNextFrame(draw); } });
 const live = new LiveSocket({ onMessage: (message) => timeline.offer(message), onState: showState,
                               revision: () => timeline.liveRevision() });
+const relist = new ForceRelist({ live, picture, out: document.getElementById("relist-result"),
+  revision: () => timeline.liveRevision() });
 live.connect();
-window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules, failures, events, jobs, timeline };
+document.getElementById("force-relist").addEventListener("click", () => relist.start());
+window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules, failures, events, jobs, namespaces,
+  relist, timeline };
 
 // --- the switches ------------------------------------------------------------------------------
 

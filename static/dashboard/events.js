@@ -52,6 +52,7 @@ export class EventsPanel {
   row(vm) {
     const li = h("li", `event type-${vm.type.toLowerCase()}`);
     li.dataset.key = vm.key;
+    if (vm.ns) li.dataset.ns = vm.ns; // for the namespace filter (namespaces.js); a node's events have none
     const object = `${vm.object.kind.toLowerCase()}/${vm.object.name}`;
     li.append(
       h("span", "when", clock(vm.last)),

@@ -90,6 +90,7 @@ export class JobsPanel {
       this.jobList.append(row);
     }
     row.dataset.outcome = vm.outcome;
+    row.dataset.ns = vm.ns; // for the namespace filter (namespaces.js)
     const name = h("span", "job-name", vm.owner && vm.name.startsWith(`${vm.owner}-`) ? `↳ ${vm.name}` : vm.name);
     name.title = `${term("job")} ${vm.ns}/${vm.name}`;
     const marks = h("span", "slots");
@@ -125,6 +126,7 @@ export class JobsPanel {
       this.cronList.append(row);
     }
     row.classList.toggle("suspended", vm.suspend);
+    row.dataset.ns = vm.ns; // for the namespace filter (namespaces.js)
     const name = h("span", "job-name", vm.name);
     name.title = `${term("cronjob")} ${vm.ns}/${vm.name}`;
     const schedule = h("code", "schedule", vm.schedule + (vm.timeZone ? ` (${vm.timeZone})` : ""));

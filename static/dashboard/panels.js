@@ -4,7 +4,11 @@
 // Buttons carry data-action and are sent with htmx by app.js. Each node card has a switch that
 // shows its kube-proxy's table (ProxyRules fills it); each pod chip shows how many Service requests
 // it answered (the counts live in `answered`, kept by the traffic view), and the reason of the
-// newest Warning event about it (the Events panel lists them all).
+// newest Warning event about it (the Events panel lists them all), its owner (kind and name, in
+// the owner's own colour, the same on the owner's row: old and new ReplicaSets' pods told apart
+// during a rollout) and its image. Every namespaced element carries data-ns (the namespace
+// filter hides the others) and names its namespace when it is not "default".
+import { ownerColour } from "./namespaces.js";
 import { warningKey } from "./model.js";
 import { statusWord, term, ui } from "./words.js";
 
@@ -28,6 +32,11 @@ function button(action, label, data, className = "") {
 function shortName(vm) {
   if (vm.owner && vm.name.startsWith(`${vm.owner}-`)) return vm.name.slice(vm.owner.length + 1);
   return vm.name;
+}
+
+// The namespace, as a small tag, where it is not "default" (the one a beginner assumes).
+function nsTag(ns) {
+  return ns && ns !== "default" ? h("span", "ns-tag", ns) : null;
 }
 
 function podClass(vm) {
@@ -212,10 +221,18 @@ export class Panels {
   drawPod(el, vm) {
     el.className = podClass(vm);
     el.dataset.status = podStatus(vm);
-    el.title = `${vm.ns}/${vm.name} · ${vm.status}${vm.ip ? ` · ${vm.ip}` : ""}`;
+    el.dataset.ns = vm.ns;
+    const owned = vm.owner ? `${vm.ownerKind}/${vm.owner}` : "";
+    el.title = [`${vm.ns}/${vm.name}`, vm.status, vm.ip, owned, vm.image].filter(Boolean).join(" · ");
     const name = h("span", "pod-name", shortName(vm));
     const status = h("span", "pod-status", statusWord(podStatus(vm)));
-    const parts = [name, status];
+    const parts = [nsTag(vm.ns), name, status].filter(Boolean);
+    if (vm.owner) {
+      const owner = h("span", "pod-owner", this.ownerTag(vm));
+      owner.style.setProperty("--owner", ownerColour(vm.ns, vm.owner));
+      parts.push(owner);
+    }
+    if (vm.image) parts.push(h("span", "pod-image", vm.image));
     const answered = this.answered.get(vm.key);
     if (answered) parts.push(answeredBadge(answered));
     if (vm.restarts) parts.push(h("span", "restarts", `↻${vm.restarts}`));
@@ -233,6 +250,13 @@ export class Panels {
       parts[parts.length - 1].title = term("crash");
     }
     el.replaceChildren(...parts);
+  }
+
+  // A pod's owner, short: a Deployment's ReplicaSet by its Deployment and revision, as its row
+  // names it ("pasta #2", the same colour as the row), any other owner as kind/name ("job/bake").
+  ownerTag(vm) {
+    const rs = vm.ownerKind === "rs" ? this.model.objects.replicasets.get(`${vm.ns}/${vm.owner}`) : null;
+    return rs && rs.owner && rs.revision ? `${rs.owner} #${rs.revision}` : `${vm.ownerKind}/${vm.owner}`;
   }
 
   // --- deployments and replicasets ---------------------------------------------------------
@@ -262,7 +286,10 @@ export class Panels {
     );
     buttons.firstChild.title = term("scale-down");
     buttons.lastChild.title = term("scale-up");
-    name.append(h("span", "kind", term("deployment")), vm.name, buttons);
+    buttons.append(button("stale-write", "409", { namespace: vm.ns, name: vm.name }, "stale-write"));
+    buttons.lastChild.title = ui("stale-write");
+    row.dataset.ns = vm.ns;
+    name.append(...[h("span", "kind", term("deployment")), nsTag(vm.ns), vm.name, buttons].filter(Boolean));
     row.replaceChildren(name, h("td", "num", String(vm.desired)), h("td", "num", String(vm.current)),
       h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)));
   }
@@ -287,7 +314,11 @@ export class Panels {
     }
     row.classList.toggle("idle", vm.desired === 0 && vm.current === 0);
     const label = h("th", "");
-    label.append(h("span", "kind", `${term("replicaset")}${vm.revision ? ` #${vm.revision}` : ""}`), vm.name);
+    row.dataset.ns = vm.ns;
+    // The same colour as its pods' owner tags.
+    const swatch = h("i", "owner-swatch");
+    swatch.style.setProperty("--owner", ownerColour(vm.ns, vm.name));
+    label.append(swatch, h("span", "kind", `${term("replicaset")}${vm.revision ? ` #${vm.revision}` : ""}`), vm.name);
     row.replaceChildren(label, h("td", "num", String(vm.desired)), h("td", "num", String(vm.current)),
       h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)));
   }
@@ -309,7 +340,10 @@ export class Panels {
       this.services.set(key, block);
       this.serviceList.append(block);
     }
+    block.dataset.ns = vm.ns;
     const head = h("h3", "", `${term("service")} ${vm.name}`);
+    const tag = nsTag(vm.ns);
+    if (tag) head.append(tag);
     head.append(h("span", `svc-type type-${vm.type.toLowerCase()}`, vm.type));
     const facts = h("dl", "service-meta");
     const fact = (label, value, cls = "") => {

@@ -1,29 +1,40 @@
 // The hub-and-spoke picture: the API server in the centre, the store above it, and one spoke per
-// client, added the first time the hub's traffic names it. Every dot is one real record: a request
+// client, added the first time the hub's traffic names it. A node's agents (its kubelet and its
+// kube-proxy) share one spoke, "node/<name>", whose counters add theirs up: ten nodes are ten
+// spokes, not twenty. Every dot is one real record: a request
 // travels from its client to the hub (coloured by verb, red when the hub answered 4xx/5xx, except a
 // "not found" to a lookup of one object, which is an answer and not counted as an error), a
 // watch delivery travels from the hub to the client that watches, a committed change from the hub
 // into the store. Counters are exact; when more dots arrive in one frame than can be animated, the
 // oldest waiting dots are skipped (the counters still count them).
+// Labels never overlap: each label is a box pushed out from its spoke's circle until nothing is
+// under it (labels.js), the ring is an ellipse as wide as the picture allows, and a crowded ring
+// has smaller circles and labels.
 import { isError } from "./failures.js";
+import { box, labelSpot } from "./labels.js";
 import { clientName, onModeChange, term, ui } from "./words.js";
 
 const SVG = "http://www.w3.org/2000/svg";
-const RADIUS = 275;
+const RING = { x: 300, y: 262 }; // the ring's half-axes with few spokes
+const CROWDED_RING = { x: 410, y: 268 }; // and with many (up to HALF_WIDTH, less the labels' room)
 const HUB_EDGE = 105;
 const NODE_R = 46;
+const CROWDED_NODE_R = 27;
+const CROWDED_LABEL = 0.7; // a crowded ring's labels, against the store's and the hub's
 const STORE_AT = { x: 0, y: -300 };
 const HUB_ITSELF = "kube-apiserver"; // the hub's own writes (bootstrap): the centre, not a spoke
-const HALF_WIDTH = 630; // the viewBox reaches ±640: labels must end before that
 const MAX_ACTIVE = 260;
 const MAX_WAITING = 600;
 const STARTS_PER_FRAME = 60;
 const TRAVEL_MS = 850;
+const STORE_MARGIN = 10; // a label touching the store's words reads as one of them
 const STORE_GAP = (34 * Math.PI) / 180; // the store's label lives above the hub, right of its line
-const CROWDED = 9; // more spokes than this: the controller-manager's list of controllers is left out
-const RANK = ["kube-controller-manager", "kube-scheduler", "kubelet/", "kube-proxy/", "line-cook", "garnish-cook",
+const CROWDED_STORE_GAP = (44 * Math.PI) / 180; // a crowded ring's first label needs to pass the store's
+const CROWDED = 9; // more spokes than this: smaller circles, no list of controllers under their manager
+const RANK = ["kube-controller-manager", "kube-scheduler", "node/", "line-cook", "garnish-cook",
   "supervisor", "kubectl",
-  "python-client", "dashboard", "dashboard/wire"];
+  "python-client", "dashboard", "dashboard/wire", "dashboard/second-writer"];
+const AGENTS = ["kubelet/", "kube-proxy/"]; // a node's agents, drawn on the node's one spoke
 // The supervisor's ConfigMap names spokes by component; the hub's traffic names them by client.
 const CONTROLLED = { "kube-controller-manager": "controller-manager", "kube-scheduler": "scheduler" };
 
@@ -34,15 +45,30 @@ function el(name, attrs = {}, parent = null) {
   return node;
 }
 
+// A count as a spoke shows it: exact up to 9,999, then 12k, then 1.2M.
+export function compact(value) {
+  if (value < 10_000) return String(value);
+  if (value < 1_000_000) return `${Math.round(value / 1000)}k`;
+  return `${(value / 1_000_000).toFixed(1)}M`;
+}
+
 function rank(who) {
   const index = RANK.findIndex((prefix) => (prefix.endsWith("/") ? who.startsWith(prefix) : who === prefix));
   return index < 0 ? RANK.length : index;
 }
 
-// The letter in a spoke's circle: a kubelet's node number, "P" and the node number for a kube-proxy.
+// The spoke a client is drawn on: a node's agents share their node's ("kubelet/node-3" -> "node/node-3").
+export function spokeOf(who) {
+  for (const prefix of AGENTS) if (who.startsWith(prefix)) return `node/${who.slice(prefix.length)}`;
+  return who;
+}
+
+// The letter in a spoke's circle: a node's number (its name's last part), else the first letter.
 function initial(who) {
-  if (who.startsWith("kubelet/")) return who.split("-").pop();
-  if (who.startsWith("kube-proxy/")) return `P${who.split("-").pop()}`;
+  if (who.startsWith("node/")) {
+    const last = who.split("-").pop();
+    return /^[0-9]{1,3}$/.test(last) ? last : who.slice(5, 6).toUpperCase();
+  }
   return who[0].toUpperCase();
 }
 
@@ -76,13 +102,21 @@ export class Picture {
   }
 
   desiredState(who) {
-    const key = CONTROLLED[who] || who;
+    // A node's spoke is stopped when its kubelet is (the supervisor stops kubelets, not nodes).
+    const key = who.startsWith("node/") ? `kubelet/${who.slice(5)}` : CONTROLLED[who] || who;
     return key in this.states ? this.states[key] || "running" : null;
   }
 
-  spoke(who) {
+  spoke(client) {
+    const who = spokeOf(client);
     let spoke = this.spokes.get(who);
-    if (spoke) return spoke;
+    if (spoke) {
+      if (who !== client && !spoke.agents.has(client)) {
+        spoke.agents.add(client);
+        this.label(spoke);
+      }
+      return spoke;
+    }
     const line = el("line", { class: "spoke-line" }, this.lines);
     const group = el("g", { class: "spoke", "data-who": who }, this.layer);
     el("circle", { r: NODE_R, class: "spoke-node" }, group);
@@ -92,10 +126,13 @@ export class Picture {
     const counts = el("text", { class: "spoke-count", y: 34 }, label);
     // The controller-manager is one process running many controllers: name them under it.
     const controllers = who === "kube-controller-manager" ? el("text", { class: "spoke-sub", y: 64 }, label) : null;
-    spoke = { who, line, group, initial, label, name, counts, controllers, x: 0, y: 0, requests: 0, watches: 0, errors: 0 };
+    const agents = new Set(who === client ? [] : [client]);
+    const hint = el("title", {}, group); // hovering a spoke names the clients it draws
+    spoke = { who, line, group, initial, label, name, counts, controllers, agents, hint, x: 0, y: 0,
+      requests: 0, watches: 0, errors: 0 };
     this.spokes.set(who, spoke);
     this.order.push(who);
-    this.order.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+    this.order.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b, "en", { numeric: true })); // node-2 before node-10
     this.layoutNeeded = true;
     this.dirtyCounters.add(spoke);
     this.label(spoke);
@@ -104,6 +141,7 @@ export class Picture {
 
   label(spoke) {
     spoke.name.textContent = clientName(spoke.who);
+    spoke.hint.textContent = this.hintName(spoke);
     if (spoke.controllers) {
       const names = term("controllers").split(" · ");
       spoke.controllers.replaceChildren();
@@ -115,6 +153,11 @@ export class Picture {
     const state = this.desiredState(spoke.who);
     spoke.group.classList.toggle("stopped", state === "stopped");
     spoke.line.classList.toggle("stopped", state === "stopped");
+  }
+
+  // The clients a spoke draws: "kubelet node-3 + kube-proxy node-3" for a node's.
+  hintName(spoke) {
+    return spoke.agents.size ? [...spoke.agents].sort().map(clientName).join(" + ") : clientName(spoke.who);
   }
 
   relabel() {
@@ -138,51 +181,67 @@ export class Picture {
 
   layout() {
     const count = this.order.length;
+    const crowded = count > CROWDED;
+    const ring = crowded ? CROWDED_RING : RING;
+    const radius = crowded ? CROWDED_NODE_R : NODE_R;
     // Evenly round the hub, leaving the top to the store: the first and the last spoke stay at
-    // least STORE_GAP from it, so their labels never write over the store's (with many spokes,
-    // or with longer words, as in Korean).
-    const first = Math.max((2 * Math.PI) / (count + 1), STORE_GAP);
+    // least STORE_GAP from it.
+    const first = Math.max((2 * Math.PI) / (count + 1), crowded ? CROWDED_STORE_GAP : STORE_GAP);
     const step = count > 1 ? (2 * Math.PI - 2 * first) / (count - 1) : 0;
-    this.order.forEach((who, index) => {
+    const spokes = this.order.map((who, index) => {
       const spoke = this.spokes.get(who);
       const angle = -Math.PI / 2 + first + step * index;
-      const cos = Math.cos(angle);
-      const sin = Math.sin(angle);
-      spoke.x = RADIUS * cos;
-      spoke.y = RADIUS * sin;
-      spoke.group.setAttribute("transform", `translate(${spoke.x.toFixed(1)},${spoke.y.toFixed(1)})`);
-      spoke.line.setAttribute("x1", (HUB_EDGE * cos).toFixed(1));
-      spoke.line.setAttribute("y1", (HUB_EDGE * sin).toFixed(1));
-      spoke.line.setAttribute("x2", (spoke.x - NODE_R * cos).toFixed(1));
-      spoke.line.setAttribute("y2", (spoke.y - NODE_R * sin).toFixed(1));
-      // Only a spoke straight above or below the hub is labelled centred: with many spokes, two
-      // near the bottom would otherwise write over each other.
-      const anchor = cos > 0.12 ? "start" : cos < -0.12 ? "end" : "middle";
-      const out = NODE_R + 14;
-      let lx = out * cos;
-      let ly = out * sin + 8;
-      if (anchor === "middle") ly = sin > 0 ? NODE_R + 36 : -NODE_R - 46;
-      spoke.label.setAttribute("transform", `translate(${lx.toFixed(1)},${ly.toFixed(1)})`);
-      spoke.name.setAttribute("text-anchor", anchor);
-      spoke.counts.setAttribute("text-anchor", anchor);
-      if (spoke.controllers) {
-        spoke.controllers.setAttribute("text-anchor", anchor);
-        // With many spokes the next label starts where the controllers' names would run.
-        spoke.controllers.style.display = count > CROWDED ? "none" : "";
-      }
-      this.fit(spoke, anchor, spoke.x + lx, lx, ly);
+      spoke.cos = Math.cos(angle);
+      spoke.sin = Math.sin(angle);
+      spoke.x = ring.x * spoke.cos;
+      spoke.y = ring.y * spoke.sin;
+      spoke.radius = radius;
+      this.drawSpoke(spoke);
+      if (spoke.controllers) spoke.controllers.style.display = crowded ? "none" : "";
+      return spoke;
     });
+    // Labels go where nothing is: not on the hub, the store, any circle or a label placed before.
+    const taken = [this.storeBox(), box(0, 0, 2 * HUB_EDGE, 2 * HUB_EDGE),
+      ...spokes.map((spoke) => box(spoke.x, spoke.y, 2 * radius, 2 * radius))];
+    for (const spoke of spokes) taken.push(this.place(spoke, crowded ? CROWDED_LABEL : 1, taken));
   }
 
-  // Shrink a label that would run off the picture (long names, other languages), never grow it.
-  fit(spoke, anchor, at, lx, ly) {
-    const width = Math.max(spoke.name.getComputedTextLength(), spoke.counts.getComputedTextLength(),
-      spoke.controllers ? spoke.controllers.getComputedTextLength() / Math.max(1, spoke.controllers.childElementCount) : 0);
-    let room = 2 * (HALF_WIDTH - Math.abs(at));
-    if (anchor === "start") room = HALF_WIDTH - at;
-    if (anchor === "end") room = at + HALF_WIDTH;
-    const scale = width > room && width > 0 ? room / width : 1;
+  drawSpoke(spoke) {
+    const { x, y, radius } = spoke;
+    spoke.group.setAttribute("transform", `translate(${x.toFixed(1)},${y.toFixed(1)})`);
+    spoke.group.querySelector(".spoke-node").setAttribute("r", radius);
+    spoke.initial.setAttribute("transform", `scale(${(radius / NODE_R).toFixed(3)})`);
+    // The line runs from the hub's rim towards the spoke's centre, and stops at its circle.
+    const length = Math.hypot(x, y) || 1;
+    const ux = x / length;
+    const uy = y / length;
+    spoke.line.setAttribute("x1", (HUB_EDGE * ux).toFixed(1));
+    spoke.line.setAttribute("y1", (HUB_EDGE * uy).toFixed(1));
+    spoke.line.setAttribute("x2", (x - radius * ux).toFixed(1));
+    spoke.line.setAttribute("y2", (y - radius * uy).toFixed(1));
+  }
+
+  // The store's cylinder and words, in the picture's units.
+  storeBox() {
+    const group = this.svg.querySelector("#store-spoke > g");
+    const b = group.getBBox();
+    const m = group.transform.baseVal.consolidate()?.matrix || { e: 0, f: 0 };
+    const [x, y, pad] = [b.x + m.e, b.y + m.f, STORE_MARGIN];
+    return { l: x - pad, t: y - pad, r: x + b.width + pad, b: y + b.height + pad };
+  }
+
+  // Put a spoke's label where `labelSpot` finds room (straight out from its circle, clear of what
+  // is `taken`), shrunk if it would run off the picture (long names, other languages). Its box.
+  place(spoke, size, taken) {
+    for (const text of [spoke.name, spoke.counts, spoke.controllers]) if (text) text.setAttribute("text-anchor", "middle");
+    spoke.label.setAttribute("transform", "");
+    const own = spoke.label.getBBox();
+    const { spot, scale } = labelSpot(spoke, own, size, taken);
+    // The label's own box centre lands on the spot's centre, relative to the spoke.
+    const lx = (spot.l + spot.r) / 2 - spoke.x - (own.x + own.width / 2) * scale;
+    const ly = (spot.t + spot.b) / 2 - spoke.y - (own.y + own.height / 2) * scale;
     spoke.label.setAttribute("transform", `translate(${lx.toFixed(1)},${ly.toFixed(1)}) scale(${scale.toFixed(3)})`);
+    return spot;
   }
 
   // Clients the version log names as the cause of a change are clients of the hub: give each its
@@ -191,9 +250,9 @@ export class Picture {
     for (const who of actors) if (who && who !== HUB_ITSELF) this.spoke(who);
   }
 
-  // Where a spoke's circle is on the screen (for dots that leave the picture), or null.
+  // Where a client's spoke's circle is on the screen (for dots that leave the picture), or null.
   spokeCentre(who) {
-    const spoke = this.spokes.get(who);
+    const spoke = this.spokes.get(spokeOf(who));
     if (!spoke) return null;
     const rect = spoke.group.querySelector(".spoke-node").getBoundingClientRect();
     return rect.width ? { x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 } : null;
@@ -214,6 +273,16 @@ export class Picture {
       }
       this.dirtyCounters.add(spoke);
     }
+  }
+
+  // One event the hub sent to a client outside the traffic records (the ERROR 410 of the page's own
+  // watch): a dot from the hub to that client's spoke, counted as a watch event (and an error).
+  signal(who, cls) {
+    const spoke = this.spoke(who);
+    spoke.watches += 1;
+    if (cls === "verb-error") spoke.errors += 1;
+    this.dirtyCounters.add(spoke);
+    this.queue({ spoke, inbound: false, cls, size: 16 });
   }
 
   // Committed changes: each one is a write the hub made into the store.
@@ -251,8 +320,10 @@ export class Picture {
     spoke.counts.replaceChildren();
     parts.forEach(([cls, value], index) => {
       if (index) el("tspan", { class: "count-sep" }, spoke.counts).textContent = " · ";
-      el("tspan", { class: cls }, spoke.counts).textContent = String(value);
+      el("tspan", { class: cls }, spoke.counts).textContent = compact(value);
     });
+    // The exact numbers, on hovering the spoke (the label shows 12k for 12,345 to stay short).
+    spoke.hint.textContent = `${this.hintName(spoke)}: ${parts.map(([, value]) => value).join(" · ")}`;
     if (this.desiredState(spoke.who) === "stopped") {
       el("tspan", { class: "count-stopped" }, spoke.counts).textContent = ` · ${ui("stopped")}`;
     }
@@ -296,8 +367,9 @@ export class Picture {
     };
   }
 
+  // A spoke's counters (a node's agents share their node's).
   counters(who) {
-    const spoke = this.spokes.get(who);
+    const spoke = this.spokes.get(spokeOf(who));
     return spoke ? { requests: spoke.requests, watches: spoke.watches, errors: spoke.errors } : null;
   }
 }

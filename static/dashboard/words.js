@@ -41,6 +41,8 @@ export function clientName(who) {
   if (who === "kube-apiserver") return term("hub");
   if (who.startsWith("kubelet/")) return `${term("kubelet")} ${who.slice(8)}`;
   if (who.startsWith("kube-proxy/")) return `${term("kube-proxy")} ${who.slice(11)}`;
+  // A node's spoke (its kubelet and kube-proxy together) is called by the node's name.
+  if (who.startsWith("node/")) return mode === "kitchen" ? `${term("node")} ${who.slice(5)}` : who.slice(5);
   return words.terms[who] ? term(who) : who;
 }
 

@@ -28,3 +28,65 @@ def test_not_a_number(form, message):
 def test_out_of_range(value):
     with pytest.raises(ActionError, match="count must be between 1 and 50"):
         form_int({"count": value}, "count", low=1, high=50)
+
+
+# --- stale-write: the 409 on stage ----------------------------------------------------------------
+
+DEPLOYMENT_PATH = "/apis/apps/v1/namespaces/default/deployments/pasta"
+CONFLICT = ('Operation cannot be fulfilled on deployments.apps "pasta": the object has been modified; '
+            "please apply your changes to the latest version and try again")
+
+
+def deployment(resource_version: str) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "pasta", "namespace": "default", "resourceVersion": resource_version},
+            "spec": {"replicas": 2}}
+
+
+def test_a_stale_write_reads_lets_a_second_client_write_then_puts_the_old_read(fake):
+    from django.test import Client
+
+    from tests.dashboard.fakehub import status
+
+    fake.answers[("GET", DEPLOYMENT_PATH)] = (200, deployment("12"))
+    fake.answers[("PATCH", DEPLOYMENT_PATH)] = (200, deployment("15"))
+    fake.answers[("PUT", DEPLOYMENT_PATH)] = (409, status(409, "Conflict", CONFLICT))
+    response = Client().post("/actions/stale-write/", {"namespace": "default", "name": "pasta"})
+
+    assert [(r.method, r.path) for r in fake.requests] == [
+        ("GET", DEPLOYMENT_PATH), ("PATCH", DEPLOYMENT_PATH), ("PUT", DEPLOYMENT_PATH)]
+    get, patch, put = fake.requests
+    assert get.agent.startswith("dashboard ") and put.agent.startswith("dashboard ")
+    assert patch.agent.startswith("dashboard/second-writer "), "the other writer is a client of its own"
+    assert put.body == deployment("12"), "the PUT carries the first read, old resourceVersion and all"
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert 'class="result error"' in text, "the provoked refusal is shown as a refusal"
+    for part in ("409", "Conflict", "resourceVersion 12", "15", "the object has been modified"):
+        assert part in text, part
+
+
+def test_a_stale_write_that_the_hub_accepts_says_no_409(fake):
+    from django.test import Client
+
+    fake.answers[("GET", DEPLOYMENT_PATH)] = (200, deployment("12"))
+    fake.answers[("PATCH", DEPLOYMENT_PATH)] = (200, deployment("15"))
+    fake.answers[("PUT", DEPLOYMENT_PATH)] = (200, deployment("16"))
+    text = Client().post("/actions/stale-write/", {"namespace": "default", "name": "pasta"}).content.decode()
+    assert "no 409" in text
+
+
+def test_a_stale_write_to_a_missing_deployment_is_the_hubs_404_and_nothing_is_written(fake):
+    from django.test import Client
+
+    response = Client().post("/actions/stale-write/", {"namespace": "default", "name": "pasta"})
+    assert response.status_code == 404
+    assert fake.writes() == []
+
+
+def test_a_stale_write_with_a_bad_name_sends_nothing(fake):
+    from django.test import Client
+
+    response = Client().post("/actions/stale-write/", {"namespace": "default", "name": "Pasta!"})
+    assert response.status_code == 400
+    assert fake.requests == []

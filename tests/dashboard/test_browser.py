@@ -61,7 +61,7 @@ def apply_in_form(page, manifest: str | None = None) -> str:
 
 def test_the_workshop_in_the_browser(page, cluster):
     # The picture: the hub, the store, and the spokes as the hub's traffic names them.
-    for who in ("kube-controller-manager", "kube-scheduler", "kubelet/node-1", "kubelet/node-2", "kubelet/node-3",
+    for who in ("kube-controller-manager", "kube-scheduler", "node/node-1", "node/node-2", "node/node-3",
                 "dashboard"):
         page.wait_for_selector(f"#spokes .spoke[data-who='{who}']", timeout=15_000)
     assert page.text_content("#hub .hub-name").startswith("API server")
@@ -121,7 +121,7 @@ def test_the_workshop_in_the_browser(page, cluster):
     page.wait_for_selector("html[lang=ko]")
     page.wait_for_selector("#connection[data-state=connected]")
     # After a reload the spokes come back at once: the version log's history names its clients.
-    page.wait_for_selector("#spokes .spoke[data-who='kubelet/node-3']", timeout=5_000)
+    page.wait_for_selector("#spokes .spoke[data-who='node/node-3']", timeout=5_000)
     page.wait_for_function(f"document.querySelectorAll({READY_PODS!r}).length === 3", timeout=15_000)
     assert page.text_content("#hub .hub-name").startswith("웨이터")
     assert "메모장" in page.text_content("#store-spoke .spoke-name")
@@ -213,7 +213,7 @@ def test_the_traffic_travels_through_redis_too(browser):
         page.wait_for_selector("#spokes .spoke[data-who='kubectl']", timeout=15_000)
         page.wait_for_function("Number(document.querySelector(\"#spokes .spoke[data-who='kubectl'] .count-req\")"
                                "?.textContent) >= 1", timeout=15_000)
-        page.wait_for_selector("#spokes .spoke[data-who='kubelet/node-1']", timeout=15_000)
+        page.wait_for_selector("#spokes .spoke[data-who='node/node-1']", timeout=15_000)
     finally:
         context.close()
         running.stop()
@@ -245,7 +245,7 @@ def test_stopping_a_kubelet_from_its_node_card(browser):
         page.wait_for_selector(f"{node}:not(.not-ready) button[data-state=stopped]", timeout=30_000)
         page.click(f"{node} button[data-state=stopped]")
         page.wait_for_selector(f"{node} button[data-state=running]")
-        page.wait_for_selector("#spokes .spoke[data-who='kubelet/node-2'].stopped")
+        page.wait_for_selector("#spokes .spoke[data-who='node/node-2'].stopped")
         page.wait_for_selector(f"{node}.not-ready", timeout=30_000)  # its Lease is no longer renewed
         shoot(page, "10-kubelet-stopped")
         page.click(f"{node} button[data-state=running]")

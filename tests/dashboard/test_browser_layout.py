@@ -270,3 +270,78 @@ def test_the_korean_stage_names_the_new_panels_and_keeps_labels_apart(browser, s
         page.screenshot(path="/tmp/stage-1280x720-ko-panels.png", full_page=True)
         page.click("button[name=language][value=en]")
         page.wait_for_selector("html[lang=en]")
+
+
+# --- the ring with 10 nodes: one spoke per node, no two labels on each other --------------------------
+
+TEN_NODES_AND_TEN_MORE = ["kube-controller-manager", "kube-scheduler", "kubectl", "supervisor", "python-client",
+                          "line-cook", "garnish-cook", "dashboard", "dashboard/wire", "dashboard/second-writer",
+                          *(f"{c}/node-{i}" for i in range(1, 11) for c in ("kubelet", "kube-proxy"))]
+
+# Every spoke's circle and label, the hub and the store, as the browser draws them: what overlaps.
+OVERLAPS = """() => {
+  const rect = (e) => { const r = e.getBoundingClientRect(); return {l: r.left, t: r.top, r: r.right, b: r.bottom}; };
+  const hit = (a, b) => a.l < b.r - 0.5 && b.l < a.r - 0.5 && a.t < b.b - 0.5 && b.t < a.b - 0.5;
+  const svg = rect(document.querySelector('#hub-svg'));
+  const inside = (x) => x.l >= svg.l - 0.5 && x.r <= svg.r + 0.5 && x.t >= svg.t - 0.5 && x.b <= svg.b + 0.5;
+  const spokes = [...document.querySelectorAll('#spokes .spoke')].map((g) => ({
+    who: g.dataset.who, circle: rect(g.querySelector('.spoke-node')), label: rect(g.querySelector('.spoke-label')) }));
+  const fixed = [['hub', rect(document.querySelector('#hub circle'))],
+    ...[...document.querySelectorAll('#store-spoke text, #store-spoke .cyl')].map((e) => ['store', rect(e)])];
+  const out = [];
+  spokes.forEach((a, i) => {
+    if (!inside(a.label)) out.push(`${a.who}: label outside the picture`);
+    for (const [name, box] of fixed) if (hit(a.label, box) || hit(a.circle, box)) out.push(`${a.who} over the ${name}`);
+    spokes.forEach((b, j) => {
+      if (j > i && hit(a.label, b.label)) out.push(`labels ${a.who} / ${b.who}`);
+      if (j > i && hit(a.circle, b.circle)) out.push(`circles ${a.who} / ${b.who}`);
+      if (i !== j && hit(a.label, b.circle)) out.push(`label ${a.who} over the circle of ${b.who}`);
+    });
+  });
+  return {spokes: spokes.map((s) => s.who), overlaps: out};
+}"""
+BUSY = """() => { const p = window.kubeKitchen.picture;
+  for (const s of p.spokes.values()) { s.requests = 12345; s.watches = 67890; s.errors = 123; p.dirtyCounters.add(s); }
+  window.kubeKitchen.receive({t: 'traffic', records: []}); }"""
+
+
+@pytest.mark.parametrize("width,height,language", [(1280, 720, "en"), (1280, 720, "ko"), (1920, 1080, "en")])
+def test_ten_nodes_and_ten_more_clients_make_a_ring_whose_labels_never_overlap(browser, hub_with_nodes, width,
+                                                                                height, language):
+    with dashboard_page(browser, hub_with_nodes.url, {"width": width, "height": height}) as page:
+        if language == "ko":
+            page.click("button[name=language][value=ko]")
+            page.wait_for_selector("html[lang=ko] #connection[data-state=connected]")
+        page.evaluate("names => window.kubeKitchen.picture.know(new Set(names))", TEN_NODES_AND_TEN_MORE)
+        page.evaluate(BUSY)  # long counters: the widest labels a busy cluster draws
+        page.wait_for_timeout(100)
+        for mode in ("k8s", "kitchen"):
+            page.click(f"button[data-mode={mode}]")
+            page.wait_for_timeout(100)
+            drawn = page.evaluate(OVERLAPS)
+            # a node's kubelet and kube-proxy share its spoke: 10 node spokes, not 20
+            assert len(drawn["spokes"]) == 20 and "node/node-10" in drawn["spokes"], drawn["spokes"]
+            assert drawn["overlaps"] == [], drawn["overlaps"]
+            page.locator("#picture").screenshot(path=f"/tmp/stage-ring-10-nodes-{width}-{language}-{mode}.png")
+        counters = page.evaluate("window.kubeKitchen.picture.counters('kube-proxy/node-3')")
+        assert counters == page.evaluate("window.kubeKitchen.picture.counters('kubelet/node-3')")
+        assert "12k" in page.text_content("#spokes .spoke[data-who='node/node-3'] .spoke-count")
+        hint = page.text_content("#spokes .spoke[data-who='node/node-3'] title")
+        assert "node-3" in hint and "12345" in hint, "the exact counts and both agents on hovering"
+        page.click("button[data-mode=k8s]")
+        if language == "ko":
+            page.click("button[name=language][value=en]")
+            page.wait_for_selector("html[lang=en]")
+
+
+def test_a_node_spoke_adds_up_its_kubelet_and_its_kube_proxy(browser, hub_with_nodes):
+    with dashboard_page(browser, hub_with_nodes.url, {"width": 1280, "height": 720}) as page:
+        page.evaluate("""() => window.kubeKitchen.receive({t: 'traffic', records: [
+            {type: 'request', who: 'kubelet/node-7', verb: 'get', code: 200, resource: 'pods'},
+            {type: 'request', who: 'kube-proxy/node-7', verb: 'list', code: 200, resource: 'services'},
+            {type: 'watch', who: 'kube-proxy/node-7', count: 3, resource: 'endpoints'}]})""")
+        page.wait_for_selector("#spokes .spoke[data-who='node/node-7']")
+        assert page.locator("#spokes .spoke[data-who^='kubelet/'], #spokes .spoke[data-who^='kube-proxy/']").count() == 0
+        assert page.evaluate("window.kubeKitchen.picture.counters('kubelet/node-7')") == \
+            {"requests": 2, "watches": 3, "errors": 0}
+        assert page.text_content("#spokes .spoke[data-who='node/node-7'] .spoke-initial") == "7"

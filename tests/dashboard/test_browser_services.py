@@ -129,7 +129,9 @@ def test_traffic_from_the_form_shows_the_pods_that_answered(page, cluster):
     assert re.search(r"10\.96\.\d+\.\d+", meta), meta
 
     # kube-proxy's table of node-1, as iptables rules: one DNAT per ready endpoint.
-    page.wait_for_selector("#spokes .spoke[data-who='kube-proxy/node-1']", timeout=15_000)
+    # node-1's spoke draws its kube-proxy too (its hover text names both agents)
+    page.wait_for_function("document.querySelector(\"#spokes .spoke[data-who='node/node-1'] title\")"
+                           "?.textContent.includes('kube-proxy')", timeout=15_000)
     page.click(".node-card[data-node='node-1'] details.proxy-rules summary")
     page.wait_for_function("document.querySelectorAll(\".node-card[data-node='node-1'] .rule-dnat\").length >= 3",
                            timeout=15_000)

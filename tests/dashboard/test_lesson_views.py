@@ -77,3 +77,15 @@ def test_unknown_lessons_and_steps_are_404(client):
     assert client.get("/lessons/no-such-lesson/1/").status_code == 404
     assert client.get("/lessons/02-self-healing/9/").status_code == 404
     assert client.post("/lessons/06-watch-wire/1/do/").status_code == 404  # that step has no button
+
+
+def test_the_conflict_lessons_button_plays_the_stale_write_and_shows_the_409_as_a_refusal(fake, client):
+    path = "/apis/apps/v1/namespaces/default/deployments/pasta"
+    read = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "pasta", "namespace": "default",
+                                                                         "resourceVersion": "7"}}
+    fake.answers[("GET", path)] = (200, read)
+    fake.answers[("PATCH", path)] = (200, {**read, "metadata": {**read["metadata"], "resourceVersion": "9"}})
+    fake.answers[("PUT", path)] = (409, status(409, "Conflict", 'Operation cannot be fulfilled on deployments.apps "pasta"'))
+    answer = client.post("/lessons/07-conflict/3/do/").content.decode()
+    assert [r.method for r in fake.requests] == ["GET", "PATCH", "PUT"]
+    assert 'class="result error"' in answer and "409 Conflict" in answer and "resourceVersion 7" in answer

@@ -147,7 +147,8 @@ def test_a_compacted_revision_is_relisted_once_after_a_back_off_with_no_expired_
     assert hub.snapshots == [0.8], "one relist, after the back-off, not at once"
     assert [r for _, r in hub.watches] == ["3", "0", "20"], "the compacted history is skipped, then the changes"
     kinds = [m["t"] for m in sent]
-    assert "expired" not in kinds and kinds[0] == "snapshot" and sent[0]["revision"] == 20
+    assert "expired" not in kinds and kinds[:2] == ["gone", "snapshot"] and sent[1]["revision"] == 20
+    assert kinds.count("gone") == 1, "the page is told of the 410; the compacted history after it is skipped silently"
     assert [i["rv"] for m in sent if m["t"] == "changes" for i in m["items"]] == [21]
 
 
@@ -183,3 +184,16 @@ def test_a_page_that_falls_behind_gets_a_fresh_snapshot_instead_of_unbounded_mem
     assert hub.snapshots == [0.8]
     assert [m["t"] for m in sent if m["t"] == "snapshot"] == ["snapshot"] and "expired" not in [m["t"] for m in sent]
     assert [r for _, r in hub.watches] == ["10", "30"]
+
+
+def test_a_watch_from_a_compacted_revision_tells_the_page_the_hubs_410_then_relists():
+    clock = FakeClock(0.0)
+    hub = ScriptedHub(clock, revision=20)
+    hub.compacted_through, hub.log = 8, [change(21)]
+    sent = follow(hub, clock, 1, a_minute, history=0)
+    kinds = [m["t"] for m in sent]
+    assert kinds.index("gone") < kinds.index("snapshot"), "the 410 is shown, then the relist"
+    gone = sent[kinds.index("gone")]
+    assert (gone["code"], gone["reason"], gone["revision"]) == (410, "Expired", 1)
+    assert gone["message"] == "too old resource version: 1 (8)"
+    assert hub.snapshots == [0.8] and [r for _, r in hub.watches] == ["1", "20"]

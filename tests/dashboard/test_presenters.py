@@ -186,3 +186,33 @@ def test_the_snapshot_sends_only_the_newest_events_and_jobs_and_cronjobs():
                                      "namespace": "default", "name": "e1", "actor": "kubelet/node-1",
                                      "object": event("e1", 501)})
     assert change["kind"] == "Event" and change["vm"]["count"] == 4
+
+
+# --- a pod's owner and image: old and new ReplicaSets' pods told apart ---------------------------------
+
+def a_pod(owners: list[dict], containers: list[dict]) -> dict:
+    return {"metadata": {"name": "pasta-6d4-x7k", "namespace": "default", "ownerReferences": owners},
+            "spec": {"nodeName": "node-1", "containers": containers}, "status": {"phase": "Running"}}
+
+
+def test_a_pod_names_its_controller_and_its_image():
+    vm = presenters.pod_vm(a_pod([{"kind": "ReplicaSet", "name": "pasta-6d4", "controller": True}],
+                                 [{"name": "c", "image": "registry.k8s.io/library/nginx:1.25"}]))
+    assert (vm["ownerKind"], vm["owner"], vm["image"]) == ("rs", "pasta-6d4", "nginx:1.25")
+
+
+def test_the_controller_reference_wins_over_other_owners_and_any_kind_is_named():
+    owners = [{"kind": "ConfigMap", "name": "extra"}, {"kind": "StatefulSet", "name": "db", "controller": True}]
+    vm = presenters.pod_vm(a_pod(owners, [{"name": "a", "image": "postgres"}, {"name": "b", "image": "busybox"}]))
+    assert (vm["ownerKind"], vm["owner"], vm["image"]) == ("sts", "db", "postgres +1")
+    vm = presenters.pod_vm(a_pod([{"kind": "Order", "name": "o-1"}], []))
+    assert (vm["ownerKind"], vm["owner"], vm["image"]) == ("order", "o-1", "")
+    vm = presenters.pod_vm(a_pod([], [{"name": "c", "image": "busybox"}]))
+    assert (vm["ownerKind"], vm["owner"]) == ("", "")
+
+
+def test_images_are_shortened_to_their_last_path_part_and_a_short_digest():
+    assert presenters.short_image("nginx") == "nginx"
+    assert presenters.short_image("docker.io/library/nginx:1.25") == "nginx:1.25"
+    assert presenters.short_image("localhost:5000/team/app@sha256:0123456789abcdef") == "app@0123456"
+    assert presenters.short_image("") == ""

@@ -1,0 +1,49 @@
+// Where a spoke's label goes on the hub picture: a box straight out from the spoke's circle (its
+// nearest edge LABEL_GAP from the circle, whatever the angle: beside the circle on the sides, under
+// it at the bottom), pushed further out step by step, and a little sideways along the ring, while it
+// would cover anything already taken (the hub, the store, a circle, a label placed before) or leave
+// the picture. A label too wide for the room left to the picture's edge is shrunk, never grown.
+// Pure geometry in the picture's units (the SVG viewBox): no DOM here.
+export const HALF_WIDTH = 630; // the viewBox reaches ±640: labels must end before that
+const TOP = -420; // the viewBox's top and bottom
+const BOTTOM = 430;
+const LABEL_GAP = 8;
+const PUSH_STEP = 6; // how far a label moves out each time it would cover something
+const MAX_PUSH = 150;
+const SIDEWAYS = [0, 20, -20, 40, -40];
+const SMALLEST = 0.2;
+
+// A box of this width and height centred on (x, y).
+export function box(x, y, width, height) {
+  return { l: x - width / 2, r: x + width / 2, t: y - height / 2, b: y + height / 2 };
+}
+
+export function overlaps(a, b) {
+  return a.l < b.r && b.l < a.r && a.t < b.b && b.t < a.b;
+}
+
+function within(a) {
+  return a.l >= -HALF_WIDTH && a.r <= HALF_WIDTH && a.t >= TOP && a.b <= BOTTOM;
+}
+
+// spoke: {x, y, radius, cos, sin} (cos, sin: the spoke's direction from the hub); own: the label's
+// unscaled size {width, height}; size: the scale wanted. {spot: the box found, scale: the one used}.
+// When nothing is free within MAX_PUSH the label takes its first place (better shown than lost).
+export function labelSpot(spoke, own, size, taken) {
+  const { x, y, radius, cos, sin } = spoke;
+  // |centre x| + w/2 = base + scale * (W (1 + cos²) / 2 + |cos sin| H / 2) must not pass HALF_WIDTH.
+  const base = Math.abs(x + (radius + LABEL_GAP) * cos);
+  const per = (own.width * (1 + cos * cos)) / 2 + (Math.abs(cos * sin) * own.height) / 2;
+  const scale = per > 0 ? Math.max(SMALLEST, Math.min(size, (HALF_WIDTH - base) / per)) : size;
+  const w = own.width * scale;
+  const h = own.height * scale;
+  const reach = (extra) => radius + LABEL_GAP + extra + Math.abs(cos) * (w / 2) + Math.abs(sin) * (h / 2);
+  for (let extra = 0; extra <= MAX_PUSH; extra += PUSH_STEP) {
+    const out = reach(extra);
+    for (const side of SIDEWAYS) {
+      const spot = box(x + out * cos - side * sin, y + out * sin + side * cos, w, h);
+      if (within(spot) && !taken.some((other) => overlaps(spot, other))) return { spot, scale };
+    }
+  }
+  return { spot: box(x + reach(0) * cos, y + reach(0) * sin, w, h), scale };
+}
