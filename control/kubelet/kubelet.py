@@ -63,7 +63,8 @@ class Kubelet:
         self.runtime = Runtime(client, clock=self.clock, configmaps=self.configmap_informer.cache,
                                secrets=self.secret_informer.cache, services=self.service_informer.cache,
                                data_dir=self.config.data_dir,
-                               facts=NodeFacts(cpu=self.config.cpu, memory=self.config.memory))
+                               facts=NodeFacts(cpu=self.config.cpu, memory=self.config.memory),
+                               image_backoff=self.config.image_backoff, pull_seconds=self.config.pull_seconds)
         self.queue = WorkQueue(clock=self.clock)
         self.worker: PodWorker | None = None
         self.logs = LogServer(self._log_target, clock=self.clock, interval=self.config.log_interval)

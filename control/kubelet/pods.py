@@ -74,7 +74,8 @@ class PodWorker:
         self.pool, self.config, self.clock, self.events = pool, config, clock, events
         self.rng = rng or random.Random()
         self.records: dict[str, PodRecord] = {}
-        self.runtime = runtime or Runtime(client, clock=clock, data_dir=config.data_dir)
+        self.runtime = runtime or Runtime(client, clock=clock, data_dir=config.data_dir,
+                                                 image_backoff=config.image_backoff, pull_seconds=config.pull_seconds)
 
     # --- reconcile -------------------------------------------------------------------------------
 
@@ -187,9 +188,8 @@ class PodWorker:
         spec = container_spec(pod, happening.container) or {}
         image, name = spec.get("image", ""), happening.container
         if happening.kind == "started":
-            pulled = (f'Successfully pulled image "{image}" in 0s' if spec.get("imagePullPolicy") == "Always"
-                      else f'Container image "{image}" already present on machine')
-            return [("Normal", "Pulled", pulled), ("Normal", "Created", f"Created container: {name}"),
+            pulled = self.runtime.images.started_events(meta.get("uid", ""), name, image)
+            return [*pulled, ("Normal", "Created", f"Created container: {name}"),
                     ("Normal", "Started", f"Started container {name}")]
         if happening.kind == "backoff":
             return [("Warning", "BackOff", f"Back-off restarting failed container {name} in pod "

@@ -9,6 +9,8 @@ Guarantees:
   It answers the holds: `ContainerCreating` for every container while a volume is not set up,
   `CreateContainerConfigError` (Kubernetes' message) for a container whose env cannot be made, and
   the Events to tell (FailedMount, Failed, InvalidEnvironmentVariableNames) once per new trouble.
+  A container due to start first has its image ensured (`pulls`: ErrImagePull, ImagePullBackOff,
+  ErrImageNeverPull, InvalidImageName, or ContainerCreating while a pull takes its time).
 - A run's config (env, command, args) is made once, just before it starts, and kept for the run:
   a later ConfigMap change does not reach a running container's env. A run's files are made when
   it starts (or at the first exec if that comes first) and dropped when the run is no more.
@@ -29,7 +31,9 @@ from control.clock import Clock
 from control.kubelet.containers import Container, next_run_id, start_due
 from control.kubelet.envvars import ConfigError, ContainerEnv, NodeFacts, resolve
 from control.kubelet.filesystem import Filesystem
+from control.kubelet.config import BackoffPolicy
 from control.kubelet.projection import MountError, Tokens, token_sources
+from control.kubelet.pulls import ImageManager
 from control.kubelet.volumes import Claims, VolumeManager, claim_volumes
 
 log = logging.getLogger(__name__)
@@ -132,9 +136,11 @@ def _containers(pod: Obj) -> dict[str, Obj]:
 
 class Runtime:
     def __init__(self, client: Any, *, clock: Clock, configmaps: Cache | None = None, secrets: Cache | None = None,
-                 services: Cache | None = None, data_dir: Path | None = None, facts: NodeFacts | None = None):
+                 services: Cache | None = None, data_dir: Path | None = None, facts: NodeFacts | None = None,
+                 image_backoff: BackoffPolicy | None = None, pull_seconds: float = 0.0):
         self.client, self.clock = client, clock
         self.sources = CacheSources(configmaps, secrets, services)
+        self.images = ImageManager(clock, self.sources, backoff=image_backoff, pull_seconds=pull_seconds)
         self.volumes = VolumeManager(data_dir)
         self.tokens = TokenCache(client, clock)
         self.facts = facts or NodeFacts()
@@ -185,6 +191,15 @@ class Runtime:
             if failures and c.last_run is None:
                 out.holds[c.name] = ("ContainerCreating", "")
                 continue
+            if start_due(c, now):  # the image first, as upstream's startContainer does (`pulls`)
+                ensured = self.images.ensure(pod, specs.get(c.name) or {}, c.last_run is None, now)
+                if ensured.hold is None or ensured.hold != c.hold:
+                    out.events += ensured.events
+                if ensured.wake is not None:
+                    out.wake = ensured.wake if out.wake is None else min(out.wake, ensured.wake)
+                if ensured.hold is not None:
+                    out.holds[c.name] = ensured.hold
+                    continue
             try:
                 made = resolve(pod, specs.get(c.name) or {}, self.sources, facts)
             except ConfigError as exc:
@@ -232,5 +247,6 @@ class Runtime:
         """The pod is gone: its volumes (not a claim's files), tokens, runs' files and configs."""
         self.volumes.forget(uid)
         self.tokens.forget(uid)
+        self.images.forget(uid)
         self.troubles.pop(uid, None)
         self.forget_runs(run_ids)
