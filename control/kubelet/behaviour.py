@@ -27,12 +27,16 @@ by spaces):
 1. An image name containing `crash` exits with code 1 three seconds after each start.
 2. A command containing `exit N` exits with code N after the sum of its `sleep S` values
    (1 s when there is none), e.g. `sh -c "sleep 5; exit 1"`.
-3. A shell image (busybox, alpine, ubuntu, debian) given a command without `exit` runs it and
+3. A shell image (busybox, alpine, ubuntu, debian, or `shell: true` in the image catalogue
+   `data/images.yaml`) or a tool image (`server: false`: python, node, perl) given a command
+   without `exit` runs it and
    exits 0 after the sum of its `sleep S` values (1 s when there is none), unless the command
    loops (`while`, `sleep infinity`, `tail -f`): then it runs forever. Without a command it runs
    forever (a simplification: real busybox would exit at once). A bare shell (`sh`, `bash`) with
    `stdin: true` runs forever too: it waits on its terminal (`kubectl run -it t --image=busybox
-   -- sh`, which then attaches to it).
+   -- sh`, which then attaches to it). A tool image without a command ends at once (exit 0, after
+   1 s): `kubectl run py --image=python` completes, then crash-loops, as it does on a real cluster.
+   A server image (`server: true`, or an image the catalogue does not know) runs until stopped.
 4. Every `echo TEXT` in the command prints TEXT to the container's log when it starts (with the
    run's `$(VAR)`-expanded command and its `$VAR`s replaced by the run's env: `echoes_with`).
 5. `readinessProbe.initialDelaySeconds` delays readiness when no `ready-after` is given.
@@ -46,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from control.kinds.quantity import parse_quantity
+from control.kubelet.images import image_facts
 
 PREFIX = "kubekitchen.dev/"
 SHELL_IMAGES = ("busybox", "alpine", "ubuntu", "debian")
@@ -56,7 +61,7 @@ DEFAULT_CPU_PER_REQUEST = 10.0  # millicores per request per second
 _EXIT = re.compile(r"\bexit\s+(\d+)")
 _SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)\b")
 _FOREVER = re.compile(r"\bwhile\b|\bsleep\s+inf|\btail\s+-f\b|\buntil\b")
-_BARE_SHELL = re.compile(r"(/bin/)?(sh|bash|ash)( -i)?")
+_BARE_SHELL = re.compile(r"(/bin/)?(sh|bash|ash|zsh)( -i)?")
 _ECHO = re.compile(r"""\becho\s+("[^"]*"|'[^']*'|[^;&|\n]+)""")
 
 
@@ -159,10 +164,15 @@ def _by_convention(container: dict[str, Any]) -> tuple[float | None, int]:
     name = image_name(container.get("image") or "")
     if "crash" in name:
         return CRASH_IMAGE_SECONDS, 1
-    if name in SHELL_IMAGES and container.get("stdin") and _BARE_SHELL.fullmatch(command):
+    facts = image_facts(container.get("image") or "")
+    shell = name in SHELL_IMAGES or bool(facts and facts.shell)
+    tool = shell or bool(facts and not facts.server)  # its process ends when its command does
+    if shell and container.get("stdin") and _BARE_SHELL.fullmatch(command):
         return None, 0
-    if name in SHELL_IMAGES and command and not _FOREVER.search(command):
+    if tool and command and not _FOREVER.search(command):
         return (sleeps or DEFAULT_RUN_SECONDS), 0
+    if tool and not shell and not command:  # python, node, hello-world: the default command ends
+        return DEFAULT_RUN_SECONDS, 0
     return None, 0
 
 

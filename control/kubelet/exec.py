@@ -29,6 +29,7 @@ from control.client.serving import Exchange, HttpError, Request
 from control.clock import Clock
 from control.kubelet.containers import Container
 from control.kubelet.filesystem import pod_hostname
+from control.kubelet.images import image_facts
 from control.kubelet.runtime import Runtime
 from control.kubelet.shell import SHELLS, Shell
 from control.kubelet.terminal import BUSYBOX_IMAGES, Session
@@ -80,7 +81,11 @@ def parse_exec(target: str) -> ExecRequest:
 
 
 def image_command(image: str) -> tuple[str, ...]:
+    """What `attach` runs when the pod gives no command: a shell image's shell (its catalogue CMD)."""
     name = image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
+    facts = image_facts(image)
+    if facts is not None and facts.shell:
+        return facts.cmd or ("sh",)
     return ("sh",) if name in SHELL_IMAGES else ()
 
 
