@@ -17,6 +17,7 @@ import hashlib
 from typing import Any
 
 from control.kinds.meta import format_time, new_condition, parse_time
+from control.kinds.pod_resources import pod_qos
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import Container, Run, go_duration, new_container, restarts
 from control.kubelet.podstate import PodRecord, pod_phase, readiness, restart_policy
@@ -73,13 +74,7 @@ def container_status(c: Container, image: str, ready: bool, pod_meta: Obj) -> Ob
 
 
 def qos_class(pod: Obj) -> str:
-    containers = (pod.get("spec") or {}).get("containers") or []
-    resources = [c.get("resources") or {} for c in containers]
-    if not any(r.get("requests") or r.get("limits") for r in resources):
-        return "BestEffort"
-    guaranteed = all((r.get("limits") or {}).get(k) and (r.get("requests") or r.get("limits") or {}).get(k)
-                     == (r.get("limits") or {}).get(k) for r in resources for k in ("cpu", "memory"))
-    return "Guaranteed" if guaranteed else "Burstable"
+    return pod_qos(pod)
 
 
 def _condition(old: dict[str, Obj], type_: str, ok: bool, now: float, reason: str = "", message: str = "") -> Obj:
