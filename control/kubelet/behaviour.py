@@ -18,6 +18,8 @@ Annotations (on the pod; add `.<container>` to the key to aim at one container, 
   running pod and its Ready condition turns False (the Endpoints controller moves it to
   notReadyAddresses), remove it (or set "false") and the pod is Ready again.
 - `kubekitchen.dev/cpu: "300m"`  extra simulated CPU the container burns (see `usage`).
+- `kubekitchen.dev/memory: "200Mi"`  extra simulated memory the container uses; above its
+  `limits.memory` it is OOMKilled (see `resources`, which also reads `stress` in the command).
 - `kubekitchen.dev/cpu-per-request: "10m"`  simulated CPU per request-per-second it serves
   (default 10m).
 
@@ -51,6 +53,7 @@ from typing import Any
 
 from control.kinds.quantity import parse_quantity
 from control.kubelet.images import image_facts
+from control.kubelet.resources import limit_script
 
 PREFIX = "kubekitchen.dev/"
 SHELL_IMAGES = ("busybox", "alpine", "ubuntu", "debian")
@@ -78,6 +81,10 @@ class Script:
     echo: tuple[str, ...] = ()
     cpu: float = 0.0  # extra millicores burnt (the CPU knob)
     cpu_per_request: float = DEFAULT_CPU_PER_REQUEST  # millicores per request per second served
+    memory: float = 0.0  # extra bytes used (stress --vm-bytes, the memory knob: `resources`)
+    cpu_limit: float | None = None  # millicores: CPU use is throttled here
+    memory_limit: float | None = None  # bytes: use above it is OOMKilled
+    oom: bool = False  # its exits are the OOM killer's (reason OOMKilled)
 
     @property
     def exits(self) -> bool:
@@ -131,6 +138,17 @@ def _millicores(text: str | None) -> float | None:
     except ValueError:
         return None
     return cores * 1000 if cores >= 0 else None
+
+
+def _bytes(text: str | None) -> float | None:
+    """A memory quantity ("200Mi") in bytes; None when unreadable or negative."""
+    if text is None:
+        return None
+    try:
+        value = parse_quantity(str(text))
+    except ValueError:
+        return None
+    return value if value >= 0 else None
 
 
 def _echoes(command: str) -> tuple[str, ...]:
@@ -191,8 +209,10 @@ def script_for(pod: dict[str, Any], container: dict[str, Any]) -> Script:
         ready_after = _seconds(probe.get("initialDelaySeconds")) if isinstance(probe, dict) else None
     cpu = _millicores(annotation(pod, "cpu", name))
     per_request = _millicores(annotation(pod, "cpu-per-request", name))
-    return Script(start_delay=_seconds(annotation(pod, "start-delay", name)), exit_after=exit_after,
+    script = Script(start_delay=_seconds(annotation(pod, "start-delay", name)), exit_after=exit_after,
                   exit_code=exit_code, ready_after=ready_after or 0.0,
                   never_ready=_flag(annotation(pod, "never-ready", name)),
                   unready=_flag(annotation(pod, "unready", name)), echo=_echoes(command_text(container)),
                   cpu=cpu or 0.0, cpu_per_request=DEFAULT_CPU_PER_REQUEST if per_request is None else per_request)
+    knob_exits = code is not None or crash_after is not None  # a knob's exit wins over the OOM killer
+    return limit_script(script, _bytes(annotation(pod, "memory", name)) or 0.0, container, oom=not knob_exits)

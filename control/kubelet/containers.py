@@ -37,6 +37,7 @@ class Run:
     finished_at: float | None = None
     exit_code: int | None = None
     stopped: bool = False  # ended by the kubelet (pod deletion) rather than on its own
+    oom_killed: bool = False  # ended by the OOM killer (over its memory limit: `resources`)
 
     @property
     def running(self) -> bool:
@@ -44,6 +45,8 @@ class Run:
 
     @property
     def reason(self) -> str:
+        if self.oom_killed:
+            return "OOMKilled"
         return "Completed" if self.exit_code == 0 else "Error"
 
 
@@ -114,13 +117,22 @@ def _exit(c: Container, run: Run, script: Script, policy: str,
           backoff: BackoffPolicy) -> tuple[Container, list[Happening]]:
     assert script.exit_after is not None
     end = run.started_at + script.exit_after
-    ended = replace(run, finished_at=end, exit_code=script.exit_code)
+    ended = replace(run, finished_at=end, exit_code=script.exit_code, oom_killed=script.oom)
     happenings = [Happening("exited", c.name, end, run=run.number, detail=script.exit_code)]
     if not restarts(policy, script.exit_code):
         return replace(c, current=ended, finished=True), happenings
     delay = backoff.next_delay(c.backoff, ran_for=script.exit_after)
     happenings.append(Happening("backoff", c.name, end, run=run.number, detail=delay))
     return replace(c, current=None, previous=ended, backoff=delay, restart_at=end + delay), happenings
+
+
+def kill(c: Container, now: float, exit_code: int, policy: str, backoff: BackoffPolicy,
+         oom: bool = False) -> tuple[Container, list[Happening]]:
+    """The running run ends now with `exit_code` (the OOM killer); restarted as `policy` says."""
+    if c.current is None or not c.current.running:
+        return c, []
+    ran = max(0.0, now - c.current.started_at)
+    return _exit(c, c.current, Script(exit_after=ran, exit_code=exit_code, oom=oom), policy, backoff)
 
 
 def gate(c: Container, hold: tuple[str, str] | None, now: float) -> Container:

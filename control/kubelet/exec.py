@@ -29,7 +29,9 @@ from control.client.serving import Exchange, HttpError, Request
 from control.clock import Clock
 from control.kubelet.containers import Container
 from control.kubelet.filesystem import pod_hostname
+from control.kubelet.behaviour import script_for
 from control.kubelet.images import image_facts
+from control.kubelet.loads import StressHandle
 from control.kubelet.runtime import Runtime
 from control.kubelet.shell import SHELLS, Shell
 from control.kubelet.terminal import BUSYBOX_IMAGES, Session
@@ -131,6 +133,10 @@ class ExecServer:
         files = self.runtime.files(target.pod, target.container, target.container_id, target.pod_ip)
         shell = Shell(files, clock=self.clock, hostname=pod_hostname(target.pod)[0] or target.pod_name, env=target.env,
                       name=next((n for n in [argv[0].rsplit("/", 1)[-1]] if n in SHELLS), "sh") if argv else "sh")
+        spec = next((c for c in (target.pod.get("spec") or {}).get("containers") or []
+                     if c.get("name") == target.container), {})
+        shell.resources = StressHandle(self.runtime.loads, target.container_id,  # type: ignore[attr-defined]
+                                       f"{target.namespace}/{target.pod_name}", script_for(target.pod, spec))
         wire = exchange.wire
         wire.send(h11.InformationalResponse(status_code=101, headers=[(b"connection", b"Upgrade"),
                                                                      (b"upgrade", UPGRADE)]))

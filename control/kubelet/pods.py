@@ -36,6 +36,7 @@ from control.kinds.meta import is_condition_true
 from control.kubelet.behaviour import Script, echoes_with, script_for
 from control.kubelet.config import KubeletConfig
 from control.kubelet.containers import Container, Happening, advance, container_id
+from control.kubelet.loads import enforce
 from control.kubelet.logs import LogTarget
 from control.kubelet.node import IpPool
 from control.kubelet.podstate import PodRecord, new_record, restart_policy, scripts_of, step_pod
@@ -104,6 +105,8 @@ class PodWorker:
             wakes += [now + self.config.sync_seconds] if holds or prepared.retry else []
         step = step_pod(pod, record, now, backoff=self.config.backoff,
                         termination_seconds=self.config.termination_seconds, holds=holds)
+        if step.record.stopping_since is None:  # exec'd stress over the memory limit: the OOM killer
+            step = enforce(pod, step, self.runtime.loads, scripts_of(pod), now, restart_policy(pod), self.config.backoff)
         await self.say(pod, said)  # before the write: the runtime tells each new trouble once
         status = render_status(pod, step.record, now)
         if status != (pod.get("status") or {}):

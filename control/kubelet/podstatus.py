@@ -131,7 +131,7 @@ def _run_from(state: Obj, number: int, container_id: str = "") -> Run | None:
         return Run(number=number, container_id=cid, started_at=started)
     return Run(number=number, container_id=cid, started_at=started,
                finished_at=parse_time(terminated.get("finishedAt")) or started,
-               exit_code=int(terminated.get("exitCode") or 0))
+               exit_code=int(terminated.get("exitCode") or 0), oom_killed=terminated.get("reason") == "OOMKilled")
 
 
 def record_from_status(pod: Obj, now: float, *, host_ip: str, pod_ip: str, backoff: BackoffPolicy,

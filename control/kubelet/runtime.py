@@ -33,6 +33,7 @@ from control.kubelet.envvars import ConfigError, ContainerEnv, NodeFacts, resolv
 from control.kubelet.filesystem import Filesystem
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.projection import MountError, Tokens, token_sources
+from control.kubelet.loads import Loads
 from control.kubelet.pulls import ImageManager
 from control.kubelet.volumes import Claims, VolumeManager, claim_volumes
 
@@ -141,6 +142,7 @@ class Runtime:
         self.client, self.clock = client, clock
         self.sources = CacheSources(configmaps, secrets, services)
         self.images = ImageManager(clock, self.sources, backoff=image_backoff, pull_seconds=pull_seconds)
+        self.loads = Loads()  # what exec'd `stress` holds, by container run ID
         self.volumes = VolumeManager(data_dir)
         self.tokens = TokenCache(client, clock)
         self.facts = facts or NodeFacts()
@@ -242,6 +244,7 @@ class Runtime:
         for run_id in run_ids:
             self.sandboxes.pop(run_id, None)
             self.configs.pop(run_id, None)
+        self.loads.forget(run_ids)
 
     def forget(self, uid: str, run_ids: set[str]) -> None:
         """The pod is gone: its volumes (not a claim's files), tokens, runs' files and configs."""
