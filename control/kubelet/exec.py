@@ -135,7 +135,7 @@ class ExecServer:
                       name=next((n for n in [argv[0].rsplit("/", 1)[-1]] if n in SHELLS), "sh") if argv else "sh")
         spec = next((c for c in (target.pod.get("spec") or {}).get("containers") or []
                      if c.get("name") == target.container), {})
-        shell.resources = StressHandle(self.runtime.loads, target.container_id,  # type: ignore[attr-defined]
+        shell.resources = StressHandle(self.runtime.loads, target.container_id,
                                        f"{target.namespace}/{target.pod_name}", script_for(target.pod, spec))
         wire = exchange.wire
         wire.send(h11.InformationalResponse(status_code=101, headers=[(b"connection", b"Upgrade"),

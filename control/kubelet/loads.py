@@ -75,8 +75,8 @@ def enforce(pod: Obj, step: PodStep, loads: Loads, scripts: dict[str, Script], n
     containers, happenings, changed = [], list(step.happenings), False
     for c in step.record.containers:
         script = scripts.get(c.name)
-        if script is not None and c.state == "running" and c.current is not None \
-                and over_limit(script, loads.of(c.current.container_id).memory):
+        held = loads.of(c.current.container_id).memory if c.current is not None else 0.0
+        if script is not None and c.state == "running" and held > 0 and over_limit(script, held):
             loads.forget({c.current.container_id})
             c, happened = kill(c, now, OOM_EXIT_CODE, policy, backoff, oom=True)
             happenings += happened

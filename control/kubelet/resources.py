@@ -87,7 +87,8 @@ def command_stress(container: Obj) -> Stress:
     expanded: list[str] = []
     for word in words:
         try:
-            expanded += shlex.split(word) if " " in word else [word]
+            spaced = re.sub(r"(;|&&|\|\|)", r" \1 ", word)  # `stress ...; sleep 1`: the `;` is not its option
+            expanded += shlex.split(spaced) if " " in spaced else [word]
         except ValueError:
             expanded.append(word)
     starts = [i for i, w in enumerate(expanded) if w.rsplit("/", 1)[-1] == "stress"]

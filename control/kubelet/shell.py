@@ -22,7 +22,7 @@ import datetime
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from control.clock import Clock
 from control.kubelet.filesystem import Filesystem, FsError
@@ -178,6 +178,7 @@ class Shell:
         self.exported: set[str] = set(self.vars)
         self.cwd = "/"
         self.status = 0
+        self.resources: Any = None  # the container's load handle (`loads.StressHandle`), for `stress`
 
     async def run_line(self, line: str, io: Streams) -> int:
         """Run one line; its status (also in `$?`). `exit` raises ShellExit."""
@@ -300,6 +301,7 @@ class Shell:
         child = Shell(self.fs, clock=self.clock, hostname=self.hostname, name=name)
         child.vars = {k: v for k, v in self.vars.items() if k in self.exported}
         child.exported, child.cwd = set(child.vars), self.cwd
+        child.resources = self.resources
         if args and args[0] == "-c":
             if len(args) < 2:
                 return self._fail(io, f"{name}: -c: option requires an argument", 2)

@@ -33,7 +33,7 @@ async def stress(shell: Shell, args: list[str], io: Streams) -> int:
     workers = int(wanted.memory > 0)
     io.out(f"stress: info: [{pid}] dispatching hogs: {int(wanted.cpu // 1000)} cpu, 0 io, {workers} vm, 0 hdd\n"
            .encode())
-    handle = getattr(shell, "resources", None)  # set by exec for a real container run
+    handle = shell.resources  # set by exec for a real container run
     token = handle.hold(wanted) if handle is not None else None
     if handle is not None and handle.over_limit():
         io.err(f"stress: FAIL: [{pid}] (415) <-- worker {pid + 1} got signal 9\n".encode())
