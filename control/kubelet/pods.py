@@ -41,6 +41,7 @@ from control.kubelet.logs import LogTarget
 from control.kubelet.node import IpPool
 from control.kubelet.podstate import PodRecord, new_record, restart_policy, scripts_of, step_pod
 from control.kubelet.podstatus import record_from_status, render_status
+from control.kubelet.pulls import restart_changed
 from control.kubelet.runtime import Event, Runtime
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,9 @@ class PodWorker:
                 return DONE
             record = self.admit(pod, now)
         holds, said, wakes = None, [], []
+        changed: tuple[Happening, ...] = ()
+        if record.stopping_since is None and not meta.get("deletionTimestamp"):  # `kubectl set image`
+            record, changed = restart_changed(pod, record, now)
         if record.stopping_since is None and not meta.get("deletionTimestamp"):
             prepared = await self.runtime.prepare(pod, record.containers, record.host_ip, record.pod_ip)
             holds, said = prepared.holds, prepared.events
@@ -105,6 +109,7 @@ class PodWorker:
             wakes += [now + self.config.sync_seconds] if holds or prepared.retry else []
         step = step_pod(pod, record, now, backoff=self.config.backoff,
                         termination_seconds=self.config.termination_seconds, holds=holds)
+        step = replace(step, happenings=changed + step.happenings) if changed else step
         if step.record.stopping_since is None:  # exec'd stress over the memory limit: the OOM killer
             step = enforce(pod, step, self.runtime.loads, scripts_of(pod), now, restart_policy(pod), self.config.backoff)
         await self.say(pod, said)  # before the write: the runtime tells each new trouble once
@@ -201,6 +206,8 @@ class PodWorker:
             return [("Warning", "Unhealthy", "Readiness probe failed: the kitchen says this container is never ready")]
         if happening.kind == "unready-knob":
             return [("Warning", "Unhealthy", "Readiness probe failed: the annotation kubekitchen.dev/unready says so")]
+        if happening.kind == "changed":
+            return [("Normal", "Killing", f"Container {name} definition changed, will be restarted")]
         if happening.kind == "stopped":
             return [("Normal", "Killing", f"Stopping container {name}")]
         return []

@@ -17,6 +17,8 @@ Guarantees:
 - A successful pull takes `pull_seconds` (ContainerCreating meanwhile, first start only) and is
   told as Pulling + Pulled ("Successfully pulled image ... Image size: N bytes.") when the
   container starts (`started_events`), so nothing is told for a start that is later rolled back.
+- `restart_changed` restarts a running container whose image the spec changed, at once, as the
+  kubelet does for a changed container definition (Killing "definition changed").
 - The catalogue is the built-in one plus the ConfigMap kube-system/kubekitchen-images, read from
   the kubelet's ConfigMap cache at every pull.
 """
@@ -26,14 +28,15 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from control.clock import Clock
 from control.kubelet.config import BackoffPolicy
-from control.kubelet.containers import go_duration
+from control.kubelet.containers import Happening, go_duration
 from control.kubelet.images import (CONFIGMAP_NAME, CONFIGMAP_NAMESPACE, DOCKER_HUB, Catalogue, InvalidImage,
                                     Reference, builtin, configmap_entries, default_pull_policy, parse_reference)
+from control.kubelet.podstate import PodRecord
 
 Obj = dict[str, Any]
 Event = tuple[str, str, str]
@@ -232,3 +235,25 @@ class ImageManager:
 
 def is_image_hold(hold: Hold | None) -> bool:
     return hold is not None and hold[0] in IMAGE_REASONS
+
+
+def restart_changed(pod: Obj, record: PodRecord, now: float) -> tuple[PodRecord, tuple[Happening, ...]]:
+    """Containers whose image the pod's spec changed (`kubectl set image`): a running one is killed
+    and started again at once with the new image, whatever the restartPolicy (upstream's
+    computePodActions: "Container definition changed"); one not running just takes the new image."""
+    images = {c.get("name"): c.get("image") for c in (pod.get("spec") or {}).get("containers") or []
+              if isinstance(c, dict)}
+    containers, happenings = [], []
+    for c in record.containers:
+        image = images.get(c.name)
+        if not image or image == c.image:
+            containers.append(c)
+            continue
+        if c.state == "running" and c.current is not None:
+            ended = replace(c.current, finished_at=now, exit_code=0, stopped=True)
+            c = replace(c, current=None, previous=ended, restart_at=now)
+            happenings.append(Happening("changed", c.name, now, run=ended.number))
+        containers.append(replace(c, image=image))
+    if not happenings and all(a is b for a, b in zip(containers, record.containers)):
+        return record, ()
+    return replace(record, containers=tuple(containers)), tuple(happenings)

@@ -184,3 +184,34 @@ def test_the_pod_worker_shows_err_image_pull_then_back_off_and_set_image_fixes_i
         assert node.events.reasons()[-4:] == ["Pulling", "Pulled", "Created", "Started"]
 
     run(scenario)
+
+
+def test_set_image_on_a_running_container_restarts_it_at_once_with_the_new_image():
+    node = Node()
+
+    async def scenario():
+        node.submit(manifest())
+        await node.reconcile()
+        assert "running" in node.state()
+        await node.clock.advance(30)
+        changed = copy.deepcopy(node.pod())
+        changed["spec"]["containers"][0]["image"] = "nginx:1.28"
+        node.hub.put(PODS, changed)
+        node.sync()
+        await node.reconcile()
+        status = node.pod()["status"]["containerStatuses"][0]
+        assert "running" in status["state"] and status["restartCount"] == 1 and status["image"] == "nginx:1.28"
+        assert (status["lastState"]["terminated"]["reason"], status["lastState"]["terminated"]["exitCode"]) == \
+            ("Completed", 0)
+        assert node.events.told[-5][2:] == ("Killing", "Container app definition changed, will be restarted")
+        assert node.events.reasons()[-4:] == ["Pulling", "Pulled", "Created", "Started"]
+        await node.reconcile()
+        assert node.pod()["status"]["containerStatuses"][0]["restartCount"] == 1, "once, not at every look"
+        broken = copy.deepcopy(node.pod())
+        broken["spec"]["containers"][0]["image"] = "nginx:9.99"
+        node.hub.put(PODS, broken)
+        node.sync()
+        await node.reconcile()
+        assert node.state()["waiting"]["reason"] == "ErrImagePull"
+
+    run(scenario)
