@@ -41,7 +41,6 @@ from control.kubelet.podstate import PodRecord
 Obj = dict[str, Any]
 Event = tuple[str, str, str]
 Hold = tuple[str, str]
-IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName")
 
 
 class Sources(Protocol):
@@ -231,10 +230,6 @@ class ImageManager:
         self.failures = {k: v for k, v in self.failures.items() if k[0] != uid}
         self.pulling = {k: v for k, v in self.pulling.items() if k[0] != uid}
         self.announced = {k: v for k, v in self.announced.items() if k[0] != uid}
-
-
-def is_image_hold(hold: Hold | None) -> bool:
-    return hold is not None and hold[0] in IMAGE_REASONS
 
 
 def restart_changed(pod: Obj, record: PodRecord, now: float) -> tuple[PodRecord, tuple[Happening, ...]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from control.clock import FakeClock, settle
+from control.clock import settle
 from control.kubelet.behaviour import script_for
 from control.kubelet.containers import Run
 from control.kubelet.filesystem import Filesystem
