@@ -2,9 +2,16 @@
 dashboard's websockets to its Channels consumers, everything else (the dashboard's pages) to Django.
 
 The exec/attach subresources a kind declares (`.../pods/x/exec`) are websockets of the hub
-(`control.api.streams`). A websocket upgrade on any other path (an API path the hub does not serve
-as a websocket, such as `.../pods/x/log`, or no path anyone serves) is refused with a 404 Kubernetes Status through ASGI's
-Websocket Denial Response (`control.websocket_denial` teaches it to Daphne), never a 500.
+(`control.api.streams`), and so is portforward (`control.api.portforward`; kubectl's SPDY over a
+plain HTTP Upgrade reaches it as a websocket too, `control.spdy_upgrade`). A websocket upgrade on
+any other path (an API path the hub does not serve as a websocket, such as `.../pods/x/log`, or no
+path anyone serves) is refused with a 404 Kubernetes Status through ASGI's Websocket Denial
+Response (`control.websocket_denial` teaches it to Daphne), never a 500.
+
+Before any of that, a request whose Host header is not one of `ALLOWED_HOSTS` (`control.hosts`: DNS
+rebinding) is refused with a 400 Status on every path, and the dashboard's websockets take only a
+browser whose Origin is one of them (Channels' AllowedHostsOriginValidator): a foreign page cannot
+open them.
 
 Guarantees: it speaks the ASGI lifespan protocol. At `lifespan.startup` the hub's change feed (with
 log compaction) and its CRD follower start on the serving loop, before any request; at
@@ -27,11 +34,13 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 django_app = get_asgi_application()
 
 from channels.routing import URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from control import errors, websocket_denial  # noqa: E402
+from control import errors, hosts, spdy_upgrade, websocket_denial  # noqa: E402
 from control.api import app as hub  # noqa: E402
 from control.api import traffic  # noqa: E402
 from control.api.streams import is_stream_path, serve_stream  # noqa: E402
+from control.api.portforward import is_portforward_path, serve_portforward  # noqa: E402
 from control.api.app import hub_app, is_api_path  # noqa: E402
 from control.api.request import Request  # noqa: E402
 from control.api.responses import error_response  # noqa: E402
@@ -41,7 +50,8 @@ from dashboard.routing import serves_websocket, websocket_urlpatterns  # noqa: E
 
 log = logging.getLogger(__name__)
 websocket_denial.install()
-websocket_app = URLRouter(websocket_urlpatterns)
+spdy_upgrade.install()  # kubectl's port-forward over SPDY without WebSocket reaches serve_portforward
+websocket_app = AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns))
 NOT_FOUND = errors.NOT_FOUND
 
 
@@ -108,8 +118,30 @@ async def _start_if_no_lifespan() -> None:
         log.exception("the hub failed to start")
 
 
+async def refuse_host(scope, receive, send) -> None:
+    """A Host this server does not answer to: 400 with a Status, whatever the path."""
+    host = hosts.host_header(scope) or ""
+    reply = error_response(errors.BadRequest(f"the server does not answer to the host {host!r}: "
+                                             "see KK_ALLOWED_HOSTS"))
+    headers = [(b"content-type", reply.content_type.encode())]
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": reply.status,
+                    "headers": [*headers, (b"content-length", str(len(reply.body)).encode())]})
+        await send({"type": "http.response.body", "body": reply.body})
+        return
+    if (await receive())["type"] != "websocket.connect":
+        return
+    if websocket_denial.EXTENSION not in scope.get("extensions", {}):
+        await send({"type": "websocket.close", "code": 1008})
+        return
+    await send({"type": "websocket.http.response.start", "status": reply.status, "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": reply.body})
+
+
 async def application(scope, receive, send):
-    if scope["type"] == "http" and is_api_path(scope["path"]):
+    if scope["type"] in ("http", "websocket") and not hosts.host_allowed(scope):
+        await refuse_host(scope, receive, send)
+    elif scope["type"] == "http" and is_api_path(scope["path"]):
         await _start_if_no_lifespan()
         await hub_app(scope, receive, send)
     elif scope["type"] == "websocket":
@@ -119,6 +151,9 @@ async def application(scope, receive, send):
         elif is_stream_path(scope["path"]):  # pods/NAME/exec and attach (control.api.streams)
             await _start_if_no_lifespan()
             await serve_stream(scope, receive, send)
+        elif is_portforward_path(scope["path"]):  # pods/NAME/portforward (control.api.portforward)
+            await _start_if_no_lifespan()
+            await serve_portforward(scope, receive, send)
         else:
             await refuse_websocket(scope, receive, send)  # nothing to start for a refusal
     elif scope["type"] == "lifespan":

@@ -16,7 +16,11 @@ DATA_DIR = Path(os.environ.get("KK_DATA_DIR", BASE_DIR / "data"))
 
 SECRET_KEY = os.environ.get("KK_SECRET_KEY", "kube-kitchen-is-a-teaching-cluster-not-a-vault")
 DEBUG = os.environ.get("KK_DEBUG", "") == "1"
-ALLOWED_HOSTS = ["*"]
+# The Host headers answered (DNS-rebinding defence, control.hosts): localhost names, the names in
+# KK_ALLOWED_HOSTS (comma-separated, ".example.org" for a domain and its subdomains), and the bind
+# address `runhub --addr` adds at start. Any other Host gets a 400 on every path.
+ALLOWED_HOSTS = ["localhost", ".localhost", "127.0.0.1", "[::1]",
+                 *[name.strip() for name in os.environ.get("KK_ALLOWED_HOSTS", "").split(",") if name.strip()]]
 
 INSTALLED_APPS = [
     "daphne",
@@ -26,7 +30,15 @@ INSTALLED_APPS = [
     "dashboard.apps.DashboardConfig",
 ]
 
-MIDDLEWARE: list[str] = []
+# The dashboard's pages and forms (the Kubernetes API paths never reach Django: control.asgi sends
+# them to the hub's own app, which has no CSRF, as kube-apiserver has none). The page sends the
+# CSRF token in a header on every htmx request (hx-headers on <body>, as django-htmx recommends).
+MIDDLEWARE: list[str] = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+X_FRAME_OPTIONS = "DENY"
 
 ROOT_URLCONF = "control.urls"
 ASGI_APPLICATION = "control.asgi.application"
@@ -116,8 +128,13 @@ KK_COMPACT_INTERVAL = float(os.environ.get("KK_COMPACT_INTERVAL", "30"))
 # How often a hub process looks at the log for writes made by other processes, when no hint came.
 KK_POLL_INTERVAL = float(os.environ.get("KK_POLL_INTERVAL", "1.0"))
 KK_MAX_BODY_BYTES = 3 * 1024 * 1024
+# The change feed's memory bound in bytes (besides its count): past it the oldest changes are read
+# from the log instead (100 updates of a 1.5 MiB object must not pin 300 MB).
+KK_FEED_MAX_BYTES = int(os.environ.get("KK_FEED_MAX_BYTES", str(64 * 1024 * 1024)))
 KK_BOOKMARK_INTERVAL = float(os.environ.get("KK_BOOKMARK_INTERVAL", "60"))
-DATA_UPLOAD_MAX_MEMORY_SIZE = None  # the hub enforces KK_MAX_BODY_BYTES itself, with a Status
+# The hub enforces KK_MAX_BODY_BYTES itself, with a Status; Django (the dashboard's forms) refuses
+# a form body over three times that (URL-encoding triples YAML at worst), the manifest view the rest.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * KK_MAX_BODY_BYTES
 
 LOGGING = {
     "version": 1,

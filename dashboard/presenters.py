@@ -55,7 +55,8 @@ def pod_vm(pod: Obj) -> Obj:
             "phase": status.get("phase") or "Pending", "status": pod_status(pod),
             "ready": _condition(pod, "Ready") == "True", "restarts": restarts,
             "terminating": bool(_meta(pod).get("deletionTimestamp")), "ip": status.get("podIP", ""),
-            "owner": _owner(pod, "ReplicaSet"), "crashing": CRASH_ANNOTATION in annotations}
+            "owner": _owner(pod, "ReplicaSet"), "crashing": CRASH_ANNOTATION in annotations,
+            "containers": [str((c or {}).get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]}
 
 
 def node_vm(node: Obj) -> Obj:

@@ -5,14 +5,20 @@ and a node's kube-proxy table. Thin: each turns a form into one call of `manifes
 Guarantees: the page and partials render in the language the browser chose (the `django_language`
 cookie set by Django's `set_language`, else Accept-Language); a partial always carries the hub's
 own message when the hub refused, with the hub's status code (htmx is configured to show it).
+The forms need Django's CSRF token (sent by htmx in a header). The manifest form takes what the API
+takes (KK_MAX_BODY_BYTES of YAML, else 413) and reads the YAML on a worker thread, so a big form
+never pauses the event loop the API is served on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import translation
@@ -51,10 +57,21 @@ async def index(request: HttpRequest) -> HttpResponse:
 @require_POST
 @localized
 async def apply(request: HttpRequest) -> HttpResponse:
+    limit = settings.KK_MAX_BODY_BYTES
+    too_large = f"Request entity too large: limit is {limit}"  # the API's own words (413)
     try:
-        documents = manifests.parse(request.POST.get("manifest", ""))
+        # Decoding a form of megabytes takes a while too: on the worker thread, like the YAML.
+        text = await asyncio.to_thread(lambda: request.POST.get("manifest", ""))
+    except RequestDataTooBig:
+        return render(request, "dashboard/_apply_result.html", {"error": too_large}, status=413)
+    if len(text.encode()) > limit:
+        return render(request, "dashboard/_apply_result.html", {"error": too_large}, status=413)
+    try:
+        documents = await asyncio.to_thread(manifests.parse, text)  # off the loop: /healthz stays quick
     except manifests.ManifestError as exc:
         return render(request, "dashboard/_apply_result.html", {"error": str(exc)}, status=400)
+    except RecursionError:
+        return render(request, "dashboard/_apply_result.html", {"error": "the YAML is nested too deeply"}, status=400)
     async with hub.client_for(hub.scope_of(request)) as client:
         stored, outcomes = await manifests.apply_all(client, documents)
     status = 200 if stored else next(o.code for o in outcomes if not o.ok)

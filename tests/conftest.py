@@ -145,6 +145,17 @@ class Cluster(Hub):
         super().stop()
 
 
+def ready_cluster(nodes: int, env: dict[str, str] | None = None):
+    """For a module-scoped fixture (`yield from ready_cluster(2)`): a Cluster whose nodes are all
+    Ready, stopped (with every spoke) when the module is done."""
+    running = Cluster(nodes=nodes, env=env).start()
+    try:
+        wait_for(lambda: len(running.ready_nodes()) == nodes, what=f"{nodes} Ready node(s)")
+        yield running
+    finally:
+        running.stop()
+
+
 def wait_for(predicate, *, timeout: float = 30.0, interval: float = 0.2, what: str = "condition"):
     """Poll until predicate() returns something truthy; return it (end-to-end tests only)."""
     deadline = time.monotonic() + timeout

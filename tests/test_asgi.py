@@ -28,7 +28,7 @@ def _websocket(path: str, *, denial: bool = True) -> list[dict]:
     return sent
 
 
-@pytest.mark.parametrize("path", ["/api/v1/namespaces/default/pods/x/portforward", "/apis/foo/v1/bar",
+@pytest.mark.parametrize("path", ["/api/v1/namespaces/default/pods/x/log", "/apis/foo/v1/bar",
                                   "/kubekitchen/changes", "/nowhere", "/api/ws/live/"])
 def test_an_upgrade_nobody_serves_is_a_404_status(path):
     start, body = _websocket(path)
@@ -40,8 +40,8 @@ def test_an_upgrade_nobody_serves_is_a_404_status(path):
 
 
 def test_without_the_extension_the_handshake_is_closed_not_crashed():
-    assert _websocket("/api/v1/namespaces/default/pods/x/portforward", denial=False) == [{"type": "websocket.close",
-                                                                                   "code": 1000}]
+    assert _websocket("/api/v1/namespaces/default/pods/x/log", denial=False) == [{"type": "websocket.close",
+                                                                           "code": 1000}]
 
 
 def test_the_dashboard_sockets_are_routed_to_their_consumers():
@@ -53,7 +53,7 @@ def test_the_dashboard_sockets_are_routed_to_their_consumers():
 
 def test_daphne_answers_the_denial_with_the_status_on_the_wire(hub):
     """Through the real server: status line, JSON Status, connection closed, no traceback logged."""
-    request = (b"GET /apis/foo/v1/bar HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+    request = (b"GET /apis/foo/v1/bar HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
                b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
     with socket.create_connection(("127.0.0.1", hub.port), timeout=10) as sock:
         sock.sendall(request)
@@ -72,8 +72,8 @@ def test_a_refused_upgrade_leaves_one_traffic_record():
     heard: list[dict] = []
     stop = traffic.listen(heard.append)
     try:
-        _websocket("/api/v1/namespaces/default/pods/x/portforward")
+        _websocket("/api/v1/namespaces/default/pods/x/log")
     finally:
         stop()
     assert [(r["type"], r["code"], r["resource"]) for r in heard] == [
-        ("request", 404, "/api/v1/namespaces/default/pods/x/portforward")]
+        ("request", 404, "/api/v1/namespaces/default/pods/x/log")]

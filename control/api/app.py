@@ -28,7 +28,8 @@ from django.conf import settings
 from control import errors
 from control.clock import REAL as clock
 from control import kinds as registry
-from control.api import crds, discovery, openapi, openapi_v2, streams, subresources, traffic, verbs
+from control.api import (admission, crds, discovery, openapi, openapi_v2, portforward, streams, subresources, traffic,
+                         verbs)
 from control.api.extras import autoscaling_v1, kitchen, metrics, oidc, services
 from control.storage.db import run_db
 from control.storage.feed import start_feed, stop_feed
@@ -99,6 +100,7 @@ ASYNC_VERBS: dict[tuple[str, bool, str], Callable[[Call], Any]] = {
     ("get", True, "log"): pod_log,  # through the node's kubelet
     # exec/attach are WebSocket streams (control.asgi routes them); over plain HTTP: checks, then 400
     **{(verb, True, sub): streams.exec_over_http for verb in ("get", "create") for sub in streams.STREAMS},
+    **{(verb, True, portforward.SUBRESOURCE): portforward.forward_over_http for verb in ("get", "create")},
 }
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 
@@ -123,6 +125,7 @@ async def resource(request: Request, group: str = "", version: str = "v1", rest:
     call = Call(method=request.method, kind=kind, namespace=namespace, name=name, subresource=sub,
                 query=request.query, actor=request.actor, accept=request.headers.get("accept", ""),
                 content_type=request.content_type, raw_body=request.body)
+    admission.check_path(kind, namespace, name, verb)
     if verb in WRITE_VERBS:
         call.check_options()
     streamed = ASYNC_VERBS.get((verb, bool(name), sub))

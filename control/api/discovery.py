@@ -33,6 +33,7 @@ _SUBRESOURCE = {
     "finalize": lambda k: {"kind": k.kind, "verbs": ["update"]},
     "exec": lambda k: {"kind": f"{k.kind}ExecOptions", "verbs": ["create", "get"]},
     "attach": lambda k: {"kind": f"{k.kind}AttachOptions", "verbs": ["create", "get"]},
+    "portforward": lambda k: {"kind": f"{k.kind}PortForwardOptions", "verbs": ["create", "get"]},
 }
 
 VERSION = {

@@ -3,8 +3,8 @@
 Guarantees:
 - `prepare_create` turns a client's object into a storable one: type meta, namespace and name
   (incl. generateName) checked, server metadata set (uid, creationTimestamp, generation), then the
-  kind's strategy: prepare for create (status reset), defaults, the namespace's existence, the
-  kind's admission (which may read the store; 403 on refusal), name rule and validation (422 with
+  kind's strategy: prepare for create (status reset), defaults, generic admission (the
+  namespace exists and is not terminating: `control.api.admission`), the kind's admission (which may read the store; 403 on refusal), name rule and validation (422 with
   causes), allocation.
 - `prepare_update` merges a client's new object onto the stored one: optimistic concurrency
   (409 on a stale resourceVersion), server metadata kept, status kept on main-resource writes
@@ -24,7 +24,7 @@ from typing import Any
 
 from control import errors
 from control.storage import store
-from control.api import allocation
+from control.api import admission, allocation
 from control.api.request import Call, check_type_meta
 from control.kinds.base import Kind, Obj, label_causes
 from control.kinds.meta import format_time
@@ -95,17 +95,6 @@ def _namespace_of(call: Call, obj: Obj) -> str:
     return namespace
 
 
-def ensure_namespace(namespace: str) -> None:
-    """Objects may be created only in an existing namespace that is not being deleted."""
-    try:
-        ns = store.object_get(resource="/namespaces", namespace="", name=namespace)
-    except errors.NotFound:
-        raise errors.not_found("/namespaces", namespace) from None
-    if ns["metadata"].get("deletionTimestamp"):
-        raise errors.Forbidden(f"unable to create new content in namespace {namespace} because it is being terminated",
-                               details={"name": namespace, "kind": "namespaces"})
-
-
 def track_fields(call: Call, old: Obj, new: Obj, now: float) -> Obj:
     """Record an ordinary write's field ownership in metadata.managedFields ("Update")."""
     from control.api.apply import record_update
@@ -136,8 +125,8 @@ def prepare_create(call: Call, obj: Obj, now: float, *, applied: bool = False) -
         meta["generation"] = 1
     kind.prepare_for_create(obj)
     kind.defaults(obj)
-    if namespace:  # the namespace lifecycle comes first among upstream's admission steps
-        ensure_namespace(namespace)
+    # The namespace lifecycle comes first among upstream's admission steps, then the kind's own.
+    admission.admit_create(kind, obj, namespace)
     admit(kind, obj)
     raise_if_invalid(kind, obj, metadata_causes(kind, obj))
     allocation.allocate(kind, obj)

@@ -6,7 +6,7 @@ Guarantees:
 - Which paths: a kind declares `exec`/`attach` among its subresources; this module asks the kind,
   never names one. The object says where it runs (`spec.nodeName`) and what runs in it
   (`spec.containers`, `spec.initContainers`); the kubelet is found only through its Node
-  (`kubelet_endpoint`): the hub contacts no address outside the cluster plan.
+  (`control.api.node_address`): the hub contacts no address outside the node network (400).
 - Before the upgrade, as kube-apiserver's connect handler does, bad requests are refused with the
   Status as the handshake's HTTP answer: the object not found 404, no command 400, a container
   not named on a multi-container object or not in it 400, not yet on a node 400, a Node without
@@ -19,6 +19,10 @@ Guarantees:
   stream ends when either side ends it, or after `KK_STREAM_IDLE_SECONDS` (environment or
   setting; default 4 h, the kubelet's streamingConnectionIdleTimeout) with nothing relayed.
   Each stream leaves exactly one traffic record (code 101 once upgraded, else the refusal's code).
+- Browsers: a request without an `Origin` (kubectl, the Python client's without one) is served; one
+  with an `Origin` only when it is the hub's own page (the Origin's host is the request's Host, or
+  one of ALLOWED_HOSTS), else 403: a foreign page cannot open a shell in a pod. A browser on the
+  hub's own page is the dashboard's shell: its requests are the client "dashboard".
 """
 
 from __future__ import annotations
@@ -28,20 +32,20 @@ import os
 import re
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
-from urllib.parse import parse_qs, quote, urlencode
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 from django.conf import settings
+from django.http.request import split_domain_port, validate_host
 
 from control import errors
 from control import kinds as registry
 from control import websocket_denial
-from control.api import traffic
+from control.api import node_address, traffic
 from control.api.request import Call, Request
 from control.api.responses import Reply, error_response
 from control.client.remotecommand import (ERROR, FrameReader, UpgradeRefused, connect_upgraded, frame,
                                           status_json)
 from control.clock import REAL, Clock
-from control.kinds.network import kubelet_endpoint
 from control.storage import store
 from control.storage.db import run_db
 
@@ -71,9 +75,9 @@ class StreamTarget:
         return f"/{self.action}/{quote(self.namespace)}/{quote(self.name)}/{quote(self.container)}?{self.query}"
 
 
-def stream_kind(path: str) -> tuple[Any, str, str, str] | None:
-    """(kind, namespace, name, subresource) when `path` is a stream subresource a served kind
-    declares; None otherwise."""
+def stream_kind(path: str, subresources: tuple[str, ...] = STREAMS) -> tuple[Any, str, str, str] | None:
+    """(kind, namespace, name, subresource) when `path` is one of `subresources` (exec/attach unless
+    told) that a served kind declares; None otherwise."""
     match = PATH.fullmatch(path)
     if match is None:
         return None
@@ -82,7 +86,7 @@ def stream_kind(path: str) -> tuple[Any, str, str, str] | None:
     version = parts["version"] or parts["gversion"]
     plural, sub = parts["plural"] or parts["gplural"], parts["sub"] or parts["gsub"]
     kind = registry.by_resource(group, version, plural)
-    if kind is None or sub not in STREAMS or sub not in kind.subresources:
+    if kind is None or sub not in subresources or sub not in kind.subresources:
         return None
     return kind, parts["namespace"] or parts["gnamespace"], parts["name"] or parts["gname"], sub
 
@@ -128,11 +132,9 @@ def locate(kind: Any, namespace: str, name: str, action: str, query: dict[str, l
         node = store.object_get(resource=node_kind.resource, namespace="", name=node_name)
     except errors.NotFound:
         node = None
-    endpoint = kubelet_endpoint(node)
-    if endpoint is None:
-        raise errors.ServiceUnavailable(f"the kubelet of node {node_name} publishes no endpoint")
+    target = node_address.kubelet(node, node_name)  # the one gate to a node (400 outside the node network)
     kubelet_query = urlencode([("command", c) for c in command] + [(f, "1" if v else "0") for f, v in flags.items()])
-    return StreamTarget(action, namespace, name, container, endpoint[0], endpoint[1], kubelet_query)
+    return StreamTarget(action, namespace, name, container, target.address, target.port, kubelet_query)
 
 
 def internal_error(message: str) -> dict[str, Any]:
@@ -154,6 +156,25 @@ async def exec_over_http(call: Call) -> Reply:
                             f"WebSocket ({', '.join(PROTOCOLS)}) only")
 
 
+def origin_allowed(headers: dict[str, str]) -> bool:
+    """No Origin (not a browser), or the hub's own page (see the module's guarantees)."""
+    origin = headers.get("origin")
+    if origin is None:
+        return True
+    netloc = urlsplit(origin).netloc.lower()
+    if netloc and netloc == headers.get("host", "").lower():
+        return True
+    domain, _ = split_domain_port(netloc)
+    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
+
+
+def stream_actor(request: Request) -> str:
+    """Who opened the stream: a browser on the hub's own page is the dashboard's shell."""
+    if "origin" in request.headers and request.headers.get("user-agent", "").startswith("Mozilla/"):
+        return "dashboard"
+    return request.actor
+
+
 async def _deny(send: Send, scope: dict[str, Any], reply: Reply) -> None:
     if websocket_denial.EXTENSION not in scope.get("extensions", {}):
         await send({"type": "websocket.close", "code": 1008})
@@ -170,11 +191,15 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
     if (await receive())["type"] != "websocket.connect":
         return
     kind, namespace, name, action = stream_kind(scope["path"]) or (None, "", "", "")
-    actor = Request({**scope, "method": "GET"}, b"").actor
+    request = Request({**scope, "method": "GET"}, b"")
+    actor = stream_actor(request)
     tag = {"verb": "create", "resource": f"{kind.plural}/{action}" if kind else scope["path"],
            "namespace": namespace, "name": name}
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
     try:
+        if not origin_allowed(request.headers):
+            raise errors.Forbidden(f"websocket origin {request.headers.get('origin')!r} is not allowed: "
+                                   "only the hub's own page may open a stream")
         if kind is None:
             raise errors.NotFound(errors.NOT_FOUND)
         target = await run_db(locate, kind, namespace, name, action, query)

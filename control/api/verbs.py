@@ -16,7 +16,7 @@ from typing import Any
 from control.clock import REAL as clock
 from control import errors
 from control.storage import store
-from control.api import tables
+from control.api import admission, tables
 from control.api.allocation import serialised
 from control.api.listing import encode_continue, list_revision, read_list
 from control.api.listing import FutureRevision, require_revision  # noqa: F401  (callers know them as verbs.*)
@@ -259,6 +259,7 @@ def _delete_one(call: Call, name: str, options: dict[str, Any]) -> tuple[Obj, bo
     removed = {"gone": False}
 
     def mutate(current: Obj):
+        admission.admit_delete(call.kind, current)
         result = mark_deleted(call.kind, current, options, now())
         removed["gone"] = isinstance(result, store.Delete)
         return result
@@ -283,7 +284,7 @@ def deletecollection(call: Call) -> Reply:
     options = delete_options(call)
     selection = Selection.from_query(call.kind, call.query)
     bodies, revision = store.object_list(resource=call.kind.resource, namespace=call.namespace or None)
-    items = []
+    items, refused = [], None
     for body in bodies:
         obj = json.loads(body)
         if not selection.matches(obj):
@@ -293,6 +294,11 @@ def deletecollection(call: Call) -> Reply:
             final, _ = delete_one(scoped, obj["metadata"]["name"], options)
         except errors.NotFound:
             continue
+        except errors.Forbidden as exc:  # upstream deletes the others, then answers the first refusal
+            refused = refused or exc
+            continue
         items.append(final)
+    if refused is not None:
+        raise refused
     return json_response({"kind": call.kind.list_kind, "apiVersion": call.kind.api_version,
                           "metadata": {"resourceVersion": str(store.current_revision())}, "items": items})

@@ -94,6 +94,9 @@ def exit_status(argv: list[str], code: int) -> dict[str, Any]:
             "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
 
 
+MAX_REFUSAL_BYTES = 64 * 1024
+
+
 async def connect_upgraded(address: str, port: int, target: str, *,
                            timeout: float = 10.0) -> tuple[FrameReader, asyncio.StreamWriter]:
     """Open the upgraded stream to a kubelet: the request, its 101, and the raw connection."""
@@ -113,8 +116,8 @@ async def connect_upgraded(address: str, port: int, target: str, *,
             if type(event) is not h11.Response:
                 raise UpgradeRefused(502, "the kubelet answered with something that is not HTTP")
             body = b""
-            while type(next_event := await wire.receive()) is h11.Data:
-                body += next_event.data
+            while type(next_event := await wire.receive()) is h11.Data and len(body) < MAX_REFUSAL_BYTES:
+                body += next_event.data  # a refusal is a short Status: the rest is not read
             raise UpgradeRefused(event.status_code, _error_text(body) or f"the kubelet answered {event.status_code}")
         except BaseException:
             writer.close()

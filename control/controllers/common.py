@@ -67,6 +67,41 @@ async def write_status(client: Any, resource: Resource, obj: Obj, status: Obj) -
     return True
 
 
+async def remove_finalizer(client: Any, resource: Resource, obj: Obj, finalizer: str) -> Result:
+    """Drop one finalizer with a resourceVersion precondition (a 409 is retried by the caller's
+    queue: someone else wrote first; a 404 means the object is already gone, nothing to do)."""
+    from control import errors
+    from control.client.runner import retry
+
+    meta_ = metadata(obj)
+    rest = [f for f in meta_.get("finalizers") or [] if f != finalizer]
+    patch = {"metadata": {"finalizers": rest or None, "resourceVersion": meta_["resourceVersion"]}}
+    try:
+        await client.patch(resource, meta_["name"], patch, meta_.get("namespace") or None)
+    except errors.Conflict as exc:
+        return retry(f"{key_of(obj)}: {exc}")
+    except errors.NotFound:
+        pass
+    return DONE
+
+
+async def delete_pods(client: Any, pods: Resource, expectations: Any, key: str, victims: list[Obj]) -> list[Any]:
+    """Delete `victims` at once, each with a uid precondition; one failed delete is forgotten by
+    the expectations (its deletion will never be seen). Returns gather's results, exceptions included."""
+    import asyncio
+
+    from control import errors
+
+    async def delete(pod: Obj) -> None:
+        try:
+            await client.delete(pods, metadata(pod)["name"], metadata(pod)["namespace"], preconditions={"uid": uid_of(pod)})
+        except errors.ApiError:
+            expectations.deleted(key, uid_of(pod))  # we will not see it go; do not wait for it
+            raise
+
+    return list(await asyncio.gather(*(delete(p) for p in victims), return_exceptions=True))
+
+
 def pod_ready(pod: Obj) -> bool:
     return is_condition_true(pod, "Ready")
 

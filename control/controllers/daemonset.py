@@ -38,7 +38,7 @@ from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.claiming import claim
-from control.controllers.common import Obj, Wakeups, pod_available, pod_ready, terminating, uid_of, write_status
+from control.controllers.common import Obj, Wakeups, delete_pods, pod_available, pod_ready, terminating, uid_of, write_status
 from control.controllers.daemonsetpods import (
     REVISION_HASH_LABEL, compute_hash, compute_status, is_updated, new_pod, new_revision, oldest_first,
     revision_data, rolling_update, should_run, surge_and_unavailable, target_node,
@@ -286,15 +286,7 @@ class DaemonSetController:
         return DONE
 
     async def _delete(self, key: str, ds: Obj, victims: list[Obj]) -> Result | None:
-        async def delete(pod: Obj) -> None:
-            try:
-                await self.client.delete(PODS, metadata(pod)["name"], metadata(pod)["namespace"],
-                                         preconditions={"uid": uid_of(pod)})
-            except errors.ApiError:
-                self.expectations.deleted(key, uid_of(pod))  # we will not see it go; do not wait for it
-                raise
-
-        results = await asyncio.gather(*(delete(p) for p in victims), return_exceptions=True)
+        results = await delete_pods(self.client, PODS, self.expectations, key, victims)
         for pod, result in zip(victims, results):
             if not isinstance(result, BaseException) and self.recorder:
                 await self.recorder.record(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {metadata(pod)['name']}")

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from control import errors
 from control.client.informer import Handlers, Informer
 from control.client.resources import PERSISTENTVOLUMECLAIMS, PODS, key_of
-from control.client.runner import DONE, Result, Runner, retry
+from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
-from control.controllers.common import Obj, terminating
+from control.controllers.common import Obj, remove_finalizer, terminating
 from control.controllers.volumebinder import claim_volume_names
 from control.kinds.meta import metadata
 from control.kinds.volumes import PVC_PROTECTION
@@ -53,15 +52,7 @@ class PVCProtection:
         live = await self.client.list(PODS, namespace)
         if any(uses(p, name) for p in live.get("items") or []):
             return DONE
-        finalizers = [f for f in metadata(pvc).get("finalizers") or [] if f != PVC_PROTECTION]
-        patch = {"metadata": {"finalizers": finalizers or None, "resourceVersion": metadata(pvc)["resourceVersion"]}}
-        try:
-            await self.client.patch(PERSISTENTVOLUMECLAIMS, name, patch, namespace)
-        except errors.Conflict as exc:
-            return retry(f"{key}: {exc}")
-        except errors.NotFound:
-            pass
-        return DONE
+        return await remove_finalizer(self.client, PERSISTENTVOLUMECLAIMS, pvc, PVC_PROTECTION)
 
 
 def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:

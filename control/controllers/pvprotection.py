@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from control import errors
 from control.client.informer import Handlers, Informer
 from control.client.resources import PERSISTENTVOLUMES, key_of
-from control.client.runner import DONE, Result, Runner, retry
+from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
-from control.controllers.common import Obj, terminating
+from control.controllers.common import Obj, remove_finalizer, terminating
 from control.kinds.meta import metadata
 from control.kinds.volumes import PV_PROTECTION
 
@@ -37,15 +36,7 @@ class PVProtection:
             return DONE
         if (pv.get("status") or {}).get("phase") == "Bound":
             return DONE
-        finalizers = [f for f in metadata(pv).get("finalizers") or [] if f != PV_PROTECTION]
-        patch = {"metadata": {"finalizers": finalizers or None, "resourceVersion": metadata(pv)["resourceVersion"]}}
-        try:
-            await self.client.patch(PERSISTENTVOLUMES, metadata(pv)["name"], patch)
-        except errors.Conflict as exc:
-            return retry(f"{key}: {exc}")
-        except errors.NotFound:
-            pass
-        return DONE
+        return await remove_finalizer(self.client, PERSISTENTVOLUMES, pv, PV_PROTECTION)
 
 
 def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:

@@ -32,7 +32,7 @@ from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.claiming import claim
 from control.controllers.common import (
-    Obj, Wakeups, created_at, pod_active, pod_available, pod_ready, restarts, terminating, uid_of, write_status,
+    Obj, Wakeups, created_at, delete_pods, pod_active, pod_available, pod_ready, restarts, terminating, uid_of, write_status,
 )
 from control.controllers.owned import PodsOfOwner
 from control.kinds.meta import get_condition, labels_of, metadata, parse_time
@@ -176,16 +176,7 @@ class ReplicaSetController:
 
     async def delete_pods(self, key: str, rs: Obj, victims: list[Obj]) -> Result:
         self.expectations.expect(key, deletes={uid_of(p) for p in victims})
-
-        async def delete(pod: Obj) -> None:
-            try:
-                await self.client.delete(PODS, metadata(pod)["name"], metadata(pod)["namespace"],
-                                         preconditions={"uid": uid_of(pod)})
-            except errors.ApiError:
-                self.expectations.deleted(key, uid_of(pod))  # we will not see it go; do not wait for it
-                raise
-
-        results = await asyncio.gather(*(delete(p) for p in victims), return_exceptions=True)
+        results = await delete_pods(self.client, PODS, self.expectations, key, victims)
         failures = [r for r in results if isinstance(r, BaseException) and not isinstance(r, errors.NotFound)]
         if self.recorder:
             names = ", ".join(metadata(p)["name"] for p, r in zip(victims, results) if not isinstance(r, BaseException))

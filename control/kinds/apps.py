@@ -20,13 +20,47 @@ from control.kinds.pod_defaults import pod_spec_defaults
 from control.kinds.pods import pod_spec_causes
 
 
+def pod_template_defaults(spec: dict[str, Any], owner: Obj | None = None) -> None:
+    """The pod template's defaults (shared by every workload kind); with `owner`, the owner takes
+    the template's labels when it has none (as Job and DaemonSet defaulting do upstream)."""
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        return
+    template.setdefault("metadata", {})
+    if isinstance(template.get("spec"), dict):
+        pod_spec_defaults(template["spec"])
+    labels = template_labels(spec)
+    if owner is not None and isinstance(labels, dict) and labels:
+        meta = owner.setdefault("metadata", {})
+        if not meta.get("labels"):
+            meta["labels"] = dict(labels)
+
+
+def template_labels(spec: dict[str, Any]) -> Any:
+    template = spec.get("template")
+    metadata = template.get("metadata") if isinstance(template, dict) else None
+    return metadata.get("labels") if isinstance(metadata, dict) else None
+
+
+def selector_match_causes(selector: dict[str, Any], labels: Any) -> list[Cause]:
+    """A workload's selector: valid matchLabels, a selector that parses, and that matches the pod
+    template's labels (Kubernetes' "`selector` does not match template `labels`")."""
+    from control.kinds.selectors import SelectorError, label_selector_from_object
+
+    out = label_causes(selector.get("matchLabels"), "spec.selector.matchLabels")
+    try:
+        parsed = label_selector_from_object(selector)
+    except SelectorError as exc:
+        return out + [cause("spec.selector", f"Invalid value: {exc}")]
+    if not parsed.matches(labels if isinstance(labels, dict) else {}):
+        out.append(cause("spec.template.metadata.labels",
+                         f"Invalid value: {go_map(labels)}: `selector` does not match template `labels`"))
+    return out
+
+
 def _template_defaults(spec: dict[str, Any]) -> None:
     spec.setdefault("replicas", 1)
-    template = spec.get("template")
-    if isinstance(template, dict):
-        template.setdefault("metadata", {})
-        if isinstance(template.get("spec"), dict):
-            pod_spec_defaults(template["spec"])
+    pod_template_defaults(spec)
 
 
 def deployment_defaults(deploy: Obj) -> None:
@@ -61,8 +95,6 @@ def _int_or_percent_causes(value: Any, path: str) -> list[Cause]:
 
 
 def _template_causes(spec: Any, *, deployment: bool) -> list[Cause]:
-    from control.kinds.selectors import SelectorError, label_selector_from_object
-
     if not isinstance(spec, dict):
         return [required("spec")]
     out: list[Cause] = []
@@ -71,19 +103,11 @@ def _template_causes(spec: Any, *, deployment: bool) -> list[Cause]:
         out.append(cause("spec.replicas", f"Invalid value: {go_value(replicas)}: must be greater than or equal to 0"))
     selector = spec.get("selector")
     template = spec.get("template")
-    labels = (template.get("metadata") or {}).get("labels") if isinstance(template, dict) else None
+    labels = template_labels(spec)
     if not isinstance(selector, dict) or not selector:
         out.append(required("spec.selector"))
     else:
-        out += label_causes(selector.get("matchLabels"), "spec.selector.matchLabels")
-        try:
-            parsed = label_selector_from_object(selector)
-        except SelectorError as exc:
-            out.append(cause("spec.selector", f"Invalid value: {exc}"))
-        else:
-            if not parsed.matches(labels if isinstance(labels, dict) else {}):
-                out.append(cause("spec.template.metadata.labels",
-                                 f"Invalid value: {go_map(labels)}: `selector` does not match template `labels`"))
+        out += selector_match_causes(selector, labels)
     if not isinstance(template, dict):
         out.append(required("spec.template"))
         return out

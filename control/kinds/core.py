@@ -46,6 +46,14 @@ def namespace_terminating(ns: Obj) -> None:
     ns.setdefault("status", {})["phase"] = "Terminating"
 
 
+# The namespaces upstream's NamespaceLifecycle admission never lets go (its immortalNamespaces).
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+
+
+def namespace_refusal(ns: Obj) -> str:
+    return "this namespace may not be deleted" if ns["metadata"].get("name") in IMMORTAL_NAMESPACES else ""
+
+
 def namespace_finalize(stored: Obj, written: Obj) -> None:
     """PUT .../finalize changes spec.finalizers only (the namespace controller, when it is done)."""
     stored.setdefault("spec", {})["finalizers"] = (written.get("spec") or {}).get("finalizers") or []
@@ -55,7 +63,8 @@ NAMESPACE = Kind(
     group="", version="v1", kind="Namespace", plural="namespaces", namespaced=False,
     definition="io.k8s.api.core.v1.Namespace", short_names=("ns",), subresources=("status", "finalize"),
     defaults=namespace_defaults, name_rule=label_name, finalize=namespace_finalize,
-    deletion=Deletion(held=namespace_held, on_hold=namespace_terminating, returns_object=True),
+    deletion=Deletion(held=namespace_held, on_hold=namespace_terminating, returns_object=True,
+                      refusal=namespace_refusal),
     columns=(NAME_COLUMN, Column("Status", description="The status of the namespace"), AGE_COLUMN),
     cells=lambda o, now: [o["metadata"]["name"], field_value(o, "status", "phase"), age(o, now)],
     field_getters={"status.phase": lambda o: field_value(o, "status", "phase")},

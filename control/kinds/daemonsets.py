@@ -23,12 +23,13 @@ from __future__ import annotations
 from typing import Any
 
 from control.errors import go_value
-from control.kinds.apps import _int_or_percent_causes, go_map, validate_selector_unchanged
+from control.kinds.apps import (
+    _int_or_percent_causes, pod_template_defaults, selector_match_causes, template_labels, validate_selector_unchanged,
+)
 from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, label_causes, required, selector_string,
 )
 from control.kinds.meta import age
-from control.kinds.pod_defaults import pod_spec_defaults
 from control.kinds.pods import pod_spec_causes
 
 TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
@@ -83,15 +84,7 @@ def daemonset_defaults(ds: Obj) -> None:
                 rolling.setdefault("maxUnavailable", 1)
                 rolling.setdefault("maxSurge", 0)
     spec.setdefault("revisionHistoryLimit", 10)
-    template = spec.get("template")
-    if isinstance(template, dict):
-        template.setdefault("metadata", {})
-        if isinstance(template.get("spec"), dict):
-            pod_spec_defaults(template["spec"])
-        labels = (template.get("metadata") or {}).get("labels") if isinstance(template.get("metadata"), dict) else None
-        meta = ds.setdefault("metadata", {})
-        if isinstance(labels, dict) and labels and not meta.get("labels"):
-            meta["labels"] = dict(labels)
+    pod_template_defaults(spec, ds)
 
 
 def _non_negative(spec: dict[str, Any], key: str) -> list[Cause]:
@@ -137,26 +130,16 @@ def _strategy_causes(strategy: Any) -> list[Cause]:
 
 
 def validate_daemonset(ds: Obj) -> list[Cause]:
-    from control.kinds.selectors import SelectorError, label_selector_from_object
-
     spec = ds.get("spec")
     if not isinstance(spec, dict):
         return [required("spec")]
     out: list[Cause] = []
     selector, template = spec.get("selector"), spec.get("template")
-    labels = (template.get("metadata") or {}).get("labels") if isinstance(template, dict) else None
+    labels = template_labels(spec)
     if not isinstance(selector, dict):
         out.append(required("spec.selector"))
     else:
-        out += label_causes(selector.get("matchLabels"), "spec.selector.matchLabels")
-        try:
-            parsed = label_selector_from_object(selector)
-        except SelectorError as exc:
-            out.append(cause("spec.selector", f"Invalid value: {exc}"))
-        else:
-            if not parsed.matches(labels if isinstance(labels, dict) else {}):
-                out.append(cause("spec.template.metadata.labels",
-                                 f"Invalid value: {go_map(labels)}: `selector` does not match template `labels`"))
+        out += selector_match_causes(selector, labels)
         if not selector.get("matchLabels") and not selector.get("matchExpressions"):
             out.append(cause("spec.selector", f"Invalid value: {go_value(selector)}: empty selector is invalid "
                              "for daemonset"))

@@ -25,12 +25,11 @@ import copy
 from typing import Any
 
 from control.errors import go_value
-from control.kinds.apps import go_map
+from control.kinds.apps import pod_template_defaults, selector_match_causes, template_labels
 from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, label_causes, required, selector_string,
 )
 from control.kinds.meta import age, human_duration, is_condition_true, parse_time
-from control.kinds.pod_defaults import pod_spec_defaults
 from control.kinds.pods import pod_spec_causes
 
 CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
@@ -103,15 +102,7 @@ def job_defaults(job: Obj) -> None:
     spec.setdefault("suspend", False)
     if spec.get("podReplacementPolicy") is None:
         spec["podReplacementPolicy"] = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
-    template = spec.get("template")
-    if isinstance(template, dict):
-        template.setdefault("metadata", {})
-        if isinstance(template.get("spec"), dict):
-            pod_spec_defaults(template["spec"])
-        labels = (template.get("metadata") or {}).get("labels") if isinstance(template.get("metadata"), dict) else None
-        meta = job.setdefault("metadata", {})
-        if isinstance(labels, dict) and labels and not meta.get("labels"):
-            meta["labels"] = dict(labels)
+    pod_template_defaults(spec, job)
 
 
 def _non_negative(spec: dict[str, Any], key: str) -> list[Cause]:
@@ -124,21 +115,13 @@ def _non_negative(spec: dict[str, Any], key: str) -> list[Cause]:
 
 
 def _selector_causes(job: Obj, spec: dict[str, Any]) -> list[Cause]:
-    from control.kinds.selectors import SelectorError, label_selector_from_object
-
     selector = spec.get("selector")
-    template = spec.get("template")
-    labels = (template.get("metadata") or {}).get("labels") if isinstance(template, dict) else None
+    labels = template_labels(spec)
     if not isinstance(selector, dict):
         return [required("spec.selector")]
-    out = label_causes(selector.get("matchLabels"), "spec.selector.matchLabels")
-    try:
-        parsed = label_selector_from_object(selector)
-    except SelectorError as exc:
-        return out + [cause("spec.selector", f"Invalid value: {exc}")]
-    if not parsed.matches(labels if isinstance(labels, dict) else {}):
-        out.append(cause("spec.template.metadata.labels",
-                         f"Invalid value: {go_map(labels)}: `selector` does not match template `labels`"))
+    out = selector_match_causes(selector, labels)
+    if any(c["field"] == "spec.selector" for c in out):  # a selector that does not parse: nothing more to say
+        return out
     if spec.get("manualSelector") is not True:
         meta = job.get("metadata") or {}
         uid, name = meta.get("uid") or "", meta.get("name") or ""
@@ -151,7 +134,9 @@ def _selector_causes(job: Obj, spec: dict[str, Any]) -> list[Cause]:
             elif have[key] != want:
                 out.append(cause("spec.template.metadata.labels",
                                  f'Invalid value: "{have[key]}": must be \'{want}\''))
-        if not parsed.matches({CONTROLLER_UID_LABEL: uid, JOB_NAME_LABEL: name,
+        from control.kinds.selectors import label_selector_from_object
+
+        if not label_selector_from_object(selector).matches({CONTROLLER_UID_LABEL: uid, JOB_NAME_LABEL: name,
                                LEGACY_CONTROLLER_UID_LABEL: uid, LEGACY_JOB_NAME_LABEL: name}):
             out.append(cause("spec.selector", f"Invalid value: {go_value(selector)}: `selector` not auto-generated"))
     return out

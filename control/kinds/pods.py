@@ -16,6 +16,7 @@ from control.kinds.base import (
 )
 from control.kinds.disruption import EVICTION
 from control.kinds.pod_defaults import pod_defaults
+from control.kinds.pod_probes import probe_causes
 from control.kinds.pod_volumes import mount_name_causes, volume_causes
 from control.kinds.meta import age
 from control.kinds.pod_resources import pod_qos, resource_causes
@@ -26,7 +27,7 @@ RESTART_POLICIES = ("Always", "OnFailure", "Never")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 
 
-def _container_causes(container: Any, path: str, seen: set[str]) -> list[Cause]:
+def _container_causes(container: Any, path: str, seen: set[str], init: bool = False) -> list[Cause]:
     if not isinstance(container, dict):
         return [cause(path, "Invalid value: must be an object")]
     out = name_causes(container.get("name"), f"{path}.name", label=True) if container.get("name") else [
@@ -48,7 +49,7 @@ def _container_causes(container: Any, path: str, seen: set[str]) -> list[Cause]:
         elif not isinstance(number, int) or not 1 <= number <= 65535:
             out.append(cause(f"{path}.ports[{i}].containerPort",
                              f"Invalid value: {go_value(number)}: must be between 1 and 65535, inclusive"))
-    return out + resource_causes(container.get("resources"), f"{path}.resources")
+    return out + resource_causes(container.get("resources"), f"{path}.resources") + probe_causes(container, path, init)
 
 
 def pod_spec_causes(spec: Any, path: str = "spec") -> list[Cause]:
@@ -61,7 +62,7 @@ def pod_spec_causes(spec: Any, path: str = "spec") -> list[Cause]:
     seen: set[str] = set()
     for key in ("initContainers", "containers"):
         for i, container in enumerate(spec.get(key) or []):
-            out += _container_causes(container, f"{path}.{key}[{i}]", seen)
+            out += _container_causes(container, f"{path}.{key}[{i}]", seen, init=key == "initContainers")
     policy = spec.get("restartPolicy")
     if policy not in (None, *RESTART_POLICIES):
         out.append(cause(f"{path}.restartPolicy", f'Unsupported value: {go_value(policy)}: supported values: '
@@ -175,6 +176,30 @@ def bind_pod(pod: Obj, node: str, stamp: str) -> str:
     return ""
 
 
+def _init_reason(pod: Obj) -> str | None:
+    """The STATUS of a pod still initializing (upstream printPod): Init:N/M, Init:<waiting reason>,
+    Init:<terminated reason> (Init:Error), Init:ExitCode:N; None once initialization is done."""
+    specs = {c.get("name"): c for c in (pod.get("spec") or {}).get("initContainers") or [] if isinstance(c, dict)}
+    total = len(specs)
+    for i, cs in enumerate((pod.get("status") or {}).get("initContainerStatuses") or []):
+        if not isinstance(cs, dict) or (specs.get(cs.get("name")) or {}).get("restartPolicy") == "Always":
+            continue  # a sidecar does not hold initialization up
+        state = cs.get("state") or {}
+        terminated, waiting = state.get("terminated"), state.get("waiting")
+        if isinstance(terminated, dict) and terminated.get("exitCode", 0) == 0:
+            continue
+        if isinstance(terminated, dict):
+            if terminated.get("reason"):
+                return "Init:" + terminated["reason"]
+            if terminated.get("signal"):
+                return f"Init:Signal:{terminated['signal']}"
+            return f"Init:ExitCode:{terminated.get('exitCode', 0)}"
+        if isinstance(waiting, dict) and waiting.get("reason") and waiting["reason"] != "PodInitializing":
+            return "Init:" + waiting["reason"]
+        return f"Init:{i}/{total}"
+    return None
+
+
 def pod_display_status(pod: Obj) -> str:
     """The STATUS column as kubectl prints it: a waiting/terminated reason wins over the phase."""
     status = pod.get("status") or {}
@@ -182,12 +207,12 @@ def pod_display_status(pod: Obj) -> str:
     if any(isinstance(c, dict) and c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated"
            for c in status.get("conditions") or []):
         reason = "SchedulingGated"
-    for cs in status.get("initContainerStatuses") or []:
-        state = cs.get("state") or {}
-        if state.get("terminated", {}).get("exitCode", 0) != 0 or state.get("waiting", {}).get("reason") not in (None, "PodInitializing"):
-            reason = "Init:" + (state.get("waiting", {}).get("reason") or state.get("terminated", {}).get("reason") or "Error")
-            break
+    initializing = _init_reason(pod)
+    if initializing is not None and not any(isinstance(c, dict) and c.get("type") == "Initialized" and
+                                            c.get("status") == "True" for c in status.get("conditions") or []):
+        reason = initializing
     else:
+        has_running = False
         for cs in reversed(status.get("containerStatuses") or []):
             state = cs.get("state") or {}
             if state.get("waiting", {}).get("reason"):
@@ -195,19 +220,35 @@ def pod_display_status(pod: Obj) -> str:
             elif state.get("terminated"):
                 term = state["terminated"]
                 reason = term.get("reason") or (f"Signal:{term['signal']}" if term.get("signal") else f"ExitCode:{term.get('exitCode', 0)}")
+            elif cs.get("ready") and state.get("running") is not None:
+                has_running = True
+        if reason == "Completed" and has_running:  # a container still runs: the pod is not done
+            ready = any(isinstance(c, dict) and c.get("type") == "Ready" and c.get("status") == "True"
+                        for c in status.get("conditions") or [])
+            reason = "Running" if ready else "NotReady"
     if pod.get("metadata", {}).get("deletionTimestamp"):
         reason = "Unknown" if status.get("reason") == "NodeLost" else "Terminating"
     return reason
 
 
 def _ready(pod: Obj) -> str:
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    total = len((pod.get("spec") or {}).get("containers") or [])
-    return f"{sum(1 for s in statuses if s.get('ready'))}/{total}"
+    """READY: ready app containers and started, ready sidecars, of the app containers and sidecars."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    sidecar_names = {c.get("name") for c in spec.get("initContainers") or []
+                     if isinstance(c, dict) and c.get("restartPolicy") == "Always"}
+    sidecars = [s for s in status.get("initContainerStatuses") or [] if isinstance(s, dict)
+                and s.get("name") in sidecar_names]
+    ready = sum(1 for s in sidecars if s.get("started") and s.get("ready"))
+    ready += sum(1 for s in status.get("containerStatuses") or [] if isinstance(s, dict) and s.get("ready"))
+    return f"{ready}/{len(spec.get('containers') or []) + len(sidecar_names)}"
 
 
 def _restarts(pod: Obj) -> int:
-    return sum(int(s.get("restartCount") or 0) for s in (pod.get("status") or {}).get("containerStatuses") or [])
+    """The app containers' restarts; while the pod initializes, the init containers'."""
+    status = pod.get("status") or {}
+    if _init_reason(pod) is not None:
+        return sum(int(s.get("restartCount") or 0) for s in status.get("initContainerStatuses") or [])
+    return sum(int(s.get("restartCount") or 0) for s in status.get("containerStatuses") or [])
 
 
 def pod_cells(pod: Obj, now: float) -> list[Any]:
@@ -221,7 +262,7 @@ def pod_cells(pod: Obj, now: float) -> list[Any]:
 POD = Kind(
     group="", version="v1", kind="Pod", plural="pods", namespaced=True,
     definition="io.k8s.api.core.v1.Pod", short_names=("po",), categories=("all",),
-    subresources=("status", "binding", "log", "exec", "attach", "eviction"),
+    subresources=("status", "binding", "log", "exec", "attach", "portforward", "eviction"),
     actions={"eviction": EVICTION},  # POST policy/v1 Eviction: a delete that asks the disruption budget
     defaults=pod_defaults, validate=validate_pod, validate_update=validate_pod_update,
     prepare_for_create=prepare_pod_for_create, bind=bind_pod,

@@ -24,13 +24,12 @@ import copy
 from typing import Any
 
 from control.errors import go_value
-from control.kinds.apps import go_map
+from control.kinds.apps import pod_template_defaults, selector_match_causes, template_labels
 from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, cause, label_causes, name_causes, required,
     reset_status, selector_string,
 )
 from control.kinds.meta import age
-from control.kinds.pod_defaults import pod_spec_defaults
 from control.kinds.pods import pod_spec_causes
 from control.kinds.volumes import claim_spec_causes
 
@@ -66,11 +65,7 @@ def statefulset_defaults(sts: Obj) -> None:
     if isinstance(policy, dict):
         policy.setdefault("whenDeleted", RETAIN)
         policy.setdefault("whenScaled", RETAIN)
-    template = spec.get("template")
-    if isinstance(template, dict):
-        template.setdefault("metadata", {})
-        if isinstance(template.get("spec"), dict):
-            pod_spec_defaults(template["spec"])
+    pod_template_defaults(spec)
     for claim in spec.get("volumeClaimTemplates") or []:
         if isinstance(claim, dict):
             claim.setdefault("apiVersion", "v1")
@@ -89,24 +84,14 @@ def _non_negative(value: Any, path: str) -> list[Cause]:
 
 
 def _selector_causes(spec: dict[str, Any]) -> list[Cause]:
-    from control.kinds.selectors import SelectorError, label_selector_from_object
-
     selector = spec.get("selector")
     if not isinstance(selector, dict):
         return [required("spec.selector")]
-    out = label_causes(selector.get("matchLabels"), "spec.selector.matchLabels")
+    out = []
     if not selector.get("matchLabels") and not selector.get("matchExpressions"):
         out.append(cause("spec.selector", f"Invalid value: {go_value(selector)}: empty selector is invalid for "
                          "statefulset"))
-    try:
-        parsed = label_selector_from_object(selector)
-    except SelectorError as exc:
-        return out + [cause("spec.selector", f"Invalid value: {exc}")]
-    labels = _dict(_dict(spec.get("template")).get("metadata")).get("labels")
-    if not parsed.matches(labels if isinstance(labels, dict) else {}):
-        out.append(cause("spec.template.metadata.labels",
-                         f"Invalid value: {go_map(labels)}: `selector` does not match template `labels`"))
-    return out
+    return out + selector_match_causes(selector, template_labels(spec))
 
 
 def _strategy_causes(spec: dict[str, Any]) -> list[Cause]:

@@ -29,6 +29,10 @@ def nothing_on_hold(obj: Obj) -> None:
     return None
 
 
+def always_deletable(obj: Obj) -> str:
+    return ""
+
+
 @dataclass(frozen=True)
 class Deletion:
     """How DELETE treats one kind.
@@ -41,6 +45,8 @@ class Deletion:
       object is the object itself rather than a Status (pods, services, namespaces upstream).
     - `removes_served_objects`: deleting one removes the objects it serves, in the same
       transaction (a CustomResourceDefinition and its custom objects).
+    - `refusal(obj)`: why this object may never be deleted ("" when it may): the namespaces
+      upstream's NamespaceLifecycle admission keeps (`default`, `kube-system`, ...).
     """
 
     grace_period: Callable[[Obj, int | None], int] = no_grace
@@ -48,6 +54,7 @@ class Deletion:
     on_hold: Callable[[Obj], None] = nothing_on_hold
     returns_object: bool = False
     removes_served_objects: bool = False
+    refusal: Callable[[Obj], str] = always_deletable
 
 
 IMMEDIATE = Deletion()

@@ -37,6 +37,7 @@ class Run:
     finished_at: float | None = None
     exit_code: int | None = None
     stopped: bool = False  # ended by the kubelet (pod deletion) rather than on its own
+    message: str = ""  # the termination message (terminationMessagePath), read when it ended
     oom_killed: bool = False  # ended by the OOM killer (over its memory limit: `resources`)
 
     @property
@@ -89,6 +90,7 @@ class Happening:
     at: float
     run: int = 0
     detail: float = 0.0  # exit code (exited) or delay in seconds (backoff)
+    message: str = ""  # the Event's words, for happenings that carry them (probes, hooks)
 
 
 def container_id(seed: str, number: int) -> str:
@@ -116,23 +118,29 @@ def _start(c: Container, number: int, at: float, script: Script) -> tuple[Contai
 def _exit(c: Container, run: Run, script: Script, policy: str,
           backoff: BackoffPolicy) -> tuple[Container, list[Happening]]:
     assert script.exit_after is not None
-    end = run.started_at + script.exit_after
-    ended = replace(run, finished_at=end, exit_code=script.exit_code, oom_killed=script.oom)
-    happenings = [Happening("exited", c.name, end, run=run.number, detail=script.exit_code)]
-    if not restarts(policy, script.exit_code):
+    return _end(c, run, run.started_at + script.exit_after, script.exit_code, policy, backoff,
+                oom=script.oom)
+
+
+def _end(c: Container, run: Run, end: float, code: int, policy: str,
+         backoff: BackoffPolicy, oom: bool = False) -> tuple[Container, list[Happening]]:
+    ended = replace(run, finished_at=end, exit_code=code, oom_killed=oom)
+    happenings = [Happening("exited", c.name, end, run=run.number, detail=code)]
+    if not restarts(policy, code):
         return replace(c, current=ended, finished=True), happenings
-    delay = backoff.next_delay(c.backoff, ran_for=script.exit_after)
+    delay = backoff.next_delay(c.backoff, ran_for=end - run.started_at)
     happenings.append(Happening("backoff", c.name, end, run=run.number, detail=delay))
     return replace(c, current=None, previous=ended, backoff=delay, restart_at=end + delay), happenings
 
 
-def kill(c: Container, now: float, exit_code: int, policy: str, backoff: BackoffPolicy,
-         oom: bool = False) -> tuple[Container, list[Happening]]:
-    """The running run ends now with `exit_code` (the OOM killer); restarted as `policy` says."""
-    if c.current is None or not c.current.running:
+def kill(c: Container, at: float, policy: str, backoff: BackoffPolicy,
+         exit_code: int = 137, oom: bool = False) -> tuple[Container, list[Happening]]:
+    """The kubelet kills the running run at `at` (a failed liveness or startup probe, a failed
+    postStart hook, the OOM killer: `oom`): it ends with `exit_code` (137: SIGKILL) and restarts
+    as the policy says."""
+    if c.current is None or not c.current.running or at < c.current.started_at:
         return c, []
-    ran = max(0.0, now - c.current.started_at)
-    return _exit(c, c.current, Script(exit_after=ran, exit_code=exit_code, oom=oom), policy, backoff)
+    return _end(c, c.current, at, exit_code, policy, backoff, oom=oom)
 
 
 def gate(c: Container, hold: tuple[str, str] | None, now: float) -> Container:

@@ -65,6 +65,7 @@ class ExecTarget:
     command: tuple[str, ...]  # what the container runs (attach joins it)
     pod: dict[str, Any]
     container: str
+    started_at: float = 0.0  # the run's start: its main command is replayed from there (`process`)
 
 
 def parse_exec(target: str) -> ExecRequest:
@@ -106,7 +107,7 @@ def find_target(found: Found | None, request: ExecRequest, runtime: Runtime) -> 
     image = spec.get("image") or container.image
     command = made.command + made.args or image_command(image)
     return ExecTarget(container.current.container_id, image, meta.get("name", ""), meta.get("namespace", ""),
-                      pod_ip, dict(made.env), command, pod, container.name)
+                      pod_ip, dict(made.env), command, pod, container.name, container.current.started_at)
 
 
 class ExecServer:
@@ -130,7 +131,8 @@ class ExecServer:
         target = find_target(self.lookup(wanted.namespace, wanted.pod), wanted, self.runtime)
         self.runtime.keep_only(self.live_ids() | {target.container_id})
         argv = list(wanted.command) if wanted.action == "exec" else list(target.command)
-        files = self.runtime.files(target.pod, target.container, target.container_id, target.pod_ip)
+        files = self.runtime.replayed(target.pod, target.container, target.container_id, target.pod_ip,
+                                      target.started_at, self.clock.now())
         shell = Shell(files, clock=self.clock, hostname=pod_hostname(target.pod)[0] or target.pod_name, env=target.env,
                       name=next((n for n in [argv[0].rsplit("/", 1)[-1]] if n in SHELLS), "sh") if argv else "sh")
         spec = next((c for c in (target.pod.get("spec") or {}).get("containers") or []

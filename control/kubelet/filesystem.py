@@ -29,7 +29,7 @@ __all__ = ["Filesystem", "FsError", "Mount", "hosts_file", "pod_hostname", "reso
 Tree = Union[MemoryTree, DiskTree]
 
 CLUSTER_DNS = "10.96.0.10"  # the kube-dns Service's ClusterIP, as kubeadm's default plan has it
-BASE_DIRECTORIES = ("/", "/bin", "/dev", "/etc", "/home", "/proc", "/root", "/sys", "/tmp", "/usr", "/usr/bin",
+BASE_DIRECTORIES = ("/", "/bin", "/dev", "/etc", "/home", "/proc", "/root", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/share",
                     "/var", "/var/log", "/var/run", "/var/run/secrets")
 READ_ONLY = "Read-only file system"
 
@@ -172,6 +172,11 @@ class Filesystem:
             return
         tree, inside = self._writable(path)
         tree.make_dir(inside, parents=parents)
+
+    def chmod(self, path: str, mode: int) -> None:
+        """Set a file's or directory's permission bits (`tar` restoring what it unpacked)."""
+        tree, inside = self._writable(path)
+        tree.chmod(inside, mode)
 
     def list_dir(self, path: str) -> list[str]:
         """The names directly inside a directory, sorted."""

@@ -1,5 +1,5 @@
 """The kubelet of one simulated node, wired together: its HTTP server (logs, traffic to its pods,
-the Summary API, exec and attach into its containers), Node registration, Lease and status heartbeats, and the pod worker fed by an
+the Summary API, exec and attach into its containers, port-forward to them), Node registration, Lease and status heartbeats, and the pod worker fed by an
 informer on `spec.nodeName=<node>`, with the ConfigMap, Secret and Service informers its runtime reads.
 
 Guarantees: the HTTP server listens before the Node is registered (the Node names its port),
@@ -36,6 +36,7 @@ from control.kubelet.podstate import scripts_of
 from control.kubelet.pods import PodWorker
 from control.kubelet.projection import referenced
 from control.kubelet.runtime import Runtime
+from control.kubelet.portforward import PortForwardServer
 from control.kubelet.server import Answer, KubeletServer, serve_answer
 from control.kubelet.usage import PodView, UsageMeter, summary
 
@@ -72,7 +73,11 @@ class Kubelet:
         self.meter = UsageMeter(self.timings.cpu_window)
         self.streams = ExecServer(lambda namespace, name: self.worker.current(namespace, name) if self.worker else None,
                                   clock=self.clock, live_ids=self._live_container_ids, runtime=self.runtime)
-        self.server = KubeletServer(self.logs, serve=self.serve, stats=self.stats, streams=self.streams)
+        self.forwards = PortForwardServer(lambda namespace, name: self.worker.current(namespace, name)
+                                          if self.worker else None, node=node, clock=self.clock,
+                                          count=lambda uid: self.meter.record_request(uid, self.clock.now()))
+        self.server = KubeletServer(self.logs, serve=self.serve, stats=self.stats, streams=self.streams,
+                                    forwards=self.forwards)
         self.started_at = self.clock.now()
         self.agent: NodeAgent | None = None
 

@@ -78,7 +78,7 @@ def enforce(pod: Obj, step: PodStep, loads: Loads, scripts: dict[str, Script], n
         held = loads.of(c.current.container_id).memory if c.current is not None else 0.0
         if script is not None and c.state == "running" and held > 0 and over_limit(script, held):
             loads.forget({c.current.container_id})
-            c, happened = kill(c, now, OOM_EXIT_CODE, policy, backoff, oom=True)
+            c, happened = kill(c, now, policy, backoff, OOM_EXIT_CODE, oom=True)
             happenings += happened
             changed = True
         containers.append(c)

@@ -15,6 +15,9 @@ Guarantees:
   of the containers about to start; a container that cannot start yet is held (ContainerCreating
   or CreateContainerConfigError) and the pod is looked at again after the sync period (and at once
   when a ConfigMap or Secret it uses changes). A run's files are made when it starts.
+- Probes (`probes`) run at their moments: the step stops at each to run those due, so a probe's
+  kill changes what follows; postStart/preStop hooks (`hooks`) run as runs start and stop; a run
+  that ended keeps its termination message (`termination`).
 - A pod that vanished from the hub, or came back with a new uid, is forgotten: its IP is freed and
   its logs, volumes and files go. A pod found already running here (kubelet restart) is adopted, not restarted; a
   pod that finished before this kubelet started is left alone.
@@ -25,6 +28,7 @@ from __future__ import annotations
 import logging
 import random
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from control import errors
@@ -35,11 +39,17 @@ from control.clock import Clock
 from control.kinds.meta import is_condition_true
 from control.kubelet.behaviour import Script, echoes_with, script_for
 from control.kubelet.config import KubeletConfig
-from control.kubelet.containers import Container, Happening, advance, container_id
+from control.kubelet.containers import Container, Happening, Run, advance, container_id, kill
+from control.kubelet.filesystem import pod_hostname
+from control.kubelet.hooks import run_hook
+from control.kubelet.process import TimedOut, run_once
 from control.kubelet.loads import enforce
-from control.kubelet.logs import LogTarget
+from control.kubelet.logs import LogTarget, run_lines
+from control.kubelet.termination import with_messages
 from control.kubelet.node import IpPool
-from control.kubelet.podstate import PodRecord, new_record, restart_policy, scripts_of, step_pod
+from control.kubelet.podstate import PodRecord, PodStep, new_record, restart_policy, scripts_of, step_pod
+from control.kubelet.probes import MAX_PASSES, Prober, container_specs, probe_pass
+from control.kubelet.probestate import next_due
 from control.kubelet.podstatus import record_from_status, render_status
 from control.kubelet.pulls import restart_changed
 from control.kubelet.runtime import Event, Runtime
@@ -49,11 +59,14 @@ Obj = dict[str, Any]
 
 
 def container_spec(pod: Obj, name: str) -> Obj | None:
-    return next((c for c in (pod.get("spec") or {}).get("containers") or [] if c.get("name") == name), None)
+    spec = pod.get("spec") or {}
+    return next((c for c in (spec.get("containers") or []) + (spec.get("initContainers") or [])
+                 if isinstance(c, dict) and c.get("name") == name), None)
 
 
 def _has_run_before(pod: Obj) -> bool:
-    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+    status_of = pod.get("status") or {}
+    for status in (status_of.get("initContainerStatuses") or []) + (status_of.get("containerStatuses") or []):
         state = (status.get("state") or {}) if isinstance(status, dict) else {}
         if state.get("running") or state.get("terminated") or (status.get("lastState") or {}).get("terminated"):
             return True
@@ -77,7 +90,8 @@ class PodWorker:
         self.rng = rng or random.Random()
         self.records: dict[str, PodRecord] = {}
         self.runtime = runtime or Runtime(client, clock=clock, data_dir=config.data_dir,
-                                                 image_backoff=config.image_backoff, pull_seconds=config.pull_seconds)
+                                          image_backoff=config.image_backoff, pull_seconds=config.pull_seconds)
+        self.prober = Prober(self.runtime)
 
     # --- reconcile -------------------------------------------------------------------------------
 
@@ -103,15 +117,17 @@ class PodWorker:
         if record.stopping_since is None and not meta.get("deletionTimestamp"):  # `kubectl set image`
             record, changed = restart_changed(pod, record, now)
         if record.stopping_since is None and not meta.get("deletionTimestamp"):
-            prepared = await self.runtime.prepare(pod, record.containers, record.host_ip, record.pod_ip)
+            prepared = await self.runtime.prepare(pod, record.init_containers + record.containers, record.host_ip,
+                                                  record.pod_ip)
             holds, said = prepared.holds, prepared.events
             wakes += [prepared.wake] if prepared.wake is not None else []
             wakes += [now + self.config.sync_seconds] if holds or prepared.retry else []
-        step = step_pod(pod, record, now, backoff=self.config.backoff,
-                        termination_seconds=self.config.termination_seconds, holds=holds)
+        step = self.step(pod, record, now, holds)
         step = replace(step, happenings=changed + step.happenings) if changed else step
         if step.record.stopping_since is None:  # exec'd stress over the memory limit: the OOM killer
             step = enforce(pod, step, self.runtime.loads, scripts_of(pod), now, restart_policy(pod), self.config.backoff)
+        step = replace(step, record=with_messages(pod, step.record, step.happenings, partial(self._files_at, pod, record),
+                                                  partial(self._log_lines, pod)))
         await self.say(pod, said)  # before the write: the runtime tells each new trouble once
         status = render_status(pod, step.record, now)
         if status != (pod.get("status") or {}):
@@ -124,9 +140,86 @@ class PodWorker:
             self.forget(key)
             return DONE
         wakes += [step.wake] if step.wake is not None else []
+        probe_at = next_due(container_specs(pod), step.record.containers, step.record.probes)
+        wakes += [probe_at] if probe_at is not None and step.record.stopping_since is None else []
         if wakes:
             return requeue_after(max(0.0, min(wakes) - now))
         return DONE
+
+    def step(self, pod: Obj, record: PodRecord, now: float, holds: dict[str, tuple[str, str]] | None) -> PodStep:
+        """`step_pod` to `now`, stopping at every probe moment on the way to run the probes due then
+        (a probe's kill changes what happens after it)."""
+        happenings: list[Happening] = []
+        specs = container_specs(pod)
+        for _ in range(MAX_PASSES):
+            if record.stopping_since is not None or (pod.get("metadata") or {}).get("deletionTimestamp"):
+                break
+            due = next_due(specs, record.containers, record.probes)
+            if due is None or due > now:
+                break
+            step = step_pod(pod, record, due, backoff=self.config.backoff,
+                            termination_seconds=self.config.termination_seconds, holds=holds)
+            happenings += step.happenings
+            due = next_due(specs, step.record.containers, step.record.probes)  # the step may have ended runs
+            record = step.record
+            if due is None or due > now:
+                continue
+            record, happened = probe_pass(pod, record, due, self.prober.check, self.config.backoff)
+            happenings += happened
+        step = step_pod(pod, record, now, backoff=self.config.backoff,
+                        termination_seconds=self.config.termination_seconds, holds=holds)
+        step = replace(step, happenings=tuple(happenings) + step.happenings)
+        return self._hooks(pod, record, step)
+
+    def _hooks(self, pod: Obj, before: PodRecord, step: PodStep) -> PodStep:
+        """Run the postStart hooks of runs that just started (a failure kills the run) and the
+        preStop hooks of runs the deletion stops."""
+        record, extra = step.record, []
+        for h in step.happenings:
+            if h.kind not in ("started", "stopped"):
+                continue
+            spec, c = container_spec(pod, h.container) or {}, record.container(h.container)
+            run = c.current if c is not None else None
+            if c is None or run is None or run.number != h.run:
+                continue
+            stopping = h.kind == "stopped"
+            failed = run_hook(pod, spec, "preStop" if stopping else "postStart", h.at,
+                              partial(self._hook_runner, pod, record, run))
+            if failed is None:
+                continue
+            extra.append(Happening("hook-failed", c.name, h.at, run=run.number,
+                                   message=("FailedPreStopHook" if stopping else "FailedPostStartHook") + "|" + failed))
+            if not stopping:
+                killed, happened = kill(c, h.at, restart_policy(pod), self.config.backoff)
+                record = replace(record, containers=tuple(killed if x.name == c.name else x for x in record.containers))
+                extra += happened
+        return replace(step, record=record, happenings=step.happenings + tuple(extra)) if extra else step
+
+    def _hook_runner(self, pod: Obj, record: PodRecord, run: Run, name: str, argv: list[str],
+                     at: float) -> tuple[int | None, str]:
+        fs = self.runtime.replayed(pod, name, run.container_id, record.pod_ip, run.started_at, at)
+        made = self.runtime.config(pod, name, run.container_id, record.host_ip, record.pod_ip)
+        grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+        try:
+            done = run_once(fs, argv, dict(made.env), pod_hostname(pod)[0], at, float(grace if grace else 30))
+        except TimedOut:
+            return None, ""
+        return done.exit_code, done.output.rstrip("\n")
+
+    def _files_at(self, pod: Obj, record: PodRecord, c: Container, run: Run) -> Any:
+        """A run's files as its command left them when it ended (None when nothing could have
+        written them: no command and no files made)."""
+        made = self.runtime.configs.get(run.container_id)
+        if run.container_id not in self.runtime.sandboxes and not (made and (made.command or made.args)):
+            return None
+        return self.runtime.replayed(pod, c.name, run.container_id, record.pod_ip, run.started_at,
+                                     run.finished_at or run.started_at)
+
+    def _log_lines(self, pod: Obj, c: Container, run: Run) -> list[str]:
+        spec = container_spec(pod, c.name) or {}
+        lines = run_lines(c.name, spec.get("image") or c.image, run, script_for(pod, spec),
+                          run.finished_at or run.started_at, self.config.log_interval)
+        return [line.text for line in lines]
 
     def _started(self, pod: Obj, record: PodRecord, happenings: tuple[Happening, ...]) -> None:
         """Make the files of every run that just started, as they are at its start."""
@@ -135,7 +228,7 @@ class PodWorker:
             if container is not None:
                 run_id = container_id(container.seed, happening.run)
                 if happening.run > 0:  # a restart starts from fresh files: the last run's go
-                    self.runtime.sandboxes.pop(container_id(container.seed, happening.run - 1), None)
+                    self.runtime.forget_files(container_id(container.seed, happening.run - 1))
                 self.runtime.config(pod, container.name, run_id, record.host_ip, record.pod_ip)
                 self.runtime.files(pod, container.name, run_id, record.pod_ip)
 
@@ -162,7 +255,8 @@ class PodWorker:
         record = self.records.pop(key, None)
         if record is not None:
             self.pool.release(record.uid)
-            runs = {container_id(c.seed, n) for c in record.containers for n in range(c.restart_count + 2)}
+            runs = {container_id(c.seed, n) for c in record.containers + record.init_containers
+                    for n in range(c.restart_count + 2)}
             self.runtime.forget(record.uid, runs)
 
     async def _final_delete(self, pod: Obj) -> None:
@@ -210,6 +304,13 @@ class PodWorker:
             return [("Normal", "Killing", f"Container {name} definition changed, will be restarted")]
         if happening.kind == "stopped":
             return [("Normal", "Killing", f"Stopping container {name}")]
+        if happening.kind == "unhealthy":
+            return [("Warning", "Unhealthy", happening.message)]
+        if happening.kind == "killing":
+            return [("Normal", "Killing", happening.message)]
+        if happening.kind == "hook-failed":
+            reason, _, message = happening.message.partition("|")
+            return [("Warning", reason, message)]
         return []
 
     # --- what runs now (traffic, stats) ---------------------------------------------------------
@@ -242,7 +343,7 @@ class PodWorker:
             return None
         spec = container_spec(pod, container) if pod else None
         script = script_for(pod, spec) if pod and spec else Script()
-        if pod is not None and record and record.stopping_since is None:
+        if pod is not None and record and record.stopping_since is None and found in record.containers:
             found, _ = advance(found, script, restart_policy(pod), self.clock.now(), self.config.backoff)
         made = self.runtime.configs.get(found.last_run.container_id) if found.last_run else None
         if made is not None and (made.command or made.args):  # what the run really echoed

@@ -4,9 +4,11 @@ Guarantees: `step_pod(pod, record, now, ...)` is pure: it advances every contain
 (see `containers`; `holds` puts containers that cannot start yet on hold, or lets them go),
 stops them all once the pod carries a deletionTimestamp, and says when to look again (`wake`)
 and whether the final delete is due (`delete_due`: the stop has taken
-min(deletionGracePeriodSeconds, termination_seconds)). `pod_phase` derives the phase from the
-containers alone: Pending while one is still being created, Succeeded/Failed when all have ended
-for good (all exit 0 -> Succeeded), Running otherwise.
+min(deletionGracePeriodSeconds, termination_seconds)). Init containers run first, one at a time
+(`initcontainers`); app containers are created once they have all completed. `pod_phase` derives
+the phase from the containers alone: Failed when an init container failed for good, Pending while
+one is still being created (or initializing), Succeeded/Failed when all have ended for good (all
+exit 0 -> Succeeded), Running otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from control.kubelet.behaviour import Script, script_for
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import (Container, Happening, advance, gate, is_ready, new_container, next_wake,
                                        stop)
+from control.kubelet.initcontainers import init_failed, init_specs, sidecars, step_init, stop_all
+from control.kubelet.probestate import ProbeState, probe_ready
 
 Obj = dict[str, Any]
 
@@ -31,13 +35,15 @@ class PodRecord:
     pod_ip: str  # reserved at admission, published once the sandbox is up
     containers: tuple[Container, ...]
     stopping_since: float | None = None
+    init_containers: tuple[Container, ...] = ()  # run in order before `containers` (`initcontainers`)
+    probes: tuple[ProbeState, ...] = ()  # the prober's results, by container and probe (`probes`)
 
     def container(self, name: str) -> Container | None:
-        return next((c for c in self.containers if c.name == name), None)
+        return next((c for c in self.containers + self.init_containers if c.name == name), None)
 
     @property
     def sandbox_ready(self) -> bool:
-        return any(c.last_run is not None for c in self.containers)
+        return any(c.last_run is not None for c in self.containers + self.init_containers)
 
 
 @dataclass(frozen=True)
@@ -53,19 +59,26 @@ def restart_policy(pod: Obj) -> str:
 
 
 def scripts_of(pod: Obj) -> dict[str, Script]:
-    return {c.get("name", ""): script_for(pod, c) for c in (pod.get("spec") or {}).get("containers") or []}
+    spec = pod.get("spec") or {}
+    return {c.get("name", ""): script_for(pod, c) for c in (spec.get("initContainers") or []) +
+            (spec.get("containers") or []) if isinstance(c, dict)}
 
 
 def new_record(pod: Obj, now: float, *, host_ip: str, pod_ip: str, default_start_delay: float) -> PodRecord:
     meta = pod.get("metadata") or {}
     scripts = scripts_of(pod)
-    containers = []
-    for spec in (pod.get("spec") or {}).get("containers") or []:
-        script = scripts[spec.get("name", "")]
-        delay = default_start_delay if script.start_delay is None else script.start_delay
-        containers.append(new_container(spec.get("name", ""), spec.get("image", ""), meta.get("uid", ""), now, delay))
+
+    def made(specs: list[Obj]) -> tuple[Container, ...]:
+        out = []
+        for spec in specs:
+            script = scripts.get(spec.get("name", ""), Script())
+            delay = default_start_delay if script.start_delay is None else script.start_delay
+            out.append(new_container(spec.get("name", ""), spec.get("image", ""), meta.get("uid", ""), now, delay))
+        return tuple(out)
+
     return PodRecord(key=f"{meta.get('namespace')}/{meta.get('name')}", uid=meta.get("uid", ""), started_at=now,
-                     host_ip=host_ip, pod_ip=pod_ip, containers=tuple(containers))
+                     host_ip=host_ip, pod_ip=pod_ip, containers=made((pod.get("spec") or {}).get("containers") or []),
+                     init_containers=made(init_specs(pod)))
 
 
 def stop_seconds(pod: Obj, termination_seconds: float) -> float:
@@ -81,8 +94,15 @@ def step_pod(pod: Obj, record: PodRecord, now: float, *, backoff: BackoffPolicy,
     stopping_since = record.stopping_since
     if deleting and stopping_since is None:
         stopping_since = now
-    containers, happenings = [], []
+    init = step_init(record.init_containers, scripts, policy, now, backoff=backoff, started_at=record.started_at,
+                     sidecar_names=sidecars(pod), holds=holds)
+    containers, happenings = [], list(init.happenings)
     for container in record.containers:
+        if init.initialized_at is None:  # app containers wait for the init containers
+            containers.append(stop(container, now)[0] if deleting else container)
+            continue
+        if container.last_run is None and container.state == "creating" and container.created_at < init.initialized_at:
+            container = replace(container, created_at=init.initialized_at)
         script = scripts.get(container.name, Script())
         if holds is not None:
             container = gate(container, holds.get(container.name), now)
@@ -92,15 +112,23 @@ def step_pod(pod: Obj, record: PodRecord, now: float, *, backoff: BackoffPolicy,
             container, happened = stop(container, now)
             happenings += happened
         containers.append(container)
-    record = replace(record, containers=tuple(containers), stopping_since=stopping_since)
+    inits = init.containers
+    if deleting:
+        inits, happened = stop_all(inits, now)
+        happenings += happened
+    record = replace(record, containers=tuple(containers), init_containers=inits, stopping_since=stopping_since)
     if stopping_since is not None:
         delete_at = stopping_since + stop_seconds(pod, termination_seconds)
         return PodStep(record, tuple(happenings), delete_at, delete_due=now >= delete_at)
-    wakes = [w for c in containers if (w := next_wake(c, scripts.get(c.name, Script()), now)) is not None]
+    running = [c for c in inits if c.name in init.active]
+    running += containers if init.initialized_at is not None else []
+    wakes = [w for c in running if (w := next_wake(c, scripts.get(c.name, Script()), now)) is not None]
     return PodStep(record, tuple(happenings), min(wakes) if wakes else None, delete_due=False)
 
 
-def pod_phase(record: PodRecord) -> str:
+def pod_phase(record: PodRecord, sidecar_names: set[str] | None = None) -> str:
+    if init_failed(record.init_containers, sidecar_names or set()):
+        return "Failed"  # an init container failed under restartPolicy Never
     states = [c.state for c in record.containers]
     if any(s == "creating" for s in states) or not states:
         return "Pending"
@@ -113,5 +141,9 @@ def pod_phase(record: PodRecord) -> str:
 
 
 def readiness(pod: Obj, record: PodRecord, now: float) -> dict[str, bool]:
+    """Each app container's readiness: its script's, and its probes' when it has any (`probes`)."""
     scripts = scripts_of(pod)
-    return {c.name: is_ready(c, scripts.get(c.name, Script()), now) for c in record.containers}
+    specs = {c.get("name"): c for c in (pod.get("spec") or {}).get("containers") or [] if isinstance(c, dict)}
+    return {c.name: is_ready(c, scripts.get(c.name, Script()), now) and probe_ready(specs.get(c.name) or {}, c,
+                                                                                     record.probes)
+            for c in record.containers}

@@ -5,7 +5,9 @@ gives the same dict, and it keeps every condition's lastTransitionTime while its
 an unchanged pod is never written again. It keeps what others own (PodScheduled, DisruptionTarget,
 nominatedNodeName, an eviction's reason/message) and replaces what the kubelet owns. Every
 containerStatus carries the fields the official Python client requires (name, image, imageID,
-ready, restartCount). Init containers are not simulated: Initialized is True from the start.
+ready, restartCount). Init containers have their initContainerStatuses (ready once completed) and
+the Initialized condition (False, ContainersNotInitialized, until they have all completed);
+containers not started yet in such a pod wait with reason PodInitializing, as upstream's.
 `record_from_status` adopts a pod a previous kubelet ran, so a restarted
 kubelet carries on instead of starting the pod over.
 """
@@ -20,7 +22,9 @@ from control.kinds.meta import format_time, new_condition, parse_time
 from control.kinds.pod_resources import pod_qos
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import Container, Run, go_duration, new_container, restarts
+from control.kubelet.initcontainers import completed, init_policy, sidecars
 from control.kubelet.podstate import PodRecord, pod_phase, readiness, restart_policy
+from control.kubelet.probestate import has_started
 
 Obj = dict[str, Any]
 OWNED_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
@@ -36,19 +40,21 @@ def image_id(image: str) -> str:
 
 def _terminated(run: Run) -> Obj:
     return {"exitCode": run.exit_code if run.exit_code is not None else 0, "reason": run.reason,
+            **({"message": run.message} if run.message else {}),
             "startedAt": format_time(run.started_at), "finishedAt": format_time(run.finished_at or run.started_at),
             "containerID": RUNTIME + run.container_id}
 
 
-def _state(c: Container, pod_meta: Obj) -> tuple[Obj, Obj]:
-    """(state, lastState) of a container as Kubernetes shows them."""
+def _state(c: Container, pod_meta: Obj, creating: str = "ContainerCreating") -> tuple[Obj, Obj]:
+    """(state, lastState) of a container as Kubernetes shows them (`creating`: the waiting reason
+    of a container not started yet: PodInitializing in a pod with init containers)."""
     state = c.state
     last = {"terminated": _terminated(c.previous)} if c.previous else {}
     if c.hold is not None and state in ("creating", "backoff"):
         reason, message = c.hold
         return {"waiting": {"reason": reason, **({"message": message} if message else {})}}, last
     if state == "creating":
-        return {"waiting": {"reason": "ContainerCreating"}}, last
+        return {"waiting": {"reason": creating}}, last
     if state == "backoff":
         message = (f"back-off {go_duration(c.backoff)} restarting failed container={c.name} "
                    f"pod={pod_meta.get('name')}_{pod_meta.get('namespace')}({pod_meta.get('uid')})")
@@ -59,14 +65,16 @@ def _state(c: Container, pod_meta: Obj) -> tuple[Obj, Obj]:
         return {"terminated": _terminated(c.current)}, last
     if c.previous:  # stopped while waiting out a back-off
         return {"terminated": _terminated(c.previous)}, {}
-    return {"waiting": {"reason": "ContainerCreating"}}, {}
+    return {"waiting": {"reason": creating}}, {}
 
 
-def container_status(c: Container, image: str, ready: bool, pod_meta: Obj) -> Obj:
-    state, last_state = _state(c, pod_meta)
+def container_status(c: Container, image: str, ready: bool, pod_meta: Obj, *, started: bool | None = None,
+                     creating: str = "ContainerCreating") -> Obj:
+    state, last_state = _state(c, pod_meta, creating)
     run = c.last_run
     status: Obj = {"name": c.name, "image": image, "imageID": image_id(image) if run else "",
-                   "ready": ready, "restartCount": c.restart_count, "started": c.state == "running",
+                   "ready": ready, "restartCount": c.restart_count,
+                   "started": c.state == "running" if started is None else started,
                    "state": state, "lastState": last_state}
     if run:
         status["containerID"] = RUNTIME + run.container_id
@@ -86,10 +94,18 @@ def render_status(pod: Obj, record: PodRecord, now: float) -> Obj:
     meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
     status = copy.deepcopy(pod.get("status") or {})
     old = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, dict)}
-    phase = pod_phase(record)
+    phase = pod_phase(record, sidecars(pod))
     ready = readiness(pod, record, now)
-    images = {c.get("name"): c.get("image", "") for c in spec.get("containers") or []}
-    unready = [name for name, ok in ready.items() if not ok]
+    images = {c.get("name"): c.get("image", "") for c in (spec.get("initContainers") or []) +
+              (spec.get("containers") or []) if isinstance(c, dict)}
+    specs = {c.get("name"): c for c in spec.get("containers") or [] if isinstance(c, dict)}
+    creating = "PodInitializing" if record.init_containers else "ContainerCreating"
+    pending_init = [c.name for c in record.init_containers if not (completed(c) or (c.name in sidecars(pod) and
+                                                                       c.last_run is not None))]
+    init_reason = {"reason": "PodCompleted"} if phase in ("Succeeded", "Failed") else {
+        "reason": "ContainersNotInitialized", "message": f"containers with incomplete status: [{' '.join(pending_init)}]"}
+    unready = [c.name for c in record.init_containers if c.name in sidecars(pod) and c.state != "running"]
+    unready += [name for name, ok in ready.items() if not ok]  # sidecars count, as upstream's
     all_ready = not unready and phase == "Running"
     if phase in ("Succeeded", "Failed"):
         reason, message = "PodCompleted", ""
@@ -97,7 +113,7 @@ def render_status(pod: Obj, record: PodRecord, now: float) -> Obj:
         reason, message = "ContainersNotReady", f"containers with unready status: [{' '.join(unready)}]"
     conditions = [
         _condition(old, "PodReadyToStartContainers", record.sandbox_ready, now),
-        _condition(old, "Initialized", True, now),
+        _condition(old, "Initialized", not pending_init, now, **init_reason),
         _condition(old, "Ready", all_ready, now, reason, message),
         _condition(old, "ContainersReady", all_ready, now, reason, message),
         old.get("PodScheduled") or {"type": "PodScheduled", "status": "True",
@@ -108,9 +124,14 @@ def render_status(pod: Obj, record: PodRecord, now: float) -> Obj:
         "phase": phase, "conditions": conditions,
         "hostIP": record.host_ip, "hostIPs": [{"ip": record.host_ip}],
         "startTime": format_time(record.started_at), "qosClass": qos_class(pod),
-        "containerStatuses": [container_status(c, images.get(c.name) or c.image, ready[c.name], meta)
+        "containerStatuses": [container_status(c, images.get(c.name) or c.image, ready[c.name], meta, creating=creating,
+                                               started=has_started(specs.get(c.name) or {}, c, record.probes))
                               for c in record.containers],
     })
+    if record.init_containers:  # an init container is ready once it has completed (a sidecar: while it runs)
+        status["initContainerStatuses"] = [
+            container_status(c, images.get(c.name) or c.image, completed(c) or (c.name in sidecars(pod) and
+                             c.state == "running"), meta, creating="PodInitializing") for c in record.init_containers]
     if record.sandbox_ready and record.pod_ip:
         status["podIP"], status["podIPs"] = record.pod_ip, [{"ip": record.pod_ip}]
     else:
@@ -134,30 +155,37 @@ def _run_from(state: Obj, number: int, container_id: str = "") -> Run | None:
                exit_code=int(terminated.get("exitCode") or 0), oom_killed=terminated.get("reason") == "OOMKilled")
 
 
+def _adopt(spec: Obj, found: Obj, uid: str, policy: str, now: float, backoff: BackoffPolicy,
+           default_start_delay: float) -> Container:
+    name, image = spec.get("name", ""), spec.get("image", "")
+    fresh = new_container(name, image, uid, now, default_start_delay)
+    count = int(found.get("restartCount") or 0)
+    last = _run_from(found.get("lastState") or {}, max(0, count - 1))
+    run = _run_from(found.get("state") or {}, count, str(found.get("containerID") or ""))
+    if run is not None and run.running:
+        return Container(name, image, fresh.seed, now, 0.0, current=run, previous=last, restart_count=count)
+    if run is not None and not restarts(policy, run.exit_code or 0):
+        return Container(name, image, fresh.seed, now, 0.0, current=run, previous=last, restart_count=count,
+                         finished=True)
+    if run is not None or last is not None:  # ended, or waiting out a back-off: restart now
+        return Container(name, image, fresh.seed, now, 0.0, previous=run or last, restart_count=count,
+                         backoff=backoff.base, restart_at=now)
+    return fresh
+
+
 def record_from_status(pod: Obj, now: float, *, host_ip: str, pod_ip: str, backoff: BackoffPolicy,
                        default_start_delay: float) -> PodRecord:
-    """A record for a pod found already running on this node (the kubelet was restarted)."""
-    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    """A record for a pod found already running on this node (the kubelet was restarted); its init
+    containers are adopted too (a completed one stays completed)."""
+    meta, status, spec = pod.get("metadata") or {}, pod.get("status") or {}, pod.get("spec") or {}
     uid, policy = meta.get("uid", ""), restart_policy(pod)
     seen = {s.get("name"): s for s in status.get("containerStatuses") or [] if isinstance(s, dict)}
-    containers = []
-    for spec in (pod.get("spec") or {}).get("containers") or []:
-        name, image = spec.get("name", ""), spec.get("image", "")
-        fresh = new_container(name, image, uid, now, default_start_delay)
-        found = seen.get(name) or {}
-        count = int(found.get("restartCount") or 0)
-        last = _run_from(found.get("lastState") or {}, max(0, count - 1))
-        run = _run_from(found.get("state") or {}, count, str(found.get("containerID") or ""))
-        if run is not None and run.running:
-            fresh = Container(name, image, fresh.seed, now, 0.0, current=run, previous=last, restart_count=count)
-        elif run is not None and not restarts(policy, run.exit_code or 0):
-            fresh = Container(name, image, fresh.seed, now, 0.0, current=run, previous=last,
-                              restart_count=count, finished=True)
-        elif run is not None or last is not None:  # ended, or waiting out a back-off: restart now
-            fresh = Container(name, image, fresh.seed, now, 0.0, previous=run or last, restart_count=count,
-                              backoff=backoff.base, restart_at=now)
-        containers.append(fresh)
+    seen_init = {s.get("name"): s for s in status.get("initContainerStatuses") or [] if isinstance(s, dict)}
+    containers = tuple(_adopt(c, seen.get(c.get("name")) or {}, uid, policy, now, backoff, default_start_delay)
+                       for c in spec.get("containers") or [] if isinstance(c, dict))
+    inits = tuple(_adopt(c, seen_init.get(c.get("name")) or {}, uid,
+                         init_policy(policy, c.get("restartPolicy") == "Always"), now, backoff, default_start_delay)
+                  for c in spec.get("initContainers") or [] if isinstance(c, dict))
     started = parse_time(status.get("startTime")) or now
     return PodRecord(key=f"{meta.get('namespace')}/{meta.get('name')}", uid=uid, started_at=started,
-                     host_ip=host_ip, pod_ip=pod_ip, containers=tuple(containers))
-
+                     host_ip=host_ip, pod_ip=pod_ip, containers=containers, init_containers=inits)

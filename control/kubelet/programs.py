@@ -11,12 +11,20 @@ from __future__ import annotations
 import posixpath
 from typing import Awaitable, Callable
 
+from control.kubelet import tar as tar_program
 from control.kubelet.filesystem import FsError
 from control.kubelet.shell import Shell, ShellExit, Streams
 
 Program = Callable[[Shell, list[str], Streams], Awaitable[int]]
 PROGRAMS: dict[str, Program] = {}
 UNAME = {"-s": "Linux", "-r": "5.15.0-kitchen", "-m": "x86_64", "-o": "GNU/Linux"}
+
+PROGRAMS["tar"] = tar_program.tar  # kubectl cp's tar (control/kubelet/tar.py)
+
+# Programs that read their stdin to the end before they can finish: an exec session hands them all
+# of it (up to the client's CLOSE); any other program runs at once.
+STDIN_READERS: dict[str, Callable[[list[str]], bool]] = {"cat": lambda args: not args,
+                                                         "tar": tar_program.reads_stdin}
 
 
 def program(*names: str) -> Callable[[Program], Program]:
@@ -251,6 +259,19 @@ async def uname(shell: Shell, args: list[str], io: Streams) -> int:
     wanted = order if "a" in flags else [f for f in order if f in flags] or ["s"]
     values = {**{k[1]: v for k, v in UNAME.items()}, "n": shell.hostname}
     _print(io, " ".join(values[f] for f in wanted) + "\n")
+    return 0
+
+
+@program("stty")
+async def stty(shell: Shell, args: list[str], io: Streams) -> int:
+    """`stty size` says the terminal's rows and columns (what the client's resize set); other
+    settings are taken and change nothing here."""
+    if shell.terminal is None:
+        io.err(b"stty: standard input: Not a tty\n")
+        return 1
+    if args == ["size"]:
+        columns, rows = shell.terminal
+        _print(io, f"{rows} {columns}\n")
     return 0
 
 

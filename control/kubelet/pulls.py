@@ -33,9 +33,10 @@ from typing import Any, Protocol
 
 from control.clock import Clock
 from control.kubelet.config import BackoffPolicy
-from control.kubelet.containers import Happening, go_duration
+from control.kubelet.containers import Container, Happening, go_duration
 from control.kubelet.images import (CONFIGMAP_NAME, CONFIGMAP_NAMESPACE, DOCKER_HUB, Catalogue, InvalidImage,
                                     Reference, builtin, configmap_entries, default_pull_policy, parse_reference)
+from control.kubelet.initcontainers import completed, init_specs, sidecars
 from control.kubelet.podstate import PodRecord
 
 Obj = dict[str, Any]
@@ -252,3 +253,22 @@ def restart_changed(pod: Obj, record: PodRecord, now: float) -> tuple[PodRecord,
     if not happenings and all(a is b for a, b in zip(containers, record.containers)):
         return record, ()
     return replace(record, containers=tuple(containers)), tuple(happenings)
+
+
+def waiting_turn(pod: Obj, containers: tuple[Container, ...]) -> set[str]:
+    """The containers whose turn to start has not come: an init container before them has not
+    completed (a sidecar: not started). Their images are pulled ahead, but a failure is told only
+    when their turn comes (the kubelet shows PodInitializing until then)."""
+    side, names = sidecars(pod), [c.get("name") for c in init_specs(pod)]
+    by_name = {c.name: c for c in containers}
+    waiting: set[str] = set()
+    blocked = False
+    for name in names:
+        found = by_name.get(str(name))
+        if blocked:
+            waiting.add(str(name))
+        elif found is None or not (completed(found) or (name in side and found.last_run is not None)):
+            blocked = True
+    if blocked:
+        waiting |= {c.name for c in containers if c.name not in names}
+    return waiting

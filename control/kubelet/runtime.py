@@ -30,11 +30,12 @@ from control.client.resources import PERSISTENTVOLUMECLAIMS, SERVICEACCOUNTS
 from control.clock import Clock
 from control.kubelet.containers import Container, next_run_id, start_due
 from control.kubelet.envvars import ConfigError, ContainerEnv, NodeFacts, resolve
-from control.kubelet.filesystem import Filesystem
+from control.kubelet.filesystem import Filesystem, pod_hostname
+from control.kubelet.process import MainProcess
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.projection import MountError, Tokens, token_sources
 from control.kubelet.loads import Loads
-from control.kubelet.pulls import ImageManager
+from control.kubelet.pulls import ImageManager, waiting_turn
 from control.kubelet.volumes import Claims, VolumeManager, claim_volumes
 
 log = logging.getLogger(__name__)
@@ -132,7 +133,10 @@ class TokenCache:
 
 
 def _containers(pod: Obj) -> dict[str, Obj]:
-    return {c.get("name", ""): c for c in (pod.get("spec") or {}).get("containers") or [] if isinstance(c, dict)}
+    """The pod's containers by name, init containers too (their names are unique across both)."""
+    spec = pod.get("spec") or {}
+    return {c.get("name", ""): c for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])
+            if isinstance(c, dict)}
 
 
 class Runtime:
@@ -148,6 +152,7 @@ class Runtime:
         self.facts = facts or NodeFacts()
         self.configs: dict[str, ContainerEnv] = {}  # by container run ID
         self.sandboxes: dict[str, Filesystem] = {}  # by container run ID
+        self.processes: dict[str, MainProcess] = {}  # by container run ID: its main command, replayed
         self.troubles: dict[str, set[str]] = {}  # by pod uid: the FailedMount messages told last
 
     def facts_for(self, host_ip: str, pod_ip: str) -> NodeFacts:
@@ -187,6 +192,7 @@ class Runtime:
         told, self.troubles[uid] = self.troubles.get(uid, set()), set(failures)
         out.events += [("Warning", "FailedMount", message) for message in failures if message not in told]
         specs = _containers(pod)
+        waiting = waiting_turn(pod, containers)  # behind an init container: told when their turn comes
         for c in containers:
             if c.state not in ("creating", "backoff"):
                 continue
@@ -195,7 +201,7 @@ class Runtime:
                 continue
             if start_due(c, now):  # the image first, as upstream's startContainer does (`pulls`)
                 ensured = self.images.ensure(pod, specs.get(c.name) or {}, c.last_run is None, now)
-                if ensured.hold is None or ensured.hold != c.hold:
+                if (ensured.hold is None or ensured.hold != c.hold) and c.name not in waiting:
                     out.events += ensured.events
                 if ensured.wake is not None:
                     out.wake = ensured.wake if out.wake is None else min(out.wake, ensured.wake)
@@ -235,15 +241,40 @@ class Runtime:
                                                                   made.env if made else None)
         return fs
 
+    def replayed(self, pod: Obj, name: str, run_id: str, pod_ip: str, started_at: float, until: float) -> Filesystem:
+        """A run's files with its main command replayed up to `until` (`process`): what a probe or
+        an exec sees at that moment."""
+        fs = self.files(pod, name, run_id, pod_ip)
+        process = self.processes.get(run_id)
+        if process is None:
+            made = self.configs.get(run_id)
+            argv = list(made.command + made.args) if made else []
+            process = self.processes[run_id] = MainProcess(fs, argv, dict(made.env) if made else {},
+                                                           pod_hostname(pod)[0], started_at)
+        process.advance(until)
+        return fs
+
     def keep_only(self, live: set[str]) -> None:
         """Forget the files and configs of runs that are no more (called with the live run IDs)."""
         for gone in set(self.sandboxes) - live:
             del self.sandboxes[gone]
+        for gone in set(self.processes) - live:
+            self.processes.pop(gone).stop()
+
+    def forget_files(self, run_id: str) -> None:
+        """A run is over and another started: its files and its replayed command go (not its config)."""
+        self.sandboxes.pop(run_id, None)
+        process = self.processes.pop(run_id, None)
+        if process is not None:
+            process.stop()
 
     def forget_runs(self, run_ids: set[str]) -> None:
         for run_id in run_ids:
             self.sandboxes.pop(run_id, None)
             self.configs.pop(run_id, None)
+            process = self.processes.pop(run_id, None)
+            if process is not None:
+                process.stop()
         self.loads.forget(run_ids)
 
     def forget(self, uid: str, run_ids: set[str]) -> None:

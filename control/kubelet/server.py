@@ -10,6 +10,8 @@ Routes:
 - `GET /healthz` and `GET /containerLogs/...`: handed to the log server (`logs`).
 - `POST /exec/...` and `POST /attach/...` (upgraded connections): handed to the exec server
   (`exec`), when the kubelet has one.
+- `POST /portForward/...` (upgraded connections): handed to the port-forward server
+  (`portforward`), when the kubelet has one.
 
 Guarantees: `/serve` and `/stats/summary` keep the connection open (HTTP/1.1 keep-alive, so
 kube-proxy reuses its connections); log answers close it, as before. Bad parameters answer 400,
@@ -27,6 +29,7 @@ from control.client.serving import Exchange, HttpError, NodeServer, Request
 from control.kubelet.containers import Container
 from control.kubelet.exec import ExecServer
 from control.kubelet.logs import LogServer
+from control.kubelet.portforward import PortForwardServer
 
 Answer = tuple[int, dict[str, Any]]
 
@@ -73,8 +76,10 @@ class KubeletServer(NodeServer):
     the log server."""
 
     def __init__(self, logs: LogServer, *, serve: Callable[[str, str, int | None, str], Answer],
-                 stats: Callable[[], dict[str, Any]], streams: ExecServer | None = None):
+                 stats: Callable[[], dict[str, Any]], streams: ExecServer | None = None,
+                 forwards: PortForwardServer | None = None):
         self.logs, self.serve, self.stats, self.streams = logs, serve, stats, streams
+        self.forwards = forwards
 
     def route(self, method: str, target: str) -> Answer:
         path = urlsplit(target).path
@@ -93,6 +98,8 @@ class KubeletServer(NodeServer):
         path = urlsplit(request.target).path
         if self.streams is not None and self.streams.serves(path):
             return await self.streams.answer(request, exchange)
+        if self.forwards is not None and self.forwards.serves(path):
+            return await self.forwards.answer(request, exchange)
         if not (path.startswith("/serve/") or path == "/stats/summary"):
             return await self.logs.answer(request, exchange)
         status, body = self.route(request.method, request.target)

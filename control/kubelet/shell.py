@@ -178,6 +178,7 @@ class Shell:
         self.exported: set[str] = set(self.vars)
         self.cwd = "/"
         self.status = 0
+        self.terminal: tuple[int, int] | None = None  # (columns, rows) when stdin is a terminal (`stty size`)
         self.resources: Any = None  # the container's load handle (`loads.StressHandle`), for `stress`
 
     async def run_line(self, line: str, io: Streams) -> int:
@@ -298,9 +299,9 @@ class Shell:
             return self._fail(io, f"{program}: {exc}")
 
     async def _nested_shell(self, name: str, args: list[str], io: Streams) -> int:
-        child = Shell(self.fs, clock=self.clock, hostname=self.hostname, name=name)
+        child = type(self)(self.fs, clock=self.clock, hostname=self.hostname, name=name)  # a subclass stays one
         child.vars = {k: v for k, v in self.vars.items() if k in self.exported}
-        child.exported, child.cwd = set(child.vars), self.cwd
+        child.exported, child.cwd, child.terminal = set(child.vars), self.cwd, self.terminal
         child.resources = self.resources
         if args and args[0] == "-c":
             if len(args) < 2:

@@ -117,6 +117,11 @@ class MemoryTree:
         self._parent_must_exist(path)
         self.directories.add(path)
 
+    def chmod(self, path: str, mode: int) -> None:
+        if self.kind(path) is None:
+            raise FsError(NO_SUCH)
+        self.modes[path] = mode & 0o7777
+
     def list_dir(self, path: str) -> list[str]:
         if path not in self.directories:
             raise FsError(NO_SUCH if path not in self.files else "Not a directory")
@@ -229,6 +234,12 @@ class DiskTree:
         except NotADirectoryError:
             raise FsError("Not a directory") from None
         except FileNotFoundError:
+            raise FsError(NO_SUCH) from None
+
+    def chmod(self, path: str, mode: int) -> None:
+        try:
+            os.chmod(self._at(path), mode & 0o7777)
+        except OSError:
             raise FsError(NO_SUCH) from None
 
     def list_dir(self, path: str) -> list[str]:

@@ -4,8 +4,8 @@ upgraded connection (`control.client.remotecommand`).
 Guarantees:
 - Without a TTY the command runs once: output streams on stdout/stderr as it is produced; a shell
   with no `-c` runs its stdin line by line as lines arrive (`echo ... | kubectl exec -i POD --
-  sh`), a command that reads stdin (`cat`) gets it whole when the client closes it (CLOSE
-  frame), any other runs at once.
+  sh`), a command that reads stdin (`cat`, `tar x`) gets it whole when the client closes it (CLOSE
+  frame; more than MAX_STDIN is refused with exit 1, never held), any other runs at once.
 - With a TTY and a shell, the session is an interactive terminal: a prompt, typed characters
   echoed, Enter runs the line, Backspace/Ctrl-U edit it, Ctrl-C interrupts a running command (or
   drops the line), Ctrl-D on an empty line or `exit` ends it; output has `\\n` turned into `\\r\\n`
@@ -27,6 +27,8 @@ from control.kubelet.shell import SHELLS, Shell, ShellExit, Streams
 
 BUSYBOX_IMAGES = ("busybox", "alpine")
 INTERRUPTED = 130
+CHUNK = 64 * 1024  # bytes of output per frame
+MAX_STDIN = 64 << 20  # what a command reading all its stdin (tar x, cat) may be given: the kubelet's memory is bounded
 ESCAPE_END = set(range(0x40, 0x7F))  # the final byte of a CSI sequence (arrow keys and the like)
 
 
@@ -45,9 +47,13 @@ def interactive(argv: list[str]) -> bool:
 
 
 def reads_stdin(argv: list[str]) -> bool:
-    """Whether a command reads its stdin to the end before it can finish (`cat` with no file);
-    any other command runs at once, as `ls` does under `kubectl exec -it POD -- ls`."""
-    return bool(argv) and posixpath.basename(argv[0]) == "cat" and len(argv) == 1
+    """Whether a command reads its stdin to the end before it can finish (`cat` with no file,
+    `tar x` from `-`: `programs.STDIN_READERS`); any other command runs at once, as `ls` does
+    under `kubectl exec -it POD -- ls`."""
+    from control.kubelet.programs import STDIN_READERS  # programs import the shell, as we do
+
+    wants = STDIN_READERS.get(posixpath.basename(argv[0])) if argv else None
+    return wants is not None and wants(argv[1:])
 
 
 class Session:
@@ -56,6 +62,8 @@ class Session:
         self.shell, self.argv, self.image = shell, argv, image
         self.stdin, self.tty, self.send = stdin, tty, send
         self.size: tuple[int, int] | None = None
+        if tty:
+            shell.terminal = (0, 0)  # a new pty has no size until the client's first resize
         self.inbox: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
         self.pending: list[tuple[int, bytes]] = []  # typed ahead while a command ran
         out = self._to(STDOUT) if stdout else _drop
@@ -63,8 +71,10 @@ class Session:
 
     def _to(self, channel: int) -> Callable[[bytes], None]:
         def write(data: bytes) -> None:
-            if data:
-                self.send(frame(channel, data.replace(b"\n", b"\r\n") if self.tty else data))
+            if self.tty:
+                data = data.replace(b"\n", b"\r\n")
+            for start in range(0, len(data), CHUNK):  # a frame stays under MAX_FRAME (a tar of a big file)
+                self.send(frame(channel, data[start:start + CHUNK]))
         return write
 
     async def run(self, frames: FrameReader) -> int:
@@ -93,6 +103,8 @@ class Session:
         try:
             size = json.loads(payload)
             self.size = (int(size["Width"]), int(size["Height"]))
+            if self.tty:
+                self.shell.terminal = self.size
         except (ValueError, TypeError, KeyError):
             pass  # a malformed resize is ignored, as the kubelet's resize loop does
 
@@ -108,6 +120,10 @@ class Session:
         stdin = await self._read_stdin() if self.stdin and reads_stdin(self.argv) else b""
         if stdin is None:
             return INTERRUPTED
+        if len(stdin) > MAX_STDIN:
+            self.streams.err(f"{posixpath.basename(self.argv[0])}: standard input: more than the simulated "
+                             f"container takes ({MAX_STDIN >> 20} MiB)\n".encode())
+            return 1
         return await self._interruptible(self.shell.run_argv(self.argv, Streams(self.streams.out, self.streams.err,
                                                                                   stdin)))
 
@@ -117,7 +133,7 @@ class Session:
             channel, payload = item
             if channel == CLOSE or (channel == STDIN and not payload):
                 return bytes(data)
-            if channel == STDIN:
+            if channel == STDIN and len(data) <= MAX_STDIN:  # past the limit the rest is dropped, then refused
                 data += payload
         return None
 
@@ -174,15 +190,18 @@ class Session:
         line = bytearray()
         self.send(frame(STDOUT, prompt_for(self.image, self.shell).encode()))
         echo = self._to(STDOUT)
-        escape = False
+        escape = 0  # 1: after ESC; 2: inside a CSI/SS3 sequence (ESC [ ... or ESC O x)
         try:
             while (item := await self._next_input()) is not None:
                 channel, payload = item
                 if channel == CLOSE:
                     break
                 for index, byte in enumerate(payload):
-                    if escape:  # skip an escape sequence (no history or cursor movement here)
-                        escape = byte == 0x5B or byte not in ESCAPE_END
+                    if escape == 1:  # ESC then `[`/`O` opens a sequence; any other byte is ESC's pair (Alt-x)
+                        escape = 2 if byte in (0x5B, 0x4F) else 0
+                        continue
+                    if escape == 2:  # skip the sequence (no history or cursor movement here)
+                        escape = 0 if byte in ESCAPE_END else 2
                         continue
                     if byte in (0x0D, 0x0A):
                         echo(b"\n")
@@ -208,7 +227,7 @@ class Session:
                         echo(b"\b \b" * len(line))
                         line.clear()
                     elif byte == 0x1B:
-                        escape = True
+                        escape = 1
                     elif byte >= 0x20 or byte == 0x09:
                         line.append(byte)
                         echo(bytes((byte,)))

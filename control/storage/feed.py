@@ -9,6 +9,9 @@ Guarantees:
   older than memory, or raises Gone when the log was compacted past `rev`.
 - Each watcher reads at its own pace from the shared run: a slow one never slows a writer or
   another watcher.
+- Memory is bounded in count (`capacity` changes) and in bytes (`max_bytes`, KK_FEED_MAX_BYTES:
+  each change is charged its body and the event line made from it): past either bound the oldest
+  changes leave memory, and a watcher behind them reads from the log, as one behind the count does.
 - Its life is the server's: `start_feed` (ASGI lifespan.startup, before the first request) starts
   it with its poll, log compaction and LISTEN connection on the running loop; `stop_feed`
   (lifespan.shutdown) stops all of them. `get_feed` returns the started feed and never starts one:
@@ -36,11 +39,18 @@ log = logging.getLogger(__name__)
 PARSED_WINDOW = 1000
 
 
+def weight(change: Change) -> int:
+    """What a change holds in memory: its body, and the watch line encoded from it once."""
+    return 2 * len(change.body) + 200
+
+
 class ChangeFeed:
     def __init__(self, *, loop: asyncio.AbstractEventLoop, start: int, capacity: int = 10000,
-                 batch_window: float = 0.003):
+                 batch_window: float = 0.003, max_bytes: int | None = None):
         self.loop = loop
         self.capacity = capacity
+        self.max_bytes = settings.KK_FEED_MAX_BYTES if max_bytes is None else max_bytes
+        self.bytes = 0  # the sum of `weight` over `changes`
         self.changes: list[Change] = []
         self.first = start + 1  # revision of changes[0]
         self.last = start  # highest revision known, all of (first-1, last] are in `changes`
@@ -66,6 +76,7 @@ class ChangeFeed:
                 self.hint()
                 break
             self.changes.append(change)
+            self.bytes += weight(change)
             self.last = change.revision
             grew = True
             if len(self.changes) > PARSED_WINDOW:
@@ -96,7 +107,7 @@ class ChangeFeed:
         except errors.Gone:
             # We fell behind the log's window: restart the run from the newest revision.
             latest = await run_db(store.current_revision)
-            self.changes, self.first, self.last = [], latest + 1, latest
+            self.changes, self.first, self.last, self.bytes = [], latest + 1, latest, 0
             self._notify()
         except Exception:
             log.exception("change feed catch-up failed")
@@ -107,16 +118,25 @@ class ChangeFeed:
     def _trim(self) -> None:
         excess = len(self.changes) - self.capacity
         if excess > self.capacity // 4:
-            del self.changes[:excess]
-            self.first += excess
+            self._drop_oldest(excess)
+        if self.bytes > self.max_bytes:
+            # Down to three quarters of the bound (not just under it): one trim per many appends.
+            goal, cut, freed = self.bytes - self.max_bytes * 3 // 4, 0, 0
+            while freed < goal and cut < len(self.changes):
+                freed += weight(self.changes[cut])
+                cut += 1
+            self._drop_oldest(cut)
+
+    def _drop_oldest(self, count: int) -> None:
+        self.bytes -= sum(weight(change) for change in self.changes[:count])
+        del self.changes[:count]
+        self.first += count
 
     def drop_through(self, revision: int) -> None:
         """Forget changes at or below a compacted revision."""
         self.compacted = max(self.compacted, revision)
         if revision >= self.first:
-            cut = min(revision - self.first + 1, len(self.changes))
-            del self.changes[:cut]
-            self.first += cut
+            self._drop_oldest(min(revision - self.first + 1, len(self.changes)))
 
     def _notify(self) -> None:
         """Wake the readers, at most once per batch window: under a burst of commits each reader
@@ -145,6 +165,11 @@ class ChangeFeed:
             if revision >= self.last:
                 return []
         if revision + 1 < self.first:
+            # Behind memory: from the log, in pieces no bigger (by the changes in memory now) than a
+            # quarter of the byte bound, so ten slow readers of big objects cannot pin gigabytes.
+            if self.changes:
+                average = max(1, self.bytes // len(self.changes))
+                limit = max(1, min(limit, self.max_bytes // 4 // average))
             return await run_db(lambda: store.events_since(revision, limit=limit))
         start = revision + 1 - self.first
         return self.changes[start:start + limit]

@@ -92,6 +92,18 @@ def _dumps(obj: dict[str, Any]) -> str:
     return json.dumps(obj, separators=(",", ":"))  # ASCII: lone surrogates stay valid escapes
 
 
+# etcd's --max-request-bytes default (1.5 MiB): a larger object is refused, as etcd refuses the put
+# kube-apiserver sends it; with the message etcd gives (kube-apiserver relays it), as a 413.
+MAX_OBJECT_BYTES = 1536 * 1024
+
+
+def _storable(obj: dict[str, Any]) -> str:
+    body = _dumps(obj)
+    if len(body) > MAX_OBJECT_BYTES:
+        raise errors.RequestEntityTooLarge("etcdserver: request is too large")
+    return body
+
+
 def _is_postgres() -> bool:
     return connection.vendor == "postgresql"
 
@@ -145,7 +157,7 @@ def object_create(*, resource: str, obj: dict[str, Any], actor: str) -> dict[str
         if _select_current(cursor, resource, namespace, name, for_update=False):
             raise errors.already_exists(resource, name)
         meta["resourceVersion"] = str(revision)
-        body = _dumps(obj)
+        body = _storable(obj)
         cursor.execute(
             f"INSERT INTO {_OBJ} (resource, namespace, name, uid, revision, body)"
             " VALUES (%s, %s, %s, %s, %s, %s)",
@@ -181,7 +193,7 @@ def object_update(
             return current
         revision = _next_revision(cursor)
         result["metadata"]["resourceVersion"] = str(revision)
-        new_body = _dumps(result)
+        new_body = _storable(result)
         cursor.execute(
             f"UPDATE {_OBJ} SET revision = %s, body = %s WHERE id = %s", [revision, new_body, row_id]
         )

@@ -8,6 +8,7 @@ import { onNextFrame } from "./frame.js";
 import { HpaPanel } from "./hpa.js";
 import { JobsPanel } from "./jobs.js";
 import "./lessons.js";
+import "./shell.js";
 import { LiveSocket } from "./live.js";
 import { VersionLog } from "./log.js";
 import { Model } from "./model.js";

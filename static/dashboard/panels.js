@@ -46,6 +46,17 @@ export function answeredBadge({ count, share }) {
   return badge;
 }
 
+// Opens a shell in the pod (shell.js): its first container, as kubectl exec does without -c.
+function shellButton(vm) {
+  const node = h("button", "act pod-shell", ">_");
+  node.type = "button";
+  node.title = ui("shell");
+  node.setAttribute("aria-label", `${ui("shell")}: ${vm.name}`);
+  Object.assign(node.dataset, { shellNamespace: vm.ns, shellName: vm.name,
+    shellContainer: (vm.containers || [])[0] || "" });
+  return node;
+}
+
 function podStatus(vm) {
   if (vm.status === "Running" && vm.ready) return "Ready";
   return vm.status;
@@ -214,6 +225,7 @@ export class Panels {
       mark.title = warning.message;
       parts.push(mark);
     }
+    if (vm.phase === "Running" && !vm.terminating) parts.push(shellButton(vm));
     if (!vm.terminating) {
       const data = { namespace: vm.ns, name: vm.name };
       parts.push(button("delete-pod", "✕", data, "pod-delete"), button("crash", "↯", data, "pod-crash"));

@@ -47,3 +47,67 @@ def test_dry_run_is_admitted_too_and_a_missing_namespace_comes_first(api):
     assert answer.status_code == 403
     status, body = create_pod(api, {"serviceAccountName": "sa", "containers": [{"name": "c"}]}, namespace="nowhere")
     assert status == 404 and body["message"] == 'namespaces "nowhere" not found'
+
+
+# --- NamespaceLifecycle (control.api.admission) ---------------------------------------------------
+
+@pytest.mark.parametrize("name", ["default", "kube-system", "kube-public", "kube-node-lease"])
+def test_the_immortal_namespaces_may_not_be_deleted(api, name):
+    api.post("/api/v1/namespaces", json.dumps({"metadata": {"name": name}}))  # bootstrap made most of them
+    answer = api.delete(f"/api/v1/namespaces/{name}")
+    body = json.loads(answer.content)
+    assert answer.status_code == 403 and body["reason"] == "Forbidden"
+    assert body["message"] == f'namespaces "{name}" is forbidden: this namespace may not be deleted'
+    assert body["details"] == {"name": name, "kind": "namespaces"}
+    ns = json.loads(api.get(f"/api/v1/namespaces/{name}").content)
+    assert "deletionTimestamp" not in ns["metadata"] and ns["status"]["phase"] == "Active"
+
+
+def test_a_dry_run_delete_of_default_is_refused_too_and_other_namespaces_go(api):
+    assert api.delete("/api/v1/namespaces/default", QUERY_STRING="dryRun=All").status_code == 403
+    api.post("/api/v1/namespaces", json.dumps({"metadata": {"name": "scratch"}}))
+    assert api.delete("/api/v1/namespaces/scratch").status_code == 200
+
+
+def test_deleting_every_namespace_spares_the_immortal_ones_and_says_so(api):
+    api.post("/api/v1/namespaces", json.dumps({"metadata": {"name": "scratch"}}))
+    answer = api.delete("/api/v1/namespaces")
+    assert answer.status_code == 403 and "this namespace may not be deleted" in json.loads(answer.content)["message"]
+    scratch = json.loads(api.get("/api/v1/namespaces/scratch").content)
+    assert scratch["status"]["phase"] == "Terminating"
+    assert "deletionTimestamp" not in json.loads(api.get("/api/v1/namespaces/default").content)["metadata"]
+
+
+def test_nothing_is_created_in_a_terminating_namespace(api):
+    api.post("/api/v1/namespaces", json.dumps({"metadata": {"name": "leaving"}}))
+    assert api.delete("/api/v1/namespaces/leaving").status_code == 200  # held by spec.finalizers: Terminating
+    answer = api.post("/api/v1/namespaces/leaving/configmaps", json.dumps({"metadata": {"name": "late"}}))
+    body = json.loads(answer.content)
+    assert answer.status_code == 403 and body["reason"] == "Forbidden"
+    assert body["message"] == ('configmaps "late" is forbidden: unable to create new content in namespace leaving '
+                               'because it is being terminated')
+    assert body["details"] == {"name": "late", "kind": "configmaps", "causes": [
+        {"reason": "NamespaceTerminating", "message": "namespace leaving is being terminated",
+         "field": "metadata.namespace"}]}
+    assert api.get("/api/v1/namespaces/leaving/configmaps/late").status_code == 404
+    apps = api.post("/apis/apps/v1/namespaces/leaving/deployments", json.dumps({"metadata": {"generateName": "web-"}}))
+    assert apps.status_code == 403
+    assert json.loads(apps.content)["details"]["group"] == "apps"
+
+
+def test_create_in_a_missing_namespace_is_404(api):
+    answer = api.post("/api/v1/namespaces/ghost/configmaps", json.dumps({"metadata": {"name": "c"}}))
+    body = json.loads(answer.content)
+    assert answer.status_code == 404 and body["message"] == 'namespaces "ghost" not found'
+    assert body["details"] == {"name": "ghost", "kind": "namespaces"}
+
+
+@pytest.mark.parametrize("method,path", [("DELETE", "/api/v1/pods"), ("DELETE", "/api/v1/configmaps"),
+                                         ("POST", "/api/v1/configmaps"), ("DELETE", "/apis/apps/v1/deployments")])
+def test_writes_on_the_all_namespaces_path_are_405(api, method, path):
+    api.post("/api/v1/namespaces/default/configmaps", json.dumps({"metadata": {"name": "kept"}}))
+    answer = api.request(method, path, json.dumps({"metadata": {"name": "x"}}) if method == "POST" else "")
+    body = json.loads(answer.content)
+    assert answer.status_code == 405 and body["reason"] == "MethodNotAllowed"
+    assert api.get("/api/v1/namespaces/default/configmaps/kept").status_code == 200
+    assert api.get(path).status_code == 200  # list across namespaces still works

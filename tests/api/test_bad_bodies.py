@@ -89,3 +89,12 @@ def test_a_body_that_is_not_utf8_is_refused(api):
     answer = api.post("/api/v1/namespaces/default/pods", b'{"metadata": {"name": "\xff\xfe"}}')
     status = _status(answer)
     assert answer.status_code == 400 and "invalid UTF-8" in status["message"]
+
+
+def test_an_object_over_one_and_a_half_mib_is_413_not_500(api):
+    body = json.dumps({"metadata": {"name": "huge"}, "data": {"k": "x" * (1600 * 1024)}})
+    answer = api.post("/api/v1/namespaces/default/configmaps", body)
+    status = json.loads(answer.content)
+    assert answer.status_code == 413 and status["reason"] == "RequestEntityTooLarge"
+    assert status["message"] == "etcdserver: request is too large"
+    assert api.get("/api/v1/namespaces/default/configmaps/huge").status_code == 404

@@ -228,3 +228,35 @@ def test_the_idle_timeout_is_configurable(monkeypatch):
     for bad in ("soon", "-1", "0"):
         monkeypatch.setenv("KK_STREAM_IDLE_SECONDS", bad)
         assert stream_idle_seconds() == 4 * 3600
+
+
+BROWSER = b"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36"
+
+
+def test_the_hubs_own_page_opens_a_shell_as_the_dashboard(cluster, settings):
+    api, _ = cluster
+    settings.ALLOWED_HOSTS = ["localhost", "127.0.0.1"]
+    heard: list[dict] = []
+    stop = traffic.listen(heard.append)
+    client = Client(EXEC, query="command=echo&command=hi&stdout=1&container=app")
+    client.scope["headers"] = [(b"user-agent", BROWSER), (b"host", b"127.0.0.1:8000"),
+                               (b"origin", b"http://127.0.0.1:8000")]
+    try:
+        ws = converse(api, client)
+    finally:
+        stop()
+    assert ws.sent[0]["type"] == "websocket.accept" and ws.channels()[1] == b"hi\n"
+    assert [(r["who"], r["resource"], r["code"]) for r in heard if r["type"] == "request"] == [
+        ("dashboard", "pods/exec", 101)]
+
+
+def test_a_foreign_page_is_refused_with_a_403(cluster, settings):
+    api, _ = cluster
+    settings.ALLOWED_HOSTS = ["localhost", "127.0.0.1"]
+    client = Client(EXEC, query="command=ls&stdout=1&container=app")
+    client.scope["headers"] = [(b"user-agent", BROWSER), (b"host", b"127.0.0.1:8000"),
+                               (b"origin", b"http://evil.example")]
+    start, body = converse(api, client).sent
+    assert start["status"] == 403
+    assert json.loads(body["body"])["message"] == ("websocket origin 'http://evil.example' is not allowed: "
+                                                   "only the hub's own page may open a stream")

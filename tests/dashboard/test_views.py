@@ -183,3 +183,39 @@ def test_bad_targets_are_refused_before_any_request(fake, client, action, form):
 
 def test_unknown_actions_are_404(client):
     assert client.post("/actions/explode/", {}).status_code == 404
+
+
+def test_a_manifest_over_the_apis_limit_is_413_and_nothing_is_sent(client, fake):
+    from django.conf import settings
+
+    big = DEPLOYMENT + "\n#" + "x" * settings.KK_MAX_BODY_BYTES
+    response = client.post("/apply/", {"manifest": big})
+    assert response.status_code == 413
+    assert f"Request entity too large: limit is {settings.KK_MAX_BODY_BYTES}" in response.content.decode()
+    assert fake.requests == []
+
+
+def test_the_manifest_is_parsed_off_the_event_loop(monkeypatch, fake):
+    """While the YAML is read, the loop that serves the API (and /healthz) keeps running."""
+    import asyncio
+    import threading
+
+    from django.test import AsyncClient
+
+    from dashboard import manifests
+
+    released = threading.Event()
+    seen: dict[str, bool] = {}
+
+    def slow_parse(text):
+        seen["loop_ran_meanwhile"] = released.wait(5)  # only the loop can set it
+        raise manifests.ManifestError("stopped here")
+
+    monkeypatch.setattr(manifests, "parse", slow_parse)
+
+    async def scenario():
+        asyncio.get_running_loop().call_soon(released.set)
+        return await AsyncClient().post("/apply/", {"manifest": DEPLOYMENT})
+
+    response = asyncio.run(scenario())
+    assert seen["loop_ran_meanwhile"] is True and response.status_code == 400

@@ -35,16 +35,18 @@ def test_the_restaurant_words_follow_the_seed_story():
     assert words["pod"]["kitchen"] == "요리"
     assert words["delete-pod"]["kitchen"] == "파스타를 바닥에 쏟기"
     assert page_words.terms()["status"]["Ready"]["kitchen"] == "Garnished"
+    with translation.override("ko"):
+        assert page_words.terms()["ui"]["shell"] == "이 파드에서 셸 열기"
 
 
 def test_pod_view_models_say_what_kubectl_says():
     pod = {"metadata": {"name": "p", "namespace": "default", "ownerReferences": [{"kind": "ReplicaSet", "name": "rs"}]},
-           "spec": {"nodeName": "node-1"},
+           "spec": {"nodeName": "node-1", "containers": [{"name": "app"}, {"name": "sidecar"}]},
            "status": {"phase": "Running", "podIP": "10.0.0.5",
                       "containerStatuses": [{"restartCount": 2, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}}
     vm = presenters.pod_vm(pod)
     assert vm == {"key": "default/p", "ns": "default", "name": "p", "node": "node-1", "phase": "Running",
                   "status": "CrashLoopBackOff", "ready": False, "restarts": 2, "terminating": False,
-                  "ip": "10.0.0.5", "owner": "rs", "crashing": False}
+                  "ip": "10.0.0.5", "owner": "rs", "crashing": False, "containers": ["app", "sidecar"]}
     pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     assert presenters.pod_vm(pod)["status"] == "Terminating"

@@ -9,7 +9,7 @@ import threading
 import httpx
 import pytest
 
-from tests.conftest import Cluster, wait_for
+from tests.conftest import Cluster, ready_cluster, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -37,10 +37,7 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster():
-    running = Cluster(nodes=3).start()
-    wait_for(lambda: len(running.ready_nodes()) == 3, what="3 Ready nodes")
-    yield running
-    running.stop()
+    yield from ready_cluster(3)
 
 
 def get_json(cluster: Cluster, *args: str) -> dict:

@@ -12,7 +12,7 @@ import json
 import pytest
 from kubernetes import client, watch
 
-from tests.conftest import Cluster, wait_for
+from tests.conftest import Cluster, ready_cluster, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -37,10 +37,7 @@ spec:
 def cluster():
     # Pod failures back off 10 s, 20 s ... upstream; one failure is retried once here, so the
     # failing Job takes one back-off (about 10 s) before its second pod.
-    running = Cluster(nodes=2).start()
-    wait_for(lambda: len(running.ready_nodes()) == 2, what="2 Ready nodes")
-    yield running
-    running.stop()
+    yield from ready_cluster(2)
 
 
 def get_json(cluster: Cluster, *args: str) -> dict:

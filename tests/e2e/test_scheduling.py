@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.conftest import Cluster, wait_for
+from tests.conftest import Cluster, ready_cluster, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -49,10 +49,7 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster():
-    running = Cluster(nodes=2).start()
-    wait_for(lambda: len(running.ready_nodes()) == 2, what="2 Ready nodes")
-    yield running
-    running.stop()
+    yield from ready_cluster(2)
 
 
 def get(cluster: Cluster, name: str) -> dict:

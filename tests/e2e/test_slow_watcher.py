@@ -23,7 +23,7 @@ def test_a_stuck_watcher_does_not_slow_writers_or_other_watchers():
         with httpx.Client(base_url=hub.url, timeout=10) as client:
             rv = client.get("/api/v1/namespaces/default/configmaps").json()["metadata"]["resourceVersion"]
             stuck.sendall(f"GET /api/v1/namespaces/default/configmaps?watch=1&resourceVersion={rv} HTTP/1.1\r\n"
-                          f"Host: x\r\n\r\n".encode())  # ... and never read a byte
+                          f"Host: 127.0.0.1\r\n\r\n".encode())  # ... and never read a byte
             received: list[str] = []
 
             def healthy_watcher():

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, Cluster, wait_for
+from tests.conftest import ROOT, Cluster, ready_cluster, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -51,10 +51,7 @@ spec:
 
 @pytest.fixture(scope="module")
 def cluster():
-    running = Cluster(nodes=1).start()
-    wait_for(lambda: len(running.ready_nodes()) == 1, what="1 Ready node")
-    yield running
-    running.stop()
+    yield from ready_cluster(1)
 
 
 def get_json(cluster: Cluster, *args: str) -> dict:

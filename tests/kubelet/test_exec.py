@@ -137,6 +137,40 @@ def test_a_command_that_ignores_stdin_does_not_wait_for_it_to_close():
     asyncio.run(scenario())
 
 
+def test_tar_gets_its_whole_stdin_in_frames_and_its_big_output_comes_back_in_frames(monkeypatch):
+    import io
+    import tarfile
+
+    from control.kubelet import terminal
+
+    blob = bytes(range(256)) * 5000  # 1.2 MiB: more than one frame may carry (MAX_FRAME)
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo("blob")
+        info.size = len(blob)
+        tar.addfile(info, io.BytesIO(blob))
+    stream = buffer.getvalue()
+
+    async def scenario():
+        async with Node() as node:
+            frames, writer = await node.open(["tar", "-xmf", "-", "-C", "/tmp"], stdin=True)
+            for start in range(0, len(stream), 32 * 1024):  # as kubectl sends it: chunk by chunk, then CLOSE
+                writer.write(frame(STDIN, stream[start:start + 32 * 1024]))
+            writer.write(frame(CLOSE, bytes((STDIN,))))
+            while (item := await frames.next()) is not None:
+                assert item == (ERROR, b'{"metadata":{},"status":"Success"}')
+            writer.close()
+            seen = await node.run(["tar", "cf", "-", "/tmp/blob"])
+            with tarfile.open(fileobj=io.BytesIO(seen[STDOUT])) as tar:
+                assert tar.extractfile("tmp/blob").read() == blob
+            monkeypatch.setattr(terminal, "MAX_STDIN", 1024)
+            seen = await node.run(["tar", "xf", "-"], stdin_data=stream[:8192])
+            assert seen[STDERR] == b"tar: standard input: more than the simulated container takes (0 MiB)\n"
+            assert status(seen)["details"]["causes"][0]["message"] == "1"
+
+    asyncio.run(scenario())
+
+
 @pytest.mark.parametrize("pod, container, command, status_code, message", [
     ("nope", "app", ["ls"], 404, "pod does not exist"),
     ("web", "late", ["ls"], 404, 'container not found ("late")'),
@@ -186,6 +220,11 @@ def test_a_terminal_session_prompts_echoes_edits_and_exits_with_the_code():
             writer.write(frame(STDIN, b"echo $HOSTNAMX\x7fE\r"))
             await until(b"web\r\n/ # ")
             assert b"echo $HOSTNAMX\b \bE\r\n" in out, "typed characters and backspaces are echoed"
+            # arrow keys (CSI and SS3) are skipped; a lone Escape takes only the key after it (Alt-x)
+            writer.write(frame(STDIN, b"\x1b[Aec\x1bOBho\x1b[1;5C ok\x1bx\r"))
+            await until(b"ok\r\n/ # ")
+            writer.write(frame(STDIN, b"stty size\r"))
+            await until(b"24 80\r\n/ # ")  # the resize reached the terminal; the malformed one changed nothing
             writer.write(frame(STDIN, b"cd /tmp\rpwd\r"))
             await until(b"/tmp\r\n/tmp # ")
             writer.write(frame(STDIN, b"junk\x03"))

@@ -215,3 +215,22 @@ def test_set_image_on_a_running_container_restarts_it_at_once_with_the_new_image
         assert node.state()["waiting"]["reason"] == "ErrImagePull"
 
     run(scenario)
+
+
+def test_an_app_image_is_judged_when_its_turn_comes_after_the_init_containers():
+    node = Node()
+
+    async def scenario():
+        pod = manifest(initContainers=[{"name": "wait", "image": "busybox:1.36", "command": ["sh", "-c", "sleep 5"]}])
+        pod["spec"]["containers"][0]["image"] = "ngnix:latestt"
+        node.submit(pod)
+        await node.reconcile()
+        assert "Failed" not in node.events.reasons(), "nothing is told of the app container while init runs"
+        assert node.state()["waiting"]["reason"] == "PodInitializing"
+        await node.clock.advance(5)
+        await node.reconcile()
+        await node.reconcile()
+        assert node.state()["waiting"]["reason"] in ("ErrImagePull", "ImagePullBackOff")
+        assert "running" not in node.state()
+
+    run(scenario)

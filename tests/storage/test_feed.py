@@ -110,3 +110,67 @@ def test_readers_at_different_positions_do_not_disturb_each_other():
 
     expected = [c.revision for c in changes]
     assert asyncio.run(scenario()) == [expected, expected, expected]
+
+
+def test_memory_is_bounded_in_bytes_as_well_as_count():
+    """100 updates of a 2.8 MiB object: the feed keeps what fits in its byte bound, not 600 MB."""
+    from control.storage.feed import weight
+
+    start = store.current_revision()
+    body = '{"data":{"k":"' + "x" * (2800 * 1024) + '"}}'
+    changes = [store.Change(start + i, "MODIFIED", "/configmaps", "default", "big", "t", 0.0, body)
+               for i in range(1, 101)]
+
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=start, max_bytes=64 * 1024 * 1024)
+        for change in changes:
+            feed.offer([change])
+        return feed
+
+    feed = asyncio.run(scenario())
+    assert feed.bytes <= 64 * 1024 * 1024 and feed.bytes == sum(weight(c) for c in feed.changes)
+    assert 5 <= len(feed.changes) < 20
+    assert [c.revision for c in feed.changes] == list(range(feed.first, feed.last + 1))
+    assert feed.last == start + 100
+
+
+def test_a_reader_behind_the_byte_bound_reads_the_log():
+    start = store.current_revision()
+    for i in range(20):
+        cm = configmap(f"fat-{i}")
+        cm["metadata"]["annotations"] = {"blob": "y" * 10_000}
+        store.object_create(resource="/configmaps", obj=cm, actor="t")
+    changes = store.events_since(start, limit=100)
+
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=start, max_bytes=100_000)
+        feed.offer(changes)
+        assert feed.first > start + 1 and feed.bytes <= 100_000  # the oldest left memory
+        got, at = [], start
+        while at < changes[-1].revision:
+            piece = await feed.read_after(at, timeout=0.01, limit=100)
+            got, at = got + piece, piece[-1].revision
+        return got
+
+    got = asyncio.run(scenario())
+    assert [c.revision for c in got] == [c.revision for c in changes]
+
+
+def test_a_reader_behind_memory_reads_big_objects_from_the_log_in_small_pieces():
+    start = store.current_revision()
+    for i in range(12):
+        cm = configmap(f"heavy-{i}")
+        cm["metadata"]["annotations"] = {"blob": "z" * 20_000}
+        store.object_create(resource="/configmaps", obj=cm, actor="t")
+    changes = store.events_since(start, limit=100)
+
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=start, max_bytes=200_000)
+        feed.offer(changes)
+        first = await feed.read_after(start, timeout=0.01, limit=500)
+        rest = await feed.read_after(first[-1].revision, timeout=0.01, limit=500)
+        return first, rest
+
+    first, rest = asyncio.run(scenario())
+    assert 1 <= len(first) <= 2  # a quarter of 200 kB, at ~40 kB a change
+    assert [c.revision for c in first + rest][:len(first) + 1] == [c.revision for c in changes][:len(first) + 1]

@@ -213,3 +213,22 @@ def test_concurrent_writer_processes_get_gapless_revisions_in_commit_order():
     for change in changes:
         assert seen.get(change.name) == (None if change.type == "ADDED" else "ADDED")
         seen[change.name] = change.type
+
+
+def test_an_object_over_etcds_request_limit_is_refused_and_nothing_changes():
+    big = pod("big")
+    big["metadata"]["annotations"] = {"blob": "x" * (store.MAX_OBJECT_BYTES + 1)}
+    before = store.current_revision()
+    with pytest.raises(errors.RequestEntityTooLarge) as refused:
+        store.object_create(resource="/pods", obj=big, actor="kubectl")
+    assert refused.value.message == "etcdserver: request is too large" and refused.value.code == 413
+    assert store.current_revision() == before and store.events_since(before) == []
+    store.object_create(resource="/pods", obj=pod("grows"), actor="kubectl")
+
+    def grow(current):
+        current["metadata"]["annotations"] = {"blob": "x" * store.MAX_OBJECT_BYTES}
+        return current
+
+    with pytest.raises(errors.RequestEntityTooLarge):
+        store.object_update(resource="/pods", namespace="default", name="grows", mutate=grow, actor="kubectl")
+    assert "annotations" not in store.object_get(resource="/pods", namespace="default", name="grows")["metadata"]

@@ -7,7 +7,7 @@ Guarantees:
   `labelSelector` (on the Node's or Pod's labels) and `fieldSelector` (metadata.name,
   metadata.namespace) as on any list; unknown names are 404 Statuses worded like metrics-server's.
 - Data comes from the `/stats/summary` of every Ready Node's kubelet (its InternalIP and
-  `daemonEndpoints.kubeletEndpoint.Port`), asked concurrently with a short timeout; a node that
+  `daemonEndpoints.kubeletEndpoint.Port`, when `control.api.node_address` allows them), asked concurrently with a short timeout; a node that
   does not answer in time is left out, never waited on. Scrapes younger than `FRESH_SECONDS` are
   shared by all callers (the dashboard, `kubectl top` and the HPA ask often).
 - Items look like metrics-server's: metadata (name, namespace, labels, creationTimestamp = now),
@@ -29,11 +29,11 @@ from control.clock import REAL as clock
 from control import errors
 from control.storage import store
 from control.storage.db import run_db
+from control.api import node_address
 from control.api.discovery import View
 from control.api.request import Route
 from control.api.responses import Reply, json_response
 from control.kinds.meta import format_time, is_node_ready
-from control.kinds.network import kubelet_endpoint
 from control.kinds.selectors import SelectorError, parse_field_selector, parse_label_selector
 
 GROUP = "metrics.k8s.io"
@@ -61,18 +61,19 @@ def window_seconds() -> float:
 # --- scraping the kubelets -------------------------------------------------------------------
 
 def _summary_url(node: Obj) -> str | None:
-    endpoint = kubelet_endpoint(node)
-    return f"http://{endpoint[0]}:{endpoint[1]}/stats/summary" if endpoint else None
+    """Only a kubelet inside the node network is scraped (`control.api.node_address`)."""
+    target = node_address.kubelet_or_none(node)
+    return target.url("/stats/summary") if target else None
 
 
 async def _fetch(client: httpx.AsyncClient, url: str) -> Obj | None:
     try:
-        response = await client.get(url)
-        if response.status_code != 200:
-            return None
-        data = response.json()
+        async with client.stream("GET", url) as response:
+            if response.status_code != 200:
+                return None
+            data = json.loads(await node_address.read_bounded(response))
         return data if isinstance(data, dict) else None
-    except (httpx.HTTPError, ValueError):
+    except (httpx.HTTPError, ValueError, node_address.AnswerTooLarge):
         return None
 
 
@@ -82,7 +83,7 @@ async def scrape(nodes: list[Obj], *, timeout: float = SCRAPE_TIMEOUT) -> dict[s
     targets = [(name, url) for name, url in targets if url]
     if not targets:
         return {}
-    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout)) as client:
+    async with node_address.client(httpx.Timeout(timeout)) as client:
         answers = await asyncio.gather(*(_fetch(client, url) for _, url in targets))
     return {name: summary for (name, _), summary in zip(targets, answers) if summary is not None}
 

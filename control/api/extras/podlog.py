@@ -2,13 +2,16 @@
 
 Guarantees: the container is checked against the pod (400 with Kubernetes' messages when it is
 ambiguous, unknown or not started); the kubelet is found through its Node's address and
-`daemonEndpoints.kubeletEndpoint.Port`; the answer streams through as text/plain; an unreachable
-kubelet is a 503 Status, never a hang or a 500.
+`daemonEndpoints.kubeletEndpoint.Port`, checked by `control.api.node_address` (an address outside
+the node network is a 400 and is never contacted); the answer streams through as text/plain (a
+non-follow answer is sent in one piece when it is small, streamed otherwise, never held whole); an
+unreachable kubelet is a 503 Status, never a hang or a 500.
 """
 
 from __future__ import annotations
 
 from typing import Any, AsyncIterator
+from urllib.parse import quote
 
 import httpx
 
@@ -17,8 +20,9 @@ from control.storage import store
 from control.storage.db import run_db
 from control.api.request import Call, bool_param, int_param
 from control.api.responses import Reply, Stream
-from control.kinds.network import kubelet_endpoint
+from control.api import node_address
 
+INLINE_BYTES = 1024 * 1024  # a longer log is streamed, never held whole in the hub's memory
 LOG_PARAMS = ("follow", "tailLines", "previous", "timestamps", "sinceSeconds", "limitBytes")
 
 
@@ -38,11 +42,9 @@ def _target(call: Call) -> tuple[str, str]:
     node_name = (pod.get("spec") or {}).get("nodeName")
     if not node_name:
         raise errors.BadRequest(f'container "{container}" in pod "{call.name}" is waiting to start: ContainerCreating')
-    endpoint = kubelet_endpoint(store.object_get(resource="/nodes", namespace="", name=node_name))
-    if endpoint is None:
-        raise errors.ServiceUnavailable(f"the kubelet of node {node_name} publishes no endpoint for logs")
-    address, port = endpoint
-    return container, f"http://{address}:{port}/containerLogs/{call.namespace}/{call.name}/{container}"
+    target = node_address.kubelet(store.object_get(resource="/nodes", namespace="", name=node_name), node_name)
+    path = "/".join(quote(part, safe="") for part in ("containerLogs", call.namespace, call.name, container))
+    return container, target.url(f"/{path}")
 
 
 async def pod_log(call: Call) -> Reply | Stream:
@@ -51,14 +53,17 @@ async def pod_log(call: Call) -> Reply | Stream:
     int_param(call.query, "limitBytes")
     container, url = await run_db(_target, call)
     params: dict[str, Any] = {k: call.query[k] for k in LOG_PARAMS if k in call.query}
-    client = httpx.AsyncClient(timeout=httpx.Timeout(10.0, read=None))
+    client = node_address.client(httpx.Timeout(10.0, read=None))
     try:
         upstream = await client.send(client.build_request("GET", url, params=params), stream=True)
     except httpx.HTTPError as exc:
         await client.aclose()
         raise errors.ServiceUnavailable(f"cannot reach the kubelet for pod {call.name}: {exc}") from None
     if upstream.status_code != 200:
-        text = (await upstream.aread()).decode(errors="replace")
+        try:
+            text = (await node_address.read_bounded(upstream, 64 * 1024)).decode(errors="replace")
+        except (node_address.AnswerTooLarge, httpx.HTTPError):
+            text = ""
         await upstream.aclose()
         await client.aclose()
         raise errors.BadRequest(text.strip() or f"the kubelet answered {upstream.status_code}")
@@ -71,7 +76,25 @@ async def pod_log(call: Call) -> Reply | Stream:
             await upstream.aclose()
             await client.aclose()
 
-    if not bool_param(call.query, "follow"):
-        body = b"".join([chunk async for chunk in chunks()])
-        return Reply(200, body, "text/plain")
-    return Stream(chunks(), content_type="text/plain")
+    if bool_param(call.query, "follow"):
+        return Stream(chunks(), content_type="text/plain")
+    return await _small_or_streamed(chunks())
+
+
+async def _small_or_streamed(chunks: AsyncIterator[bytes]) -> Reply | Stream:
+    """A log that fits in INLINE_BYTES as one reply; a longer one streamed on from where it is."""
+    head, size = [], 0
+    async for chunk in chunks:
+        head.append(chunk)
+        size += len(chunk)
+        if size > INLINE_BYTES:
+            async def rest() -> AsyncIterator[bytes]:
+                try:
+                    for part in head:
+                        yield part
+                    async for part in chunks:
+                        yield part
+                finally:
+                    await chunks.aclose()  # type: ignore[attr-defined]  # the kubelet's answer and client
+            return Stream(rest(), content_type="text/plain")
+    return Reply(200, b"".join(head), "text/plain")

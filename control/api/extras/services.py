@@ -13,7 +13,8 @@ Routes (under /kubekitchen):
 
 Guarantees: the hub finds a kube-proxy as it finds a kubelet (the Node's InternalIP; the port
 kube-proxy advertises in the Node annotation `kubekitchen.dev/kube-proxy-port`, else
-KUBE_PROXY_PORT); an unknown node is 404, an unreachable kube-proxy 503, kube-proxy's own refusal
+KUBE_PROXY_PORT), through `control.api.node_address` (outside the node network: 400, nothing
+contacted; answers read up to a bound); an unknown node is 404, an unreachable kube-proxy 503, kube-proxy's own refusal
 of bad parameters 400 — each a Kubernetes Status, never a hang or a 500.
 """
 
@@ -29,13 +30,12 @@ import httpx
 from control import errors, protocol
 from control.clock import REAL as clock
 from control.storage import store
-from control.api import traffic
+from control.api import node_address, traffic
 from control.storage.db import run_db
 from control.api.request import Route
 from control.api.responses import Reply, Stream, json_response
 from control.kinds import dns
 from control.kinds.base import DNS1123_LABEL, DNS1123_SUBDOMAIN
-from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, node_address
 
 METHODS = {"resolve": "GET", "traffic": "POST", "proxyrules": "GET"}
 # Where kube-proxy says it listens when KUBE_PROXY_PORT was taken (control/proxy/proxy.py writes it).
@@ -92,16 +92,6 @@ async def resolve(query: dict[str, str]) -> Reply:
 
 # --- reaching a node's kube-proxy ------------------------------------------------------------
 
-def proxy_base_url(node: dict[str, Any]) -> str | None:
-    """http://<InternalIP>:<port> of a Node's kube-proxy; None when the Node has no address."""
-    address = node_address(node)
-    if not address:
-        return None
-    advertised = ((node.get("metadata") or {}).get("annotations") or {}).get(KUBE_PROXY_PORT_ANNOTATION, "")
-    port = int(advertised) if advertised.isdigit() and 0 < int(advertised) < 65536 else KUBE_PROXY_PORT
-    return f"http://{address}:{port}"
-
-
 def _node_name(query: dict[str, str]) -> str:
     node = query.get("node", "")
     if not node:
@@ -115,12 +105,9 @@ def _node(name: str) -> dict[str, Any]:
     return store.object_get(resource="/nodes", namespace="", name=name)
 
 
-async def _proxy_url(node_name: str) -> str:
-    node = await run_db(_node, node_name)
-    base = proxy_base_url(node)
-    if base is None:
-        raise errors.ServiceUnavailable(f"node {node_name} publishes no address for its kube-proxy")
-    return base
+async def _proxy(node_name: str) -> node_address.NodeTarget:
+    """The node's kube-proxy, checked by the one gate to nodes (400 outside the node network)."""
+    return node_address.kube_proxy(await run_db(_node, node_name), node_name)
 
 
 def _refusal(node: str, status: int, body: bytes) -> errors.ApiError:
@@ -147,16 +134,19 @@ async def send_traffic(query: dict[str, str], actor: str) -> Stream:
     node = _node_name(query)
     if not query.get("target"):
         raise errors.BadRequest("target is required: a Service name or a cluster IP")
-    base = await _proxy_url(node)
+    proxy = await _proxy(node)
     params = {k: query[k] for k in SEND_PARAMS if query.get(k, "") != ""}
-    client = httpx.AsyncClient(timeout=httpx.Timeout(LINE_TIMEOUT, connect=CONNECT_TIMEOUT))
+    client = node_address.client(httpx.Timeout(LINE_TIMEOUT, connect=CONNECT_TIMEOUT))
     try:
-        upstream = await client.send(client.build_request("POST", f"{base}/send", params=params), stream=True)
+        upstream = await client.send(client.build_request("POST", proxy.url("/send"), params=params), stream=True)
     except httpx.HTTPError as exc:
         await client.aclose()
         raise errors.ServiceUnavailable(f"cannot reach the kube-proxy of node {node}: {exc}") from None
     if upstream.status_code != 200:
-        body = await upstream.aread()
+        try:
+            body = await node_address.read_bounded(upstream, 64 * 1024)
+        except (node_address.AnswerTooLarge, httpx.HTTPError):
+            body = b""
         await upstream.aclose()
         await client.aclose()
         raise _refusal(node, upstream.status_code, body)
@@ -164,7 +154,7 @@ async def send_traffic(query: dict[str, str], actor: str) -> Stream:
 
     async def lines() -> AsyncIterator[bytes]:
         try:
-            async for text in upstream.aiter_lines():
+            async for text in node_address.bounded_lines(upstream):
                 if not text.strip():
                     continue
                 try:
@@ -174,7 +164,7 @@ async def send_traffic(query: dict[str, str], actor: str) -> Stream:
                 if isinstance(line, dict) and not line.get("done"):
                     traffic.publish(request_record(line, who=actor, node=node, run=run))
                 yield text.encode() + b"\n"
-        except httpx.HTTPError as exc:  # kube-proxy went away mid-run: say so in the stream's own format
+        except (httpx.HTTPError, node_address.AnswerTooLarge) as exc:  # kube-proxy went away or rambled: say so
             yield json.dumps({"done": True, "error": f"the kube-proxy of node {node} stopped answering: {exc}"}).encode() + b"\n"
         finally:
             await upstream.aclose()
@@ -187,15 +177,18 @@ async def send_traffic(query: dict[str, str], actor: str) -> Stream:
 
 async def proxy_rules(query: dict[str, str]) -> Reply:
     node = _node_name(query)
-    base = await _proxy_url(node)
+    proxy = await _proxy(node)
     params = {k: query[k] for k in ("format", "service") if query.get(k)}
     try:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(10.0, connect=CONNECT_TIMEOUT)) as client:
-            upstream = await client.get(f"{base}/rules", params=params)
+        async with node_address.client(httpx.Timeout(10.0, connect=CONNECT_TIMEOUT)) as client:
+            async with client.stream("GET", proxy.url("/rules"), params=params) as upstream:
+                content = await node_address.read_bounded(upstream)
     except httpx.HTTPError as exc:
         raise errors.ServiceUnavailable(f"cannot reach the kube-proxy of node {node}: {exc}") from None
+    except node_address.AnswerTooLarge as exc:
+        raise errors.ServiceUnavailable(f"the kube-proxy of node {node} answered too much: {exc}") from None
     if upstream.status_code != 200:
-        raise _refusal(node, upstream.status_code, upstream.content)
+        raise _refusal(node, upstream.status_code, content)
     if params.get("format") == "text":
-        return Reply(200, upstream.content, "text/plain; charset=utf-8")
-    return Reply(200, upstream.content, "application/json")
+        return Reply(200, content, "text/plain; charset=utf-8")
+    return Reply(200, content, "application/json")

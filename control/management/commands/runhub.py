@@ -47,6 +47,9 @@ class Command(BaseCommand):
         from control.storage.db import submit
 
         host, port = split_addr(addr)
+        from control.hosts import allow_bind_address
+
+        allow_bind_address(host)  # ALLOWED_HOSTS: the address we serve on, besides localhost and KK_ALLOWED_HOSTS
         lifespan = ServedLifespan(application)
         try:
             twisted_loop.run_until_complete(lifespan.startup())

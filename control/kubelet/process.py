@@ -1,0 +1,170 @@
+"""Shell commands run on virtual time: a container's main command replayed into its files, and
+one-off commands (exec probes, lifecycle hooks) with a timeout.
+
+A simulated container's exit, readiness and log come from its script (`behaviour`); what its
+command does to its files comes from here: the command runs through the simulated shell on a
+clock of its own whose `sleep` hands control back to the driver, so `advance(now)` runs exactly
+the commands that had started by `now` (`touch /tmp/healthy; sleep 30; rm -f /tmp/healthy`: the
+file is there from the start and gone from second 30), never waiting on the real clock.
+
+Guarantees:
+- `MainProcess.advance(t)` is monotonic and idempotent: it runs every command due at or before
+  `t` once, in order; asking for an earlier moment changes nothing. The process's clock reads the
+  moment each command ran, so `date > /tmp/when` writes that moment.
+- A command that waits on anything but its clock (real I/O) ends the replay there; a line that
+  runs more than MAX_STEPS commands without sleeping is stopped there (a busy loop never hangs
+  the kubelet). Output is dropped (the log is the script's).
+- `run_once` runs a command (an exec probe's, a hook's) from its start moment; it fails with
+  `TimedOut` when its sleeps pass the timeout, as upstream's exec prober does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Coroutine, Generator
+
+from control.kubelet.filesystem import Filesystem
+from control.kubelet.shell import SHELLS, Shell, Streams
+
+MAX_STEPS = 10_000
+
+
+class _Wake:
+    """What a sleeping command yields to its driver: the moment it wants to go on."""
+
+    def __init__(self, until: float):
+        self.until = until
+
+    def __await__(self) -> Generator["_Wake", None, None]:
+        yield self
+
+
+class _Step:
+    """Yielded before every command, so the driver can count them (and stop a busy loop)."""
+
+    def __await__(self) -> Generator["_Step", None, None]:
+        yield self
+
+
+class VirtualClock:
+    """A command's own clock: reads the moment the replay has reached; `sleep` yields to the driver."""
+
+    def __init__(self, start: float):
+        self.t = start
+
+    def now(self) -> float:
+        return self.t
+
+    def monotonic(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        await _Wake(self.t + max(0.0, float(seconds)))
+
+    def call_later(self, delay: float, callback: Callable[..., Any], *args: Any) -> Any:
+        raise RuntimeError("a replayed command cannot schedule callbacks")
+
+
+class CountingShell(Shell):
+    """The simulated shell, yielding to its driver before each command."""
+
+    async def run_command(self, command: Any, io: Streams) -> int:
+        await _Step()
+        return await super().run_command(command, io)
+
+
+class TimedOut(Exception):
+    pass
+
+
+class _Driver:
+    """Steps a shell coroutine through virtual time."""
+
+    def __init__(self, coro: Coroutine[Any, Any, int], clock: VirtualClock):
+        self.coro, self.clock = coro, clock
+        self.wake_at: float = clock.t
+        self.exit_code: int | None = None
+        self.stopped = False  # ended without an exit code (blocked on real I/O, or busy)
+
+    @property
+    def done(self) -> bool:
+        return self.exit_code is not None or self.stopped
+
+    def advance(self, until: float) -> None:
+        steps = 0
+        while not self.done and self.wake_at <= until:
+            self.clock.t = max(self.clock.t, self.wake_at)
+            try:
+                yielded = self.coro.send(None)
+            except StopIteration as finished:
+                self.exit_code = int(finished.value or 0)
+                return
+            except Exception:  # a program's bug must not take the kubelet down: the replay ends
+                self.stopped = True
+                return
+            if isinstance(yielded, _Wake):
+                self.wake_at, steps = yielded.until, 0
+            elif isinstance(yielded, _Step):
+                steps += 1
+                if steps > MAX_STEPS:
+                    self.stop()
+            else:  # waits on real I/O, which virtual time cannot drive
+                self.stop()
+
+    def stop(self) -> None:
+        if not self.done:
+            self.stopped = True
+            self.coro.close()
+
+
+def _shell(fs: Filesystem, clock: VirtualClock, hostname: str, env: dict[str, str], argv: list[str]) -> Shell:
+    name = argv[0].rsplit("/", 1)[-1] if argv and argv[0].rsplit("/", 1)[-1] in SHELLS else "sh"
+    return CountingShell(fs, clock=clock, hostname=hostname, env=env, name=name)
+
+
+def _discard(data: bytes) -> None:
+    pass
+
+
+class MainProcess:
+    """A run's main command (its expanded command + args), replayed into its files."""
+
+    def __init__(self, fs: Filesystem, argv: list[str], env: dict[str, str], hostname: str, started_at: float):
+        clock = VirtualClock(started_at)
+        shell = _shell(fs, clock, hostname, env, argv)
+        coro = shell.run_argv(list(argv), Streams(_discard, _discard)) if argv else _nothing()
+        self.driver = _Driver(coro, clock)
+
+    def advance(self, until: float) -> None:
+        self.driver.advance(until)
+
+    def stop(self) -> None:
+        self.driver.stop()
+
+
+async def _nothing() -> int:
+    return 0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    exit_code: int
+    output: str  # stdout and stderr, as they came
+
+
+def run_once(fs: Filesystem, argv: list[str], env: dict[str, str], hostname: str, at: float,
+             timeout: float) -> Outcome:
+    """Run `argv` (not through a shell unless it names one, as exec does) starting at `at`."""
+    out = bytearray()
+    clock = VirtualClock(at)
+    shell = _shell(fs, clock, hostname, env, argv)
+    driver = _Driver(shell.run_argv(list(argv), Streams(out.extend, out.extend)), clock)
+    driver.advance(at + timeout)
+    if driver.exit_code is None:
+        driver.stop()
+        raise TimedOut(f"command {_quote(' '.join(argv))} timed out")
+    return Outcome(driver.exit_code, out.decode(errors="replace"))
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
