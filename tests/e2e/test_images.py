@@ -10,7 +10,7 @@ from functools import partial
 
 import pytest
 
-from tests.conftest import Cluster, wait_for
+from tests.conftest import Cluster, ready_cluster, wait_for
 
 pytestmark = pytest.mark.e2e
 eventually = partial(wait_for, timeout=20)
@@ -30,12 +30,7 @@ GREEDY = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "greedy"},
 
 @pytest.fixture(scope="module")
 def cluster():
-    server = Cluster(nodes=1, env={"KK_IMAGE_BACKOFF": "6:30", "KK_IMAGE_PULL_SECONDS": "0.2"}).start()
-    try:
-        eventually(lambda: server.ready_nodes(), what="a Ready node")
-        yield server
-    finally:
-        server.stop()
+    yield from ready_cluster(1, env={"KK_IMAGE_BACKOFF": "6:30", "KK_IMAGE_PULL_SECONDS": "0.2"})
 
 
 def status_of(cluster: Cluster, pod: str) -> str:
