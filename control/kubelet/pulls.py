@@ -123,6 +123,7 @@ class ImageManager:
         self.failures: dict[tuple[str, str], _Backoff] = {}  # by (pod uid, image)
         self.pulling: dict[tuple[str, str], tuple[str, float, float]] = {}  # (uid, container) -> (image, from, done)
         self.announced: dict[tuple[str, str], tuple[str, list[Event]]] = {}  # (uid, container) -> (image, events)
+        self.untold: dict[tuple[str, str], list[Event]] = {}  # (uid, container) -> Events kept until its turn
 
     def catalogue(self) -> Catalogue:
         found = self.sources.configmap(CONFIGMAP_NAMESPACE, CONFIGMAP_NAME) if self.sources else None
@@ -231,6 +232,7 @@ class ImageManager:
         self.failures = {k: v for k, v in self.failures.items() if k[0] != uid}
         self.pulling = {k: v for k, v in self.pulling.items() if k[0] != uid}
         self.announced = {k: v for k, v in self.announced.items() if k[0] != uid}
+        self.untold = {k: v for k, v in self.untold.items() if k[0] != uid}
 
 
 def restart_changed(pod: Obj, record: PodRecord, now: float) -> tuple[PodRecord, tuple[Happening, ...]]:

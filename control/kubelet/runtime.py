@@ -201,8 +201,11 @@ class Runtime:
                 continue
             if start_due(c, now):  # the image first, as upstream's startContainer does (`pulls`)
                 ensured = self.images.ensure(pod, specs.get(c.name) or {}, c.last_run is None, now)
-                if (ensured.hold is None or ensured.hold != c.hold) and c.name not in waiting:
-                    out.events += ensured.events
+                fresh = ensured.events if ensured.hold is None or ensured.hold != c.hold else []
+                if c.name in waiting:  # told when its turn comes
+                    self.images.untold[(uid, c.name)] = self.images.untold.get((uid, c.name), []) + fresh
+                else:
+                    out.events += self.images.untold.pop((uid, c.name), []) + fresh
                 if ensured.wake is not None:
                     out.wake = ensured.wake if out.wake is None else min(out.wake, ensured.wake)
                 if ensured.hold is not None:

@@ -232,5 +232,6 @@ def test_an_app_image_is_judged_when_its_turn_comes_after_the_init_containers():
         await node.reconcile()
         assert node.state()["waiting"]["reason"] in ("ErrImagePull", "ImagePullBackOff")
         assert "running" not in node.state()
+        assert ("web", "Warning", "Failed", f'Failed to pull image "ngnix:latestt": {NOT_FOUND}') in node.events.told
 
     run(scenario)
