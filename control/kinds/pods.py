@@ -19,7 +19,7 @@ from control.kinds.pod_defaults import pod_defaults
 from control.kinds.pod_probes import probe_causes
 from control.kinds.pod_volumes import mount_name_causes, volume_causes
 from control.kinds.meta import age
-from control.kinds.quantity import is_quantity
+from control.kinds.pod_resources import pod_qos, resource_causes
 from control.kinds.serviceaccounts import admit_pod
 from control.kinds.strategy import Deletion
 
@@ -49,13 +49,7 @@ def _container_causes(container: Any, path: str, seen: set[str], init: bool = Fa
         elif not isinstance(number, int) or not 1 <= number <= 65535:
             out.append(cause(f"{path}.ports[{i}].containerPort",
                              f"Invalid value: {go_value(number)}: must be between 1 and 65535, inclusive"))
-    resources = container.get("resources") or {}
-    for section in ("requests", "limits"):
-        for resource, value in ((resources.get(section) or {}) if isinstance(resources, dict) else {}).items():
-            if not is_quantity(value):
-                out.append(cause(f"{path}.resources.{section}[{resource}]",
-                                 f'Invalid value: {go_value(value)}: must be a valid quantity'))
-    return out + probe_causes(container, path, init)
+    return out + resource_causes(container.get("resources"), f"{path}.resources") + probe_causes(container, path, init)
 
 
 def pod_spec_causes(spec: Any, path: str = "spec") -> list[Cause]:
@@ -138,7 +132,7 @@ SCHEDULING_GATED = {"type": "PodScheduled", "status": "False", "reason": "Schedu
 def prepare_pod_for_create(pod: Obj) -> None:
     """A new pod's status is the hub's, not the client's: it starts Pending, and a pod with
     scheduling gates says so in its PodScheduled condition (upstream's applySchedulingGatedCondition)."""
-    pod["status"] = {"phase": "Pending"}
+    pod["status"] = {"phase": "Pending", "qosClass": pod_qos(pod)}  # as upstream's PrepareForCreate
     spec = pod.get("spec")
     if isinstance(spec, dict) and spec.get("schedulingGates"):
         pod["status"]["conditions"] = [dict(SCHEDULING_GATED)]

@@ -18,6 +18,8 @@ Annotations (on the pod; add `.<container>` to the key to aim at one container, 
   running pod and its Ready condition turns False (the Endpoints controller moves it to
   notReadyAddresses), remove it (or set "false") and the pod is Ready again.
 - `kubekitchen.dev/cpu: "300m"`  extra simulated CPU the container burns (see `usage`).
+- `kubekitchen.dev/memory: "200Mi"`  extra simulated memory the container uses; above its
+  `limits.memory` it is OOMKilled (see `resources`, which also reads `stress` in the command).
 - `kubekitchen.dev/cpu-per-request: "10m"`  simulated CPU per request-per-second it serves
   (default 10m).
 
@@ -27,12 +29,16 @@ by spaces):
 1. An image name containing `crash` exits with code 1 three seconds after each start.
 2. A command containing `exit N` exits with code N after the sum of its `sleep S` values
    (1 s when there is none), e.g. `sh -c "sleep 5; exit 1"`.
-3. A shell image (busybox, alpine, ubuntu, debian) given a command without `exit` runs it and
+3. A shell image (busybox, alpine, ubuntu, debian, or `shell: true` in the image catalogue
+   `data/images.yaml`) or a tool image (`server: false`: python, node, perl) given a command
+   without `exit` runs it and
    exits 0 after the sum of its `sleep S` values (1 s when there is none), unless the command
    loops (`while`, `sleep infinity`, `tail -f`): then it runs forever. Without a command it runs
    forever (a simplification: real busybox would exit at once). A bare shell (`sh`, `bash`) with
    `stdin: true` runs forever too: it waits on its terminal (`kubectl run -it t --image=busybox
-   -- sh`, which then attaches to it).
+   -- sh`, which then attaches to it). A tool image without a command ends at once (exit 0, after
+   1 s): `kubectl run py --image=python` completes, then crash-loops, as it does on a real cluster.
+   A server image (`server: true`, or an image the catalogue does not know) runs until stopped.
 4. Every `echo TEXT` in the command prints TEXT to the container's log when it starts (with the
    run's `$(VAR)`-expanded command and its `$VAR`s replaced by the run's env: `echoes_with`).
 5. `readinessProbe.initialDelaySeconds` delays readiness when no `ready-after` is given.
@@ -46,6 +52,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from control.kinds.quantity import parse_quantity
+from control.kubelet.images import image_facts
+from control.kubelet.resources import limit_script
 
 PREFIX = "kubekitchen.dev/"
 SHELL_IMAGES = ("busybox", "alpine", "ubuntu", "debian")
@@ -56,7 +64,7 @@ DEFAULT_CPU_PER_REQUEST = 10.0  # millicores per request per second
 _EXIT = re.compile(r"\bexit\s+(\d+)")
 _SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)\b")
 _FOREVER = re.compile(r"\bwhile\b|\bsleep\s+inf|\btail\s+-f\b|\buntil\b")
-_BARE_SHELL = re.compile(r"(/bin/)?(sh|bash|ash)( -i)?")
+_BARE_SHELL = re.compile(r"(/bin/)?(sh|bash|ash|zsh)( -i)?")
 _ECHO = re.compile(r"""\becho\s+("[^"]*"|'[^']*'|[^;&|\n]+)""")
 
 
@@ -73,6 +81,10 @@ class Script:
     echo: tuple[str, ...] = ()
     cpu: float = 0.0  # extra millicores burnt (the CPU knob)
     cpu_per_request: float = DEFAULT_CPU_PER_REQUEST  # millicores per request per second served
+    memory: float = 0.0  # extra bytes used (stress --vm-bytes, the memory knob: `resources`)
+    cpu_limit: float | None = None  # millicores: CPU use is throttled here
+    memory_limit: float | None = None  # bytes: use above it is OOMKilled
+    oom: bool = False  # its exits are the OOM killer's (reason OOMKilled)
 
     @property
     def exits(self) -> bool:
@@ -128,6 +140,17 @@ def _millicores(text: str | None) -> float | None:
     return cores * 1000 if cores >= 0 else None
 
 
+def _bytes(text: str | None) -> float | None:
+    """A memory quantity ("200Mi") in bytes; None when unreadable or negative."""
+    if text is None:
+        return None
+    try:
+        value = parse_quantity(str(text))
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
 def _echoes(command: str) -> tuple[str, ...]:
     lines = []
     for match in _ECHO.finditer(command):
@@ -159,10 +182,15 @@ def _by_convention(container: dict[str, Any]) -> tuple[float | None, int]:
     name = image_name(container.get("image") or "")
     if "crash" in name:
         return CRASH_IMAGE_SECONDS, 1
-    if name in SHELL_IMAGES and container.get("stdin") and _BARE_SHELL.fullmatch(command):
+    facts = image_facts(container.get("image") or "")
+    shell = name in SHELL_IMAGES or bool(facts and facts.shell)
+    tool = shell or bool(facts and not facts.server)  # its process ends when its command does
+    if shell and container.get("stdin") and _BARE_SHELL.fullmatch(command):
         return None, 0
-    if name in SHELL_IMAGES and command and not _FOREVER.search(command):
+    if tool and command and not _FOREVER.search(command):
         return (sleeps or DEFAULT_RUN_SECONDS), 0
+    if tool and not shell and not command:  # python, node, hello-world: the default command ends
+        return DEFAULT_RUN_SECONDS, 0
     return None, 0
 
 
@@ -181,8 +209,10 @@ def script_for(pod: dict[str, Any], container: dict[str, Any]) -> Script:
         ready_after = _seconds(probe.get("initialDelaySeconds")) if isinstance(probe, dict) else None
     cpu = _millicores(annotation(pod, "cpu", name))
     per_request = _millicores(annotation(pod, "cpu-per-request", name))
-    return Script(start_delay=_seconds(annotation(pod, "start-delay", name)), exit_after=exit_after,
+    script = Script(start_delay=_seconds(annotation(pod, "start-delay", name)), exit_after=exit_after,
                   exit_code=exit_code, ready_after=ready_after or 0.0,
                   never_ready=_flag(annotation(pod, "never-ready", name)),
                   unready=_flag(annotation(pod, "unready", name)), echo=_echoes(command_text(container)),
                   cpu=cpu or 0.0, cpu_per_request=DEFAULT_CPU_PER_REQUEST if per_request is None else per_request)
+    knob_exits = code is not None or crash_after is not None  # a knob's exit wins over the OOM killer
+    return limit_script(script, _bytes(annotation(pod, "memory", name)) or 0.0, container, oom=not knob_exits)

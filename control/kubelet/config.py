@@ -17,6 +17,9 @@ Environment:
 - KK_SYNC_PERIOD      seconds between the kubelet's retries of a pod that cannot start yet (a
                       claim not bound, a volume not set up; default 10, with KK_PACE=workshop 2).
                       ConfigMap/Secret changes reach pods at once (the kubelet watches them).
+- KK_IMAGE_BACKOFF    image pull back-off: "BASE" or "BASE:CAP" seconds (default 10:300, as
+                      upstream; with KK_PACE=workshop 2:60).
+- KK_IMAGE_PULL_SECONDS  how long a simulated pull takes (default 0.5; workshop 0.2).
 - KK_KUBELET_DATA_DIR the kubelet's state directory (default `$KK_DATA_DIR/kubelet`): a claim's
                       volume is `<it>/volumes/<pv name>/`.
 """
@@ -55,6 +58,8 @@ class KubeletConfig:
     pods: str = "110"
     sync_seconds: float = 10.0
     data_dir: Path | None = None  # None: no claim volumes (tests that need none)
+    image_backoff: BackoffPolicy = field(default_factory=lambda: BackoffPolicy(10.0, 300.0))
+    pull_seconds: float = 0.0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "KubeletConfig":
@@ -62,6 +67,7 @@ class KubeletConfig:
         workshop = env.get("KK_PACE", "").lower() == "workshop"
         base, cap = _backoff(env.get("KK_CRASH_BACKOFF") or ("2:60" if workshop else "10:300"))
         reset = float(env.get("KK_CRASH_BACKOFF_RESET") or 600.0)
+        image_base, image_cap = _backoff(env.get("KK_IMAGE_BACKOFF") or ("2:60" if workshop else "10:300"))
         return cls(
             start_delay=_range(env.get("KK_START_DELAY") or "0.1-0.3"),
             backoff=BackoffPolicy(base=base, cap=cap, reset_after=reset),
@@ -71,6 +77,8 @@ class KubeletConfig:
             memory=env.get("KK_NODE_MEMORY") or "8Gi",
             pods=env.get("KK_NODE_PODS") or "110",
             sync_seconds=max(0.1, float(env.get("KK_SYNC_PERIOD") or (2.0 if workshop else 10.0))),
+            image_backoff=BackoffPolicy(base=image_base, cap=image_cap),
+            pull_seconds=max(0.0, float(env.get("KK_IMAGE_PULL_SECONDS") or (0.2 if workshop else 0.5))),
             data_dir=Path(env.get("KK_KUBELET_DATA_DIR") or Path(env.get("KK_DATA_DIR") or DEFAULT_DATA_DIR) / "kubelet"),
         )
 

@@ -38,6 +38,7 @@ class Run:
     exit_code: int | None = None
     stopped: bool = False  # ended by the kubelet (pod deletion) rather than on its own
     message: str = ""  # the termination message (terminationMessagePath), read when it ended
+    oom_killed: bool = False  # ended by the OOM killer (over its memory limit: `resources`)
 
     @property
     def running(self) -> bool:
@@ -45,6 +46,8 @@ class Run:
 
     @property
     def reason(self) -> str:
+        if self.oom_killed:
+            return "OOMKilled"
         return "Completed" if self.exit_code == 0 else "Error"
 
 
@@ -115,12 +118,13 @@ def _start(c: Container, number: int, at: float, script: Script) -> tuple[Contai
 def _exit(c: Container, run: Run, script: Script, policy: str,
           backoff: BackoffPolicy) -> tuple[Container, list[Happening]]:
     assert script.exit_after is not None
-    return _end(c, run, run.started_at + script.exit_after, script.exit_code, policy, backoff)
+    return _end(c, run, run.started_at + script.exit_after, script.exit_code, policy, backoff,
+                oom=script.oom)
 
 
 def _end(c: Container, run: Run, end: float, code: int, policy: str,
-         backoff: BackoffPolicy) -> tuple[Container, list[Happening]]:
-    ended = replace(run, finished_at=end, exit_code=code)
+         backoff: BackoffPolicy, oom: bool = False) -> tuple[Container, list[Happening]]:
+    ended = replace(run, finished_at=end, exit_code=code, oom_killed=oom)
     happenings = [Happening("exited", c.name, end, run=run.number, detail=code)]
     if not restarts(policy, code):
         return replace(c, current=ended, finished=True), happenings
@@ -130,12 +134,13 @@ def _end(c: Container, run: Run, end: float, code: int, policy: str,
 
 
 def kill(c: Container, at: float, policy: str, backoff: BackoffPolicy,
-         exit_code: int = 137) -> tuple[Container, list[Happening]]:
+         exit_code: int = 137, oom: bool = False) -> tuple[Container, list[Happening]]:
     """The kubelet kills the running run at `at` (a failed liveness or startup probe, a failed
-    postStart hook): it ends with `exit_code` (137: SIGKILL) and restarts as the policy says."""
+    postStart hook, the OOM killer: `oom`): it ends with `exit_code` (137: SIGKILL) and restarts
+    as the policy says."""
     if c.current is None or not c.current.running or at < c.current.started_at:
         return c, []
-    return _end(c, c.current, at, exit_code, policy, backoff)
+    return _end(c, c.current, at, exit_code, policy, backoff, oom=oom)
 
 
 def gate(c: Container, hold: tuple[str, str] | None, now: float) -> Container:

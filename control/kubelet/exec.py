@@ -29,6 +29,9 @@ from control.client.serving import Exchange, HttpError, Request
 from control.clock import Clock
 from control.kubelet.containers import Container
 from control.kubelet.filesystem import pod_hostname
+from control.kubelet.behaviour import script_for
+from control.kubelet.images import image_facts
+from control.kubelet.loads import StressHandle
 from control.kubelet.runtime import Runtime
 from control.kubelet.shell import SHELLS, Shell
 from control.kubelet.terminal import BUSYBOX_IMAGES, Session
@@ -81,7 +84,11 @@ def parse_exec(target: str) -> ExecRequest:
 
 
 def image_command(image: str) -> tuple[str, ...]:
+    """What `attach` runs when the pod gives no command: a shell image's shell (its catalogue CMD)."""
     name = image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
+    facts = image_facts(image)
+    if facts is not None and facts.shell:
+        return facts.cmd or ("sh",)
     return ("sh",) if name in SHELL_IMAGES else ()
 
 
@@ -128,6 +135,10 @@ class ExecServer:
                                       target.started_at, self.clock.now())
         shell = Shell(files, clock=self.clock, hostname=pod_hostname(target.pod)[0] or target.pod_name, env=target.env,
                       name=next((n for n in [argv[0].rsplit("/", 1)[-1]] if n in SHELLS), "sh") if argv else "sh")
+        spec = next((c for c in (target.pod.get("spec") or {}).get("containers") or []
+                     if c.get("name") == target.container), {})
+        shell.resources = StressHandle(self.runtime.loads, target.container_id,
+                                       f"{target.namespace}/{target.pod_name}", script_for(target.pod, spec))
         wire = exchange.wire
         wire.send(h11.InformationalResponse(status_code=101, headers=[(b"connection", b"Upgrade"),
                                                                      (b"upgrade", UPGRADE)]))

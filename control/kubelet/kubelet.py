@@ -64,8 +64,10 @@ class Kubelet:
         self.runtime = Runtime(client, clock=self.clock, configmaps=self.configmap_informer.cache,
                                secrets=self.secret_informer.cache, services=self.service_informer.cache,
                                data_dir=self.config.data_dir,
-                               facts=NodeFacts(cpu=self.config.cpu, memory=self.config.memory))
+                               facts=NodeFacts(cpu=self.config.cpu, memory=self.config.memory),
+                               image_backoff=self.config.image_backoff, pull_seconds=self.config.pull_seconds)
         self.queue = WorkQueue(clock=self.clock)
+        self.runtime.loads.poke = self.queue.add  # an exec'd stress changed a pod's use: look at it
         self.worker: PodWorker | None = None
         self.logs = LogServer(self._log_target, clock=self.clock, interval=self.config.log_interval)
         self.meter = UsageMeter(self.timings.cpu_window)
@@ -100,7 +102,7 @@ class Kubelet:
                 for c in containers if c.current is not None and c.current.running}
 
     def stats(self) -> dict[str, Any]:
-        views = [PodView(pod, record.started_at, containers, scripts_of(pod))
+        views = [PodView(pod, record.started_at, containers, self.runtime.loads.with_loads(scripts_of(pod), containers))
                  for pod, record, containers in (self.worker.all_current() if self.worker else [])]
         return summary(self.meter, node=self.node, node_started_at=self.started_at, pods=views, now=self.clock.now())
 

@@ -43,6 +43,7 @@ from control.kubelet.containers import Container, Happening, Run, advance, conta
 from control.kubelet.filesystem import pod_hostname
 from control.kubelet.hooks import run_hook
 from control.kubelet.process import TimedOut, run_once
+from control.kubelet.loads import enforce
 from control.kubelet.logs import LogTarget, run_lines
 from control.kubelet.termination import with_messages
 from control.kubelet.node import IpPool
@@ -50,6 +51,7 @@ from control.kubelet.podstate import PodRecord, PodStep, new_record, restart_pol
 from control.kubelet.probes import MAX_PASSES, Prober, container_specs, probe_pass
 from control.kubelet.probestate import next_due
 from control.kubelet.podstatus import record_from_status, render_status
+from control.kubelet.pulls import restart_changed
 from control.kubelet.runtime import Event, Runtime
 
 log = logging.getLogger(__name__)
@@ -87,7 +89,8 @@ class PodWorker:
         self.pool, self.config, self.clock, self.events = pool, config, clock, events
         self.rng = rng or random.Random()
         self.records: dict[str, PodRecord] = {}
-        self.runtime = runtime or Runtime(client, clock=clock, data_dir=config.data_dir)
+        self.runtime = runtime or Runtime(client, clock=clock, data_dir=config.data_dir,
+                                          image_backoff=config.image_backoff, pull_seconds=config.pull_seconds)
         self.prober = Prober(self.runtime)
 
     # --- reconcile -------------------------------------------------------------------------------
@@ -110,6 +113,9 @@ class PodWorker:
                 return DONE
             record = self.admit(pod, now)
         holds, said, wakes = None, [], []
+        changed: tuple[Happening, ...] = ()
+        if record.stopping_since is None and not meta.get("deletionTimestamp"):  # `kubectl set image`
+            record, changed = restart_changed(pod, record, now)
         if record.stopping_since is None and not meta.get("deletionTimestamp"):
             prepared = await self.runtime.prepare(pod, record.init_containers + record.containers, record.host_ip,
                                                   record.pod_ip)
@@ -117,6 +123,9 @@ class PodWorker:
             wakes += [prepared.wake] if prepared.wake is not None else []
             wakes += [now + self.config.sync_seconds] if holds or prepared.retry else []
         step = self.step(pod, record, now, holds)
+        step = replace(step, happenings=changed + step.happenings) if changed else step
+        if step.record.stopping_since is None:  # exec'd stress over the memory limit: the OOM killer
+            step = enforce(pod, step, self.runtime.loads, scripts_of(pod), now, restart_policy(pod), self.config.backoff)
         step = replace(step, record=with_messages(pod, step.record, step.happenings, partial(self._files_at, pod, record),
                                                   partial(self._log_lines, pod)))
         await self.say(pod, said)  # before the write: the runtime tells each new trouble once
@@ -281,9 +290,8 @@ class PodWorker:
         spec = container_spec(pod, happening.container) or {}
         image, name = spec.get("image", ""), happening.container
         if happening.kind == "started":
-            pulled = (f'Successfully pulled image "{image}" in 0s' if spec.get("imagePullPolicy") == "Always"
-                      else f'Container image "{image}" already present on machine')
-            return [("Normal", "Pulled", pulled), ("Normal", "Created", f"Created container: {name}"),
+            pulled = self.runtime.images.started_events(meta.get("uid", ""), name, image)
+            return [*pulled, ("Normal", "Created", f"Created container: {name}"),
                     ("Normal", "Started", f"Started container {name}")]
         if happening.kind == "backoff":
             return [("Warning", "BackOff", f"Back-off restarting failed container {name} in pod "
@@ -292,6 +300,8 @@ class PodWorker:
             return [("Warning", "Unhealthy", "Readiness probe failed: the kitchen says this container is never ready")]
         if happening.kind == "unready-knob":
             return [("Warning", "Unhealthy", "Readiness probe failed: the annotation kubekitchen.dev/unready says so")]
+        if happening.kind == "changed":
+            return [("Normal", "Killing", f"Container {name} definition changed, will be restarted")]
         if happening.kind == "stopped":
             return [("Normal", "Killing", f"Stopping container {name}")]
         if happening.kind == "unhealthy":

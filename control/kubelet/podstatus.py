@@ -19,6 +19,7 @@ import hashlib
 from typing import Any
 
 from control.kinds.meta import format_time, new_condition, parse_time
+from control.kinds.pod_resources import pod_qos
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import Container, Run, go_duration, new_container, restarts
 from control.kubelet.initcontainers import completed, init_policy, sidecars
@@ -81,13 +82,7 @@ def container_status(c: Container, image: str, ready: bool, pod_meta: Obj, *, st
 
 
 def qos_class(pod: Obj) -> str:
-    containers = (pod.get("spec") or {}).get("containers") or []
-    resources = [c.get("resources") or {} for c in containers]
-    if not any(r.get("requests") or r.get("limits") for r in resources):
-        return "BestEffort"
-    guaranteed = all((r.get("limits") or {}).get(k) and (r.get("requests") or r.get("limits") or {}).get(k)
-                     == (r.get("limits") or {}).get(k) for r in resources for k in ("cpu", "memory"))
-    return "Guaranteed" if guaranteed else "Burstable"
+    return pod_qos(pod)
 
 
 def _condition(old: dict[str, Obj], type_: str, ok: bool, now: float, reason: str = "", message: str = "") -> Obj:
@@ -157,7 +152,7 @@ def _run_from(state: Obj, number: int, container_id: str = "") -> Run | None:
         return Run(number=number, container_id=cid, started_at=started)
     return Run(number=number, container_id=cid, started_at=started,
                finished_at=parse_time(terminated.get("finishedAt")) or started,
-               exit_code=int(terminated.get("exitCode") or 0))
+               exit_code=int(terminated.get("exitCode") or 0), oom_killed=terminated.get("reason") == "OOMKilled")
 
 
 def _adopt(spec: Obj, found: Obj, uid: str, policy: str, now: float, backoff: BackoffPolicy,

@@ -8,7 +8,8 @@ Handlers:
   (`command "..." timed out`).
 - `httpGet`, `tcpSocket` (and `grpc`, checked as a TCP connection): against the container's
   simulated server. A server image listens on its declared containerPorts (and its well-known
-  port, e.g. nginx 80); a shell image running a command listens nowhere; anything else refuses
+  port, e.g. nginx 80, or the ports the image catalogue gives it when the pod keeps its default
+  command); a shell or tool image (catalogue) listens nowhere; anything else refuses
   (`dial tcp IP:PORT: connect: connection refused`). A listening server answers every path 200,
   except agnhost's `liveness` server (the kubernetes.io liveness-http example): 200 for its first
   10 seconds, then 500 (`HTTP probe failed with statuscode: 500`).
@@ -29,6 +30,7 @@ from control.kubelet.behaviour import SHELL_IMAGES, image_name
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import Container, Happening, kill
 from control.kubelet.filesystem import pod_hostname
+from control.kubelet.images import image_facts
 from control.kubelet.podstate import PodRecord, restart_policy
 from control.kubelet.process import TimedOut, run_once
 from control.kubelet.probestate import (KINDS, Settings, current_state, has_started, probe_of, put,
@@ -51,11 +53,14 @@ def container_specs(pod: Obj) -> dict[str, Obj]:
 def listening_ports(spec: Obj) -> set[int]:
     """The TCP ports the container's simulated server listens on."""
     name = image_name(str(spec.get("image") or ""))
-    if name in SHELL_IMAGES:
+    facts = image_facts(str(spec.get("image") or ""))  # the image catalogue (`images`)
+    if name in SHELL_IMAGES or (facts is not None and (facts.shell or not facts.server)):
         return set()
     ports = {p.get("containerPort") for p in spec.get("ports") or []
              if isinstance(p, dict) and (p.get("protocol") or "TCP") == "TCP"}
     ports |= set(WELL_KNOWN_PORTS.get(name, ()))
+    if facts is not None and not spec.get("command") and not spec.get("args"):
+        ports |= set(facts.ports)  # its default command runs: its server listens where it EXPOSEs
     if name == "agnhost" and (spec.get("args") or [None])[0] in ("liveness", "netexec"):
         ports.add(8080)
     return {p for p in ports if isinstance(p, int)}

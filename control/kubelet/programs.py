@@ -353,3 +353,6 @@ async def bracket(shell: Shell, args: list[str], io: Streams) -> int:
 
 
 PROGRAMS["["] = bracket
+
+
+from control.kubelet import stress as _stress  # noqa: E402,F401  registers `stress` (a module of its own)

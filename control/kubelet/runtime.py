@@ -9,6 +9,8 @@ Guarantees:
   It answers the holds: `ContainerCreating` for every container while a volume is not set up,
   `CreateContainerConfigError` (Kubernetes' message) for a container whose env cannot be made, and
   the Events to tell (FailedMount, Failed, InvalidEnvironmentVariableNames) once per new trouble.
+  A container due to start first has its image ensured (`pulls`: ErrImagePull, ImagePullBackOff,
+  ErrImageNeverPull, InvalidImageName, or ContainerCreating while a pull takes its time).
 - A run's config (env, command, args) is made once, just before it starts, and kept for the run:
   a later ConfigMap change does not reach a running container's env. A run's files are made when
   it starts (or at the first exec if that comes first) and dropped when the run is no more.
@@ -30,7 +32,10 @@ from control.kubelet.containers import Container, next_run_id, start_due
 from control.kubelet.envvars import ConfigError, ContainerEnv, NodeFacts, resolve
 from control.kubelet.filesystem import Filesystem, pod_hostname
 from control.kubelet.process import MainProcess
+from control.kubelet.config import BackoffPolicy
 from control.kubelet.projection import MountError, Tokens, token_sources
+from control.kubelet.loads import Loads
+from control.kubelet.pulls import ImageManager, waiting_turn
 from control.kubelet.volumes import Claims, VolumeManager, claim_volumes
 
 log = logging.getLogger(__name__)
@@ -136,9 +141,12 @@ def _containers(pod: Obj) -> dict[str, Obj]:
 
 class Runtime:
     def __init__(self, client: Any, *, clock: Clock, configmaps: Cache | None = None, secrets: Cache | None = None,
-                 services: Cache | None = None, data_dir: Path | None = None, facts: NodeFacts | None = None):
+                 services: Cache | None = None, data_dir: Path | None = None, facts: NodeFacts | None = None,
+                 image_backoff: BackoffPolicy | None = None, pull_seconds: float = 0.0):
         self.client, self.clock = client, clock
         self.sources = CacheSources(configmaps, secrets, services)
+        self.images = ImageManager(clock, self.sources, backoff=image_backoff, pull_seconds=pull_seconds)
+        self.loads = Loads()  # what exec'd `stress` holds, by container run ID
         self.volumes = VolumeManager(data_dir)
         self.tokens = TokenCache(client, clock)
         self.facts = facts or NodeFacts()
@@ -184,12 +192,25 @@ class Runtime:
         told, self.troubles[uid] = self.troubles.get(uid, set()), set(failures)
         out.events += [("Warning", "FailedMount", message) for message in failures if message not in told]
         specs = _containers(pod)
+        waiting = waiting_turn(pod, containers)  # behind an init container: told when their turn comes
         for c in containers:
             if c.state not in ("creating", "backoff"):
                 continue
             if failures and c.last_run is None:
                 out.holds[c.name] = ("ContainerCreating", "")
                 continue
+            if start_due(c, now):  # the image first, as upstream's startContainer does (`pulls`)
+                ensured = self.images.ensure(pod, specs.get(c.name) or {}, c.last_run is None, now)
+                fresh = ensured.events if ensured.hold is None or ensured.hold != c.hold else []
+                if c.name in waiting:  # told when its turn comes
+                    self.images.untold[(uid, c.name)] = self.images.untold.get((uid, c.name), []) + fresh
+                else:
+                    out.events += self.images.untold.pop((uid, c.name), []) + fresh
+                if ensured.wake is not None:
+                    out.wake = ensured.wake if out.wake is None else min(out.wake, ensured.wake)
+                if ensured.hold is not None:
+                    out.holds[c.name] = ensured.hold
+                    continue
             try:
                 made = resolve(pod, specs.get(c.name) or {}, self.sources, facts)
             except ConfigError as exc:
@@ -257,10 +278,12 @@ class Runtime:
             process = self.processes.pop(run_id, None)
             if process is not None:
                 process.stop()
+        self.loads.forget(run_ids)
 
     def forget(self, uid: str, run_ids: set[str]) -> None:
         """The pod is gone: its volumes (not a claim's files), tokens, runs' files and configs."""
         self.volumes.forget(uid)
         self.tokens.forget(uid)
+        self.images.forget(uid)
         self.troubles.pop(uid, None)
         self.forget_runs(run_ids)

@@ -22,7 +22,7 @@ import datetime
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from control.clock import Clock
 from control.kubelet.filesystem import Filesystem, FsError
@@ -179,6 +179,7 @@ class Shell:
         self.cwd = "/"
         self.status = 0
         self.terminal: tuple[int, int] | None = None  # (columns, rows) when stdin is a terminal (`stty size`)
+        self.resources: Any = None  # the container's load handle (`loads.StressHandle`), for `stress`
 
     async def run_line(self, line: str, io: Streams) -> int:
         """Run one line; its status (also in `$?`). `exit` raises ShellExit."""
@@ -301,6 +302,7 @@ class Shell:
         child = type(self)(self.fs, clock=self.clock, hostname=self.hostname, name=name)  # a subclass stays one
         child.vars = {k: v for k, v in self.vars.items() if k in self.exported}
         child.exported, child.cwd, child.terminal = set(child.vars), self.cwd, self.terminal
+        child.resources = self.resources
         if args and args[0] == "-c":
             if len(args) < 2:
                 return self._fail(io, f"{name}: -c: option requires an argument", 2)

@@ -7,6 +7,8 @@ The model, per running container (documented for the workshop; `kubectl top` sho
   `kubekitchen.dev/cpu.<container>` one wins); cost: `kubekitchen.dev/cpu-per-request`
   (default 10m per request/s). Window: `Timings.cpu_window` (10 s; 3 s at the workshop pace).
 - Memory (working set = usage): 16Mi, plus 1Mi per 10 requests/s.
+- A container's `limits.cpu` caps its CPU (throttling); `stress` and the `kubekitchen.dev/memory`
+  knob add to its memory (see `resources`; above `limits.memory` it is OOMKilled instead).
 - A node uses the sum of its pods plus a fixed system share (25m CPU, 128Mi).
 Only running containers use anything; a pod with none running is not listed.
 
@@ -40,11 +42,12 @@ NANO_PER_MILLICORE = 1_000_000  # 1m = 1e6 nanocores; 1m for 1 s = 1e6 core-nano
 
 
 def container_millicores(script: Script, rate: float) -> float:
-    return IDLE_MILLICORES + script.cpu + script.cpu_per_request * rate
+    total = IDLE_MILLICORES + script.cpu + script.cpu_per_request * rate
+    return total if script.cpu_limit is None else min(total, script.cpu_limit)  # throttled at the limit
 
 
-def working_set_bytes(rate: float) -> int:
-    return int(BASE_MEMORY + MEMORY_PER_RATE * rate)
+def working_set_bytes(rate: float, extra: float = 0.0) -> int:
+    return int(BASE_MEMORY + MEMORY_PER_RATE * rate + extra)
 
 
 @dataclass
@@ -103,18 +106,22 @@ class UsageMeter:
         rate = self.rate(uid, now)
         effective = self.effective_requests(uid, now)
         knob = IDLE_MILLICORES + script.cpu
+        if script.cpu_limit is not None:
+            knob = min(knob, script.cpu_limit)
         key = (uid, container.name)
         integral = self._integrals.get(key)
         if integral is None or integral.container_id != container.current.container_id:
             integral = self._integrals[key] = _Integral(container.current.container_id, container.current.started_at,
                                                          knob, effective)
         elapsed = max(0.0, now - integral.at)
-        integral.core_nanoseconds += (integral.knob_millicores * elapsed
-                                      + script.cpu_per_request * max(0.0, effective - integral.effective)) * NANO_PER_MILLICORE
+        served = script.cpu_per_request * max(0.0, effective - integral.effective)
+        if script.cpu_limit is not None:  # throttled: never more than the limit over the interval
+            served = min(served, max(0.0, script.cpu_limit - integral.knob_millicores) * elapsed)
+        integral.core_nanoseconds += (integral.knob_millicores * elapsed + served) * NANO_PER_MILLICORE
         integral.at, integral.knob_millicores = max(integral.at, now), knob
         integral.effective = max(integral.effective, effective)
         return ContainerUsage(int(container_millicores(script, rate) * NANO_PER_MILLICORE),
-                              int(integral.core_nanoseconds), working_set_bytes(rate))
+                              int(integral.core_nanoseconds), working_set_bytes(rate, script.memory))
 
     def retain(self, uids: Iterable[str]) -> None:
         """Forget the pods that are gone."""

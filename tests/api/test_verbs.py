@@ -37,7 +37,7 @@ def test_create_sets_server_metadata_and_get_returns_it(api):
     assert code == 201
     meta = created["metadata"]
     assert meta["namespace"] == "default" and meta["uid"] and meta["creationTimestamp"].endswith("Z")
-    assert int(meta["resourceVersion"]) > 0 and created["status"] == {"phase": "Pending"}
+    assert int(meta["resourceVersion"]) > 0 and created["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
     code, got = send(api, "get", f"{PODS}/a")
     assert code == 200 and got == created
 

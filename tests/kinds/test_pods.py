@@ -15,13 +15,13 @@ def gated(*names):
 def test_a_gated_pod_starts_scheduling_gated_and_prints_so():
     pod = gated("example.com/a")
     prepare_pod_for_create(pod)
-    assert pod["status"] == {"phase": "Pending", "conditions": [
+    assert pod["status"] == {"phase": "Pending", "qosClass": "BestEffort", "conditions": [
         {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
          "message": "Scheduling is blocked due to non-empty scheduling gates"}]}
     assert pod_display_status(pod) == "SchedulingGated"
     plain = gated()
     prepare_pod_for_create(plain)
-    assert plain["status"] == {"phase": "Pending"} and pod_display_status(plain) == "Pending"
+    assert plain["status"] == {"phase": "Pending", "qosClass": "BestEffort"} and pod_display_status(plain) == "Pending"
 
 
 def test_gates_may_be_removed_never_added_and_a_gated_pod_is_not_bound():

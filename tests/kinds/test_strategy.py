@@ -57,7 +57,7 @@ def test_binding_assigns_once_and_says_why_not():
 def test_status_is_reset_on_create_as_each_kind_says():
     pod = {"metadata": {}, "status": {"phase": "Running", "podIP": "1.2.3.4"}}
     POD.prepare_for_create(pod)
-    assert pod["status"] == {"phase": "Pending"}
+    assert pod["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
     deploy = {"metadata": {}, "status": {"replicas": 9}}
     kinds.by_kind("apps/v1", "Deployment").prepare_for_create(deploy)
     assert deploy["status"] == {}

@@ -94,3 +94,13 @@ def test_the_unready_knob():
     assert script({"kubekitchen.dev/unready": "true"}).unready
     assert not script({"kubekitchen.dev/unready": "false"}).unready and not script().unready
     assert script({"kubekitchen.dev/unready": "false", "kubekitchen.dev/unready.app": "true"}).unready
+
+
+def test_the_image_catalogue_decides_tools_shells_and_servers():
+    assert script(image="python:3.12").exit_after == 1.0, "a tool image without a command ends at once"
+    assert script(image="perl", command=["perl", "-Mbignum=bpi", "-wle", "print bpi(2000)"]).exit_after == 1.0
+    assert not script(image="python:3.12", command=["python", "-c", "while True: pass"]).exits
+    assert not script(image="redis:7").exits and not script(image="nginx").exits
+    assert not script(image="registry.k8s.io/e2e-test-images/busybox:1.36.1-1").exits, "a shell image waits"
+    assert not script(image="nicolaka/netshoot", command=["zsh"], stdin=True).exits
+    assert not script(image="my.registry/unknown:1").exits, "an image the catalogue does not know runs on"

@@ -79,7 +79,7 @@ def test_a_new_pod_runs_with_an_ip_and_a_second_look_changes_nothing():
         assert await node.reconcile() == DONE
         status = node.pod()["status"]
         assert status["phase"] == "Running" and status["podIP"] == "10.244.1.2" and status["hostIP"] == "127.0.1.1"
-        assert node.events.reasons() == ["Pulled", "Created", "Started"]
+        assert node.events.reasons() == ["Pulling", "Pulled", "Created", "Started"]
         before = list(node.hub.actions)
         assert await node.reconcile() == DONE
         assert node.hub.actions == before, "level-triggered: nothing to do the second time"
@@ -119,7 +119,7 @@ def test_a_stale_cache_meets_409_and_replays_the_same_transitions_later():
         assert (await runner.process(KEY)).outcome == "retry", "the runner retries a conflict with back-off"
         node.sync()
         assert await node.reconcile() == DONE
-        assert node.events.reasons() == ["Pulled", "Created", "Started"]
+        assert node.events.reasons() == ["Pulling", "Pulled", "Created", "Started"]
         assert node.pod()["metadata"]["labels"] == {"x": "y"}
 
     run(scenario)

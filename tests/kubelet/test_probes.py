@@ -124,3 +124,11 @@ def test_a_failed_liveness_probe_under_restart_policy_never_fails_the_pod():
         assert status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137
 
     run(scenario)
+
+
+def test_listening_ports_come_from_the_image_catalogue_when_the_default_command_runs():
+    assert listening_ports({"image": "hashicorp/http-echo:1.0"}) == {5678}
+    assert listening_ports({"image": "gcr.io/google-samples/hello-app:2.0"}) == {8080}
+    assert listening_ports({"image": "python:3.12"}) == set(), "a tool image serves nothing"
+    assert listening_ports({"image": "registry.k8s.io/e2e-test-images/agnhost:2.53", "args": ["pause"]}) == set()
+    assert listening_ports({"image": "nginx:1.27", "command": ["nginx"], "ports": [{"containerPort": 81}]}) == {80, 81}
