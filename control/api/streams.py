@@ -33,6 +33,7 @@ from urllib.parse import parse_qs, quote, urlencode
 from django.conf import settings
 
 from control import errors
+from control.auth import gate
 from control import kinds as registry
 from control import websocket_denial
 from control.api import node_address, traffic
@@ -174,6 +175,7 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
     try:
         if kind is None:
             raise errors.NotFound(errors.NOT_FOUND)
+        await gate.admit("POST", scope["path"], {}, scope.get("headers", []))  # create on the subresource
         target = await run_db(locate, kind, namespace, name, action, query)
         protocol = choose_protocol(list(scope.get("subprotocols") or []))
         if protocol is None:

@@ -1,4 +1,5 @@
-"""`python manage.py kubeconfig [--server URL]`: a kubeconfig for kubectl, on stdout."""
+"""`python manage.py kubeconfig [--server URL]`: a kubeconfig for kubectl, on stdout, as the cluster
+admin (`kubernetes-admin` in `system:masters`, the token file's admin token)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,12 @@ import yaml
 from django.core.management.base import BaseCommand
 
 
-def kubeconfig(server: str, namespace: str = "default") -> dict:
+def kubeconfig(server: str, namespace: str = "default", token: str = "") -> dict:
     return {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": "kube-kitchen", "cluster": {"server": server}}],
-        "users": [{"name": "kube-kitchen-user", "user": {}}],
+        "users": [{"name": "kube-kitchen-user", "user": {"token": token} if token else {}}],
         "contexts": [{"name": "kube-kitchen",
                       "context": {"cluster": "kube-kitchen", "user": "kube-kitchen-user", "namespace": namespace}}],
         "current-context": "kube-kitchen",
@@ -27,4 +28,9 @@ class Command(BaseCommand):
         parser.add_argument("--namespace", default="default")
 
     def handle(self, *args, server: str, namespace: str, **options):
-        self.stdout.write(yaml.safe_dump(kubeconfig(server.rstrip("/"), namespace), sort_keys=False))
+        from django.conf import settings
+
+        from control.auth.tokenfile import admin_token
+
+        token = admin_token(settings.DATA_DIR)  # the cluster admin (system:masters), made on first use
+        self.stdout.write(yaml.safe_dump(kubeconfig(server.rstrip("/"), namespace, token), sort_keys=False))

@@ -28,6 +28,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from control.management.commands.runcomponent import die_with_parent
 from control.management.commands.runhub import split_addr
+from control.auth.tokenfile import admin_token
 from control.supervisor import Supervisor
 
 
@@ -58,12 +59,12 @@ def spoke_commands(url: str, nodes: int) -> dict[str, list[str]]:
     return spokes
 
 
-def install_kitchen(url: str, err) -> None:
+def install_kitchen(url: str, err, token: str | None = None) -> None:
     """The restaurant's kinds (Order, Dish) on every fresh cluster; a refusal is reported, not fatal."""
     from control.restaurant.install import InstallError, install_crds
 
     try:
-        install_crds(url)
+        install_crds(url, token=token)
     except (InstallError, OSError) as exc:
         err.write(f"the restaurant's kinds were not installed: {exc}")
 
@@ -98,6 +99,7 @@ class Command(BaseCommand):
         env = {**os.environ, "KK_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "control.settings", "KK_PACE": pace,
                "KK_PARENT_PID": str(os.getpid())}
         env.pop("KK_SQLITE_PATH", None)
+        env.pop("KK_TOKEN", None)  # each spoke takes its own identity from the data folder's token file
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         migrated = subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env)
         if stopping:
@@ -111,7 +113,7 @@ class Command(BaseCommand):
         try:
             wait_until_up(url, process=hub, stopping=lambda: stopping)
             if not stopping:
-                install_kitchen(url, self.stderr)
+                install_kitchen(url, self.stderr, admin_token(data_dir))
             if not stopping:
                 supervisor.publish_desired()
                 supervisor.tick()

@@ -49,6 +49,11 @@ class Command(BaseCommand):
         host, port = split_addr(addr)
         from control.hosts import allow_bind_address
 
+        from django.conf import settings
+
+        from control.auth.tokenfile import ensure
+
+        ensure(settings.DATA_DIR)  # the token file (admin and spoke identities) before the first request
         allow_bind_address(host)  # ALLOWED_HOSTS: the address we serve on, besides localhost and KK_ALLOWED_HOSTS
         lifespan = ServedLifespan(application)
         try:
