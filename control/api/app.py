@@ -33,7 +33,7 @@ from control.clock import REAL as clock
 from control import kinds as registry
 from control.api import (admission, crds, discovery, openapi, openapi_v2, portforward, streams, subresources, traffic,
                          verbs)
-from control.api.extras import autoscaling_v1, kitchen, metrics, oidc, services
+from control.api.extras import autoscaling_v1, kitchen, metrics, oidc, reviews, services
 from control.storage.db import run_db
 from control.storage.feed import start_feed, stop_feed
 from control.api.extras.podlog import pod_log
@@ -215,6 +215,7 @@ ROUTES: tuple[Route, ...] = (
     *metrics.ROUTES,
     *autoscaling_v1.ROUTES,
     *oidc.ROUTES,
+    *reviews.ROUTES,
     Route(rf"/apis/(?P<group>{_SEGMENT})/(?P<version>{_SEGMENT})/(?P<rest>.+)", resource, None),
 )
 

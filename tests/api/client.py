@@ -8,6 +8,15 @@ from urllib.parse import urlsplit
 from control.api.app import hub_app, shutdown, startup
 
 
+def admin_authorization() -> tuple[bytes, bytes]:
+    """The header that makes a hand-built ASGI scope the cluster admin's request."""
+    from django.conf import settings
+
+    from control.auth.tokenfile import admin_token
+
+    return (b"authorization", f"Bearer {admin_token(settings.DATA_DIR)}".encode())
+
+
 class Answer:
     def __init__(self, status: int, headers: dict[str, str], content: bytes):
         self.status_code, self.headers, self.content = status, headers, content

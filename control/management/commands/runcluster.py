@@ -79,8 +79,11 @@ class Command(BaseCommand):
         parser.add_argument("--pace", choices=("kubernetes", "workshop"), default=os.environ.get("KK_PACE", "kubernetes"),
                             help="node heartbeat/eviction timings: Kubernetes' own, or seconds for a workshop")
         parser.add_argument("--no-spokes", action="store_true", help="run the hub alone")
+        parser.add_argument("--secure-addr", default="", help="where the hub serves HTTPS for kubectl "
+                            "(default: the --addr host, the next port)")
 
-    def handle(self, *args, addr: str, nodes: int, data: str, pace: str, no_spokes: bool, **options):
+    def handle(self, *args, addr: str, nodes: int, data: str, pace: str, no_spokes: bool, secure_addr: str = "",
+               **options):
         stopping = False
         supervisor: Supervisor | None = None
 
@@ -109,7 +112,9 @@ class Command(BaseCommand):
         url = f"http://{host}:{port}"
         supervisor = Supervisor(url, [*manage, "runcomponent"], env, {} if no_spokes else spoke_commands(url, nodes))
         # Forked before any thread of ours exists, so preexec_fn is safe here.
-        hub = subprocess.Popen([*manage, "runhub", "--addr", addr], env=env, preexec_fn=die_with_parent)
+        secure_addr = secure_addr or (f"[{host}]:{port + 1}" if ":" in host else f"{host}:{port + 1}")
+        hub = subprocess.Popen([*manage, "runhub", "--addr", addr, "--secure-addr", secure_addr], env=env,
+                               preexec_fn=die_with_parent)
         try:
             wait_until_up(url, process=hub, stopping=lambda: stopping)
             if not stopping:
