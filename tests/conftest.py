@@ -68,6 +68,24 @@ class Hub:
         """The header that makes a request the cluster admin's."""
         return {"Authorization": f"Bearer {self.token}"}
 
+    def python_client(self):
+        """The official Python client's ApiClient for this hub, as the cluster admin."""
+        from kubernetes import client
+
+        configuration = client.Configuration(host=self.url)
+        configuration.api_key = {"authorization": self.token}
+        configuration.api_key_prefix = {"authorization": "Bearer"}
+        return client.ApiClient(configuration)
+
+    def kubeconfig_for(self, url: str) -> str:
+        """A kubeconfig naming `url` (a plain-HTTP relay in front of the hub: kubectl sends no token
+        over HTTP, so the relay adds `auth`)."""
+        import yaml
+
+        from control.management.commands.kubeconfig import kubeconfig
+
+        return yaml.safe_dump(kubeconfig(url), sort_keys=False)
+
     def urlopen(self, request: "str | urllib.request.Request", timeout: float = 10):
         """urllib's urlopen of a path (or Request) on this hub, as the cluster admin."""
         if isinstance(request, str):

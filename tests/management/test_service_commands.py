@@ -18,7 +18,7 @@ pytestmark = pytest.mark.e2e
 
 def hub_request(hub, method: str, path: str, body: dict, content_type: str = "application/json") -> dict:
     request = urllib.request.Request(f"{hub.url}{path}", data=json.dumps(body).encode(), method=method,
-                                     headers={"Content-Type": content_type})
+                                     headers={"Content-Type": content_type, **hub.auth})
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read())
 
