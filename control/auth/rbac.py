@@ -199,7 +199,9 @@ def _covers_one(owner: Obj, sub: Obj) -> bool:
         if not (ALL in mine or resource in mine or group_wide):
             return False
     names = owner.get("resourceNames") or []
-    return not names or all(n in names for n in sub.get("resourceNames") or [])
+    wanted = sub.get("resourceNames") or []
+    # an owner limited to names covers only requests for those names (no names: every name)
+    return not names or (bool(wanted) and all(n in names for n in wanted))
 
 
 def missing_rules(owner_rules: list[Obj], wanted: list[Obj]) -> list[Obj]:
