@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from control.kinds.rbac import AGGREGATE, aggregate, aggregated_rules, selects  # noqa: F401 (re-exported)
+
 Obj = dict[str, Any]
 READ = ["get", "list", "watch"]
 WRITE = ["create", "delete", "deletecollection", "patch", "update"]
 EVENTS = ["create", "patch", "update"]
-AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
 BOOTSTRAP_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 AUTOUPDATE = {"rbac.authorization.kubernetes.io/autoupdate": "true"}
 RBAC_VERSION = "rbac.authorization.k8s.io/v1"
@@ -226,55 +227,3 @@ def cluster_role_bindings() -> list[Obj]:
         # The dashboard acts for whoever uses it until dashboard login exists (a later issue).
         _binding("kubekitchen:dashboard", "cluster-admin", [_user("kubekitchen:dashboard")]),
     ]
-
-
-# --- aggregation (the clusterrole-aggregation controller's computation) ---------------------------
-
-def selects(selector: Any, labels: dict[str, str]) -> bool:
-    """A clusterRoleSelector (matchLabels and matchExpressions) against a role's labels."""
-    if not isinstance(selector, dict):
-        return False
-    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
-        return False
-    for expression in selector.get("matchExpressions") or []:
-        key, op, values = expression.get("key"), expression.get("operator"), expression.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and labels.get(key) in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return bool(selector.get("matchLabels") or selector.get("matchExpressions"))
-
-
-def aggregated_rules(role: Obj, roles: list[Obj]) -> list[Obj]:
-    """upstream ClusterRoleAggregationController.syncClusterRole: the rules of every other role any
-    selector matches, in name order, without duplicates."""
-    selectors = (role.get("aggregationRule") or {}).get("clusterRoleSelectors") or []
-    out: list[Obj] = []
-    for other in sorted(roles, key=lambda r: r["metadata"]["name"]):
-        if other["metadata"]["name"] == role["metadata"]["name"]:
-            continue
-        labels = other["metadata"].get("labels") or {}
-        if any(selects(s, labels) for s in selectors):
-            for r in other.get("rules") or []:
-                if r not in out:
-                    out.append(r)
-    return out
-
-
-def aggregate(roles: list[Obj]) -> list[Obj]:
-    """Every aggregated role's rules computed until nothing changes (aggregations chain: view
-    into edit into admin)."""
-    for _ in range(len(roles)):
-        changed = False
-        for role in roles:
-            if role.get("aggregationRule"):
-                rules = aggregated_rules(role, roles)
-                if rules != role.get("rules"):
-                    role["rules"], changed = rules, True
-        if not changed:
-            break
-    return roles

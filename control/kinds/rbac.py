@@ -6,7 +6,8 @@ nonResourceURLs has neither and is refused in a (namespaced) Role; a binding's r
 Role or ClusterRole (a ClusterRoleBinding: a ClusterRole only) in group rbac.authorization.k8s.io
 and cannot change on update; subjects are User, Group or ServiceAccount with a name (a
 ServiceAccount of a ClusterRoleBinding also a namespace). Who may write them (escalation, `bind`)
-is `control.auth.gate`'s.
+is `control.auth.gate`'s. `aggregated_rules` is the clusterrole-aggregation controller's
+computation (the rules of every role a selector matches, in name order, without duplicates).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj
 from control.kinds.meta import age
 
 GROUP = "rbac.authorization.k8s.io"
+AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
 CREATED_COLUMN = Column("Created At", type="string", format="date",
                         description="CreationTimestamp is the server time when this object was created.")
 ROLE_COLUMN = Column("Role", description="The role this binding grants.")
@@ -170,3 +172,55 @@ ROLEBINDING = _kind("RoleBinding", "rolebindings", True, defaults=binding_defaul
 CLUSTERROLEBINDING = _kind("ClusterRoleBinding", "clusterrolebindings", False, defaults=binding_defaults,
                            validate=lambda b: _binding_causes(b, True), validate_update=_ref_fixed,
                            columns=(NAME_COLUMN, ROLE_COLUMN, AGE_COLUMN), cells=_binding_cells)
+
+
+# --- aggregation (the clusterrole-aggregation controller's computation) --------------------------
+
+def selects(selector: Any, labels: dict[str, str]) -> bool:
+    """A clusterRoleSelector (matchLabels and matchExpressions) against a role's labels."""
+    if not isinstance(selector, dict):
+        return False
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for expression in selector.get("matchExpressions") or []:
+        key, op, values = expression.get("key"), expression.get("operator"), expression.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and labels.get(key) in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return bool(selector.get("matchLabels") or selector.get("matchExpressions"))
+
+
+def aggregated_rules(role: Obj, roles: list[Obj]) -> list[Obj]:
+    """upstream ClusterRoleAggregationController.syncClusterRole: the rules of every other role any
+    selector matches, in name order, without duplicates."""
+    selectors = (role.get("aggregationRule") or {}).get("clusterRoleSelectors") or []
+    out: list[Obj] = []
+    for other in sorted(roles, key=lambda r: r["metadata"]["name"]):
+        if other["metadata"]["name"] == role["metadata"]["name"]:
+            continue
+        labels = other["metadata"].get("labels") or {}
+        if any(selects(s, labels) for s in selectors):
+            for r in other.get("rules") or []:
+                if r not in out:
+                    out.append(r)
+    return out
+
+
+def aggregate(roles: list[Obj]) -> list[Obj]:
+    """Every aggregated role's rules computed until nothing changes (aggregations chain: view
+    into edit into admin)."""
+    for _ in range(len(roles)):
+        changed = False
+        for role in roles:
+            if role.get("aggregationRule"):
+                rules = aggregated_rules(role, roles)
+                if rules != role.get("rules"):
+                    role["rules"], changed = rules, True
+        if not changed:
+            break
+    return roles

@@ -31,6 +31,8 @@ REVIEWS = {
                                 "NonResourceAttributes?, 3 user str, 4 groups []str, 6 uid str"),
     "SelfSubjectRulesReview": "1 metadata ObjectMeta, 2 spec SelfSubjectRulesReviewSpec",
     "SelfSubjectRulesReviewSpec": "1 namespace str",
+}
+AUTHENTICATION_REVIEWS = {
     "SelfSubjectReview": "1 metadata ObjectMeta",
     "TokenReview": "1 metadata ObjectMeta, 2 spec TokenReviewSpec",
     "TokenReviewSpec": "1 token str, 2 audiences []str",
