@@ -192,7 +192,7 @@ def selects(selector: Any, labels: dict[str, str]) -> bool:
             return False
         if op == "DoesNotExist" and key in labels:
             return False
-    return bool(selector.get("matchLabels") or selector.get("matchExpressions"))
+    return True  # an empty selector selects every role (metav1.LabelSelectorAsSelector: Everything)
 
 
 def aggregated_rules(role: Obj, roles: list[Obj]) -> list[Obj]:
