@@ -249,8 +249,8 @@ def test_a_second_hub_on_postgres_serves_the_kind_from_its_feed():
                 "spec": {"menu": "pasta"}}
         assert httpx.post(f"{second.url}/apis/kitchen.example.com/v1/namespaces/default/{n['plural']}", headers=second.auth,
                           json=body).status_code == 201
-        assert httpx.delete(f"{second.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/", headers=second.auth
-                            f"{n['plural']}.kitchen.example.com").status_code == 200
+        assert httpx.delete(f"{second.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                            f"{n['plural']}.kitchen.example.com", headers=second.auth).status_code == 200
         wait_for(lambda: httpx.get(f"{first.url}/apis/kitchen.example.com/v1/namespaces/default/{n['plural']}", headers=first.auth)
                  .status_code == 404, timeout=5, interval=0.01, what="the first hub to stop serving it")
     finally:
