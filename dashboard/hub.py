@@ -71,10 +71,12 @@ def hub_address(scope: dict[str, Any]) -> tuple[str, int]:
 
 def token() -> str:
     """The dashboard's own identity at the hub (`kubekitchen:dashboard`, from the data folder's token
-    file; the dashboard runs in the hub's process) until dashboard login lets it act as its user."""
+    file; the dashboard runs in the hub's process) until dashboard login lets it act as its user.
+    A dashboard served apart from its hub (`KK_HUB_URL`) is given its token as `KK_HUB_TOKEN`."""
     from control.auth.tokenfile import spoke_token
 
-    return spoke_token(settings.DATA_DIR, "dashboard")
+    given = getattr(settings, "KK_HUB_TOKEN", "") or os.environ.get("KK_HUB_TOKEN", "")
+    return given or spoke_token(settings.DATA_DIR, "dashboard")
 
 
 def client(base_url: str) -> HubClient:

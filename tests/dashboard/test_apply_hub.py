@@ -47,6 +47,7 @@ spec:
 @pytest.fixture
 def client(hub, settings):
     settings.KK_HUB_URL = hub.url
+    settings.KK_HUB_TOKEN = hub.token
     return Client()
 
 
