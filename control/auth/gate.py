@@ -73,7 +73,8 @@ async def impersonate(user: User, headers: list[tuple[bytes, bytes]], policy: Po
     uid = (_values(headers, b"impersonate-uid") or [""])[0]
     if not name:
         if groups or uid:
-            raise errors.InternalError("requested [] without impersonating a user")
+            # upstream answers this with a 500; a client mistake is a 400 here (bad input is never a 500)
+            raise errors.BadRequest("requested impersonation of groups or a uid without impersonating a user")
         return user
     wanted: list[Attributes] = []
     if name.startswith("system:serviceaccount:") and name.count(":") == 3:

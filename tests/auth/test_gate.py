@@ -151,3 +151,8 @@ def test_with_authentication_off_everyone_is_admin(hub, settings):
     settings.KK_AUTHENTICATION = "off"
     assert hub["anonymous"].get("/api/v1/namespaces/bob/pods").status_code == 200
     assert hub["bogus"].get("/api/v1/pods").status_code == 200
+
+
+def test_impersonating_groups_without_a_user_is_a_400(hub):
+    answer = hub["admin"].get("/api/v1/namespaces/alice/pods", HTTP_IMPERSONATE_GROUP="dev")
+    assert answer.status_code == 400
