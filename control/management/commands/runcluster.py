@@ -125,7 +125,10 @@ class Command(BaseCommand):
                 threading.Thread(target=supervisor.watch_forever, name="supervisor", daemon=True).start()
             self.stdout.write(self.style.SUCCESS(f"Kube Kitchen is up: {url}  (data in {data_dir}, pace {pace})"))
             self.stdout.write(f"  dashboard: {url}/")
-            self.stdout.write(f"  kubectl:   kubectl --kubeconfig <({sys.executable} manage.py kubeconfig --server {url}) get pods")
+            # the kubeconfig reads the admin token and the HTTPS address from this cluster's data folder
+            folder = "" if data_dir == Path(settings.DATA_DIR).resolve() else f"KK_DATA_DIR={data_dir} "
+            self.stdout.write(f"  kubectl:   kubectl --kubeconfig <({folder}{sys.executable} manage.py kubeconfig "
+                              f"--server {url}) get pods")
             if not no_spokes:
                 self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s) and kube-proxies, line-cook, garnish-cook, "
                                   f"each its own process; "
