@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import Hub, emit, log, proc_cpu_seconds  # noqa: E402
+from common import Hub, emit, log, proc_cpu_seconds, token_for  # noqa: E402
 
 from control import errors  # noqa: E402
 from control.client.http import HubClient  # noqa: E402
@@ -31,7 +31,7 @@ POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bench-get"},
 
 
 async def timed(url: str, clients: int, requests: int, hub_pid: int | None) -> dict[str, Any]:
-    made = [HubClient(url, agent=f"kk-bench-client/{i}") for i in range(clients)]
+    made = [HubClient(url, agent=f"kk-bench-client/{i}", token=token_for(url)) for i in range(clients)]
     try:
         for client in made:  # warm-up: connections open, code paths hot
             for _ in range(20):
@@ -56,7 +56,7 @@ async def timed(url: str, clients: int, requests: int, hub_pid: int | None) -> d
 
 
 async def run(url: str, requests: int, clients: int, hub_pid: int | None) -> dict[str, Any]:
-    setup = HubClient(url, agent="kk-bench-client/setup")
+    setup = HubClient(url, agent="kk-bench-client/setup", token=token_for(url))
     try:
         try:
             await setup.create(PODS, POD, "default")

@@ -25,7 +25,18 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 if str(ROOT) not in sys.path:  # benchmarks run as `python bench/x.py`
     sys.path.insert(0, str(ROOT))
 
+from control.auth.tokenfile import admin_token  # noqa: E402
 from control.client.lean import ConnectionPool  # noqa: E402
+
+# "host:port" of each hub this process started -> its admin token: every helper below talks to a
+# hub as its cluster admin (the hub authenticates every request).
+_TOKENS: dict[str, str] = {}
+
+
+def token_for(url_or_address: str) -> str:
+    """The admin token of the hub this process started at that URL or host:port ("" if none)."""
+    address = url_or_address.split("://", 1)[-1].split("/", 1)[0]
+    return _TOKENS.get(address, "")
 
 
 def log(*args: Any) -> None:
@@ -78,7 +89,9 @@ class Hub:
         # for trying a server variant out of tree without touching the project.
         alt = os.environ.get("KK_BENCH_RUNHUB")
         serve = [sys.executable, alt] if alt else [*manage, "runhub"]
-        self.process = subprocess.Popen([*serve, "--addr", f"{self.host}:{self.port}"], env=self.env,
+        # HTTPS too (kubectl sends its token only over HTTPS; `manage.py kubeconfig` points it there)
+        secure = [] if alt else ["--secure-addr", f"{self.host}:{free_port()}"]
+        self.process = subprocess.Popen([*serve, "--addr", f"{self.host}:{self.port}", *secure], env=self.env,
                                         cwd=ROOT, stdout=self.log_path.open("wb"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -93,6 +106,7 @@ class Hub:
                 time.sleep(0.1)
         else:
             raise RuntimeError("hub did not come up")
+        self.token = _TOKENS[f"{self.host}:{self.port}"] = admin_token(self.dir)
         log(f"hub pid {self.process.pid} on {self.url}, data {self.dir}")
         return self
 
@@ -221,7 +235,7 @@ class Connection:
 
     def __init__(self, host: str, port: int, user_agent: str = "kk-bench/1.0"):
         self.host, self.port = host, port
-        self.pool = ConnectionPool(f"http://{host}:{port}", user_agent, size=1)
+        self.pool = ConnectionPool(f"http://{host}:{port}", user_agent, size=1, token=token_for(f"{host}:{port}"))
 
     async def open(self) -> "Connection":
         return self  # connected by the first request
@@ -238,7 +252,8 @@ def http_json(url: str, method: str = "GET", body: Any = None, timeout: float = 
     """Blocking one-off JSON request (setup/verification only, not on a measured path)."""
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"Content-Type": "application/json", "Accept": "application/json"})
+                                 headers={"Content-Type": "application/json", "Accept": "application/json",
+                                          **({"Authorization": f"Bearer {token_for(url)}"} if token_for(url) else {})})
     with urllib.request.urlopen(req, timeout=timeout) as resp:
         return json.loads(resp.read())
 
@@ -428,7 +443,8 @@ def writes_summary(rows: list[tuple[str, str, str, int]], per: int) -> dict[str,
 async def open_watch(host: str, port: int, path: str, user_agent: str = "kk-bench-watch/1.0"):
     """Start a watch (GET path with watch=1 in it) and return (status, lines): an async iterator of
     the raw NDJSON lines (bytes, without newline) as they arrive, however chunks cut them."""
-    stream = ConnectionPool(f"http://{host}:{port}", user_agent, size=1).stream("GET", path)
+    stream = ConnectionPool(f"http://{host}:{port}", user_agent, size=1,
+                            token=token_for(f"{host}:{port}")).stream("GET", path)
     answer = await stream.__aenter__()
 
     async def lines():

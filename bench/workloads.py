@@ -178,7 +178,8 @@ def drain(timeout: float) -> dict[str, Any]:
 def _patch_node(cluster: Cluster, node: str, unschedulable: bool) -> None:
     body = json.dumps({"spec": {"unschedulable": True if unschedulable else None}}).encode()
     request = urllib.request.Request(f"{cluster.url}/api/v1/nodes/{node}", data=body, method="PATCH",
-                                     headers={"Content-Type": "application/merge-patch+json"})
+                                     headers={"Content-Type": "application/merge-patch+json",
+                                              "Authorization": f"Bearer {cluster.token}"})
     urllib.request.urlopen(request, timeout=30).read()
 
 

@@ -2,6 +2,8 @@
 serves — the `default/kubernetes` Service and its Endpoints.
 
 Guarantees:
+- The bootstrap RBAC policy (`control.auth.policy`) is created with the namespaces, each object
+  only when missing.
 - The default StorageClass `standard` (annotated as the default class) is created with the
   namespaces, and not reset when it exists.
 - Idempotent; every write goes through `control.storage.store` like any other, attributed to
@@ -72,6 +74,23 @@ def cluster_bootstrap() -> None:
         store.object_create(resource=STORAGECLASS.resource, obj=storage_class, actor=ACTOR)
     except errors.AlreadyExists:
         pass
+    rbac_bootstrap()
+
+
+def rbac_bootstrap() -> None:
+    """kube-apiserver's rbac/bootstrap-roles post-start hook: the default ClusterRoles and
+    ClusterRoleBindings, created when missing and never reset (as upstream with autoupdate, the
+    roles' rules are not reconciled here)."""
+    from control.auth import policy
+
+    for obj, resource in [*((r, f"{policy.RBAC_VERSION.split('/')[0]}/clusterroles") for r in policy.cluster_roles()),
+                          *((b, f"{policy.RBAC_VERSION.split('/')[0]}/clusterrolebindings")
+                            for b in policy.cluster_role_bindings())]:
+        obj["metadata"].update(uid=str(uuid.uuid4()), creationTimestamp=format_time(REAL.now()))
+        try:
+            store.object_create(resource=resource, obj=obj, actor=ACTOR)
+        except errors.AlreadyExists:
+            pass
 
 
 def on_post_migrate(sender, **kwargs) -> None:

@@ -88,7 +88,15 @@ class Supervisor:
         self.backoff = backoff or Backoff()
         self.resource_version = ""
         self.watch_seconds = watch_seconds
-        self.http = httpx.Client(base_url=url, headers={"User-Agent": "supervisor (kube-kitchen)"}, timeout=10,
+        from django.conf import settings
+
+        from control.auth.tokenfile import bearer, spoke_token
+
+        from pathlib import Path
+
+        token = spoke_token(Path(env.get("KK_DATA_DIR") or settings.DATA_DIR), "supervisor")
+        self.http = httpx.Client(base_url=url, headers={"User-Agent": "supervisor (kube-kitchen)", **bearer(token)},
+                                 timeout=10,
                                  transport=transport)
 
     @property

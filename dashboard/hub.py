@@ -1,7 +1,8 @@
 """Where the hub is, and the dashboard's own client of it.
 
 Guarantees:
-- The dashboard reaches the hub only over HTTP, as the client "dashboard" (its User-Agent), so
+- The dashboard reaches the hub only over HTTP, as the client "dashboard" (its User-Agent) and the
+  user `kubekitchen:dashboard` (its bearer token), so
   every request it makes is drawn on its own spoke; it never imports the store or the API server.
 - The hub's base URL is `settings.KK_HUB_URL` when set, otherwise the address of the very socket
   the browser's request arrived on (the dashboard is served by the hub's own process), otherwise
@@ -69,12 +70,22 @@ def hub_address(scope: dict[str, Any]) -> tuple[str, int]:
     return url.hostname or "127.0.0.1", url.port or (443 if url.scheme == "https" else 80)
 
 
+def token() -> str:
+    """The dashboard's own identity at the hub (`kubekitchen:dashboard`, from the data folder's token
+    file; the dashboard runs in the hub's process) until dashboard login lets it act as its user.
+    A dashboard served apart from its hub (`KK_HUB_URL`) is given its token as `KK_HUB_TOKEN`."""
+    from control.auth.tokenfile import spoke_token
+
+    given = getattr(settings, "KK_HUB_TOKEN", "") or os.environ.get("KK_HUB_TOKEN", "")
+    return given or spoke_token(settings.DATA_DIR, "dashboard")
+
+
 def client(base_url: str) -> HubClient:
     """The process's one client of the hub at `base_url`, made on first use."""
     loop = asyncio.get_running_loop()
     held = _shared.get(base_url)
     if held is None or held[0] is not loop:
-        held = _shared[base_url] = (loop, HubClient(base_url, agent=AGENT))
+        held = _shared[base_url] = (loop, HubClient(base_url, agent=AGENT, token=token()))
     return held[1]
 
 

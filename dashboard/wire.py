@@ -2,7 +2,8 @@
 untouched, so the page can show HTTP/1.1 chunked transfer (hex chunk sizes, then JSON lines).
 
 Guarantees: the request is exactly `GET /api/v1/namespaces/<ns>/pods?watch=1 HTTP/1.1` with a Host,
-a User-Agent naming the client `dashboard/wire` and `Connection: close`; every byte read from the
+a User-Agent naming the client `dashboard/wire`, the dashboard's bearer token and `Connection: close`
+(only the answer's bytes are shown); every byte read from the
 socket is handed to `forward` in arrival order, nothing added, decoded or dropped; the socket is
 closed when the stream ends, when `forward` fails, or when the task is cancelled.
 """
@@ -12,17 +13,19 @@ from __future__ import annotations
 import asyncio
 from typing import Awaitable, Callable
 
+from dashboard import hub
 from dashboard.hub import WIRE_AGENT
 
 Forward = Callable[[bytes], Awaitable[None]]
 READ_SIZE = 16 * 1024
 
 
-def request_bytes(host: str, port: int, namespace: str = "default") -> bytes:
+def request_bytes(host: str, port: int, namespace: str = "default", token: str = "") -> bytes:
     target = f"/api/v1/namespaces/{namespace}/pods?watch=1"
     host_header = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     lines = [f"GET {target} HTTP/1.1", f"Host: {host_header}", f"User-Agent: {WIRE_AGENT}",
-             "Accept: application/json", "Connection: close", "", ""]
+             "Accept: application/json", *([f"Authorization: Bearer {token}"] if token else []),
+             "Connection: close", "", ""]
     return "\r\n".join(lines).encode("ascii")
 
 
@@ -31,7 +34,7 @@ async def relay(host: str, port: int, forward: Forward, *, namespace: str = "def
     """Open the watch and forward its raw bytes until it ends (or `limit_bytes` were passed on)."""
     reader, writer = await asyncio.open_connection(host, port)
     try:
-        writer.write(request_bytes(host, port, namespace))
+        writer.write(request_bytes(host, port, namespace, await asyncio.to_thread(hub.token)))
         await writer.drain()
         passed = 0
         while passed < limit_bytes:

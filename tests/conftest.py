@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from control.auth.tokenfile import admin_token
+
 ROOT = Path(__file__).resolve().parent.parent
 KUBECTL = "/usr/bin/kubectl"
 
@@ -39,7 +41,9 @@ class Hub:
     def start(self) -> "Hub":
         manage = [sys.executable, str(ROOT / "manage.py")]
         subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=self.env, check=True, cwd=ROOT)
-        self.process = subprocess.Popen([*manage, "runhub", "--addr", f"127.0.0.1:{self.port}"], env=self.env,
+        self.secure_port = free_port()
+        self.process = subprocess.Popen([*manage, "runhub", "--addr", f"127.0.0.1:{self.port}",
+                                         "--secure-addr", f"127.0.0.1:{self.secure_port}"], env=self.env,
                                         cwd=ROOT, stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -56,7 +60,38 @@ class Hub:
         out = subprocess.run([*manage, "kubeconfig", "--server", self.url], env=self.env, cwd=ROOT,
                              check=True, capture_output=True, text=True).stdout
         self.kubeconfig.write_text(out)
+        self.token = admin_token(self.dir)
         return self
+
+    @property
+    def auth(self) -> dict[str, str]:
+        """The header that makes a request the cluster admin's."""
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def python_client(self):
+        """The official Python client's ApiClient for this hub, as the cluster admin."""
+        from kubernetes import client
+
+        configuration = client.Configuration(host=self.url)
+        configuration.api_key = {"authorization": self.token}
+        configuration.api_key_prefix = {"authorization": "Bearer"}
+        return client.ApiClient(configuration)
+
+    def kubeconfig_for(self, url: str) -> str:
+        """A kubeconfig naming `url` (a plain-HTTP relay in front of the hub: kubectl sends no token
+        over HTTP, so the relay adds `auth`)."""
+        import yaml
+
+        from control.management.commands.kubeconfig import kubeconfig
+
+        return yaml.safe_dump(kubeconfig(url), sort_keys=False)
+
+    def urlopen(self, request: "str | urllib.request.Request", timeout: float = 10):
+        """urllib's urlopen of a path (or Request) on this hub, as the cluster admin."""
+        if isinstance(request, str):
+            request = urllib.request.Request(request if "://" in request else self.url + request)
+        request.add_header("Authorization", f"Bearer {self.token}")
+        return urllib.request.urlopen(request, timeout=timeout)
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:

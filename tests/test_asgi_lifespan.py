@@ -14,6 +14,7 @@ from control.asgi import ServedLifespan, application
 from control.bootstrap import cluster_bootstrap
 from control.storage import feed as feeds
 from control.storage import store
+from tests.api.client import admin_authorization
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,7 +28,8 @@ async def _get(app, path: str) -> int:
     async def send(message):
         sent.append(message)
 
-    await app({"type": "http", "method": "GET", "path": path, "query_string": b"", "headers": []}, receive, send)
+    await app({"type": "http", "method": "GET", "path": path, "query_string": b"", "headers": [admin_authorization()]},
+              receive, send)
     return sent[0]["status"]
 
 

@@ -214,9 +214,9 @@ def test_against_a_hub_that_keeps_two_seconds_of_log_the_supervisor_stays_quiet(
     four seconds with a one-second log.)"""
     hub = fast_compacting_hub
     transport = CountingTransport()
-    supervisor = Supervisor(hub.url, ["true"], {}, {}, transport=transport, watch_seconds=1)
+    supervisor = Supervisor(hub.url, ["true"], {"KK_DATA_DIR": str(hub.dir)}, {}, transport=transport, watch_seconds=1)
     supervisor.publish_desired()
-    writer = httpx.Client(base_url=hub.url, timeout=10)
+    writer = httpx.Client(base_url=hub.url, headers=hub.auth, timeout=10)
     follower = threading.Thread(target=supervisor.watch_forever, daemon=True)
     follower.start()
     try:

@@ -11,6 +11,8 @@ Guarantees:
 - Bodies over the limit are refused with 413 before they are read in full.
 - All database work runs on the process's one database thread (`control.storage.db`); the event loop
   only parses, routes and streams.
+- Every request is authenticated and authorized (`control.auth.gate`) before it is routed: a
+  401 or 403 Status otherwise.
 - Each request leaves exactly one traffic record (who, verb, resource, code, latency).
 - A stream (watch, `logs -f`) ends when its client goes away, without waiting for the next event.
 - No request starts anything: the change feed (with log compaction) and the CRD follower are
@@ -26,11 +28,12 @@ from typing import Any, Callable
 from django.conf import settings
 
 from control import errors
+from control.auth import gate
 from control.clock import REAL as clock
 from control import kinds as registry
 from control.api import (admission, crds, discovery, openapi, openapi_v2, portforward, streams, subresources, traffic,
                          verbs)
-from control.api.extras import autoscaling_v1, kitchen, metrics, oidc, services
+from control.api.extras import autoscaling_v1, kitchen, metrics, oidc, reviews, services
 from control.storage.db import run_db
 from control.storage.feed import start_feed, stop_feed
 from control.api.extras.podlog import pod_log
@@ -212,6 +215,7 @@ ROUTES: tuple[Route, ...] = (
     *metrics.ROUTES,
     *autoscaling_v1.ROUTES,
     *oidc.ROUTES,
+    *reviews.ROUTES,
     Route(rf"/apis/(?P<group>{_SEGMENT})/(?P<version>{_SEGMENT})/(?P<rest>.+)", resource, None),
 )
 
@@ -306,6 +310,8 @@ async def hub_app(scope: dict[str, Any], receive: Callable, send: Callable) -> N
         if body is None:
             limit = settings.KK_MAX_BODY_BYTES
             raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
+        request.user = await gate.admit(request.method, request.path, request.query, scope.get("headers", []),
+                                        request.body, request.content_type)
         answer = await route(request)
     except errors.ApiError as exc:
         answer = error_response(exc)

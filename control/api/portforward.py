@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from control import errors
+from control.auth import gate
 from control import kinds as registry
 from control.api import node_address, traffic
 from control.api.portforward_relays import Channels, ForwardTarget, SpdyTunnel
@@ -110,6 +111,7 @@ async def serve_portforward(scope: dict[str, Any], receive: Receive, send: Send,
     try:
         if kind is None:
             raise errors.NotFound(errors.NOT_FOUND)
+        await gate.admit("POST", scope["path"], {}, scope.get("headers", []))  # create on the subresource
         target = await run_db(locate, kind, namespace, name)
         protocol = choose_protocol(offered)
         if protocol is None:

@@ -89,6 +89,7 @@ class Request:
         self.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         self.body = body
         self.actor = client_name(self.headers.get("user-agent", ""))
+        self.user: Any = None  # who makes it (control.auth.rbac.User), once the gate let it in
         self.tag: dict[str, str] = {"verb": self.method.lower(), "resource": self.path}
 
     @property

@@ -38,6 +38,7 @@ from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
 from control import errors
+from control.auth import gate
 from control import kinds as registry
 from control import websocket_denial
 from control.api import node_address, traffic
@@ -202,6 +203,7 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
                                    "only the hub's own page may open a stream")
         if kind is None:
             raise errors.NotFound(errors.NOT_FOUND)
+        await gate.admit("POST", scope["path"], {}, scope.get("headers", []))  # create on the subresource
         target = await run_db(locate, kind, namespace, name, action, query)
         protocol = choose_protocol(list(scope.get("subprotocols") or []))
         if protocol is None:

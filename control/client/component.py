@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import Any, Awaitable, Iterable
 
 from control.client.http import HubClient
@@ -22,6 +23,15 @@ def user_agent(name: str) -> str:
 
 
 def connect(server: str, name: str, **options: Any) -> HubClient:
+    """A client of the hub as `name`. Its identity: `KK_TOKEN` (a spoke's parent sets it), else, for a
+    program run by the cluster's operator (examples/dish_counter.py), the admin's token from the data
+    folder's existing token file."""
+    if "token" not in options and not os.environ.get("KK_TOKEN"):
+        from control.auth import tokenfile
+        from control.keys import default_data_dir
+
+        if tokenfile.path(default_data_dir()).exists():
+            options["token"] = tokenfile.admin_token(default_data_dir())
     return HubClient(server, agent=user_agent(name), **options)
 
 

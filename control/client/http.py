@@ -7,7 +7,9 @@ Guarantees:
   Conflict, AlreadyExists, Invalid, Gone, ...), so the two ends share one vocabulary.
 - A hub that cannot be reached, or that breaks an answer off, raises `HubUnreachable` (one
   meaning: try again later); its connection is never reused.
-- Every request carries the component's User-Agent, so the hub attributes its traffic.
+- Every request carries the component's User-Agent, so the hub attributes its traffic, and its
+  bearer token (given, or `KK_TOKEN` from the environment its parent set), so the hub knows who
+  it is.
 - `watch` yields decoded events one by one as lines arrive (however chunks cut them); an ERROR
   event is raised as its Status error (a 410 as `Gone`), so the caller relists. `stream_lines`
   does the same for any NDJSON answer, `text` reads a plain-text one.
@@ -16,6 +18,7 @@ Guarantees:
 from __future__ import annotations
 
 import json
+import os
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 from urllib.parse import urlencode
@@ -34,12 +37,17 @@ class HubUnreachable(errors.ServiceUnavailable):
 
 
 
+TOKEN_ENV = "KK_TOKEN"  # how a spoke's parent hands it its identity's token
+
+
 class HubClient:
-    def __init__(self, server: str, *, agent: str, timeout: float = 10.0, pool_size: int = 32):
+    def __init__(self, server: str, *, agent: str, timeout: float = 10.0, pool_size: int = 32,
+                 token: str | None = None):
         self.server = server.rstrip("/")
         self.agent = agent
         self.timeout = timeout
-        self._pool = ConnectionPool(self.server, agent, size=pool_size, connect_timeout=CONNECT_TIMEOUT)
+        token = os.environ.get(TOKEN_ENV, "") if token is None else token
+        self._pool = ConnectionPool(self.server, agent, size=pool_size, connect_timeout=CONNECT_TIMEOUT, token=token)
 
     async def close(self) -> None:
         await self._pool.close()

@@ -67,7 +67,7 @@ class Answer:
 
 
 class ConnectionPool:
-    def __init__(self, server: str, agent: str, *, size: int = 32, connect_timeout: float = 10.0):
+    def __init__(self, server: str, agent: str, *, size: int = 32, connect_timeout: float = 10.0, token: str = ""):
         parts = urlsplit(server)
         self.tls = parts.scheme == "https"
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or (443 if self.tls else 80)
@@ -78,6 +78,8 @@ class ConnectionPool:
         host = f"[{self.host}]" if ":" in self.host else self.host
         fixed = [(b"host", f"{host}:{self.port}".encode()), (b"user-agent", agent.encode()),
                  (b"accept", b"application/json")]
+        if token:  # the caller's identity at the hub (a bearer token, as client-go sends it)
+            fixed.append((b"authorization", f"Bearer {token}".encode("latin-1")))
         # validated once here; h11 takes an already validated header list as it is
         self._plain = h11.Request(method="GET", target="/", headers=fixed).headers
         self._empty_body = h11.Request(method="POST", target="/", headers=fixed + [(b"content-length", b"0")]).headers

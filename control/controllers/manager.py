@@ -35,6 +35,7 @@ CONTROLLERS = {
     "persistentvolume-binder": "control.controllers.volumebinder",
     "pvc-protection": "control.controllers.pvcprotection",
     "pv-protection": "control.controllers.pvprotection",
+    "clusterrole-aggregation": "control.controllers.clusterroleaggregation",
 }
 
 

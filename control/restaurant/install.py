@@ -27,18 +27,25 @@ class InstallError(RuntimeError):
 
 
 def install_crds(url: str, *, crds: Iterable[dict[str, Any]] = CRDS, timeout: float = 30.0,
-                 transport: httpx.BaseTransport | None = None) -> list[str]:
-    """Create-or-leave each definition, then wait until all are Established; returns their names."""
+                 transport: httpx.BaseTransport | None = None, token: str | None = None) -> list[str]:
+    """Create-or-leave each definition, then wait until all are Established; returns their names.
+    `token`: whose identity (default: the operator's, `control.auth.tokenfile.operator_token`)."""
     try:
-        return _install(url, crds, timeout, transport)
+        return _install(url, crds, timeout, transport, token)
     except httpx.HTTPError as exc:
         raise InstallError(f"cannot reach the hub at {url}: {exc or type(exc).__name__}") from None
 
 
 def _install(url: str, crds: Iterable[dict[str, Any]], timeout: float,
-             transport: httpx.BaseTransport | None) -> list[str]:
+             transport: httpx.BaseTransport | None, token: str | None = None) -> list[str]:
     names = []
-    with httpx.Client(base_url=url.rstrip("/"), headers={"User-Agent": user_agent("kitchen-installer")},
+    from django.conf import settings
+
+    from control.auth.tokenfile import bearer, operator_token
+
+    token = operator_token(settings.DATA_DIR) if token is None else token
+    headers = {"User-Agent": user_agent("kitchen-installer"), **bearer(token)}
+    with httpx.Client(base_url=url.rstrip("/"), headers=headers,
                       timeout=10.0, transport=transport) as http:
         for crd in crds:
             name = crd["metadata"]["name"]

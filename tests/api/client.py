@@ -8,6 +8,15 @@ from urllib.parse import urlsplit
 from control.api.app import hub_app, shutdown, startup
 
 
+def admin_authorization() -> tuple[bytes, bytes]:
+    """The header that makes a hand-built ASGI scope the cluster admin's request."""
+    from django.conf import settings
+
+    from control.auth.tokenfile import admin_token
+
+    return (b"authorization", f"Bearer {admin_token(settings.DATA_DIR)}".encode())
+
+
 class Answer:
     def __init__(self, status: int, headers: dict[str, str], content: bytes):
         self.status_code, self.headers, self.content = status, headers, content
@@ -21,8 +30,14 @@ class ApiClient:
     the call shape of Django's test client, served by `hub_app` on one persistent event loop, which
     starts and stops the hub (feed, CRD follower) as a server's lifespan does."""
 
-    def __init__(self, user_agent: str = "pytest/1.0"):
+    def __init__(self, user_agent: str = "pytest/1.0", token: str | None = None):
+        """`token`: the bearer token every request carries (default the cluster admin's; "" for none)."""
+        from django.conf import settings
+
+        from control.auth.tokenfile import admin_token
+
         self.user_agent = user_agent
+        self.token = admin_token(settings.DATA_DIR) if token is None else token
         self.runner = asyncio.Runner()
         self.runner.run(startup())
 
@@ -38,6 +53,8 @@ class ApiClient:
         query = extra.pop("QUERY_STRING", parts.query)
         body = data.encode() if isinstance(data, str) else data
         headers = [(b"user-agent", self.user_agent.encode()), (b"host", b"testserver")]
+        if self.token and "HTTP_AUTHORIZATION" not in extra:
+            headers.append((b"authorization", f"Bearer {self.token}".encode()))
         if body:
             headers += [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]
         headers += [(k[5:].replace("_", "-").lower().encode(), v.encode()) for k, v in extra.items() if k.startswith("HTTP_")]

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.api.client import ApiClient
+from tests.api.client import ApiClient, admin_authorization
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -274,7 +274,7 @@ def test_watch_sees_objects_of_a_custom_kind(api, orders):
                 got_enough.set()
 
         scope = {"type": "http", "method": "GET", "path": ORDERS, "query_string": b"watch=1",
-                 "headers": [(b"user-agent", b"pytest/1.0")]}
+                 "headers": [(b"user-agent", b"pytest/1.0"), admin_authorization()]}
         task = asyncio.ensure_future(hub_app(scope, receive, send_))
         await asyncio.sleep(0.1)
         from control.api import verbs  # create through the API on this loop

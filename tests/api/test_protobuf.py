@@ -871,6 +871,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
     """Forwards every request to the hub and keeps the protobuf bodies it saw."""
     protocol_version = "HTTP/1.1"
     upstream = 0
+    auth: dict[str, str] = {}
     bodies: list[bytes] = []
 
     def _forward(self) -> None:
@@ -881,7 +882,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
         conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=30)
         skip = {"host", "content-length", "connection"}
         conn.request(self.command, self.path, body=data or None,
-                     headers={k: v for k, v in self.headers.items() if k.lower() not in skip})
+                     headers={**{k: v for k, v in self.headers.items() if k.lower() not in skip}, **self.auth})
         response = conn.getresponse()
         payload = response.read()
         conn.close()
@@ -906,12 +907,12 @@ def test_kubectl_protobuf_bodies_decode_like_its_own_json(tmp_path):
     if not shutil.which(KUBECTL):
         pytest.skip("kubectl is not installed")
     hub = Hub().start()
-    handler = type("Recorder", (_Recorder,), {"upstream": hub.port, "bodies": []})
+    handler = type("Recorder", (_Recorder,), {"upstream": hub.port, "auth": hub.auth, "bodies": []})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         kubeconfig = tmp_path / "kubeconfig"
-        kubeconfig.write_text(hub.kubeconfig.read_text().replace(hub.url, f"http://127.0.0.1:{server.server_port}"))
+        kubeconfig.write_text(hub.kubeconfig_for(f"http://127.0.0.1:{server.server_port}"))
         (tmp_path / "bin").write_bytes(b"hello\xff\x00\x01bin")
         hub.kubectl("create", "-f", "-", input=json.dumps({  # what `autoscale` scales; plain JSON create
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "pre", "namespace": "default"},

@@ -17,6 +17,7 @@ from control.clock import FakeClock, settle
 from tests.conftest import free_port
 from tests.kubelet.test_exec import POD, Record, Server, containers
 from control.kubelet.exec import ExecServer
+from tests.api.client import admin_authorization
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -58,7 +59,8 @@ class Client:
 
     def __init__(self, path: str, *, protocols=("v5.channel.k8s.io",), query: str = ""):
         self.scope = {"type": "websocket", "path": path, "query_string": query.encode(), "subprotocols": list(protocols),
-                      "headers": [(b"user-agent", b"kubectl/v1.32.0 (linux/amd64) kubernetes/abc")],
+                      "headers": [(b"user-agent", b"kubectl/v1.32.0 (linux/amd64) kubernetes/abc"),
+                                  admin_authorization()],
                       "extensions": {websocket_denial.EXTENSION: {}}}
         self.inbox: asyncio.Queue = asyncio.Queue()
         self.inbox.put_nowait({"type": "websocket.connect"})

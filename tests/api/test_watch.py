@@ -13,6 +13,7 @@ from control.api.request import Call
 from control.api.watch import change_stream, watch
 from control.clock import FakeClock
 from control.storage.store import Change
+from tests.api.client import admin_authorization
 
 
 class FakeFeed:
@@ -103,7 +104,7 @@ def _events(api, query: dict[str, str], count: int, *, then: list[tuple[str, str
             if not chunk:  # the headers went out: the watch is running
                 for method, path, body in then:
                     scope = {"type": "http", "method": method, "path": path, "query_string": b"",
-                             "headers": [(b"content-type", b"application/json")]}
+                             "headers": [(b"content-type", b"application/json"), admin_authorization()]}
                     await api._call(scope, body.encode())
             lines += [json.loads(x) for x in chunk.splitlines() if x]
             if len(lines) >= count:

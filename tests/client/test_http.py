@@ -150,3 +150,26 @@ def test_a_hub_that_is_gone_is_unreachable():
                 pass
 
     run(scenario)
+
+
+def test_every_request_and_stream_carries_the_bearer_token(monkeypatch):
+    monkeypatch.setenv("KK_TOKEN", "from-the-parent")
+
+    async def main():
+        hub = Hub()
+        port = await hub.start("127.0.0.1", 0)
+        given = HubClient(f"http://127.0.0.1:{port}", agent="a", token="given")
+        inherited = HubClient(f"http://127.0.0.1:{port}", agent="b")
+        anonymous = HubClient(f"http://127.0.0.1:{port}", agent="c", token="")
+        try:
+            await given.get(PODS, "a", "default")
+            [_ async for _ in given.watch(PODS, "default")]
+            await inherited.get(PODS, "a", "default")
+            await anonymous.get(PODS, "a", "default")
+        finally:
+            for client in (given, inherited, anonymous):
+                await client.close()
+            await hub.close()
+        return [dict(r.headers).get(b"authorization") for r in hub.seen]
+
+    assert asyncio.run(main()) == [b"Bearer given", b"Bearer given", b"Bearer from-the-parent", None]

@@ -210,12 +210,13 @@ def test_against_a_hub_that_keeps_two_seconds_of_log_the_informer_stays_quiet(fa
     """Every spoke's informers (controllers, scheduler, kubelet, kube-proxy, the cooks, the garbage
     collector's CRD follower, examples/dish_counter.py) on a hub whose log keeps two seconds while
     others write and each watch lasts one second: bookmarks keep the revision inside the window."""
-    client = transport = CountingClient(fast_compacting_hub.url, agent="test-informer")
+    client = transport = CountingClient(fast_compacting_hub.url, agent="test-informer", token=fast_compacting_hub.token)
     informer = Informer(client, CONFIGMAPS, namespace="kube-system", watch_timeout=1)
 
     async def scenario():
         following = asyncio.create_task(informer.run())
-        async with httpx.AsyncClient(base_url=fast_compacting_hub.url, timeout=10) as writer:
+        async with httpx.AsyncClient(base_url=fast_compacting_hub.url, headers=fast_compacting_hub.auth,
+                                     timeout=10) as writer:
             for _ in range(50):  # five seconds of another client writing
                 await writer.post("/api/v1/namespaces/default/configmaps",
                                   json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "churn-"}})

@@ -33,7 +33,7 @@ def cluster():
 
 @pytest.fixture
 def api(cluster):
-    with httpx.Client(base_url=cluster.url, timeout=10) as client:
+    with httpx.Client(base_url=cluster.url, headers=cluster.auth, timeout=10) as client:
         yield client
 
 

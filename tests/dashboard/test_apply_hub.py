@@ -47,6 +47,7 @@ spec:
 @pytest.fixture
 def client(hub, settings):
     settings.KK_HUB_URL = hub.url
+    settings.KK_HUB_TOKEN = hub.token
     return Client()
 
 
@@ -135,7 +136,7 @@ def test_a_custom_kind_is_applied_once_its_crd_is_served(hub, client):
     before = client.post("/apply/", {"manifest": order})
     assert before.status_code == 404
     assert 'no matches for kind &quot;Order&quot; in version &quot;kitchen.kubekitchen.dev/v1&quot;' in before.content.decode()
-    install_crds(hub.url)  # the kitchen's CRDs: a kind the dashboard was never told about
+    install_crds(hub.url, token=hub.token)  # the kitchen's CRDs: a kind the dashboard was never told about
     after = client.post("/apply/", {"manifest": order})
     assert after.status_code == 200, after.content.decode()
     assert "order.kitchen.kubekitchen.dev/supper</code>" in after.content.decode()

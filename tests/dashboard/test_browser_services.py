@@ -81,7 +81,7 @@ def cluster():
         running.start_spoke("line-cook")
         running.start_spoke("garnish-cook")
         wait_for(lambda: len(running.ready_nodes()) == NODES, what=f"{NODES} Ready nodes")
-        install_crds(running.url)
+        install_crds(running.url, token=running.token)
         yield running
     finally:
         running.stop()

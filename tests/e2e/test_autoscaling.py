@@ -167,7 +167,7 @@ def test_traffic_raises_replicas_and_its_end_lowers_them(cluster, kube_proxies):
     wait_for(lambda: "1/1" in cluster.kubectl("get", "deployment", "api").stdout, timeout=30, what="a ready pod")
 
     def proxy_knows_the_endpoint() -> bool:
-        answer = httpx.get(f"{cluster.url}/kubekitchen/proxyrules", params={"node": "node-1"})
+        answer = httpx.get(f"{cluster.url}/kubekitchen/proxyrules", headers=cluster.auth, params={"node": "node-1"})
         services = answer.json().get("services", []) if answer.status_code == 200 else []
         return any(s["service"] == "default/api" and s["endpoints"] for s in services)
 
@@ -177,7 +177,7 @@ def test_traffic_raises_replicas_and_its_end_lowers_them(cluster, kube_proxies):
 
     def send() -> None:  # 20 requests/s for 20 s: 10m per request/s is 200m, twice the request of one pod
         params = {"node": "node-1", "target": "api", "namespace": "default", "count": 400, "interval": 50}
-        with httpx.stream("POST", f"{cluster.url}/kubekitchen/traffic", params=params, timeout=None) as response:
+        with httpx.stream("POST", f"{cluster.url}/kubekitchen/traffic", headers=cluster.auth, params=params, timeout=None) as response:
             assert response.status_code == 200
             for line in response.iter_lines():
                 record = json.loads(line)
@@ -200,7 +200,7 @@ def test_traffic_raises_replicas_and_its_end_lowers_them(cluster, kube_proxies):
 def test_python_client_reads_hpas_in_v2_and_v1(cluster):
     from kubernetes import client
 
-    with client.ApiClient(client.Configuration(host=cluster.url)) as api:
+    with cluster.python_client() as api:
         v1 = client.AutoscalingV1Api(api)
         body = client.V1HorizontalPodAutoscaler(
             metadata=client.V1ObjectMeta(name="py"),

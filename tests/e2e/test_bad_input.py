@@ -21,7 +21,7 @@ JSON = {"Content-Type": "application/json"}
 
 @pytest.fixture(scope="module")
 def http(hub):
-    with httpx.Client(base_url=hub.url, timeout=20) as c:
+    with httpx.Client(base_url=hub.url, headers=hub.auth, timeout=20) as c:
         yield c
 
 

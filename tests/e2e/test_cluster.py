@@ -153,7 +153,7 @@ def test_stopped_scheduler_leaves_pods_pending_until_it_returns(cluster):
     cluster.stop_spoke("scheduler")
     try:
         cluster.kubectl("run", "waiting", "--image=nginx", "--restart=Never")
-        with httpx.Client(base_url=cluster.url) as client:
+        with httpx.Client(base_url=cluster.url, headers=cluster.auth) as client:
             for _ in range(10):
                 pod = client.get("/api/v1/namespaces/default/pods/waiting").json()
                 assert not pod["spec"].get("nodeName") and pod["status"]["phase"] == "Pending"

@@ -151,7 +151,7 @@ def test_python_client_custom_objects(crd_hub):
     import yaml
 
     n = names()
-    api = client.ApiClient(client.Configuration(host=crd_hub.url))
+    api = crd_hub.python_client()
     extensions = client.ApiextensionsV1Api(api)
     created = extensions.create_custom_resource_definition(yaml.safe_load(CRD.format(**n)))
     assert {c.type: c.status for c in created.status.conditions} == {"NamesAccepted": "True", "Established": "True"}
@@ -235,23 +235,23 @@ def test_a_second_hub_on_postgres_serves_the_kind_from_its_feed():
     first, second = Hub(env=env).start(), Hub(env=env).start()
     try:
         n = names()
-        assert httpx.get(f"{second.url}/apis/kitchen.example.com/v1/namespaces/default/{n['plural']}").status_code == 404
+        assert httpx.get(f"{second.url}/apis/kitchen.example.com/v1/namespaces/default/{n['plural']}", headers=second.auth).status_code == 404
         import yaml
 
-        created = httpx.post(f"{first.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        created = httpx.post(f"{first.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions", headers=first.auth,
                              json=yaml.safe_load(CRD.format(**n)))
         assert created.status_code == 201
         started = time.monotonic()
-        wait_for(lambda: httpx.get(f"{second.url}/apis/kitchen.example.com/v1/namespaces/default/{n['plural']}")
+        wait_for(lambda: httpx.get(f"{second.url}/apis/kitchen.example.com/v1/namespaces/default/{n['plural']}", headers=second.auth)
                  .status_code == 200, timeout=5, interval=0.01, what="the second hub to serve the kind")
         print(f"second hub served the new kind after {1000 * (time.monotonic() - started):.0f} ms")
         body = {"apiVersion": "kitchen.example.com/v1", "kind": n["kind"], "metadata": {"name": "x"},
                 "spec": {"menu": "pasta"}}
-        assert httpx.post(f"{second.url}/apis/kitchen.example.com/v1/namespaces/default/{n['plural']}",
+        assert httpx.post(f"{second.url}/apis/kitchen.example.com/v1/namespaces/default/{n['plural']}", headers=second.auth,
                           json=body).status_code == 201
         assert httpx.delete(f"{second.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
-                            f"{n['plural']}.kitchen.example.com").status_code == 200
-        wait_for(lambda: httpx.get(f"{first.url}/apis/kitchen.example.com/v1/namespaces/default/{n['plural']}")
+                            f"{n['plural']}.kitchen.example.com", headers=second.auth).status_code == 200
+        wait_for(lambda: httpx.get(f"{first.url}/apis/kitchen.example.com/v1/namespaces/default/{n['plural']}", headers=first.auth)
                  .status_code == 404, timeout=5, interval=0.01, what="the first hub to stop serving it")
     finally:
         first.stop()

@@ -29,6 +29,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
     """Forwards every request to the hub and keeps (content type, body) of each eviction POST."""
     protocol_version = "HTTP/1.1"
     upstream = 0
+    auth: dict[str, str] = {}
     evictions: list[tuple[str, bytes]] = []
 
     def _forward(self) -> None:
@@ -39,7 +40,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
         conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=30)
         skip = {"host", "content-length", "connection"}
         conn.request(self.command, self.path, body=data or None,
-                     headers={k: v for k, v in self.headers.items() if k.lower() not in skip})
+                     headers={**{k: v for k, v in self.headers.items() if k.lower() not in skip}, **self.auth})
         response = conn.getresponse()
         payload = response.read()
         conn.close()
@@ -62,12 +63,11 @@ class Proxied:
 
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
-        self.handler = type("Recorder", (_Recorder,), {"upstream": cluster.port, "evictions": []})
+        self.handler = type("Recorder", (_Recorder,), {"upstream": cluster.port, "auth": cluster.auth, "evictions": []})
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self.handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.kubeconfig = cluster.dir / "kubeconfig-recorded"
-        self.kubeconfig.write_text(cluster.kubeconfig.read_text().replace(
-            cluster.url, f"http://127.0.0.1:{self.server.server_port}"))
+        self.kubeconfig.write_text(cluster.kubeconfig_for(f"http://127.0.0.1:{self.server.server_port}"))
 
     def kubectl(self, *args: str, timeout: float = 90):
         import subprocess
@@ -185,7 +185,7 @@ def test_the_official_python_client_reads_budgets_and_is_refused_an_eviction(clu
     wait_for(lambda: any(p["status"].get("phase") == "Running" and any(
         c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions") or [])
         for p in get_json(cluster, "pods", "-l", "app=solo")["items"]), what="the solo pod ready")
-    with client.ApiClient(client.Configuration(host=cluster.url)) as api:
+    with cluster.python_client() as api:
         policy, core = client.PolicyV1Api(api), client.CoreV1Api(api)
         policy.create_namespaced_pod_disruption_budget("default", client.V1PodDisruptionBudget(
             metadata=client.V1ObjectMeta(name="solo-pdb"),

@@ -16,7 +16,7 @@ def test_acknowledged_writes_survive_kill_9():
     hub = Hub().start()
     try:
         acknowledged = []
-        with httpx.Client(base_url=hub.url, timeout=10) as client:
+        with httpx.Client(base_url=hub.url, headers=hub.auth, timeout=10) as client:
             for i in range(60):
                 body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"order-{i}"}, "data": {"n": str(i)}}
                 response = client.post("/api/v1/namespaces/default/configmaps", json=body)
@@ -25,7 +25,7 @@ def test_acknowledged_writes_survive_kill_9():
         hub.process.send_signal(signal.SIGKILL)
         hub.process.wait(timeout=10)
         hub.start()
-        with httpx.Client(base_url=hub.url, timeout=10) as client:
+        with httpx.Client(base_url=hub.url, headers=hub.auth, timeout=10) as client:
             listed = client.get("/api/v1/namespaces/default/configmaps").json()
             stored = {(o["metadata"]["name"], o["metadata"]["resourceVersion"]) for o in listed["items"]}
             assert set(acknowledged) <= stored

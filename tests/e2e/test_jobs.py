@@ -102,7 +102,7 @@ def test_explain_job_spec(cluster):
 
 
 def test_the_python_client_creates_a_job_and_watches_it_complete(cluster):
-    with client.ApiClient(client.Configuration(host=cluster.url)) as api:
+    with cluster.python_client() as api:
         batch = client.BatchV1Api(api)
         body = client.V1Job(
             metadata=client.V1ObjectMeta(name="py-job"),

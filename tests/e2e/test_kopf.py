@@ -27,7 +27,7 @@ def kopf_operator():
     hub = Hub().start()
     process = None
     try:
-        install_crds(hub.url)
+        install_crds(hub.url, token=hub.token)
         env = {**os.environ, "KUBECONFIG": str(hub.kubeconfig)}
         log = (hub.dir / "kopf.log").open("wb")
         process = subprocess.Popen([sys.executable, "-m", "kopf", "run", "--standalone", "--namespace", "default",
@@ -51,7 +51,7 @@ def status_of(client: httpx.Client, name: str) -> dict:
 def test_kopf_handles_create_and_update_through_the_hub(kopf_operator):
     hub, process = kopf_operator
     log = hub.dir / "kopf.log"
-    with httpx.Client(base_url=hub.url, timeout=10) as client:
+    with httpx.Client(base_url=hub.url, headers=hub.auth, timeout=10) as client:
         created = client.post(ORDERS.path("default"), json=order("kopf-table", count=2))
         assert created.status_code == 201, created.text
         wait_for(lambda: status_of(client, "kopf-table").get("cooked") == 2, timeout=30,

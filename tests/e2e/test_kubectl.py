@@ -85,7 +85,7 @@ def table(text: str) -> list[list[str]]:
 def bind(hub, ns: str, name: str, node: str = "node-1") -> None:
     body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": ns},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
-    response = httpx.post(f"{hub.url}/api/v1/namespaces/{ns}/pods/{name}/binding", json=body, timeout=10)
+    response = httpx.post(f"{hub.url}/api/v1/namespaces/{ns}/pods/{name}/binding", headers=hub.auth, json=body, timeout=10)
     assert response.status_code == 201, response.text
 
 

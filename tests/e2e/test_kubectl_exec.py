@@ -105,7 +105,7 @@ def test_kubectl_run_attaches_to_the_shell_it_started(hub):
 
 
 def test_the_python_client_streams_over_v4(hub):
-    with client.ApiClient(client.Configuration(host=hub.url)) as api:
+    with hub.python_client() as api:
         core = client.CoreV1Api(api)
         out = stream(core.connect_get_namespaced_pod_exec, "box", "default", command=["sh", "-c", "echo py; hostname"],
                      stderr=True, stdin=False, stdout=True, tty=False)
@@ -115,6 +115,7 @@ def test_the_python_client_streams_over_v4(hub):
 def test_an_unknown_subprotocol_is_refused_with_a_403(hub):
     url = hub.url.replace("http", "ws") + "/api/v1/namespaces/default/pods/box/exec?command=ls&stdout=1"
     with pytest.raises(websocket.WebSocketBadStatusException) as refused:
-        websocket.create_connection(url, subprotocols=["v9.channel.k8s.io"], timeout=10)
+        websocket.create_connection(url, subprotocols=["v9.channel.k8s.io"], timeout=10,
+                                    header=[f"Authorization: Bearer {hub.token}"])
     assert refused.value.status_code == 403
     assert b"requested protocol(s) are not supported" in refused.value.resp_body

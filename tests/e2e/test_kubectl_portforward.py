@@ -136,7 +136,7 @@ def test_kubectl_errors_for_a_missing_pod(hub):
 
 
 def test_the_python_client_forwards_over_v4(hub):
-    with client.ApiClient(client.Configuration(host=hub.url)) as api:
+    with hub.python_client() as api:
         core = client.CoreV1Api(api)
         forward = portforward(core.connect_get_namespaced_pod_portforward, "web", "default", ports="80,81")
         sock = forward.socket(80)

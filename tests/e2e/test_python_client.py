@@ -19,13 +19,16 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def api_client(url: str) -> client.ApiClient:
-    return client.ApiClient(client.Configuration(host=url))
+def api_client(url: str, token: str) -> client.ApiClient:
+    configuration = client.Configuration(host=url)
+    configuration.api_key = {"authorization": token}  # as the admin (tests.conftest.Hub.token)
+    configuration.api_key_prefix = {"authorization": "Bearer"}
+    return client.ApiClient(configuration)
 
 
 @pytest.fixture(scope="module")
 def api(hub):
-    with api_client(hub.url) as c:
+    with api_client(hub.url, hub.token) as c:
         yield c
 
 
@@ -257,7 +260,7 @@ def test_watch_wire_format(hub, v1, ns):
     for i in range(3):
         v1.create_namespaced_config_map(ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name=f"w{i}"),
                                                                data={"text": "line one\nline two ✓"}))
-    with httpx.Client(base_url=hub.url, timeout=10) as http:
+    with httpx.Client(base_url=hub.url, headers=hub.auth, timeout=10) as http:
         path = f"/api/v1/namespaces/{ns}/configmaps"
         with http.stream("GET", path, params={"watch": "true", "resourceVersion": rv, "timeoutSeconds": "1"}) as response:
             assert response.status_code == 200
@@ -293,7 +296,7 @@ def test_watch_headers_are_sent_before_any_event(hub, ns):
     # blocks in its request call until they come (the Python client, client-go's Watch()).
     path = f"/api/v1/namespaces/{ns}/pods"
     timeout = httpx.Timeout(10, read=2)
-    with httpx.Client(base_url=hub.url, timeout=timeout) as http:
+    with httpx.Client(base_url=hub.url, headers=hub.auth, timeout=timeout) as http:
         rv = http.get(path).json()["metadata"]["resourceVersion"]
         started = time.monotonic()
         try:
@@ -337,14 +340,14 @@ def fill(v1: client.CoreV1Api, ns: str, count: int = 12) -> str:
 
 # Keep this test first among the compaction tests: it needs a hub nobody has watched yet.
 def test_log_is_compacted_without_any_watcher(compacting_hub):
-    with api_client(compacting_hub.url) as c, httpx.Client(base_url=compacting_hub.url, timeout=10) as http:
+    with api_client(compacting_hub.url, compacting_hub.token) as c, httpx.Client(base_url=compacting_hub.url, headers=compacting_hub.auth, timeout=10) as http:
         ns = unique("cmp")
         rv = fill(client.CoreV1Api(c), ns)
         assert wait_until_compacted(http, ns, rv), "the change log was never compacted (KK_COMPACT_INTERVAL=0.2)"
 
 
 def test_watch_from_compacted_resource_version(compacting_hub):
-    with api_client(compacting_hub.url) as c, httpx.Client(base_url=compacting_hub.url, timeout=10) as http:
+    with api_client(compacting_hub.url, compacting_hub.token) as c, httpx.Client(base_url=compacting_hub.url, headers=compacting_hub.auth, timeout=10) as http:
         v1 = client.CoreV1Api(c)
         # A client is already watching, as on any real cluster.
         list(watch.Watch().stream(v1.list_namespace, resource_version=v1.list_namespace().metadata.resource_version,

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from control.auth.tokenfile import admin_token, bearer
 from tests.conftest import ROOT, free_port, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -36,7 +37,7 @@ def test_runcluster_serves_and_the_supervisor_follows_the_configmap():
                                 "--nodes", "1", "--data", data, "--pace", "workshop"], cwd=ROOT,
                                env={**os.environ}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        with httpx.Client(base_url=url, timeout=5) as client:
+        with httpx.Client(base_url=url, timeout=5, headers=bearer(admin_token(data))) as client:
             def node_ready():
                 try:
                     node = client.get("/api/v1/nodes/node-1").json()
@@ -143,9 +144,9 @@ def started_cluster():
         cluster.kill_everything()
 
 
-def node_ready(url: str) -> bool:
+def node_ready(url: str, data: str) -> bool:
     try:
-        node = httpx.get(f"{url}/api/v1/nodes/node-1", timeout=2).json()
+        node = httpx.get(f"{url}/api/v1/nodes/node-1", timeout=2, headers=bearer(admin_token(data))).json()
     except (httpx.HTTPError, ValueError):
         return False
     return node.get("kind") == "Node" and any(c.get("type") == "Ready" and c.get("status") == "True"
@@ -162,7 +163,7 @@ def test_stopping_runcluster_leaves_no_process_behind(started_cluster, how):
     wait_for(lambda: all(spoke_running(cluster.url, name) for name in SPOKES), timeout=60,
              what="every spoke running")
     wait_for(lambda: "Kube Kitchen is up" in cluster.log.read_text(), timeout=10, what="runcluster up")
-    wait_for(lambda: node_ready(cluster.url), timeout=30, what="node-1 Ready")
+    wait_for(lambda: node_ready(cluster.url, cluster.data), timeout=30, what="node-1 Ready")
     before = cluster.children()
     assert len(before) >= len(SPOKES) + 1, before
 

@@ -68,7 +68,7 @@ def cluster():
 
 
 def endpoints(cluster: Cluster) -> dict:
-    return httpx.get(f"{cluster.url}/api/v1/namespaces/default/endpoints/web", timeout=10).json()
+    return httpx.get(f"{cluster.url}/api/v1/namespaces/default/endpoints/web", headers=cluster.auth, timeout=10).json()
 
 
 def ready_addresses(eps: dict) -> dict[str, str]:
@@ -82,7 +82,7 @@ def ready_addresses(eps: dict) -> dict[str, str]:
 
 
 def rules(cluster: Cluster, node: str) -> dict | None:
-    response = httpx.get(f"{cluster.url}/kubekitchen/proxyrules", params={"node": node}, timeout=10)
+    response = httpx.get(f"{cluster.url}/kubekitchen/proxyrules", headers=cluster.auth, params={"node": node}, timeout=10)
     return response.json() if response.status_code == 200 else None
 
 
@@ -96,7 +96,7 @@ def send(cluster: Cluster, node: str, count: int, interval: int, during=None) ->
     """The answered lines of one traffic run; `during(lines)` is called after each line."""
     lines = []
     params = {"node": node, "target": "web", "count": str(count), "interval": str(interval)}
-    with httpx.stream("POST", f"{cluster.url}/kubekitchen/traffic", params=params,
+    with httpx.stream("POST", f"{cluster.url}/kubekitchen/traffic", headers=cluster.auth, params=params,
                       timeout=httpx.Timeout(10, read=60)) as response:
         assert response.status_code == 200, response.read()
         for text in response.iter_lines():
@@ -135,7 +135,7 @@ def test_a_deleted_pods_traffic_moves_without_one_request_to_a_removed_endpoint(
     before = endpoints(cluster)
     wait_for(lambda: proxy_sees(cluster, "node-2", before), what="node-2's kube-proxy to see the endpoints")
     history = {before["metadata"]["resourceVersion"]: ready_addresses(before)}
-    watch = httpx.stream("GET", f"{cluster.url}/api/v1/namespaces/default/endpoints",
+    watch = httpx.stream("GET", f"{cluster.url}/api/v1/namespaces/default/endpoints", headers=cluster.auth,
                          params={"watch": "1", "fieldSelector": "metadata.name=web", "timeoutSeconds": "60",
                                  "resourceVersion": before["metadata"]["resourceVersion"]},
                          timeout=httpx.Timeout(10, read=70))

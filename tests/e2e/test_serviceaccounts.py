@@ -62,9 +62,9 @@ def test_create_and_get_serviceaccount(cluster, ns):
 def test_create_token_verifies_against_the_hubs_jwks(cluster, ns):
     cluster.kubectl("create", "serviceaccount", "robot", "-n", ns)
     token = cluster.kubectl("create", "token", "robot", "-n", ns, "--duration", "10m").stdout.strip()
-    config = httpx.get(f"{cluster.url}/.well-known/openid-configuration").json()
+    config = httpx.get(f"{cluster.url}/.well-known/openid-configuration", headers=cluster.auth).json()
     assert config["issuer"] == ISSUER and config["jwks_uri"].endswith("/openid/v1/jwks")
-    [published] = httpx.get(f"{cluster.url}/openid/v1/jwks").json()["keys"]
+    [published] = httpx.get(f"{cluster.url}/openid/v1/jwks", headers=cluster.auth).json()["keys"]
     assert jwt.get_unverified_header(token)["kid"] == published["kid"]
     claims = jwt.decode(token, jwt.PyJWK(published).key, algorithms=["RS256"], audience=ISSUER, issuer=ISSUER)
     assert claims["sub"] == f"system:serviceaccount:{ns}:robot"

@@ -20,14 +20,14 @@ def test_a_stuck_watcher_does_not_slow_writers_or_other_watchers():
     stuck = socket.create_connection(("127.0.0.1", hub.port))
     stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     try:
-        with httpx.Client(base_url=hub.url, timeout=10) as client:
+        with httpx.Client(base_url=hub.url, headers=hub.auth, timeout=10) as client:
             rv = client.get("/api/v1/namespaces/default/configmaps").json()["metadata"]["resourceVersion"]
             stuck.sendall(f"GET /api/v1/namespaces/default/configmaps?watch=1&resourceVersion={rv} HTTP/1.1\r\n"
                           f"Host: 127.0.0.1\r\n\r\n".encode())  # ... and never read a byte
             received: list[str] = []
 
             def healthy_watcher():
-                with httpx.stream("GET", f"{hub.url}/api/v1/namespaces/default/configmaps",
+                with httpx.stream("GET", f"{hub.url}/api/v1/namespaces/default/configmaps", headers=hub.auth,
                                   params={"watch": "1", "resourceVersion": rv, "timeoutSeconds": "60"}, timeout=70) as r:
                     for line in r.iter_lines():
                         if line:

@@ -64,7 +64,7 @@ def test_a_pod_runs_with_an_ip_and_prints_logs(hub):
     logs = eventually(lambda: (out := hub.kubectl("logs", "web").stdout).count("cooking") >= 1 and out, what="ticks")
     assert "kitchen: starting container app from image nginx:1.25 (run 0)" in logs
     assert hub.kubectl("logs", "web", "--tail=1").stdout.count("\n") == 1
-    with client.ApiClient(client.Configuration(host=hub.url)) as api:
+    with hub.python_client() as api:
         pod = client.CoreV1Api(api).read_namespaced_pod("web", "default")
     status = pod.status.container_statuses[0]
     assert status.ready and status.state.running and status.container_id.startswith("kitchen://")

@@ -25,11 +25,12 @@ def test_the_dish_counter_joins_as_its_own_spoke_and_keeps_count():
     hub = Hub({"KK_PACE": "workshop"}).start()
     processes: list = []
     try:
-        install_crds(hub.url)
+        install_crds(hub.url, token=hub.token)
         processes += [Spoke(hub, "line-cook").start(), Spoke(hub, "garnish-cook").start()]
         counter = subprocess.Popen([sys.executable, "examples/dish_counter.py", "--server", hub.url], cwd=ROOT,
-                                   env=hub.env, stdout=(hub.dir / "dish-counter.log").open("wb"), stderr=subprocess.STDOUT)
-        with httpx.Client(base_url=hub.url, timeout=10) as client:
+                                   env={**hub.env, "PYTHONPATH": str(ROOT)},  # this tree's control, not an installed one
+                                   stdout=(hub.dir / "dish-counter.log").open("wb"), stderr=subprocess.STDOUT)
+        with httpx.Client(base_url=hub.url, headers=hub.auth, timeout=10) as client:
             assert client.post(ORDERS.path("default"), json=order("table-9", count=2)).status_code == 201
             wait_for(lambda: served(client, "table-9") == "2/2", timeout=20, what="served 2/2")
             client.patch(ORDERS.path("default", "table-9"), content=b'{"spec": {"count": 3}}',

@@ -23,11 +23,11 @@ def kitchen():
     hub = Hub({"KK_PACE": "workshop"}).start()
     cooks = []
     try:
-        install_crds(hub.url)
+        install_crds(hub.url, token=hub.token)
         # The controller-manager's garbage collector takes a deleted order's dishes away.
         cooks = [Spoke(hub, "line-cook").start(), Spoke(hub, "garnish-cook").start(),
                  Spoke(hub, "controller-manager").start()]
-        with httpx.Client(base_url=hub.url, timeout=10) as client:
+        with httpx.Client(base_url=hub.url, headers=hub.auth, timeout=10) as client:
             yield hub, client
     finally:
         for cook in cooks:

@@ -54,7 +54,7 @@ wait_for = partial(conftest_wait_for, timeout=20.0, interval=0.1)
 def cluster():
     hub = Hub().start()
     scheduler = Spoke(hub, "scheduler")
-    api = httpx.Client(base_url=hub.url, timeout=30)
+    api = httpx.Client(base_url=hub.url, headers=hub.auth, timeout=30)
     try:
         for i in range(1, 4):
             assert api.post("/api/v1/nodes", json=node(f"node-{i}")).status_code == 201

@@ -26,6 +26,7 @@ from control.api.protobuf.core import CORE
 from control.api.protobuf.decoder import decode_message
 from control.api.protobuf.meta import META
 from control.api.protobuf.policy import POLICY
+from control.api.protobuf.rbac import AUTHENTICATION_REVIEWS, RBAC, REVIEWS
 from control.api.protobuf.schema import compile_tables
 from control.api.protobuf.volumes import VOLUMES
 from control.api.protobuf.wire import LENGTH_DELIMITED, ProtobufError, ProtobufUnsupported, fields
@@ -36,7 +37,8 @@ __all__ = ["MEDIA_TYPE", "ProtobufError", "ProtobufUnsupported", "decode_kuberne
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
 
-TABLES = compile_tables(META, CORE, VOLUMES, WORKLOADS, AUTHENTICATION, BATCH, POLICY)
+TABLES = compile_tables(META, CORE, VOLUMES, WORKLOADS, AUTHENTICATION, BATCH, POLICY, RBAC, REVIEWS,
+                        AUTHENTICATION_REVIEWS)
 
 _CORE_KINDS = ("Binding", "ConfigMap", "Endpoints", "Event", "LimitRange", "Namespace", "Node",
                "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodTemplate", "ReplicationController",
@@ -55,6 +57,10 @@ KINDS: dict[tuple[str, str], str] = {
     ("batch/v1", "CronJob"): "CronJob",
     ("policy/v1", "Eviction"): "Eviction",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
+    **{(api_version, message): message for api_version, table in (("rbac.authorization.k8s.io/v1", RBAC),
+                                                                  ("authorization.k8s.io/v1", REVIEWS),
+                                                                  ("authentication.k8s.io/v1", AUTHENTICATION_REVIEWS))
+       for message in table if message[0].isupper() and table[message].startswith("1 metadata ObjectMeta")},
 }
 
 

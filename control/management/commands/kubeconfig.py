@@ -1,17 +1,24 @@
-"""`python manage.py kubeconfig [--server URL]`: a kubeconfig for kubectl, on stdout."""
+"""`python manage.py kubeconfig [--server URL]`: a kubeconfig for kubectl, on stdout, as the cluster
+admin (`kubernetes-admin` in `system:masters`, the token file's admin token)."""
 
 from __future__ import annotations
+
+import base64
+import sys
 
 import yaml
 from django.core.management.base import BaseCommand
 
 
-def kubeconfig(server: str, namespace: str = "default") -> dict:
+def kubeconfig(server: str, namespace: str = "default", token: str = "", ca_pem: bytes = b"") -> dict:
+    cluster: dict = {"server": server}
+    if ca_pem:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "kube-kitchen", "cluster": {"server": server}}],
-        "users": [{"name": "kube-kitchen-user", "user": {}}],
+        "clusters": [{"name": "kube-kitchen", "cluster": cluster}],
+        "users": [{"name": "kube-kitchen-user", "user": {"token": token} if token else {}}],
         "contexts": [{"name": "kube-kitchen",
                       "context": {"cluster": "kube-kitchen", "user": "kube-kitchen-user", "namespace": namespace}}],
         "current-context": "kube-kitchen",
@@ -27,4 +34,24 @@ class Command(BaseCommand):
         parser.add_argument("--namespace", default="default")
 
     def handle(self, *args, server: str, namespace: str, **options):
-        self.stdout.write(yaml.safe_dump(kubeconfig(server.rstrip("/"), namespace), sort_keys=False))
+        from django.conf import settings
+
+        from control.auth.tokenfile import admin_token
+
+        from control import keys
+        from control.auth.serving import secure_url_for
+
+        token = admin_token(settings.DATA_DIR)  # the cluster admin (system:masters), made on first use
+        server = server.rstrip("/")
+        ca = b""
+        if server.startswith("http://"):
+            # kubectl sends a token only over HTTPS: point it at the hub's HTTPS address when it has one
+            secure = secure_url_for(settings.DATA_DIR, server)
+            if secure:
+                server, ca = secure, keys.ca_certificate(settings.DATA_DIR)
+            else:
+                print(f"warning: {server} is plain HTTP and kubectl sends no token over it; start the hub "
+                      "with --secure-addr (runcluster does)", file=sys.stderr)
+        elif server.startswith("https://"):
+            ca = keys.ca_certificate(settings.DATA_DIR)
+        self.stdout.write(yaml.safe_dump(kubeconfig(server, namespace, token, ca), sort_keys=False))

@@ -59,6 +59,15 @@ class Command(BaseCommand):
         parser.add_argument("--server", default="http://127.0.0.1:8000", help="the hub's URL")
 
     def handle(self, *args, name: str, namespace: str, server: str, **options):
-        with httpx.Client(base_url=server.rstrip("/"), headers={"User-Agent": USER_AGENT}, timeout=10.0) as client:
+        with httpx.Client(base_url=server.rstrip("/"), headers={"User-Agent": USER_AGENT, **_bearer()}, timeout=10.0) as client:
             answer = ask(client, name, namespace)
         self.stdout.write("\n".join(answer_lines(answer)))
+
+
+def _bearer() -> dict[str, str]:
+    """The operator's identity at the hub (control.auth.tokenfile)."""
+    from django.conf import settings
+
+    from control.auth.tokenfile import bearer, operator_token
+
+    return bearer(operator_token(settings.DATA_DIR))

@@ -28,6 +28,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from control.management.commands.runcomponent import die_with_parent
 from control.management.commands.runhub import split_addr
+from control.auth.tokenfile import admin_token
 from control.supervisor import Supervisor
 
 
@@ -58,12 +59,12 @@ def spoke_commands(url: str, nodes: int) -> dict[str, list[str]]:
     return spokes
 
 
-def install_kitchen(url: str, err) -> None:
+def install_kitchen(url: str, err, token: str | None = None) -> None:
     """The restaurant's kinds (Order, Dish) on every fresh cluster; a refusal is reported, not fatal."""
     from control.restaurant.install import InstallError, install_crds
 
     try:
-        install_crds(url)
+        install_crds(url, token=token)
     except (InstallError, OSError) as exc:
         err.write(f"the restaurant's kinds were not installed: {exc}")
 
@@ -78,8 +79,11 @@ class Command(BaseCommand):
         parser.add_argument("--pace", choices=("kubernetes", "workshop"), default=os.environ.get("KK_PACE", "kubernetes"),
                             help="node heartbeat/eviction timings: Kubernetes' own, or seconds for a workshop")
         parser.add_argument("--no-spokes", action="store_true", help="run the hub alone")
+        parser.add_argument("--secure-addr", default="", help="where the hub serves HTTPS for kubectl "
+                            "(default: the --addr host, the next port)")
 
-    def handle(self, *args, addr: str, nodes: int, data: str, pace: str, no_spokes: bool, **options):
+    def handle(self, *args, addr: str, nodes: int, data: str, pace: str, no_spokes: bool, secure_addr: str = "",
+               **options):
         stopping = False
         supervisor: Supervisor | None = None
 
@@ -98,6 +102,7 @@ class Command(BaseCommand):
         env = {**os.environ, "KK_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "control.settings", "KK_PACE": pace,
                "KK_PARENT_PID": str(os.getpid())}
         env.pop("KK_SQLITE_PATH", None)
+        env.pop("KK_TOKEN", None)  # each spoke takes its own identity from the data folder's token file
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         migrated = subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env)
         if stopping:
@@ -107,18 +112,23 @@ class Command(BaseCommand):
         url = f"http://{host}:{port}"
         supervisor = Supervisor(url, [*manage, "runcomponent"], env, {} if no_spokes else spoke_commands(url, nodes))
         # Forked before any thread of ours exists, so preexec_fn is safe here.
-        hub = subprocess.Popen([*manage, "runhub", "--addr", addr], env=env, preexec_fn=die_with_parent)
+        secure_addr = secure_addr or (f"[{host}]:{port + 1}" if ":" in host else f"{host}:{port + 1}")
+        hub = subprocess.Popen([*manage, "runhub", "--addr", addr, "--secure-addr", secure_addr], env=env,
+                               preexec_fn=die_with_parent)
         try:
             wait_until_up(url, process=hub, stopping=lambda: stopping)
             if not stopping:
-                install_kitchen(url, self.stderr)
+                install_kitchen(url, self.stderr, admin_token(data_dir))
             if not stopping:
                 supervisor.publish_desired()
                 supervisor.tick()
                 threading.Thread(target=supervisor.watch_forever, name="supervisor", daemon=True).start()
             self.stdout.write(self.style.SUCCESS(f"Kube Kitchen is up: {url}  (data in {data_dir}, pace {pace})"))
             self.stdout.write(f"  dashboard: {url}/")
-            self.stdout.write(f"  kubectl:   kubectl --kubeconfig <({sys.executable} manage.py kubeconfig --server {url}) get pods")
+            # the kubeconfig reads the admin token and the HTTPS address from this cluster's data folder
+            folder = "" if data_dir == Path(settings.DATA_DIR).resolve() else f"KK_DATA_DIR={data_dir} "
+            self.stdout.write(f"  kubectl:   kubectl --kubeconfig <({folder}{sys.executable} manage.py kubeconfig "
+                              f"--server {url}) get pods")
             if not no_spokes:
                 self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s) and kube-proxies, line-cook, garnish-cook, "
                                   f"each its own process; "

@@ -6,7 +6,9 @@ converges from whatever state it finds, because reconciliation is level-triggere
 
 A spoke never outlives the process that started it (runcluster, a test, a shell): on Linux the
 kernel sends it SIGTERM when its parent dies (`prctl(PR_SET_PDEATHSIG)`), and a watchdog on its
-parent's pid stops it within `PARENT_CHECK` seconds on any system. With `KK_PARENT_PID` set
+parent's pid stops it within `PARENT_CHECK` seconds on any system. The spoke acts as its real counterpart's identity (`system:kube-scheduler`, `system:node:NODE`,
+...): its token is `KK_TOKEN` when the parent set one, else its identity's line of the data folder's
+token file (owner-only). With `KK_PARENT_PID` set
 (runcluster sets it), a spoke whose parent is already gone when it starts exits at once.
 """
 
@@ -93,6 +95,12 @@ class Command(BaseCommand):
         logging.basicConfig(level=logging.INFO if options.get("verbosity", 1) > 1 else logging.WARNING,
                             format=f"%(asctime)s {component}{'/' + node if node else ''} %(levelname)s %(message)s")
         wanted = controllers.split(",") if controllers else None
+        if not os.environ.get("KK_TOKEN"):  # this spoke's own identity, from the data folder's token file
+            from django.conf import settings
+
+            from control.auth.tokenfile import spoke_token
+
+            os.environ["KK_TOKEN"] = spoke_token(settings.DATA_DIR, component, node)
         parent = os.getppid()
         die_with_parent()
         if parent_is_gone(os.environ.get("KK_PARENT_PID"), parent):

@@ -27,8 +27,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--addr", default="127.0.0.1:8000")
+        parser.add_argument("--secure-addr", default="",
+                            help="also serve HTTPS here (HOST:PORT), with a certificate of the data folder's CA: "
+                                 "kubectl sends its token only over HTTPS")
 
-    def handle(self, *args, addr: str, **options):
+    def handle(self, *args, addr: str, secure_addr: str = "", **options):
         from daphne.endpoints import build_endpoint_description_strings
         from daphne.server import Server, twisted_loop
         from twisted.internet import defer, reactor
@@ -49,7 +52,23 @@ class Command(BaseCommand):
         host, port = split_addr(addr)
         from control.hosts import allow_bind_address
 
-        allow_bind_address(host)  # ALLOWED_HOSTS: the address we serve on, besides localhost and KK_ALLOWED_HOSTS
+        from django.conf import settings
+
+        from control.auth.tokenfile import ensure
+
+        ensure(settings.DATA_DIR)  # the token file (admin and spoke identities) before the first request
+        allow_bind_address(host)
+        endpoints = build_endpoint_description_strings(host=host, port=port)
+        if secure_addr:
+            from control.auth.serving import advertise, serving_files
+
+            secure_host, secure_port = split_addr(secure_addr)
+            allow_bind_address(secure_host)
+            key, cert = serving_files(settings.DATA_DIR, [host, secure_host])
+            interface = secure_host.replace(":", "\\:")
+            endpoints.append(f"ssl:port={secure_port}:interface={interface}:privateKey={key}:certKey={cert}")
+            shown = f"[{secure_host}]" if ":" in secure_host else secure_host
+            advertise(settings.DATA_DIR, f"http://{host}:{port}", f"https://{shown}:{secure_port}")  # ALLOWED_HOSTS: the address we serve on, besides localhost and KK_ALLOWED_HOSTS
         lifespan = ServedLifespan(application)
         try:
             twisted_loop.run_until_complete(lifespan.startup())
@@ -63,7 +82,7 @@ class Command(BaseCommand):
         try:
             Server(
                 application=application,
-                endpoints=build_endpoint_description_strings(host=host, port=port),
+                endpoints=endpoints,
                 http_timeout=None,
                 websocket_timeout=-1,
                 application_close_timeout=5,

@@ -73,7 +73,7 @@ class Command(BaseCommand):
         answered: Counter = Counter()
         sent = failed = 0
         timeout = httpx.Timeout(10.0, read=None)  # a long run answers slowly on purpose
-        with httpx.Client(base_url=server.rstrip("/"), headers={"User-Agent": USER_AGENT}, timeout=timeout) as client:
+        with httpx.Client(base_url=server.rstrip("/"), headers={"User-Agent": USER_AGENT, **_bearer()}, timeout=timeout) as client:
             for line in stream(client, params):
                 if line.get("done"):
                     sent = int(line.get("sent") or sent)
@@ -88,3 +88,12 @@ class Command(BaseCommand):
                 self.stdout.write(answer_line(line))
                 self.stdout.flush()
         self.stdout.write("\n".join(summary_lines(answered, sent, failed)))
+
+
+def _bearer() -> dict[str, str]:
+    """The operator's identity at the hub (control.auth.tokenfile)."""
+    from django.conf import settings
+
+    from control.auth.tokenfile import bearer, operator_token
+
+    return bearer(operator_token(settings.DATA_DIR))

@@ -1,0 +1,200 @@
+"""The hub's front door: authenticate, impersonate, authorize and restrict one request, before any
+handler runs — kube-apiserver's filter chain (WithAuthentication, WithImpersonation,
+WithAuthorization) and the RBAC and NodeRestriction admission checks it needs.
+
+Guarantees: `admit(...)` returns the request's user or raises the Status error kube-apiserver
+would answer: 401 `Unauthorized` for a token no authenticator accepts, 403 Forbidden with the
+apiserver's message when RBAC denies (anonymous requests included, as upstream with anonymous
+auth on), when impersonation is not allowed, when a Role/binding write would escalate, and when a
+node writes another node's Node or pods. With authentication off (`control.auth.enabled`) every
+request is `system:admin` in `system:masters` and nothing is checked.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+
+from control import errors
+from control.auth import enabled
+from control.auth.authenticate import AUTHENTICATED, MASTER, Authenticator
+from control.auth.policystore import cache
+from control.auth.rbac import Attributes, Policy, User, escalation_message, forbidden_message, missing_rules, qualified
+from control.auth.requestinfo import attributes
+from control.storage import store
+from control.storage.db import run_db
+
+_authenticator: Authenticator | None = None
+RBAC_GROUP = "rbac.authorization.k8s.io"
+ROLE_RESOURCES = ("roles", "clusterroles")
+BINDING_RESOURCES = ("rolebindings", "clusterrolebindings")
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+
+
+def authenticator() -> Authenticator:
+    global _authenticator
+    if _authenticator is None or _authenticator.folder != settings.DATA_DIR:
+        _authenticator = Authenticator(settings.DATA_DIR)
+    return _authenticator
+
+
+def _lookup(resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+    try:
+        return store.object_get(resource=resource, namespace=namespace, name=name)
+    except errors.NotFound:
+        return None
+
+
+def forbidden(user: User, attrs: Attributes) -> errors.Forbidden:
+    details: dict[str, Any] = {}
+    if attrs.resource_request:
+        details = {"group": attrs.api_group, "kind": attrs.resource} if not attrs.name else \
+            {"name": attrs.name, "group": attrs.api_group, "kind": attrs.resource}
+    return errors.Forbidden(forbidden_message(user, attrs), details=details or None)
+
+
+def _values(headers: list[tuple[bytes, bytes]], name: bytes) -> list[str]:
+    return [v.decode("latin-1").strip() for k, v in headers if k.lower() == name]
+
+
+async def authenticate(headers: list[tuple[bytes, bytes]]) -> User:
+    authorization = (_values(headers, b"authorization") or [""])[0]
+    if "." in authorization:  # maybe a ServiceAccount JWT: its bound objects are read from the store
+        return await run_db(authenticator().user, authorization, _lookup)
+    return authenticator().user(authorization, _lookup)
+
+
+async def impersonate(user: User, headers: list[tuple[bytes, bytes]], policy: Policy) -> User:
+    """upstream filters/impersonation.go: each impersonated user, group (and uid) needs `impersonate`."""
+    name = (_values(headers, b"impersonate-user") or [""])[0]
+    groups = _values(headers, b"impersonate-group")
+    uid = (_values(headers, b"impersonate-uid") or [""])[0]
+    if not name:
+        if groups or uid:
+            # upstream answers this with a 500; a client mistake is a 400 here (bad input is never a 500)
+            raise errors.BadRequest("requested impersonation of groups or a uid without impersonating a user")
+        return user
+    wanted: list[Attributes] = []
+    if name.startswith("system:serviceaccount:") and name.count(":") == 3:
+        _, _, namespace, account = name.split(":")
+        wanted.append(Attributes("impersonate", True, "", "serviceaccounts", namespace=namespace, name=account))
+        implied = ("system:serviceaccounts", f"system:serviceaccounts:{namespace}")
+    else:
+        wanted.append(Attributes("impersonate", True, "", "users", name=name))
+        implied = ()
+    wanted += [Attributes("impersonate", True, "", "groups", name=group) for group in groups]
+    if uid:
+        wanted.append(Attributes("impersonate", True, "authentication.k8s.io", "uids", name=uid))
+    for attrs in wanted:
+        if not policy.allowed(user, attrs):
+            raise errors.Forbidden(f'{qualified(attrs.resource, attrs.api_group, attrs.name)} is forbidden: User '
+                                   f'"{user.name}" cannot impersonate resource "{attrs.resource}" in API group '
+                                   f'"{attrs.api_group}"' + (f' in the namespace "{attrs.namespace}"' if attrs.namespace
+                                                             else " at the cluster scope"),
+                                   details={"name": attrs.name, "group": attrs.api_group, "kind": attrs.resource})
+    all_groups = (*groups, *implied, *((AUTHENTICATED,) if name != "system:anonymous" else ()))
+    return User(name, uid, tuple(dict.fromkeys(all_groups)))
+
+
+def _decoded(body: bytes, content_type: str) -> Any:
+    from control.api.request import load_yaml_documents  # the hub's own safe YAML reading
+
+    try:
+        if "yaml" in content_type:
+            docs = load_yaml_documents(body.decode())
+            return docs[0] if len(docs) == 1 else None
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError, Exception):  # undecodable: the handler answers the 400
+        return None
+
+
+def check_escalation(user: User, attrs: Attributes, obj: Any, policy: Policy) -> None:
+    """upstream's role and binding strategies: a Role's rules must be held by the writer unless it
+    may `escalate`; a binding's role must be held unless the writer may `bind` it."""
+    if attrs.api_group != RBAC_GROUP or attrs.subresource or attrs.verb not in ("create", "update", "patch"):
+        return
+    if attrs.resource not in ROLE_RESOURCES + BINDING_RESOURCES or "system:masters" in user.groups:
+        return
+    namespace = attrs.namespace
+    name = attrs.name or (obj.get("metadata") or {}).get("name", "") if isinstance(obj, dict) else attrs.name
+    if attrs.resource in ROLE_RESOURCES:
+        if policy.allowed(user, Attributes("escalate", True, RBAC_GROUP, attrs.resource, namespace=namespace,
+                                           name=name)):
+            return
+        wanted = obj.get("rules") if isinstance(obj, dict) and attrs.verb != "patch" else None
+    else:
+        ref = obj.get("roleRef") if isinstance(obj, dict) else None
+        if not isinstance(ref, dict):
+            ref = None
+        if ref and policy.allowed(user, Attributes("bind", True, RBAC_GROUP, "clusterroles" if ref.get("kind") ==
+                                                   "ClusterRole" else "roles", namespace=namespace,
+                                                   name=ref.get("name", ""))):
+            return
+        wanted = policy.role_rules(ref, namespace) if ref and attrs.verb != "patch" else None
+    held = list(policy.rules_for(user, namespace))
+    missing = missing_rules(held, wanted) if isinstance(wanted, list) else [
+        {"apiGroups": [RBAC_GROUP], "resources": [attrs.resource], "verbs": ["escalate" if attrs.resource in
+                                                                             ROLE_RESOURCES else "bind"]}]
+    if missing:
+        raise errors.Forbidden(f"{qualified(attrs.resource, attrs.api_group, name)} is forbidden: "
+                               + escalation_message(user, missing),
+                               details={"name": name, "group": attrs.api_group, "kind": attrs.resource})
+
+
+async def check_node(user: User, attrs: Attributes, obj: Any) -> None:
+    """The NodeRestriction admission plugin: a node writes only its own Node and its own pods."""
+    if "system:nodes" not in user.groups or not user.name.startswith("system:node:") or not attrs.resource_request:
+        return
+    if attrs.api_group or attrs.verb not in ("create", "update", "patch", "delete"):
+        return
+    node = user.name.removeprefix("system:node:")
+
+    def refuse(why: str) -> errors.Forbidden:
+        return errors.Forbidden(f"{qualified(attrs.resource, '', attrs.name)} is forbidden: {why}",
+                                details={"name": attrs.name, "kind": attrs.resource})
+
+    if attrs.resource == "nodes":
+        target = attrs.name or (obj.get("metadata") or {}).get("name", "") if isinstance(obj, dict) else attrs.name
+        if target != node:
+            raise refuse(f'node "{node}" is not allowed to modify node "{target}"')
+    elif attrs.resource == "pods" and attrs.subresource in ("", "status"):
+        if attrs.verb == "create":
+            spec = (obj or {}).get("spec") if isinstance(obj, dict) else None
+            annotations = ((obj or {}).get("metadata") or {}).get("annotations") or {} if isinstance(obj, dict) else {}
+            if MIRROR_ANNOTATION not in annotations:
+                raise refuse(f'pod does not have "{MIRROR_ANNOTATION}" annotation, node "{node}" can only '
+                             "create mirror pods")
+            if not isinstance(spec, dict) or spec.get("nodeName") != node:
+                raise refuse(f'node "{node}" can only create pods with spec.nodeName set to itself')
+            return
+        stored = await run_db(_lookup, "/pods", attrs.namespace, attrs.name) if attrs.name else None
+        if stored is None:
+            return  # the handler answers the 404
+        if (stored.get("spec") or {}).get("nodeName") != node:
+            action = "delete pods" if attrs.verb == "delete" else "update pod status for pods"
+            raise refuse(f'node "{node}" can only {action} with spec.nodeName set to itself')
+
+
+async def admit(method: str, path: str, query: dict[str, str], headers: list[tuple[bytes, bytes]],
+                body: bytes = b"", content_type: str = "") -> User:
+    """The user a request is made by, once every check passed."""
+    if not enabled():
+        return MASTER
+    user = await authenticate(headers)
+    policy = await cache().current()
+    user = await impersonate(user, headers, policy)
+    attrs = attributes(method, path, query)
+    if not policy.allowed(user, attrs):
+        raise forbidden(user, attrs)
+    if attrs.resource_request and attrs.verb in ("create", "update", "patch", "delete"):
+        obj = _decoded(body, content_type) if body and attrs.verb != "delete" else None
+        check_escalation(user, attrs, obj, policy)
+        await check_node(user, attrs, obj)
+    return user
+
+
+async def allowed(user: User, attrs: Attributes) -> bool:
+    """For the access reviews: what RBAC says of `attrs` for `user`."""
+    return (await cache().current()).allowed(user, attrs)

@@ -1,0 +1,53 @@
+"""What a request asks, as upstream's `RequestInfoFactory` (apiserver/pkg/endpoints/request) reads
+it from the method and path alone: the authorizer's attributes.
+
+Guarantees: `/api/v1/...` and `/apis/GROUP/VERSION/...` are resource requests (namespace, resource,
+name, subresource; `namespaces/NS/status|finalize` are the namespace's own subresources); the verb
+is get/list/watch (GET with `watch=true`, or a list or get filtered to one name by `fieldSelector`
+is a watch/list as upstream), create/update/patch/delete/deletecollection; everything else
+(`/healthz`, `/api`, `/apis/apps`, `/kubekitchen/...`) is a non-resource request whose verb is the
+method in lower case (`get` for HEAD).
+"""
+
+from __future__ import annotations
+
+from control.auth.rbac import Attributes
+
+NAMESPACE_SUBRESOURCES = ("status", "finalize")
+WATCH = ("1", "true", "True")
+_BY_METHOD = {"POST": "create", "PUT": "update", "PATCH": "patch"}
+
+
+def attributes(method: str, path: str, query: dict[str, str]) -> Attributes:
+    parts = [p for p in path.strip("/").split("/") if p]
+    non_resource = Attributes(verb="get" if method == "HEAD" else method.lower(), resource_request=False, path=path)
+    if parts[:1] == ["api"] and len(parts) >= 3:
+        group, rest = "", parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) >= 4:
+        group, rest = parts[1], parts[3:]
+    else:
+        return non_resource
+    namespace = ""
+    if rest[0] == "namespaces" and len(rest) > 1:
+        namespace = rest[1]
+        if len(rest) > 2 and rest[2] not in NAMESPACE_SUBRESOURCES:
+            rest = rest[2:]
+    resource = rest[0]
+    name = rest[1] if len(rest) > 1 else ""
+    subresource = rest[2] if len(rest) > 2 else ""
+    if method in ("GET", "HEAD"):
+        verb = "get" if name else "list"
+        if query.get("watch") in WATCH:
+            verb = "watch"
+    elif method == "DELETE":
+        verb = "delete" if name else "deletecollection"
+    else:
+        verb = _BY_METHOD.get(method, method.lower())
+    if verb in ("list", "watch") and not name:
+        selector = query.get("fieldSelector", "")
+        for term in selector.split(","):
+            key, _, value = term.partition("=")
+            if key.strip() == "metadata.name" and value and not value.startswith("="):
+                name = value.strip()
+    return Attributes(verb=verb, resource_request=True, api_group=group, resource=resource, subresource=subresource,
+                      namespace=namespace, name=name, path=path)

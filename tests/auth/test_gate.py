@@ -1,0 +1,158 @@
+"""The hub's front door, through the ASGI app: 401 for a bad token, 403 with the apiserver's
+message for what RBAC denies (anonymous included), impersonation, escalation prevention and the
+node restriction."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.conf import settings
+
+from control.auth import policystore, tokenfile
+from control.bootstrap import cluster_bootstrap
+from tests.api.client import ApiClient
+
+pytestmark = pytest.mark.django_db(transaction=True)
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+
+
+def token(user: str, groups: tuple[str, ...] = ()) -> str:
+    return tokenfile.token_of(settings.DATA_DIR, user, groups)
+
+
+def body(answer) -> dict:
+    return json.loads(answer.content)
+
+
+def pod(name: str, node: str = "") -> str:
+    spec = {"containers": [{"name": "c", "image": "nginx"}], **({"nodeName": node} if node else {})}
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
+
+
+@pytest.fixture
+def hub():
+    policystore.forget()
+    cluster_bootstrap()
+    clients = {"admin": ApiClient(), "anonymous": ApiClient(token=""), "alice": ApiClient(token=token("alice")),
+               "bogus": ApiClient(token="not-a-token")}
+    admin = clients["admin"]
+    for ns in ("alice", "bob"):
+        assert admin.post("/api/v1/namespaces", json.dumps({"metadata": {"name": ns}})).status_code == 201
+    binding = {"metadata": {"name": "alice-edit"}, "subjects": [{"kind": "User", "name": "alice"}],
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"}}
+    assert admin.post(f"{RBAC}/namespaces/alice/rolebindings", json.dumps(binding)).status_code == 201
+    yield clients
+    for client in clients.values():
+        client.close()
+
+
+def test_an_unknown_token_is_a_401_as_kube_apiserver_answers(hub):
+    answer = hub["bogus"].get("/api/v1/namespaces/default/pods")
+    assert answer.status_code == 401
+    assert body(answer) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "message": "Unauthorized", "reason": "Unauthorized", "code": 401}
+
+
+def test_anonymous_gets_public_info_and_403_for_the_rest(hub):
+    anonymous = hub["anonymous"]
+    assert anonymous.get("/healthz").status_code == 200
+    assert anonymous.get("/version").status_code == 200
+    answer = anonymous.get("/api")
+    assert answer.status_code == 403
+    assert body(answer)["message"] == 'forbidden: User "system:anonymous" cannot get path "/api"'
+    answer = anonymous.get("/api/v1/pods")
+    assert body(answer)["message"] == ('pods is forbidden: User "system:anonymous" cannot list resource "pods" in '
+                                       'API group "" at the cluster scope')
+
+
+def test_edit_in_one_namespace_and_the_exact_403_in_another(hub):
+    alice = hub["alice"]
+    assert alice.post("/api/v1/namespaces/alice/pods", pod("web")).status_code == 201
+    assert alice.get("/api/v1/namespaces/alice/pods").status_code == 200
+    answer = alice.get("/api/v1/namespaces/bob/pods")
+    assert answer.status_code == 403
+    assert body(answer) == {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": 'pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "bob"',
+        "reason": "Forbidden", "details": {"group": "", "kind": "pods"}, "code": 403}
+    watch = alice.get("/api/v1/namespaces/bob/pods", QUERY_STRING="watch=1")
+    assert "cannot watch resource" in body(watch)["message"]
+    assert "cannot list resource \"pods\" in API group \"\" at the cluster scope" in \
+        body(alice.get("/api/v1/pods"))["message"]
+    scale = alice.get("/apis/apps/v1/namespaces/bob/deployments/web/scale")
+    assert body(scale)["message"] == ('deployments.apps "web" is forbidden: User "alice" cannot get resource '
+                                      '"deployments/scale" in API group "apps" in the namespace "bob"')
+    log = alice.get("/api/v1/namespaces/bob/pods/web/log")
+    assert 'cannot get resource "pods/log"' in body(log)["message"]
+
+
+def test_a_grant_applies_to_the_next_request(hub):
+    alice = hub["alice"]
+    assert alice.get("/api/v1/namespaces/bob/configmaps").status_code == 403
+    binding = {"metadata": {"name": "alice-view"}, "subjects": [{"kind": "User", "name": "alice"}],
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}}
+    assert hub["admin"].post(f"{RBAC}/namespaces/bob/rolebindings", json.dumps(binding)).status_code == 201
+    assert alice.get("/api/v1/namespaces/bob/configmaps").status_code == 200
+
+
+def test_escalation_needs_the_permissions_or_escalate_and_bind(hub):
+    admin, alice = hub["admin"], hub["alice"]
+    binding = {"metadata": {"name": "alice-admin"}, "subjects": [{"kind": "User", "name": "alice"}],
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"}}
+    assert admin.post(f"{RBAC}/namespaces/alice/rolebindings", json.dumps(binding)).status_code == 201
+    held = {"metadata": {"name": "reader"}, "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]}
+    assert alice.post(f"{RBAC}/namespaces/alice/roles", json.dumps(held)).status_code == 201
+    greedy = {"metadata": {"name": "greedy"}, "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["nodes"]}]}
+    answer = alice.post(f"{RBAC}/namespaces/alice/roles", json.dumps(greedy))
+    assert answer.status_code == 403
+    assert body(answer)["message"] == (
+        'roles.rbac.authorization.k8s.io "greedy" is forbidden: user "alice" (groups=["system:authenticated"]) is '
+        'attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["nodes"], '
+        'Verbs:["get"]}')
+    to_admin = {"metadata": {"name": "bob-admin"}, "subjects": [{"kind": "User", "name": "bob"}],
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"}}
+    assert alice.post(f"{RBAC}/namespaces/alice/rolebindings", json.dumps(to_admin)).status_code == 403
+    to_edit = {**to_admin, "roleRef": {**to_admin["roleRef"], "name": "edit"}}
+    assert alice.post(f"{RBAC}/namespaces/alice/rolebindings", json.dumps(to_edit)).status_code == 201
+
+
+def test_impersonation_needs_the_impersonate_verb(hub):
+    as_alice = hub["admin"].get("/api/v1/namespaces/bob/pods", HTTP_IMPERSONATE_USER="alice")
+    assert 'User "alice" cannot list' in body(as_alice)["message"]
+    assert hub["admin"].get("/api/v1/namespaces/alice/pods", HTTP_IMPERSONATE_USER="alice").status_code == 200
+    refused = hub["alice"].get("/api/v1/namespaces/alice/pods", HTTP_IMPERSONATE_USER="kubernetes-admin")
+    assert refused.status_code == 403
+    assert body(refused)["message"] == ('users "kubernetes-admin" is forbidden: User "alice" cannot impersonate '
+                                        'resource "users" in API group "" at the cluster scope')
+
+
+def test_a_kubelet_writes_only_its_own_node_and_pods(hub):
+    admin = hub["admin"]
+    for name, node in (("mine", "node-1"), ("theirs", "node-2")):
+        assert admin.post("/api/v1/namespaces/alice/pods", pod(name, node)).status_code == 201
+    kubelet = ApiClient(token=token("system:node:node-1", ("system:nodes",)))
+    try:
+        patch = json.dumps({"status": {"message": "x"}})
+        merge = "application/merge-patch+json"
+        assert kubelet.patch("/api/v1/namespaces/alice/pods/mine/status", patch, merge).status_code == 200
+        answer = kubelet.patch("/api/v1/namespaces/alice/pods/theirs/status", patch, merge)
+        assert answer.status_code == 403
+        assert body(answer)["message"] == ('pods "theirs" is forbidden: node "node-1" can only update pod status '
+                                           "for pods with spec.nodeName set to itself")
+        assert kubelet.delete("/api/v1/namespaces/alice/pods/theirs").status_code == 403
+        answer = kubelet.patch("/api/v1/nodes/node-2", json.dumps({"metadata": {"labels": {"x": "y"}}}), merge)
+        assert body(answer)["message"] == 'nodes "node-2" is forbidden: node "node-1" is not allowed to modify node "node-2"'
+    finally:
+        kubelet.close()
+
+
+def test_with_authentication_off_everyone_is_admin(hub, settings):
+    settings.KK_AUTHENTICATION = "off"
+    assert hub["anonymous"].get("/api/v1/namespaces/bob/pods").status_code == 200
+    assert hub["bogus"].get("/api/v1/pods").status_code == 200
+
+
+def test_impersonating_groups_without_a_user_is_a_400(hub):
+    answer = hub["admin"].get("/api/v1/namespaces/alice/pods", HTTP_IMPERSONATE_GROUP="dev")
+    assert answer.status_code == 400

@@ -1,0 +1,39 @@
+"""Request attributes as upstream's RequestInfoFactory reads them."""
+
+from __future__ import annotations
+
+from control.auth.rbac import Attributes
+from control.auth.requestinfo import attributes
+
+
+def test_resource_paths():
+    assert attributes("GET", "/api/v1/namespaces/bob/pods", {}) == Attributes(
+        "list", True, "", "pods", namespace="bob", path="/api/v1/namespaces/bob/pods")
+    got = attributes("GET", "/api/v1/pods", {"watch": "true"})
+    assert (got.verb, got.namespace) == ("watch", "")
+    got = attributes("POST", "/apis/apps/v1/namespaces/a/deployments/web/scale", {})
+    assert (got.verb, got.api_group, got.resource, got.name, got.subresource) == \
+        ("create", "apps", "deployments", "web", "scale")
+    got = attributes("GET", "/api/v1/namespaces/a/pods/web/log", {})
+    assert (got.verb, got.resource, got.subresource) == ("get", "pods", "log")
+    assert attributes("DELETE", "/api/v1/namespaces/a/pods", {}).verb == "deletecollection"
+    assert attributes("PATCH", "/api/v1/nodes/n1/status", {}).subresource == "status"
+
+
+def test_a_namespace_is_its_own_resource():
+    got = attributes("GET", "/api/v1/namespaces/bob", {})
+    assert (got.resource, got.name, got.namespace) == ("namespaces", "bob", "bob")
+    got = attributes("PUT", "/api/v1/namespaces/bob/finalize", {})
+    assert (got.resource, got.name, got.subresource) == ("namespaces", "bob", "finalize")
+
+
+def test_a_list_for_one_name_carries_the_name():
+    got = attributes("GET", "/api/v1/namespaces/a/configmaps", {"fieldSelector": "metadata.name=cm", "watch": "1"})
+    assert (got.verb, got.name) == ("watch", "cm")
+
+
+def test_everything_else_is_a_non_resource_request():
+    for path in ("/healthz", "/api", "/apis/apps", "/apis/apps/v1", "/version", "/kubekitchen/traffic"):
+        got = attributes("GET", path, {})
+        assert not got.resource_request and got.path == path and got.verb == "get"
+    assert attributes("POST", "/kubekitchen/traffic", {}).verb == "post"
