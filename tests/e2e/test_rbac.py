@@ -33,7 +33,16 @@ class As:
 
 
 @pytest.fixture(scope="module")
-def room(hub):
+def secured():
+    """A hub of its own with authentication on (the default is off until the dashboard can log in)."""
+    server = Hub(env={"KK_AUTHENTICATION": "on"}).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def room(secured):
+    hub = secured
     for ns in ("rbac-alice", "rbac-bob"):
         hub.kubectl("create", "namespace", ns)
     hub.kubectl("create", "rolebinding", "alice-edit", "--clusterrole=edit", "--user=alice", "-n", "rbac-alice")
