@@ -30,7 +30,7 @@ def hub():
     server = Hub(env={"KK_PACE": "workshop"}).start()
     server.kubelet = Spoke(server, "kubelet", node=NODE, env=KUBELET_ENV).start()
     try:
-        for name, image, ports in (("web", "nginx:1.27", []), ("api", "example/api:1", [8080])):
+        for name, image, ports in (("web", "nginx:1.27", []), ("api", "memcached:1.6", [8080])):
             pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": name}},
                    "spec": {"nodeName": NODE, "containers": [
                        {"name": "app", "image": image, "ports": [{"containerPort": p} for p in ports]}]}}
