@@ -30,6 +30,11 @@ def pod(name: str, node: str = "") -> str:
     return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
 
 
+@pytest.fixture(autouse=True)
+def authentication_on(settings):
+    settings.KK_AUTHENTICATION = "on"  # off by default until the dashboard can log in
+
+
 @pytest.fixture
 def hub():
     policystore.forget()

@@ -16,6 +16,12 @@ AUTHZ = "/apis/authorization.k8s.io/v1"
 AUTHN = "/apis/authentication.k8s.io/v1"
 
 
+
+@pytest.fixture(autouse=True)
+def authentication_on(settings):
+    settings.KK_AUTHENTICATION = "on"  # off by default until the dashboard can log in
+
+
 @pytest.fixture
 def alice(api):
     binding = {"metadata": {"name": "alice-view"}, "subjects": [{"kind": "User", "name": "alice"}],
