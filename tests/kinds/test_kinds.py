@@ -31,7 +31,8 @@ def test_registry_lookups():
     assert kinds.by_kind("v1", "Secret").plural == "secrets"
     custom_groups = {k.group for k in kinds.custom_kinds()}  # another module's CRDs may still be served
     assert set(kinds.group_versions()) - custom_groups == {"", "apps", "batch", "coordination.k8s.io", "autoscaling",
-                                                           "apiextensions.k8s.io", "policy", "storage.k8s.io"}
+                                                           "apiextensions.k8s.io", "policy", "storage.k8s.io",
+                                                           "rbac.authorization.k8s.io"}
 
 
 def test_deployment_defaults_match_the_real_server():
