@@ -180,7 +180,7 @@ def test_stopping_runcluster_leaves_no_process_behind(started_cluster, how):
     else:
         cluster.process.kill()
 
-    wait_for(lambda: not alive(before) and not cluster.children(), timeout=8, interval=0.2,
+    wait_for(lambda: not alive(before) and not cluster.children(), timeout=15, interval=0.2,
              what=f"every process of the cluster gone after {how}")
     code = cluster.process.wait(timeout=5)
     if how.startswith("SIG"):
