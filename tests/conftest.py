@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -178,6 +179,25 @@ class Cluster(Hub):
         for name in list(self.spokes):
             self.stop_spoke(name)
         super().stop()
+
+
+@contextmanager
+def hub_with_kubelet(node: str, kubelet_env: dict[str, str], *, scheduler: bool = False):
+    """A workshop-pace hub with one kubelet for `node` (and a scheduler if asked), as `.kubelet` and
+    `.scheduler`; every process is stopped on leaving, also when a start fails half-way."""
+    server = Hub(env={"KK_PACE": "workshop"}).start()
+    started: list[Spoke] = []
+    try:
+        server.kubelet = Spoke(server, "kubelet", node=node, env=kubelet_env).start()
+        started.append(server.kubelet)
+        if scheduler:
+            server.scheduler = Spoke(server, "scheduler").start()
+            started.append(server.scheduler)
+        yield server
+    finally:
+        for spoke in reversed(started):
+            spoke.stop()
+        server.stop()
 
 
 def ready_cluster(nodes: int, env: dict[str, str] | None = None):

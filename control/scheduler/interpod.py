@@ -81,13 +81,7 @@ def term_matches(term: Obj, owner: Obj, other: Obj) -> bool:
         namespaces = [_namespace(owner)]
     if namespaces and _namespace(other) not in namespaces:
         return False
-    selector = term.get("labelSelector")
-    if not isinstance(selector, dict):
-        return False
-    try:
-        return label_selector_from_object(selector).matches(_labels(other))
-    except SelectorError:
-        return False
+    return _selector_matches(term.get("labelSelector"), other)
 
 
 def _counted_pods(infos: Iterable[NodeInfo]) -> Iterable[tuple[Obj, NodeInfo]]:
@@ -170,11 +164,15 @@ def _constraints(pod: Obj) -> list[Obj]:
 def _selects(constraint: Obj, pod: Obj, other: Obj) -> bool:
     if _namespace(other) != _namespace(pod):
         return False
-    selector = constraint.get("labelSelector")
+    return _selector_matches(constraint.get("labelSelector"), other)
+
+
+def _selector_matches(selector: Any, pod: Obj) -> bool:
+    """A missing or malformed labelSelector matches nothing, as upstream's nil selector does."""
     if not isinstance(selector, dict):
         return False
     try:
-        return label_selector_from_object(selector).matches(_labels(other))
+        return label_selector_from_object(selector).matches(_labels(pod))
     except SelectorError:
         return False
 

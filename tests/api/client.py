@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from urllib.parse import urlsplit
 
 from control.api.app import hub_app, shutdown, startup
@@ -95,3 +96,13 @@ class ApiClient:
 
     def delete(self, path: str, data="", content_type="application/json", **extra) -> Answer:
         return self.request("DELETE", path, data, content_type, **extra)
+
+    def add_node_at(self, name: str, address: str, kubelet_port: int) -> None:
+        """Create Node `name` whose kubelet answers at `address:kubelet_port` (what the hub dials)."""
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+        assert self.post("/api/v1/nodes", json.dumps(node)).status_code == 201
+        node["status"] = {"addresses": [{"type": "InternalIP", "address": address}],
+                          "daemonEndpoints": {"kubeletEndpoint": {"Port": kubelet_port}}}
+        node["metadata"]["resourceVersion"] = json.loads(self.get(f"/api/v1/nodes/{name}").content)["metadata"][
+            "resourceVersion"]
+        assert self.put(f"/api/v1/nodes/{name}/status", json.dumps(node)).status_code == 200

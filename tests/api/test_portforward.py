@@ -29,12 +29,7 @@ def cluster(api):
     forwards = PortForwardServer(lambda ns, name: found() if name == "web" else None, node="n1", clock=FakeClock())
     server = Server(forwards)
     port = api.runner.run(server.start("127.0.0.1", 0))
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
-    assert api.post("/api/v1/nodes", json.dumps(node)).status_code == 201
-    node["status"] = {"addresses": [{"type": "InternalIP", "address": "127.0.0.1"}],
-                      "daemonEndpoints": {"kubeletEndpoint": {"Port": port}}}
-    node["metadata"]["resourceVersion"] = json.loads(api.get("/api/v1/nodes/n1").content)["metadata"]["resourceVersion"]
-    assert api.put("/api/v1/nodes/n1/status", json.dumps(node)).status_code == 200
+    api.add_node_at("n1", "127.0.0.1", port)
     for name, node_name in (("web", "n1"), ("pending", None)):
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
                "spec": {"nodeName": node_name, "containers": [{"name": "app", "image": "nginx"}]}}

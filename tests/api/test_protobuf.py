@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import http.client
-import http.server
 import json
 import os
 import shutil
 import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -867,39 +864,6 @@ COMMANDS = [
 ]
 
 
-class _Recorder(http.server.BaseHTTPRequestHandler):
-    """Forwards every request to the hub and keeps the protobuf bodies it saw."""
-    protocol_version = "HTTP/1.1"
-    upstream = 0
-    auth: dict[str, str] = {}
-    bodies: list[bytes] = []
-
-    def _forward(self) -> None:
-        size = int(self.headers.get("Content-Length") or 0)
-        data = self.rfile.read(size) if size else b""
-        if "protobuf" in (self.headers.get("Content-Type") or ""):
-            type(self).bodies.append(data)
-        conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=30)
-        skip = {"host", "content-length", "connection"}
-        conn.request(self.command, self.path, body=data or None,
-                     headers={**{k: v for k, v in self.headers.items() if k.lower() not in skip}, **self.auth})
-        response = conn.getresponse()
-        payload = response.read()
-        conn.close()
-        self.send_response(response.status)
-        for key, value in response.getheaders():
-            if key.lower() not in ("transfer-encoding", "content-length", "connection"):
-                self.send_header(key, value)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _forward
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.mark.e2e
 def test_kubectl_protobuf_bodies_decode_like_its_own_json(tmp_path):
     from tests.conftest import KUBECTL, Hub
@@ -907,12 +871,12 @@ def test_kubectl_protobuf_bodies_decode_like_its_own_json(tmp_path):
     if not shutil.which(KUBECTL):
         pytest.skip("kubectl is not installed")
     hub = Hub().start()
-    handler = type("Recorder", (_Recorder,), {"upstream": hub.port, "auth": hub.auth, "bodies": []})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    from tests.recording_proxy import RecordingProxy
+
+    recorder = RecordingProxy(hub.port, hub.auth)
     try:
         kubeconfig = tmp_path / "kubeconfig"
-        kubeconfig.write_text(hub.kubeconfig_for(f"http://127.0.0.1:{server.server_port}"))
+        kubeconfig.write_text(hub.kubeconfig_for(recorder.url))
         (tmp_path / "bin").write_bytes(b"hello\xff\x00\x01bin")
         hub.kubectl("create", "-f", "-", input=json.dumps({  # what `autoscale` scales; plain JSON create
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "pre", "namespace": "default"},
@@ -922,10 +886,11 @@ def test_kubectl_protobuf_bodies_decode_like_its_own_json(tmp_path):
         for name, args in COMMANDS:
             args = [a.replace("{binfile}", str(tmp_path / "bin")) for a in args]
             base = [KUBECTL, "--kubeconfig", str(kubeconfig), "--cache-dir", str(tmp_path / "cache"), *args]
-            handler.bodies.clear()
+            recorder.requests.clear()
             subprocess.run(base, capture_output=True, text=True, timeout=60)  # fails until protobuf is wired in
-            assert len(handler.bodies) == 1, f"{name}: expected one protobuf POST, saw {len(handler.bodies)}"
-            captured = handler.bodies[0]
+            bodies = recorder.bodies(content_type="protobuf")
+            assert len(bodies) == 1, f"{name}: expected one protobuf POST, saw {len(bodies)}"
+            captured = bodies[0]
             if name.endswith(".unsupported"):
                 with pytest.raises(ProtobufError, match="not supported"):
                     decode_kubernetes_protobuf(captured)
@@ -944,5 +909,5 @@ def test_kubectl_protobuf_bodies_decode_like_its_own_json(tmp_path):
             elif (FIXTURES / f"{name}.json").exists():
                 assert json.loads((FIXTURES / f"{name}.json").read_text()) == expected, name
     finally:
-        server.shutdown()
+        recorder.close()
         hub.stop()

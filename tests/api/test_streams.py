@@ -90,12 +90,7 @@ def cluster(api):
     execs = ExecServer(lambda ns, name: kubelet["found"] if name == "web" else None, clock=FakeClock())
     server = Server(execs)
     port = api.runner.run(server.start("127.0.0.1", 0))
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
-    assert api.post("/api/v1/nodes", json.dumps(node)).status_code == 201
-    node["status"] = {"addresses": [{"type": "InternalIP", "address": "127.0.0.1"}],
-                      "daemonEndpoints": {"kubeletEndpoint": {"Port": port}}}
-    node["metadata"]["resourceVersion"] = json.loads(api.get("/api/v1/nodes/n1").content)["metadata"]["resourceVersion"]
-    assert api.put("/api/v1/nodes/n1/status", json.dumps(node)).status_code == 200
+    api.add_node_at("n1", "127.0.0.1", port)
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
            "spec": {"nodeName": "n1", "containers": POD["spec"]["containers"]}}
     assert api.post("/api/v1/namespaces/default/pods", json.dumps(pod)).status_code == 201

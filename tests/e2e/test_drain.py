@@ -7,17 +7,14 @@ sends are captured through a recording proxy and checked against the saved fixtu
 
 from __future__ import annotations
 
-import http.client
-import http.server
 import json
 import os
-import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.conftest import Cluster, ready_cluster, wait_for
+from tests.recording_proxy import RecordingProxy
 
 pytestmark = pytest.mark.e2e
 
@@ -25,49 +22,20 @@ FIXTURE = Path(__file__).parent.parent / "api" / "fixtures" / "eviction" / "drai
 VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
 
 
-class _Recorder(http.server.BaseHTTPRequestHandler):
-    """Forwards every request to the hub and keeps (content type, body) of each eviction POST."""
-    protocol_version = "HTTP/1.1"
-    upstream = 0
-    auth: dict[str, str] = {}
-    evictions: list[tuple[str, bytes]] = []
-
-    def _forward(self) -> None:
-        size = int(self.headers.get("Content-Length") or 0)
-        data = self.rfile.read(size) if size else b""
-        if self.command == "POST" and self.path.endswith("/eviction"):
-            type(self).evictions.append((self.headers.get("Content-Type") or "", data))
-        conn = http.client.HTTPConnection("127.0.0.1", self.upstream, timeout=30)
-        skip = {"host", "content-length", "connection"}
-        conn.request(self.command, self.path, body=data or None,
-                     headers={**{k: v for k, v in self.headers.items() if k.lower() not in skip}, **self.auth})
-        response = conn.getresponse()
-        payload = response.read()
-        conn.close()
-        self.send_response(response.status)
-        for key, value in response.getheaders():
-            if key.lower() not in ("transfer-encoding", "content-length", "connection"):
-                self.send_header(key, value)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _forward
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 class Proxied:
     """kubectl pointed at the cluster through the recorder."""
 
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
-        self.handler = type("Recorder", (_Recorder,), {"upstream": cluster.port, "auth": cluster.auth, "evictions": []})
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self.handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.recorder = RecordingProxy(cluster.port, cluster.auth)
         self.kubeconfig = cluster.dir / "kubeconfig-recorded"
-        self.kubeconfig.write_text(cluster.kubeconfig_for(f"http://127.0.0.1:{self.server.server_port}"))
+        self.kubeconfig.write_text(cluster.kubeconfig_for(self.recorder.url))
+
+    @property
+    def evictions(self) -> list[tuple[str, bytes]]:
+        """(content type, body) of each eviction kubectl POSTed."""
+        return [(r.content_type, r.body) for r in self.recorder.requests
+                if r.method == "POST" and r.path.endswith("/eviction")]
 
     def kubectl(self, *args: str, timeout: float = 90):
         import subprocess
@@ -78,8 +46,7 @@ class Proxied:
                               timeout=timeout)
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.recorder.close()
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +80,7 @@ def budget_settled(cluster: Cluster, allowed: int) -> bool:
 
 def eviction_bodies(proxy: Proxied) -> list[dict]:
     bodies = []
-    for content_type, raw in proxy.handler.evictions:
+    for content_type, raw in proxy.evictions:
         assert content_type == "application/json", content_type  # kubectl 1.32 drain sends JSON here
         bodies.append(json.loads(raw))
     return bodies
@@ -140,7 +107,7 @@ def test_drain_refuses_to_break_the_budget_and_gives_up_at_its_timeout(cluster, 
         assert bodies and all(b == {"kind": "Eviction", "apiVersion": "policy/v1", "metadata": {
             "name": victim, "namespace": "default", "creationTimestamp": None}, "deleteOptions": {}} for b in bodies)
         if os.environ.get("KK_UPDATE_PROTOBUF_FIXTURES") == "1":
-            FIXTURE.write_bytes(proxied.handler.evictions[0][1])
+            FIXTURE.write_bytes(proxied.evictions[0][1])
         assert set(json.loads(FIXTURE.read_text())) == set(bodies[0])  # the saved capture has the same shape
     finally:
         cluster.kubectl("uncordon", node)

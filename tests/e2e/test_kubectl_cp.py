@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Hub, Spoke, wait_for
+from tests.conftest import hub_with_kubelet, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -22,9 +22,7 @@ BINARY = os.urandom(300_000) + bytes(range(256)) + b"\r\n\x00"  # larger than on
 
 @pytest.fixture(scope="module")
 def hub():
-    server = Hub(env={"KK_PACE": "workshop"}).start()
-    server.kubelet = Spoke(server, "kubelet", node=NODE, env=KUBELET_ENV).start()
-    try:
+    with hub_with_kubelet(NODE, KUBELET_ENV) as server:
         config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": {"a": "1"}}
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "box"},
                "spec": {"nodeName": NODE, "volumes": [{"name": "cfg", "configMap": {"name": "settings"}}],
@@ -34,9 +32,6 @@ def hub():
                                                             "items": [config, pod]}))
         eventually(lambda: " Running " in server.kubectl("get", "pod", "box").stdout, what="box Running")
         yield server
-    finally:
-        server.kubelet.stop()
-        server.stop()
 
 
 def test_a_file_goes_in_and_comes_back_byte_for_byte(hub, tmp_path: Path):

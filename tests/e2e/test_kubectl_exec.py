@@ -16,7 +16,7 @@ import websocket
 from kubernetes import client
 from kubernetes.stream import stream
 
-from tests.conftest import KUBECTL, Hub, Spoke, wait_for
+from tests.conftest import KUBECTL, hub_with_kubelet, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -27,20 +27,13 @@ eventually = partial(wait_for, timeout=20)
 
 @pytest.fixture(scope="module")
 def hub():
-    server = Hub(env={"KK_PACE": "workshop"}).start()
-    server.kubelet = Spoke(server, "kubelet", node=NODE, env=KUBELET_ENV).start()
-    server.scheduler = Spoke(server, "scheduler").start()  # for `kubectl run`
-    try:
+    with hub_with_kubelet(NODE, KUBELET_ENV, scheduler=True) as server:
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "box"},
                "spec": {"nodeName": NODE, "containers": [
                    {"name": "app", "image": "busybox:1.36", "env": [{"name": "COLOR", "value": "blue"}]}]}}
         server.kubectl("apply", "-f", "-", input=json.dumps(pod))
         eventually(lambda: " Running " in server.kubectl("get", "pod", "box").stdout, what="box Running")
         yield server
-    finally:
-        server.scheduler.stop()
-        server.kubelet.stop()
-        server.stop()
 
 
 def test_exec_prints_the_output_and_returns_the_exit_code(hub):

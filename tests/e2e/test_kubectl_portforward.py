@@ -16,7 +16,7 @@ import pytest
 from kubernetes import client
 from kubernetes.stream import portforward
 
-from tests.conftest import KUBECTL, Hub, Spoke, wait_for
+from tests.conftest import Hub, KUBECTL, hub_with_kubelet, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -27,9 +27,7 @@ eventually = partial(wait_for, timeout=20)
 
 @pytest.fixture(scope="module")
 def hub():
-    server = Hub(env={"KK_PACE": "workshop"}).start()
-    server.kubelet = Spoke(server, "kubelet", node=NODE, env=KUBELET_ENV).start()
-    try:
+    with hub_with_kubelet(NODE, KUBELET_ENV) as server:
         for name, image, ports in (("web", "nginx:1.27", []), ("api", "memcached:1.6", [8080])):
             pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": name}},
                    "spec": {"nodeName": NODE, "containers": [
@@ -41,9 +39,6 @@ def hub():
         for name in ("web", "api"):
             eventually(lambda: " Running " in server.kubectl("get", "pod", name).stdout, what=f"{name} Running")
         yield server
-    finally:
-        server.kubelet.stop()
-        server.stop()
 
 
 class Forward:

@@ -10,7 +10,7 @@ from functools import partial
 
 import pytest
 
-from tests.conftest import Hub, Spoke, wait_for
+from tests.conftest import Hub, hub_with_kubelet, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -42,18 +42,13 @@ POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "labels": 
 
 @pytest.fixture(scope="module")
 def hub():
-    server = Hub(env={"KK_PACE": "workshop"}).start()
-    server.kubelet = Spoke(server, "kubelet", node=NODE, env=KUBELET_ENV).start()
-    try:
+    with hub_with_kubelet(NODE, KUBELET_ENV) as server:
         server.kubectl("create", "serviceaccount", "default")  # no controller-manager here to make it
         server.kubectl("create", "configmap", "app", "--from-literal=color=blue", "--from-literal=motd=hello")
         server.kubectl("create", "secret", "generic", "db", "--from-literal=password=s3cret")
         server.kubectl("apply", "-f", "-", input=json.dumps(POD))
         eventually(lambda: " Running " in server.kubectl("get", "pod", "web").stdout, what="web Running")
         yield server
-    finally:
-        server.kubelet.stop()
-        server.stop()
 
 
 def sh(hub: Hub, *command: str, pod: str = "web") -> str:

@@ -10,7 +10,7 @@ from functools import partial
 
 import pytest
 
-from tests.conftest import Hub, Spoke, wait_for
+from tests.conftest import Hub, hub_with_kubelet, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -35,14 +35,9 @@ LIVENESS_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "livenes
 
 @pytest.fixture(scope="module")
 def hub():
-    server = Hub(env={"KK_PACE": "workshop"}).start()
-    server.kubelet = Spoke(server, "kubelet", node=NODE, env=KUBELET_ENV).start()
-    try:
+    with hub_with_kubelet(NODE, KUBELET_ENV) as server:
         server.kubectl("create", "serviceaccount", "default")  # no controller-manager here to make it
         yield server
-    finally:
-        server.kubelet.stop()
-        server.stop()
 
 
 def status_of(hub: Hub, name: str) -> str:

@@ -11,7 +11,7 @@ from functools import partial
 import pytest
 from kubernetes import client
 
-from tests.conftest import Hub, Spoke, wait_for
+from tests.conftest import Hub, hub_with_kubelet, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -22,13 +22,8 @@ KUBELET_ENV = {"KK_PACE": "workshop", "KK_CRASH_BACKOFF": "1:4", "KK_START_DELAY
 
 @pytest.fixture(scope="module")
 def hub():
-    server = Hub(env={"KK_PACE": "workshop"}).start()
-    server.kubelet = Spoke(server, "kubelet", node=NODE, env=KUBELET_ENV).start()
-    try:
+    with hub_with_kubelet(NODE, KUBELET_ENV) as server:
         yield server
-    finally:
-        server.kubelet.stop()
-        server.stop()
 
 
 eventually = partial(wait_for, timeout=15)
