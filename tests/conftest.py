@@ -46,7 +46,7 @@ class Hub:
         self.process = subprocess.Popen([*manage, "runhub", "--addr", f"127.0.0.1:{self.port}",
                                          "--secure-addr", f"127.0.0.1:{self.secure_port}"], env=self.env,
                                         cwd=ROOT, stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60  # a loaded CI machine starts Python slowly
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"hub exited: {self.log.read_text()[-2000:]}")
