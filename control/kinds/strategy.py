@@ -180,3 +180,29 @@ class Action:
     @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
+
+
+# (resource of the object judged "<group>/<plural>", the object, the stored one on update or None,
+# a lister of stored objects) -> why it is refused ("" when it is not).
+Judge = Callable[[str, Obj, "Obj | None", Lister], str]
+
+
+def no_judgement(resource: str, obj: Obj, old: Obj | None, listed: Lister) -> str:
+    return ""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Admission that a kind's objects impose on the writes of other kinds: upstream's admission
+    plugins that read policy objects (LimitRanger reads LimitRanges, ResourceQuota reads quotas).
+
+    - `mutate`: on create, after the written kind's own admission; may change the object (a
+      LimitRange's defaults); returns a refusal (403 Forbidden, `<resource> "<name>" is forbidden: ...`).
+    - `validate`: after the object passed validation, on create (`old` None) and update; returns a
+      refusal. The lister reads the store inside the write's transaction, with writes held, so
+      what it decides from cannot change before the write commits.
+    """
+
+    name: str
+    mutate: Judge = no_judgement
+    validate: Judge = no_judgement
