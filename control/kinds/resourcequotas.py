@@ -78,22 +78,24 @@ def hard_causes(hard: Any, path: str) -> list[Cause]:
 def validate_quota(quota: Obj) -> list[Cause]:
     spec = quota.get("spec") if isinstance(quota.get("spec"), dict) else {}
     out = hard_causes(spec.get("hard"), "spec.hard")
-    scopes = spec.get("scopes") or []
-    for i, scope in enumerate(scopes):
-        if scope not in SCOPES:
-            out.append(cause(f"spec.scopes[{i}]", f"Invalid value: {go_value(scope)}: unsupported scope"))
+    scopes = [str(scope) for scope in spec.get("scopes") or []]
+    # Go's %#v of the scopes, as upstream's field.Invalid(spec.scopes, spec.Scopes, ...) prints them
+    shown = "[]core.ResourceQuotaScope{" + ", ".join(f'"{scope}"' for scope in scopes) + "}"
+    out += [cause("spec.scopes", f"Invalid value: {shown}: unsupported scope")
+            for scope in scopes if scope not in SCOPES]
     for pair in (("BestEffort", "NotBestEffort"), ("Terminating", "NotTerminating")):
         if set(pair) <= set(scopes):
-            out.append(cause("spec.scopes", f"Invalid value: {go_value(scopes)}: conflicting scopes"))
+            out.append(cause("spec.scopes", f"Invalid value: {shown}: conflicting scopes"))
     status = quota.get("status") if isinstance(quota.get("status"), dict) else {}
     out += hard_causes(status.get("hard"), "status.hard") + hard_causes(status.get("used"), "status.used")
     return out
 
 
 def validate_quota_update(new: Obj, old: Obj) -> list[Cause]:
-    new_scopes = sorted((new.get("spec") or {}).get("scopes") or [])
-    if new_scopes != sorted((old.get("spec") or {}).get("scopes") or []):
-        return [cause("spec.scopes", f"Invalid value: {go_value(new_scopes)}: field is immutable")]
+    new_scopes = (new.get("spec") or {}).get("scopes") or []
+    if sorted(new_scopes) != sorted((old.get("spec") or {}).get("scopes") or []):
+        shown = "[]core.ResourceQuotaScope{" + ", ".join(f'"{scope}"' for scope in new_scopes) + "}"
+        return [cause("spec.scopes", f"Invalid value: {shown}: field is immutable")]
     return []
 
 
