@@ -102,7 +102,18 @@ def mutate_by_policies(kind: Kind, obj: Obj) -> None:
         _refuse(kind, obj, policy.mutate(kind.resource, obj, None, _listed))
 
 
-def validate_by_policies(kind: Kind, obj: Obj, old: Obj | None) -> None:
-    """The validating step of every policy, on create (`old` None) and update."""
+def validate_by_policies(kind: Kind, obj: Obj, old: Obj | None, *, dry_run: bool, actor: str) -> None:
+    """The validating step of every policy, on create (`old` None) and update; then, unless this
+    is a dry run, what the policies charge to other objects, written in the caller's transaction
+    (so a refused or failed write leaves them as they were)."""
     for policy in policies():
         _refuse(kind, obj, policy.validate(kind.resource, obj, old, _held_listed))
+    if dry_run:
+        return
+    for policy in policies():
+        for write in policy.charge(kind.resource, obj, old, _held_listed):
+            try:
+                store.object_update(resource=write.resource, namespace=write.namespace, name=write.name,
+                                    mutate=write.mutate, actor=actor)
+            except errors.NotFound:
+                continue  # gone meanwhile: nothing left to charge

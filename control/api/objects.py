@@ -131,7 +131,7 @@ def prepare_create(call: Call, obj: Obj, now: float, *, applied: bool = False) -
     admit(kind, obj)
     admission.mutate_by_policies(kind, obj)
     raise_if_invalid(kind, obj, metadata_causes(kind, obj))
-    admission.validate_by_policies(kind, obj, None)
+    admission.validate_by_policies(kind, obj, None, dry_run=call.dry_run, actor=call.actor)
     allocation.allocate(kind, obj)
     return obj if applied else track_fields(call, {}, obj, now)
 
@@ -206,7 +206,7 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
     causes = metadata_causes(kind, result) + kind.validate_update(result, current)
     raise_if_invalid(kind, result, causes)
     if not subresource:
-        admission.validate_by_policies(kind, result, current)
+        admission.validate_by_policies(kind, result, current, dry_run=call.dry_run, actor=call.actor)
         allocation.allocate(kind, result, current)
     if not applied:
         result = track_fields(call, current, result, now)

@@ -12,22 +12,24 @@ Guarantees:
   limits.cpu for: app`) or when the namespace's usage plus the object's would pass a hard value
   (`exceeded quota: q, requested: pods=1, used: pods=10, limited: pods=10`). Usage is computed
   from the objects stored at that moment, read with writes held inside the create's transaction
-  (so it is exact on one hub; quota status.used is the controller's report, not the source of
-  truth); quotas are tried in name order and the first refusal wins. Pod updates are judged on
-  what they add (a pod's resources change only by being recreated here).
+  (so it is exact on one hub: two creates never share the last slot); quotas are tried in name
+  order and the first refusal wins. Updates are judged on what they add.
+- an admitted write records the namespace's new usage of what it requested in each quota's
+  `status.used` (and `status.hard`) in the same transaction (`QUOTA_POLICY.charge`); deletions are
+  the resourcequota controller's to count down.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from control.errors import go_value
 from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, reset_status
 from control.kinds.meta import age
 from control.kinds.quantity import parse_quantity
 from control.kinds.quota_usage import COMPUTE, LEGACY_COUNTS, count_name, missing_compute, pretty, show, usage
-from control.kinds.strategy import Lister, Policy
+from control.kinds.strategy import Lister, Policy, Write
 
 QUOTAS = "/resourcequotas"
 STANDARD = ("pods", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps",
@@ -167,20 +169,23 @@ def usage_names(resource: str) -> set[str]:
     return names
 
 
-def admit(resource: str, obj: Obj, old: Obj | None, listed: Lister) -> str:
+def _assess(resource: str, obj: Obj, old: Obj | None, listed: Lister) -> tuple[str, list[tuple[Obj, dict[str, float]]]]:
+    """upstream checkRequest: (why the write is refused or "", for each quota it counts against,
+    the quota and the namespace's usage of its requested names once the write is in)."""
     namespace = obj["metadata"].get("namespace") or ""
     if not namespace:
-        return ""
+        return "", []
     quotas = sorted(listed(QUOTAS, namespace), key=lambda q: q["metadata"]["name"])
     if not quotas:
-        return ""
+        return "", []
     delta = usage(resource, obj)
     if old is not None:
         before = usage(resource, old)
         delta = {name: amount - before.get(name, 0.0) for name, amount in delta.items()}
         if not any(amount > 0 for amount in delta.values()):
-            return ""
+            return "", []
     stored: list[Obj] | None = None
+    charged: list[tuple[Obj, dict[str, float]]] = []
     for quota in quotas:
         if not matches(quota, resource, obj):
             continue
@@ -188,7 +193,7 @@ def admit(resource: str, obj: Obj, old: Obj | None, listed: Lister) -> str:
         if resource == "/pods" and old is None:
             missing = missing_compute(obj, list(hard))
             if missing:
-                return f"failed quota: {quota['metadata']['name']}: {missing}"
+                return f"failed quota: {quota['metadata']['name']}: {missing}", []
         requested = {name: amount for name, amount in delta.items() if name in hard}
         if not requested:
             continue
@@ -202,11 +207,33 @@ def admit(resource: str, obj: Obj, old: Obj | None, listed: Lister) -> str:
             return (f"exceeded quota: {quota['metadata']['name']}, "
                     f"requested: {pretty({n: requested[n] for n in exceeded})}, "
                     f"used: {pretty({n: used[n] for n in exceeded})}, "
-                    f"limited: {pretty({n: hard[n] for n in exceeded})}")
-    return ""
+                    f"limited: {pretty({n: hard[n] for n in exceeded})}"), []
+        charged.append((quota, {name: used[name] + requested[name] for name in requested}))
+    return "", charged
 
 
-QUOTA_POLICY = Policy(name="ResourceQuota", validate=admit)
+def admit(resource: str, obj: Obj, old: Obj | None, listed: Lister) -> str:
+    return _assess(resource, obj, old, listed)[0]
+
+
+def _recorded(hard: Obj, used: dict[str, float]) -> Callable[[Obj], Obj]:
+    def mutate(quota: Obj) -> Obj:
+        status = quota.setdefault("status", {})
+        status["hard"] = dict(hard)
+        status["used"] = {**(status.get("used") or {}), **{name: show(name, value) for name, value in used.items()}}
+        return quota
+    return mutate
+
+
+def charge(resource: str, obj: Obj, old: Obj | None, listed: Lister) -> list[Write]:
+    """The admitted write's usage recorded in each quota's status.used at once (as upstream's
+    admission updates the quota status), so `kubectl get quota` needs no controller pass."""
+    _, charged = _assess(resource, obj, old, listed)
+    return [Write(QUOTAS, quota["metadata"]["namespace"], quota["metadata"]["name"],
+                  _recorded((quota.get("spec") or {}).get("hard") or {}, used)) for quota, used in charged]
+
+
+QUOTA_POLICY = Policy(name="ResourceQuota", validate=admit, charge=charge)
 
 RESOURCEQUOTA = Kind(
     group="", version="v1", kind="ResourceQuota", plural="resourcequotas", namespaced=True,

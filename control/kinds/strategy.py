@@ -191,6 +191,15 @@ def no_judgement(resource: str, obj: Obj, old: Obj | None, listed: Lister) -> st
     return ""
 
 
+# The same arguments -> the writes of other stored objects an admitted write records in its own
+# transaction (a ResourceQuota's status.used charged with what the new object uses).
+Charge = Callable[[str, Obj, "Obj | None", Lister], "list[Write]"]
+
+
+def no_charge(resource: str, obj: Obj, old: Obj | None, listed: Lister) -> "list[Write]":
+    return []
+
+
 @dataclass(frozen=True)
 class Policy:
     """Admission that a kind's objects impose on the writes of other kinds: upstream's admission
@@ -201,8 +210,12 @@ class Policy:
     - `validate`: after the object passed validation, on create (`old` None) and update; returns a
       refusal. The lister reads the store inside the write's transaction, with writes held, so
       what it decides from cannot change before the write commits.
+    - `charge`: once every policy admitted the write (and not on a dry run), the writes of other
+      objects done in the same transaction: upstream's quota status update with optimistic
+      concurrency becomes, on one store, a read-modify-write with writes held.
     """
 
     name: str
     mutate: Judge = no_judgement
     validate: Judge = no_judgement
+    charge: Charge = no_charge

@@ -162,3 +162,24 @@ def test_quota_status_is_the_controllers_and_the_table_shows_used_over_hard(api)
                                HTTP_ACCEPT="application/json;as=Table;v=v1;g=meta.k8s.io").content)
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age", "Request", "Limit"]
     assert table["rows"][0]["cells"][2:] == ["pods: 1/3", "limits.cpu: 0/2"]
+
+
+def read_quota(api, name="q"):
+    return json.loads(api.get(f"/api/v1/namespaces/default/resourcequotas/{name}").content)
+
+
+def test_an_admitted_create_charges_the_quota_status_in_the_same_write(api):
+    post(api, "resourcequotas", quota("q", pods="2", **{"requests.cpu": "1"}))
+    assert read_quota(api)["status"] == {}
+    assert api.post("/api/v1/namespaces/default/pods", json.dumps(pod("dry", container(requests={"cpu": "100m"}))),
+                    QUERY_STRING="dryRun=All").status_code == 201
+    assert read_quota(api)["status"] == {}  # a dry run charges nothing
+    assert post(api, "pods", pod("a", container(requests={"cpu": "300m"})))[0] == 201
+    assert read_quota(api)["status"] == {"hard": {"pods": "2", "requests.cpu": "1"},
+                                         "used": {"pods": "1", "requests.cpu": "300m"}}
+    before = read_quota(api)["metadata"]["resourceVersion"]
+    assert post(api, "pods", pod("b", container(requests={"cpu": "800m"})))[0] == 403
+    assert post(api, "pods", pod("a", container(requests={"cpu": "100m"})))[0] == 409  # exists: rolled back
+    assert read_quota(api)["metadata"]["resourceVersion"] == before
+    assert post(api, "configmaps", {"metadata": {"name": "c"}})[0] == 201  # not counted: not charged
+    assert read_quota(api)["metadata"]["resourceVersion"] == before
