@@ -213,6 +213,12 @@ def _bounds(item: Obj, kind: str, requests: dict[str, tuple[float, str]],
             out.append(f"minimum {name} usage per {kind} is {low[1]}, but limit is {lim[1]}")
     for name, high in sorted(_amounts(item.get("max")).items()):
         req, lim = requests.get(name), limits.get(name)
+        if kind == "PersistentVolumeClaim":  # upstream maxRequestConstraint: a claim's max bounds its request
+            if req is None:
+                out.append(f"maximum {name} usage per {kind} is {high[1]}.  No request is specified")
+            elif req[0] > high[0]:
+                out.append(f"maximum {name} usage per {kind} is {high[1]}, but request is {req[1]}")
+            continue
         if lim is None:
             out.append(f"maximum {name} usage per {kind} is {high[1]}.  No limit is specified")
         elif lim[0] > high[0]:
@@ -256,8 +262,8 @@ def enforce(resource: str, obj: Obj, old: Obj | None, listed: Lister) -> str:
     if resource == "/persistentvolumeclaims":
         resources = (obj.get("spec") or {}).get("resources") or {}
         for item in _items(listed, namespace, "PersistentVolumeClaim"):
-            problems += _bounds(item, "PersistentVolumeClaim", _amounts(resources.get("requests")),
-                                _amounts(resources.get("limits")))
+            # a claim's limits are not user input to the LimitRanger (upstream passes none)
+            problems += _bounds(item, "PersistentVolumeClaim", _amounts(resources.get("requests")), {})
     else:
         containers = [c for _, c in _containers(obj)]
         for item in _items(listed, namespace, "Container"):
