@@ -38,6 +38,7 @@ STANDARD = ("pods", "services", "replicationcontrollers", "resourcequotas", "sec
             "ephemeral-storage", "requests.ephemeral-storage", "limits.ephemeral-storage")
 INTEGER = ("pods", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps",
            "persistentvolumeclaims", "services.nodeports", "services.loadbalancers")
+POD_COMPUTE = ("cpu", "memory", "limits.cpu", "limits.memory", "requests.cpu", "requests.memory")
 SCOPES = ("Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "PriorityClass",
           "CrossNamespacePodAffinity")
 _QUALIFIED = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
@@ -83,8 +84,14 @@ def validate_quota(quota: Obj) -> list[Cause]:
     scopes = [str(scope) for scope in spec.get("scopes") or []]
     # Go's %#v of the scopes, as upstream's field.Invalid(spec.scopes, spec.Scopes, ...) prints them
     shown = "[]core.ResourceQuotaScope{" + ", ".join(f'"{scope}"' for scope in scopes) + "}"
-    out += [cause("spec.scopes", f"Invalid value: {shown}: unsupported scope")
-            for scope in scopes if scope not in SCOPES]
+    hard = spec.get("hard") if isinstance(spec.get("hard"), dict) else {}
+    for scope in scopes:
+        if scope not in SCOPES:
+            out.append(cause("spec.scopes", f"Invalid value: {shown}: unsupported scope"))
+        # upstream IsResourceQuotaScopeValidForResource: scopes select pods, so they bound pod resources only
+        allowed = ("pods",) if scope == "BestEffort" else ("pods", *POD_COMPUTE)
+        out += [cause("spec.scopes", f"Invalid value: {shown}: unsupported scope applied to resource")
+                for name in sorted(hard) if scope in SCOPES and _is_standard(name) and name not in allowed]
     for pair in (("BestEffort", "NotBestEffort"), ("Terminating", "NotTerminating")):
         if set(pair) <= set(scopes):
             out.append(cause("spec.scopes", f"Invalid value: {shown}: conflicting scopes"))

@@ -67,3 +67,11 @@ def test_the_printer_splits_requests_and_limits():
              "status": {"hard": {"pods": "2", "limits.cpu": "1", "requests.cpu": "1"},
                         "used": {"pods": "1", "limits.cpu": "500m", "requests.cpu": "0"}}}
     assert quota_cells(quota, 0)[2:] == ["pods: 1/2, requests.cpu: 0/1", "limits.cpu: 500m/1"]
+
+
+def test_scopes_bound_pod_resources_only():
+    causes = validate_quota({"spec": {"hard": {"pods": "1", "requests.cpu": "1", "services": "2"},
+                                      "scopes": ["BestEffort"]}})
+    assert [x["message"] for x in causes] == [
+        'Invalid value: []core.ResourceQuotaScope{"BestEffort"}: unsupported scope applied to resource'] * 2
+    assert validate_quota({"spec": {"hard": {"pods": "1", "limits.memory": "1Gi"}, "scopes": ["NotBestEffort"]}}) == []
