@@ -10,15 +10,23 @@ Guarantees:
   `kube-system`, `kube-public`, `kube-node-lease`) is refused with 403 Forbidden, upstream's message.
 - A write on the all-namespaces path of a namespaced kind (`DELETE /api/v1/pods`) is 405: upstream
   serves that path for list and watch only.
+- Policies (`Kind.policy`: LimitRanger, ResourceQuota) judge every write of every kind: their
+  mutating step runs on create after the kind's own admission, their validating step after
+  validation, on create and update; a refusal is 403 Forbidden with the policy's words. The
+  validating step reads the store with writes held (`store.writes_held`) inside the write's
+  transaction (`control.api.allocation.serialised`), so two creates cannot both be admitted
+  against the same free room.
 - No kind is named here: each rule asks the `Kind` (and the store, for the namespace).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from control import errors
 from control.kinds.base import Kind, Obj
+from control.kinds.strategy import Policy
 from control.storage import store
 
 NAMESPACES = "/namespaces"  # the resource every namespaced object lives in
@@ -64,3 +72,48 @@ def admit_delete(kind: Kind, current: Obj) -> None:
     why = kind.deletion.refusal(current)
     if why:
         raise forbidden(kind, current["metadata"]["name"], why)
+
+
+def policies() -> list[Policy]:
+    """The policies of the built-in kinds, in the order the kinds are registered."""
+    from control.kinds import KINDS  # the registry imports every kind; this module only needs their policies
+
+    return [k.policy for k in KINDS if k.policy is not None]
+
+
+def _listed(resource: str, namespace: str) -> list[Obj]:
+    bodies, _ = store.object_list(resource=resource, namespace=namespace)
+    return [json.loads(body) for body in bodies]
+
+
+def _held_listed(resource: str, namespace: str) -> list[Obj]:
+    store.writes_held()
+    return _listed(resource, namespace)
+
+
+def _refuse(kind: Kind, obj: Obj, why: str) -> None:
+    if why:
+        raise forbidden(kind, str(obj["metadata"].get("name") or obj["metadata"].get("generateName") or ""), why)
+
+
+def mutate_by_policies(kind: Kind, obj: Obj) -> None:
+    """The mutating step of every policy, on create (may change `obj`)."""
+    for policy in policies():
+        _refuse(kind, obj, policy.mutate(kind.resource, obj, None, _listed))
+
+
+def validate_by_policies(kind: Kind, obj: Obj, old: Obj | None, *, dry_run: bool, actor: str) -> None:
+    """The validating step of every policy, on create (`old` None) and update; then, unless this
+    is a dry run, what the policies charge to other objects, written in the caller's transaction
+    (so a refused or failed write leaves them as they were)."""
+    for policy in policies():
+        _refuse(kind, obj, policy.validate(kind.resource, obj, old, _held_listed))
+    if dry_run:
+        return
+    for policy in policies():
+        for write in policy.charge(kind.resource, obj, old, _held_listed):
+            try:
+                store.object_update(resource=write.resource, namespace=write.namespace, name=write.name,
+                                    mutate=write.mutate, actor=actor)
+            except errors.NotFound:
+                continue  # gone meanwhile: nothing left to charge

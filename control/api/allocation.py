@@ -20,14 +20,16 @@ from django.db import transaction
 
 from control import errors
 from control.storage import store
+from control.api import admission
 from control.kinds.base import Kind, Obj
 from control.kinds.strategy import RangeFull
 
 
 @contextlib.contextmanager
 def serialised(kind: Kind, *, dry_run: bool = False) -> Iterator[None]:
-    """Around the create of an object whose values are chosen from what is stored."""
-    if kind.allocator is None or dry_run:
+    """Around the create of an object whose values are chosen from what is stored, or that a
+    policy admits from what is stored (a ResourceQuota's room): one transaction, choice to commit."""
+    if dry_run or (kind.allocator is None and not (kind.namespaced and admission.policies())):
         yield
         return
     with transaction.atomic():

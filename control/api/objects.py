@@ -4,8 +4,9 @@ Guarantees:
 - `prepare_create` turns a client's object into a storable one: type meta, namespace and name
   (incl. generateName) checked, server metadata set (uid, creationTimestamp, generation), then the
   kind's strategy: prepare for create (status reset), defaults, generic admission (the
-  namespace exists and is not terminating: `control.api.admission`), the kind's admission (which may read the store; 403 on refusal), name rule and validation (422 with
-  causes), allocation.
+  namespace exists and is not terminating: `control.api.admission`), the kind's admission (which may read the store; 403 on refusal), the policies' mutating admission (LimitRange
+  defaults), name rule and validation (422 with causes), the policies' validating admission
+  (LimitRange bounds, ResourceQuota), allocation.
 - `prepare_update` merges a client's new object onto the stored one: optimistic concurrency
   (409 on a stale resourceVersion), server metadata kept, status kept on main-resource writes
   and spec kept on status writes, then the kind's strategy: defaults, prepare for update,
@@ -128,7 +129,9 @@ def prepare_create(call: Call, obj: Obj, now: float, *, applied: bool = False) -
     # The namespace lifecycle comes first among upstream's admission steps, then the kind's own.
     admission.admit_create(kind, obj, namespace)
     admit(kind, obj)
+    admission.mutate_by_policies(kind, obj)
     raise_if_invalid(kind, obj, metadata_causes(kind, obj))
+    admission.validate_by_policies(kind, obj, None, dry_run=call.dry_run, actor=call.actor)
     allocation.allocate(kind, obj)
     return obj if applied else track_fields(call, {}, obj, now)
 
@@ -203,6 +206,7 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
     causes = metadata_causes(kind, result) + kind.validate_update(result, current)
     raise_if_invalid(kind, result, causes)
     if not subresource:
+        admission.validate_by_policies(kind, result, current, dry_run=call.dry_run, actor=call.actor)
         allocation.allocate(kind, result, current)
     if not applied:
         result = track_fields(call, current, result, now)

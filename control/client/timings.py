@@ -3,7 +3,7 @@ the hub's pod defaults: Kubernetes' values by default, a workshop's seconds with
 
 Guarantees: every value can be overridden one by one from the environment (KK_LEASE_RENEW,
 KK_LEASE_DURATION, KK_NODE_GRACE, KK_NODE_MONITOR, KK_TOLERATION_SECONDS, KK_STATUS_REPORT, KK_CPU_WINDOW,
-KK_HPA_SYNC).
+KK_HPA_SYNC, KK_QUOTA_SYNC).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from dataclasses import dataclass, fields
 
 KUBERNETES = {"lease_renew": 10.0, "lease_duration": 40.0, "node_grace": 50.0, "node_monitor": 5.0,
               "toleration_seconds": 300.0, "status_report": 60.0, "cpu_window": 10.0,
-              "hpa_sync": 15.0}
+              "hpa_sync": 15.0, "quota_sync": 30.0}
 WORKSHOP = {"lease_renew": 1.0, "lease_duration": 4.0, "node_grace": 5.0, "node_monitor": 1.0,
             "toleration_seconds": 5.0, "status_report": 10.0, "cpu_window": 3.0,
-            "hpa_sync": 2.0}
+            "hpa_sync": 2.0, "quota_sync": 5.0}
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class Timings:
     status_report: float  # kubelet posts its full node status at least this often
     cpu_window: float = 10.0  # the trailing window over which a pod's simulated CPU follows its requests/s
     hpa_sync: float = 15.0  # the horizontal pod autoscaler looks at every HPA this often
+    quota_sync: float = 30.0  # the resourcequota controller recounts every quota this often
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Timings":

@@ -36,6 +36,7 @@ CONTROLLERS = {
     "pvc-protection": "control.controllers.pvcprotection",
     "pv-protection": "control.controllers.pvprotection",
     "clusterrole-aggregation": "control.controllers.clusterroleaggregation",
+    "resourcequota": "control.controllers.resourcequota",
 }
 
 

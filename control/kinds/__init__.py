@@ -28,6 +28,8 @@ from control.kinds.volumes import PERSISTENTVOLUME, PERSISTENTVOLUMECLAIM
 from control.kinds.custom import kinds_of, version_priority
 from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE, NODE, SERVICE
 from control.kinds.pods import POD
+from control.kinds.limitranges import LIMITRANGE
+from control.kinds.resourcequotas import RESOURCEQUOTA
 from control.kinds.rbac import CLUSTERROLE, CLUSTERROLEBINDING, ROLE, ROLEBINDING
 from control.kinds.secrets import SECRET
 from control.kinds.serviceaccounts import SERVICEACCOUNT
@@ -41,6 +43,7 @@ KINDS += (DAEMONSET,)
 KINDS += (CONTROLLERREVISION,)
 KINDS += (STATEFULSET, PERSISTENTVOLUME, PERSISTENTVOLUMECLAIM, STORAGECLASS)
 KINDS += (ROLE, CLUSTERROLE, ROLEBINDING, CLUSTERROLEBINDING)
+KINDS += (LIMITRANGE, RESOURCEQUOTA)  # LimitRanger's defaults come before ResourceQuota counts them
 
 _BY_RESOURCE = {(k.group, k.version, k.plural): k for k in KINDS}
 _BY_GVK = {(k.api_version, k.kind): k for k in KINDS}

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from control.errors import go_value
-from control.kinds.strategy import IMMEDIATE, Action, Allocator, Deletion, FieldReport, Lookup
+from control.kinds.strategy import IMMEDIATE, Action, Allocator, Deletion, FieldReport, Lookup, Policy
 from control.kinds.meta import age
 
 Obj = dict[str, Any]
@@ -140,6 +140,8 @@ class Kind:
     # runs on create once the object is defaulted, may change it and may read other stored objects
     # through `lookup`; it returns why the object is refused (403 Forbidden) or "".
     admit: Callable[[Obj, Lookup], str] | None = None
+    # Admission this kind's objects impose on writes of every kind (see `control.kinds.strategy.Policy`).
+    policy: Policy | None = None
     # Subresources the kind answers itself on POST (see `control.kinds.strategy.Action`).
     actions: dict[str, Action] = field(default_factory=dict)
     # How a request's object is decoded: by the built-in schema named `definition` unless the kind

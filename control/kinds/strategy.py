@@ -180,3 +180,42 @@ class Action:
     @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
+
+
+# (resource of the object judged "<group>/<plural>", the object, the stored one on update or None,
+# a lister of stored objects) -> why it is refused ("" when it is not).
+Judge = Callable[[str, Obj, "Obj | None", Lister], str]
+
+
+def no_judgement(resource: str, obj: Obj, old: Obj | None, listed: Lister) -> str:
+    return ""
+
+
+# The same arguments -> the writes of other stored objects an admitted write records in its own
+# transaction (a ResourceQuota's status.used charged with what the new object uses).
+Charge = Callable[[str, Obj, "Obj | None", Lister], "list[Write]"]
+
+
+def no_charge(resource: str, obj: Obj, old: Obj | None, listed: Lister) -> "list[Write]":
+    return []
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Admission that a kind's objects impose on the writes of other kinds: upstream's admission
+    plugins that read policy objects (LimitRanger reads LimitRanges, ResourceQuota reads quotas).
+
+    - `mutate`: on create, after the written kind's own admission; may change the object (a
+      LimitRange's defaults); returns a refusal (403 Forbidden, `<resource> "<name>" is forbidden: ...`).
+    - `validate`: after the object passed validation, on create (`old` None) and update; returns a
+      refusal. The lister reads the store inside the write's transaction, with writes held, so
+      what it decides from cannot change before the write commits.
+    - `charge`: once every policy admitted the write (and not on a dry run), the writes of other
+      objects done in the same transaction: upstream's quota status update with optimistic
+      concurrency becomes, on one store, a read-modify-write with writes held.
+    """
+
+    name: str
+    mutate: Judge = no_judgement
+    validate: Judge = no_judgement
+    charge: Charge = no_charge

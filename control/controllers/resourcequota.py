@@ -1,0 +1,92 @@
+"""The resourcequota controller: every ResourceQuota's `status.hard` is its `spec.hard` and its
+`status.used` what the namespace's objects use (upstream pkg/controller/resourcequota).
+
+Guarantees (level-triggered, idempotent):
+- `reconcile(namespace/name)` recounts from scratch: pods from the shared pod cache (terminal pods
+  count nothing, `control.kinds.quota_usage`), every other counted kind (services, secrets,
+  configmaps, claims, `count/<plural>.<group>` of any built-in kind) listed from the hub; it writes
+  the status subresource only when it differs, guarded by the resourceVersion read (a conflict is
+  retried with back-off); a quota that is gone is the end of it;
+- a quota is recounted when it changes, when a pod in its namespace comes, changes or goes
+  (replenishment), and every `Timings.quota_sync` seconds (other kinds' changes are seen then);
+- names the hub cannot count (a custom kind) are reported as used 0, as upstream does for
+  resources no evaluator knows.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from control import errors
+from control.client.informer import Handlers, Informer
+from control.client.resources import PODS, Resource, key_of, split_key
+from control.client.runner import DONE, Result, Runner
+from control.client.workqueue import WorkQueue
+from control.clock import Clock
+from control.controllers.common import Obj, Wakeups
+from control.kinds.meta import metadata
+from control.kinds.resourcequotas import namespace_usage, show, usage_names
+
+RESOURCEQUOTAS = Resource("", "v1", "resourcequotas", "ResourceQuota")
+
+
+def counted_kinds(hard: list[str]) -> list[Resource]:
+    """The built-in namespaced kinds whose objects may count against any of these names."""
+    from control.kinds import KINDS
+
+    wanted = set(hard)
+    return [Resource(k.group, k.version, k.plural, k.kind) for k in KINDS
+            if k.namespaced and wanted & usage_names(k.resource)]
+
+
+class ResourceQuotaController:
+    def __init__(self, client: Any, quotas: Informer, pods: Informer, *, clock: Clock, resync: float):
+        self.client, self.quotas, self.pods = client, quotas, pods
+        self.resync = resync
+        self.queue = WorkQueue(clock=clock)
+        self.wakeups = Wakeups(clock)
+        quotas.add_handlers(Handlers(on_add=self._quota, on_update=lambda old, new: self._quota(new),
+                                     on_delete=lambda q: self.wakeups.forget(key_of(q))))
+        pods.add_handlers(Handlers(on_add=self._pod, on_update=lambda old, new: self._pod(new), on_delete=self._pod))
+
+    def _quota(self, quota: Obj) -> None:
+        self.queue.add(key_of(quota))
+
+    def _pod(self, pod: Obj) -> None:
+        for quota in self.quotas.cache.by_index("namespace", metadata(pod).get("namespace", "")):
+            self.queue.add(key_of(quota))
+
+    async def _objects(self, namespace: str, hard: list[str]) -> dict[str, list[Obj]]:
+        found: dict[str, list[Obj]] = {}
+        for resource in counted_kinds(hard):
+            store_key = f"{resource.group}/{resource.plural}"
+            if resource.plural == PODS.plural and not resource.group:
+                found[store_key] = self.pods.cache.by_index("namespace", namespace)
+                continue
+            answer = await self.client.list(resource, namespace)
+            found[store_key] = list(answer.get("items") or [])
+        return found
+
+    async def reconcile(self, key: str) -> Result:
+        quota = self.quotas.cache.get(key)
+        if quota is None:
+            return DONE
+        namespace, _ = split_key(key)
+        hard = dict((quota.get("spec") or {}).get("hard") or {})
+        used = namespace_usage(quota, await self._objects(namespace, list(hard)))
+        status = {"hard": hard, "used": {name: show(name, used.get(name, 0.0)) for name in hard}}
+        if status != (quota.get("status") or {}):
+            body = copy.deepcopy(quota)
+            body.update(apiVersion="v1", kind="ResourceQuota", status=status)
+            try:
+                await self.client.replace_status(RESOURCEQUOTAS, body)
+            except errors.NotFound:
+                return DONE
+        return self.wakeups.after(key, self.resync)
+
+
+def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
+    quotas, pods = informers.get(RESOURCEQUOTAS), informers.get(PODS)
+    controller = ResourceQuotaController(client, quotas, pods, clock=clock, resync=timings.quota_sync)
+    return Runner("resourcequota-controller", controller.reconcile, controller.queue, [quotas, pods], workers=1)
