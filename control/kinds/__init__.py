@@ -29,6 +29,7 @@ from control.kinds.custom import kinds_of, version_priority
 from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE, NODE, SERVICE
 from control.kinds.pods import POD
 from control.kinds.rbac import CLUSTERROLE, CLUSTERROLEBINDING, ROLE, ROLEBINDING
+from control.kinds.replicationcontrollers import REPLICATIONCONTROLLER
 from control.kinds.secrets import SECRET
 from control.kinds.serviceaccounts import SERVICEACCOUNT
 
@@ -41,6 +42,7 @@ KINDS += (DAEMONSET,)
 KINDS += (CONTROLLERREVISION,)
 KINDS += (STATEFULSET, PERSISTENTVOLUME, PERSISTENTVOLUMECLAIM, STORAGECLASS)
 KINDS += (ROLE, CLUSTERROLE, ROLEBINDING, CLUSTERROLEBINDING)
+KINDS += (REPLICATIONCONTROLLER,)
 
 _BY_RESOURCE = {(k.group, k.version, k.plural): k for k in KINDS}
 _BY_GVK = {(k.api_version, k.kind): k for k in KINDS}
