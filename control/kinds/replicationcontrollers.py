@@ -3,7 +3,7 @@ kube-apiserver's `pkg/registry/core/replicationcontroller/strategy.go`, `pkg/api
 and `pkg/apis/core/validation` (ValidateReplicationController) do them.
 
 Guarantees:
-- create resets status; spec changes bump metadata.generation; the selector stays mutable (unlike
+- create resets status to `{replicas: 0}` (Go always renders that field); spec changes bump metadata.generation; the selector stays mutable (unlike
   a ReplicaSet's, as upstream);
 - defaults: replicas 1; an empty `spec.selector` (a plain label map, not a LabelSelector) and empty
   `metadata.labels` are taken from the template's labels; the pod template gets its own defaults;
@@ -21,7 +21,7 @@ from typing import Any
 from control.errors import go_value
 from control.kinds.apps import go_map, pod_template_defaults, template_labels
 from control.kinds.base import (
-    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, cause, label_causes, required, reset_status,
+    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, cause, label_causes, required,
 )
 from control.kinds.meta import age
 from control.kinds.pods import pod_spec_causes
@@ -56,6 +56,12 @@ def replicationcontroller_defaults(rc: Obj) -> None:
             spec["selector"] = dict(labels)
     pod_template_defaults(spec, owner=rc)  # also: the RC's labels from the template's when it has none
     spec.setdefault("replicas", 1)
+
+
+def reset_rc_status(rc: Obj) -> None:
+    """PrepareForCreate: status is the replication manager's; `replicas` is there even at zero, as
+    Go renders the field (no omitempty), and clients that require it (the Python client) expect."""
+    rc["status"] = {"replicas": 0}
 
 
 def _non_negative(value: Any, path: str) -> list[Cause]:
@@ -134,7 +140,7 @@ def replicationcontroller_cells(rc: Obj, now: float) -> list[Any]:
 REPLICATIONCONTROLLER = Kind(
     group="", version="v1", kind="ReplicationController", plural="replicationcontrollers", namespaced=True,
     definition="io.k8s.api.core.v1.ReplicationController", short_names=("rc",), categories=("all",),
-    subresources=("status", "scale"), prepare_for_create=reset_status, defaults=replicationcontroller_defaults,
+    subresources=("status", "scale"), prepare_for_create=reset_rc_status, defaults=replicationcontroller_defaults,
     validate=validate_replicationcontroller,
     columns=(NAME_COLUMN, Column("Desired", type="integer", description="Replicas is the number of desired replicas."),
              Column("Current", type="integer", description="Replicas is the most recently observed number of replicas."),

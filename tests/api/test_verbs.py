@@ -177,7 +177,7 @@ def test_a_replication_controller_is_defaulted_and_scaled_through_its_scale_subr
             "spec": {"replicas": 3, "template": {"metadata": {"labels": {"app": "nginx"}},
                                                  "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}}}
     code, created = send(api, "post", rcs, body)
-    assert code == 201 and created["spec"]["selector"] == {"app": "nginx"} and created["status"] == {}
+    assert code == 201 and created["spec"]["selector"] == {"app": "nginx"} and created["status"] == {"replicas": 0}
     assert created["metadata"]["labels"] == {"app": "nginx"} and created["metadata"]["generation"] == 1
     code, scale = send(api, "get", f"{rcs}/nginx/scale")
     assert code == 200 and scale["apiVersion"] == "autoscaling/v1" and scale["kind"] == "Scale"

@@ -120,7 +120,7 @@ def test_create_resets_status():
     obj = rc()
     obj["status"] = {"replicas": 9}
     RC.prepare_for_create(obj)
-    assert obj["status"] == {}
+    assert obj["status"] == {"replicas": 0}
 
 
 def test_the_table_is_name_desired_current_ready_age_and_wide_columns():
