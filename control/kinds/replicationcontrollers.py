@@ -77,7 +77,9 @@ def _selector_causes(selector: Any) -> list[Cause]:
         return [required("spec.selector")]  # ValidateNonEmptySelector
     if not isinstance(selector, dict):
         return [cause("spec.selector", f"Invalid value: {go_value(selector)}: must be a map of strings")]
-    return label_causes(selector, "spec.selector")
+    # its keys and values are not checked here, as upstream: a selector that matches the
+    # template's labels has them, and those are checked
+    return []
 
 
 def _template_causes(template: Any, selector: Any) -> list[Cause]:
