@@ -6,11 +6,15 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from control import kinds
 from control.kinds.replicationcontrollers import rc_selector
 
 RC = kinds.by_kind("v1", "ReplicationController")
+KEYS = ["replicas", "selector", "template", "metadata", "labels", "spec", "containers", "name", "image",
+        "restartPolicy", "activeDeadlineSeconds", "minReadySeconds", "readyReplicas"]
 
 
 def rc(**spec) -> dict:
@@ -139,3 +143,22 @@ def test_the_scale_selector_and_the_controllers_selector_read_the_map():
     selector = rc_selector(obj)
     assert selector.matches({"app": "nginx", "tier": "web", "x": "y"}) and not selector.matches({"app": "nginx"})
     assert not rc_selector({"spec": {}}).matches({}), "no selector matches nothing, never everything"
+
+
+JSONISH = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5)),
+                       lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                               st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=4), inner,
+                                                               max_size=4)), max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(spec=JSONISH, status=JSONISH)
+def test_any_json_is_defaulted_validated_and_printed_without_raising(spec, status):
+    obj = {"apiVersion": "v1", "kind": "ReplicationController",
+           "metadata": {"name": "x", "creationTimestamp": "2026-01-01T00:00:00Z"}, "spec": spec, "status": status}
+    RC.defaults(obj)
+    assert isinstance(RC.validate(obj), list)
+    RC.scale.selector(obj)
+    rc_selector(obj)
+    if isinstance(obj.get("spec"), dict):
+        RC.row(obj, 1767225600.0)
