@@ -53,6 +53,7 @@ DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
 CONTROLLERREVISIONS = Resource("apps", "v1", "controllerrevisions", "ControllerRevision")
 STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet")
 PERSISTENTVOLUMES = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
+REPLICATIONCONTROLLERS = Resource("", "v1", "replicationcontrollers", "ReplicationController")
 STORAGECLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False)
 
 ALL = (NAMESPACES, NODES, PODS, SERVICES, ENDPOINTS, EVENTS, CONFIGMAPS, LEASES, DEPLOYMENTS, REPLICASETS)
@@ -60,6 +61,7 @@ ALL += (JOBS, CRONJOBS)
 ALL += (PODDISRUPTIONBUDGETS,)
 ALL += (DAEMONSETS, CONTROLLERREVISIONS)
 ALL += (STATEFULSETS, PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES)
+ALL += (REPLICATIONCONTROLLERS,)
 BY_KIND = {(r.api_version, r.kind): r for r in ALL}
 
 

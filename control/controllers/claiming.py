@@ -8,18 +8,20 @@ releases its children that no longer match. A child deleted meanwhile is simply 
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from control import errors
 from control.client.resources import Resource
 from control.controllers.common import Obj, adopt_patch, release_patch, terminating, uid_of
 from control.kinds.meta import controller_ref, labels_of, metadata, spec_selector
+from control.kinds.selectors import LabelSelector
 
 
 async def claim(client: Any, owner: Obj, owner_resource: Resource, candidates: Iterable[Obj],
-                child_resource: Resource) -> list[Obj]:
-    """The children `owner` controls, after adopting matching orphans and releasing strays."""
-    selector, uid = spec_selector(owner), uid_of(owner)
+                child_resource: Resource, selector_of: Callable[[Obj], LabelSelector] = spec_selector) -> list[Obj]:
+    """The children `owner` controls, after adopting matching orphans and releasing strays;
+    `selector_of` reads the owner's selector (its spec.selector, a LabelSelector, by default)."""
+    selector, uid = selector_of(owner), uid_of(owner)
     owned: list[Obj] = []
     checked = False
     for child in candidates:

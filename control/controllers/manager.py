@@ -17,6 +17,7 @@ from control.client.timings import Timings
 
 CONTROLLERS = {
     "replicaset": "control.controllers.replicaset",
+    "replicationcontroller": "control.controllers.replication",
     "deployment": "control.controllers.deployment",
     "endpoints": "control.controllers.endpoints",
     "garbagecollector": "control.controllers.garbagecollector",

@@ -17,23 +17,32 @@ from control.client.expectations import Expectations
 from control.client.informer import Handlers, Informer
 from control.client.resources import key_of
 from control.controllers.common import Obj, matching_in_namespace, terminating, uid_of
-from control.kinds.meta import controller_ref, labels_of, metadata
+from control.kinds.meta import controller_ref, labels_of, metadata, spec_selector
+from control.kinds.selectors import LabelSelector
+
+
+def api_group(api_version: str) -> str:
+    """The group of an apiVersion: "apps/v1" -> "apps", "v1" -> "" (the core group)."""
+    group, _, _ = api_version.rpartition("/")
+    return group
 
 
 class PodsOfOwner:
-    """The pod handlers of an owner kind (`kind` in an apiVersion under `group/`)."""
+    """The pod handlers of an owner kind (`kind` in an apiVersion under `group/`; "" is the core
+    group, whose apiVersion is a bare "v1"); `selector` reads an owner's selector (a
+    ReplicationController's is a plain map, not a LabelSelector)."""
 
     def __init__(self, kind: str, group: str, owners: Informer, enqueue: Callable[[str], None],
-                 expectations: Expectations):
+                 expectations: Expectations, selector: Callable[[Obj], LabelSelector] = spec_selector):
         self.kind, self.group, self.owners = kind, group, owners
-        self.enqueue, self.expectations = enqueue, expectations
+        self.enqueue, self.expectations, self.selector = enqueue, expectations, selector
 
     def handlers(self) -> Handlers:
         return Handlers(on_add=self.added, on_update=self.updated, on_delete=self.deleted)
 
     def owner_key(self, pod: Obj) -> str | None:
         ref = controller_ref(pod)
-        if not ref or ref.get("kind") != self.kind or not str(ref.get("apiVersion", "")).startswith(f"{self.group}/"):
+        if not ref or ref.get("kind") != self.kind or api_group(str(ref.get("apiVersion", ""))) != self.group:
             return None
         return f"{metadata(pod).get('namespace')}/{ref.get('name')}"
 
@@ -42,7 +51,8 @@ class PodsOfOwner:
         if owner:
             self.enqueue(owner)
         elif not controller_ref(pod) and not terminating(pod):
-            for candidate in matching_in_namespace(self.owners, metadata(pod).get("namespace", ""), labels_of(pod)):
+            namespace = metadata(pod).get("namespace", "")
+            for candidate in matching_in_namespace(self.owners, namespace, labels_of(pod), self.selector):
                 self.enqueue(key_of(candidate))
 
     def added(self, pod: Obj) -> None:

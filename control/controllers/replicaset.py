@@ -13,6 +13,9 @@ Guarantees (kube-controller-manager's replicaset controller):
 - Status (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas, observedGeneration)
   goes through the status subresource, only when it changed; a stale write (409) is retried by
   the runner, never looped on here.
+- The same logic serves every kind of the ReplicaSet's shape through a `Flavor` (its resource and
+  how its selector reads): `control.controllers.replication` runs it for ReplicationControllers,
+  as upstream's replication manager wraps this controller.
 Not done: pod-deletion-cost, ReplicaFailure conditions, the sort by co-located pods.
 """
 
@@ -21,12 +24,13 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from control import errors
 from control.client.expectations import Expectations
 from control.client.informer import Handlers, Informer
-from control.client.resources import PODS, REPLICASETS, key_of
+from control.client.resources import PODS, REPLICASETS, Resource, key_of
 from control.client.runner import DONE, Result, Runner, drop, retry
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
@@ -35,7 +39,8 @@ from control.controllers.common import (
     Obj, Wakeups, created_at, delete_pods, pod_active, pod_available, pod_ready, restarts, terminating, uid_of, write_status,
 )
 from control.controllers.owned import PodsOfOwner
-from control.kinds.meta import get_condition, labels_of, metadata, parse_time
+from control.kinds.meta import get_condition, labels_of, metadata, parse_time, spec_selector
+from control.kinds.selectors import LabelSelector
 
 log = logging.getLogger(__name__)
 
@@ -43,12 +48,26 @@ BURST = 500  # the most pods created or deleted in one pass (Kubernetes' burstRe
 PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
-def new_pod(rs: Obj) -> Obj:
-    """A pod from the ReplicaSet's template, controlled by it."""
+@dataclass(frozen=True)
+class Flavor:
+    """What differs between the kinds this controller keeps pods for: the owner's resource (its
+    pods' controller reference names its apiVersion and kind), how its selector reads, and the
+    controller's name (its runner, its logs)."""
+
+    resource: Resource
+    selector: Callable[[Obj], LabelSelector]
+    name: str
+
+
+REPLICASET = Flavor(REPLICASETS, spec_selector, "replicaset")
+
+
+def new_pod(rs: Obj, owner: Resource = REPLICASETS) -> Obj:
+    """A pod from the owner's template, controlled by it."""
     template = (rs.get("spec") or {}).get("template") or {}
     tmeta = template.get("metadata") or {}
     pod_meta: dict[str, Any] = {"generateName": f"{metadata(rs)['name']}-", "namespace": metadata(rs)["namespace"],
-                                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                "ownerReferences": [{"apiVersion": owner.api_version, "kind": owner.kind,
                                                      "name": metadata(rs)["name"], "uid": uid_of(rs),
                                                      "controller": True, "blockOwnerDeletion": True}]}
     for field in ("labels", "annotations"):
@@ -95,15 +114,17 @@ def compute_status(rs: Obj, pods: list[Obj], now: float) -> dict[str, Any]:
 
 
 class ReplicaSetController:
-    def __init__(self, client: Any, replicasets: Informer, pods: Informer, *, clock: Clock, recorder: Any = None):
-        self.client, self.replicasets, self.pods = client, replicasets, pods
+    def __init__(self, client: Any, replicasets: Informer, pods: Informer, *, clock: Clock, recorder: Any = None,
+                 flavor: Flavor = REPLICASET):
+        self.client, self.replicasets, self.pods, self.flavor = client, replicasets, pods, flavor
         self.clock, self.recorder = clock, recorder
         self.queue = WorkQueue(clock=clock)
         self.expectations = Expectations(clock=clock)
         self.wakeups = Wakeups(clock)
         replicasets.add_handlers(Handlers(on_add=self._rs_changed, on_update=lambda old, new: self._rs_changed(new),
                                           on_delete=self._rs_deleted))
-        self.owned = PodsOfOwner("ReplicaSet", "apps", replicasets, self.queue.add, self.expectations)
+        self.owned = PodsOfOwner(flavor.resource.kind, flavor.resource.group, replicasets, self.queue.add,
+                                 self.expectations, flavor.selector)
         pods.add_handlers(self.owned.handlers())
 
     # --- handlers: objects to keys -------------------------------------------------------------
@@ -141,7 +162,7 @@ class ReplicaSetController:
     async def claim_pods(self, rs: Obj) -> list[Obj]:
         """The pods this ReplicaSet controls after adopting matching orphans and releasing strays."""
         candidates = self.pods.cache.by_index("namespace", metadata(rs)["namespace"])
-        return await claim(self.client, rs, REPLICASETS, candidates, PODS)
+        return await claim(self.client, rs, self.flavor.resource, candidates, PODS, self.flavor.selector)
 
     async def manage_replicas(self, key: str, rs: Obj, active: list[Obj]) -> Result:
         wanted = int((rs.get("spec") or {}).get("replicas", 1))
@@ -156,7 +177,7 @@ class ReplicaSetController:
         self.expectations.expect(key, adds=count)
         batches = slow_start_batches(count)
         for i, size in enumerate(batches):
-            results = await asyncio.gather(*(self.client.create(PODS, new_pod(rs), metadata(rs)["namespace"])
+            results = await asyncio.gather(*(self.client.create(PODS, new_pod(rs, self.flavor.resource), metadata(rs)["namespace"])
                                              for _ in range(size)), return_exceptions=True)
             failures = [r for r in results if isinstance(r, BaseException)]
             for _ in failures:
@@ -189,7 +210,7 @@ class ReplicaSetController:
         return DONE
 
     async def update_status(self, rs: Obj, active: list[Obj]) -> None:
-        await write_status(self.client, REPLICASETS, rs, compute_status(rs, active, self.clock.now()))  # 409 → retried
+        await write_status(self.client, self.flavor.resource, rs, compute_status(rs, active, self.clock.now()))  # 409 → retried
 
     def _wake_for_availability(self, rs: Obj, active: list[Obj]) -> Result:
         """With minReadySeconds, look again when the next ready pod becomes available."""
@@ -202,9 +223,14 @@ class ReplicaSetController:
         return self.wakeups.after(key_of(rs), min(waits) + 0.5) if waits else DONE
 
 
-def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
-    replicasets = informers.get(REPLICASETS)
+def build_for(flavor: Flavor, *, client: Any, informers: Any, clock: Clock, recorder: Any) -> Runner:
+    """This controller's runner for one kind of owner, over the process's shared informers."""
+    owners = informers.get(flavor.resource)
     pods = informers.get(PODS)
-    controller = ReplicaSetController(client, replicasets, pods, clock=clock, recorder=recorder)
-    return Runner("replicaset", controller.reconcile, controller.queue, [replicasets, pods], workers=4)
+    controller = ReplicaSetController(client, owners, pods, clock=clock, recorder=recorder, flavor=flavor)
+    return Runner(flavor.name, controller.reconcile, controller.queue, [owners, pods], workers=4)
+
+
+def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
+    return build_for(REPLICASET, client=client, informers=informers, clock=clock, recorder=recorder)
 

@@ -31,6 +31,7 @@ from control.kinds.pods import POD
 from control.kinds.limitranges import LIMITRANGE
 from control.kinds.resourcequotas import RESOURCEQUOTA
 from control.kinds.rbac import CLUSTERROLE, CLUSTERROLEBINDING, ROLE, ROLEBINDING
+from control.kinds.replicationcontrollers import REPLICATIONCONTROLLER
 from control.kinds.secrets import SECRET
 from control.kinds.serviceaccounts import SERVICEACCOUNT
 
@@ -44,6 +45,7 @@ KINDS += (CONTROLLERREVISION,)
 KINDS += (STATEFULSET, PERSISTENTVOLUME, PERSISTENTVOLUMECLAIM, STORAGECLASS)
 KINDS += (ROLE, CLUSTERROLE, ROLEBINDING, CLUSTERROLEBINDING)
 KINDS += (LIMITRANGE, RESOURCEQUOTA)  # LimitRanger's defaults come before ResourceQuota counts them
+KINDS += (REPLICATIONCONTROLLER,)
 
 _BY_RESOURCE = {(k.group, k.version, k.plural): k for k in KINDS}
 _BY_GVK = {(k.api_version, k.kind): k for k in KINDS}

@@ -18,6 +18,7 @@ def _get(api, path: str) -> dict:
 @pytest.mark.parametrize("gvk, expected", [
     (("", "v1", "Pod"), "xPOwRZ+Yhw8="), (("", "v1", "Namespace"), "Q3oi5N2YM8M="),
     (("apps", "v1", "Deployment"), "8aSe+NMegvE="), (("", "v1", "ConfigMap"), "qFsyl6wFWjQ="),
+    (("", "v1", "ReplicationController"), "Jond2If31h0="),
 ])
 def test_storage_version_hash_matches_kube_apiservers(gvk, expected):
     assert discovery.storage_version_hash(*gvk) == expected
@@ -30,6 +31,15 @@ def test_every_stored_resource_carries_its_storage_version_hash(api):
     assert all("storageVersionHash" not in r for r in core if "/" in r["name"])  # subresources carry none
     deployments = next(r for r in _get(api, "/apis/apps/v1")["resources"] if r["name"] == "deployments")
     assert deployments["storageVersionHash"] == "8aSe+NMegvE="
+
+
+def test_replicationcontrollers_are_discoverable_with_scale_and_status(api):
+    core = {r["name"]: r for r in _get(api, "/api/v1")["resources"]}
+    rc = core["replicationcontrollers"]
+    assert rc["kind"] == "ReplicationController" and rc["shortNames"] == ["rc"] and rc["categories"] == ["all"]
+    assert rc["namespaced"] and {"create", "delete", "get", "list", "patch", "update", "watch"} <= set(rc["verbs"])
+    assert core["replicationcontrollers/scale"]["kind"] == "Scale" and core["replicationcontrollers/scale"]["group"] == "autoscaling"
+    assert core["replicationcontrollers/status"]["kind"] == "ReplicationController"
 
 
 def test_autoscaling_lists_v1_after_the_preferred_v2(api):

@@ -408,6 +408,20 @@ def test_service_lease_hpa_v2_and_delete_options_round_trip():
             {"apiVersion": api_version, "kind": "DeleteOptions", **options}
 
 
+
+def test_a_replication_controller_round_trips_with_its_map_selector_and_zero_replicas():
+    rc = {"metadata": {"name": "nginx", "namespace": "default", "labels": {"app": "nginx"}},
+          "spec": {"replicas": 0, "minReadySeconds": 5, "selector": {"app": "nginx"},
+                   "template": {"metadata": {"labels": {"app": "nginx"}},
+                                "spec": {"containers": [{"name": "nginx", "image": "nginx",
+                                                         "ports": [{"containerPort": 80}]}]}}},
+          "status": {"replicas": 3, "fullyLabeledReplicas": 3, "readyReplicas": 2, "availableReplicas": 2,
+                     "observedGeneration": 4}}
+    assert KINDS[("v1", "ReplicationController")] == "ReplicationController"
+    got = decode_kubernetes_protobuf(body("v1", "ReplicationController", rc))
+    assert got["spec"] == rc["spec"]  # replicas is a pointer: an explicit 0 survives
+    assert got["status"] == rc["status"] and got["metadata"]["labels"] == {"app": "nginx"}
+
 # --- well-known types --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("payload,expected", [

@@ -171,6 +171,27 @@ def test_scale_subresource(api):
     assert send(api, "get", f"{DEPLOYS}/web")[1]["spec"]["replicas"] == 6
 
 
+def test_a_replication_controller_is_defaulted_and_scaled_through_its_scale_subresource(api):
+    rcs = "/api/v1/namespaces/default/replicationcontrollers"
+    body = {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "nginx"},
+            "spec": {"replicas": 3, "template": {"metadata": {"labels": {"app": "nginx"}},
+                                                 "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}}}
+    code, created = send(api, "post", rcs, body)
+    assert code == 201 and created["spec"]["selector"] == {"app": "nginx"} and created["status"] == {"replicas": 0}
+    assert created["metadata"]["labels"] == {"app": "nginx"} and created["metadata"]["generation"] == 1
+    code, scale = send(api, "get", f"{rcs}/nginx/scale")
+    assert code == 200 and scale["apiVersion"] == "autoscaling/v1" and scale["kind"] == "Scale"
+    assert scale["spec"]["replicas"] == 3 and scale["status"]["selector"] == "app=nginx"
+    code, scale = send(api, "patch", f"{rcs}/nginx/scale", {"spec": {"replicas": 5}},
+                       content_type="application/merge-patch+json")
+    assert code == 200 and scale["spec"]["replicas"] == 5
+    stored = send(api, "get", f"{rcs}/nginx")[1]
+    assert stored["spec"]["replicas"] == 5 and stored["metadata"]["generation"] == 2
+    code, status = send(api, "patch", f"{rcs}/nginx", {"spec": {"selector": {"app": "other"}}},
+                        content_type="application/strategic-merge-patch+json")
+    assert code == 422 and status["details"]["causes"][0]["field"] == "spec.template.metadata.labels"
+    assert send(api, "get", f"{rcs}/nginx")[1]["spec"]["selector"] == {"app": "nginx"}, "store unchanged"
+
 def test_patch_types(api):
     send(api, "post", DEPLOYS, deployment())
     smp = {"spec": {"template": {"spec": {"containers": [{"name": "side", "image": "busybox"}]}}}}

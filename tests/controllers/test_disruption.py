@@ -115,6 +115,15 @@ def test_another_controller_is_asked_for_its_scale_subresource():
     assert (status["expectedPods"], status["desiredHealthy"]) == (4, 2)
 
 
+def test_a_replication_controllers_pods_count_against_its_scale():
+    rc = {"apiVersion": "v1", "kind": "ReplicationController", "metadata": metadata("nginx")}
+    controller, client, _ = setup(pdb(min_available="50%"), *ready_pods(3, owners=[rc]))
+    client.responses[("GET", "/api/v1/namespaces/default/replicationcontrollers/nginx/scale")] = {
+        "metadata": {"name": "nginx", "uid": "uid-nginx"}, "spec": {"replicas": 3}}
+    run(controller.reconcile(KEY))
+    status = written(client)
+    assert (status["expectedPods"], status["desiredHealthy"], status["disruptionsAllowed"]) == (3, 2, 1)
+
 def test_pods_without_a_controller_fail_safe_for_a_percentage():
     controller, client, recorder = setup(pdb(max_unavailable=1), *ready_pods(2, owners=[replicaset("gone", 2)]))
     run(controller.reconcile(KEY))  # its ReplicaSet is not in the cache, and the scale GET answers nothing

@@ -122,3 +122,21 @@ def test_owners_of_kinds_the_hub_does_not_serve_are_not_judged():
     collector, client = setup(p)
     run(collector.reconcile(key(p)))
     assert client.actions == []
+
+
+def test_the_pods_of_a_gone_replication_controller_are_collected_and_a_live_ones_kept():
+    from control.client.resources import REPLICATIONCONTROLLERS
+
+    from .test_replication import rc
+
+    owner = rc("nginx", 2)
+    orphaned, kept = pod("nginx-a", owners=[owner]), pod("nginx-b", owners=[owner])
+    collector, client = setup(orphaned)
+    assert REPLICATIONCONTROLLERS in collector.informers, "the collector watches replicationcontrollers"
+    run(collector.reconcile(key(orphaned)))
+    assert client.summary() == [("delete", "pods", "nginx-a")]
+    assert client.of("get")[0].name == "nginx", "the RC's absence is confirmed with the hub first"
+    collector, client = setup(kept)
+    fill(collector.informers[REPLICATIONCONTROLLERS], owner)
+    run(collector.reconcile(key(kept)))
+    assert client.of("delete") == []

@@ -201,6 +201,11 @@ def test_a_pod_names_its_controller_and_its_image():
     assert (vm["ownerKind"], vm["owner"], vm["image"]) == ("rs", "pasta-6d4", "nginx:1.25")
 
 
+def test_a_replication_controllers_pod_names_it_as_rc():
+    vm = presenters.pod_vm(a_pod([{"apiVersion": "v1", "kind": "ReplicationController", "name": "nginx",
+                                   "controller": True}], [{"name": "nginx", "image": "nginx"}]))
+    assert (vm["ownerKind"], vm["owner"], vm["image"]) == ("rc", "nginx", "nginx")
+
 def test_the_controller_reference_wins_over_other_owners_and_any_kind_is_named():
     owners = [{"kind": "ConfigMap", "name": "extra"}, {"kind": "StatefulSet", "name": "db", "controller": True}]
     vm = presenters.pod_vm(a_pod(owners, [{"name": "a", "image": "postgres"}, {"name": "b", "image": "busybox"}]))

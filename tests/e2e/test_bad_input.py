@@ -361,7 +361,8 @@ SPECISH = st.recursive(SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=
                                                       st.dictionaries(KEYISH, inner, max_size=5)), max_leaves=25)
 API_VERSIONS = st.one_of(st.sampled_from(["v1", "apps/v1", "coordination.k8s.io/v1", "autoscaling/v1", "", "v2"]), JSONISH)
 KINDS = st.one_of(st.sampled_from(["Pod", "Deployment", "ReplicaSet", "Namespace", "Node", "Service", "ConfigMap",
-                                   "Endpoints", "Event", "Lease", "Scale", "Binding", "DeleteOptions", ""]), JSONISH)
+                                   "Endpoints", "Event", "Lease", "Scale", "Binding", "DeleteOptions",
+                                   "ReplicationController", ""]), JSONISH)
 METADATA = st.one_of(
     st.fixed_dictionaries({}, optional={
         "name": NAMEISH, "generateName": NAMEISH, "namespace": NAMEISH,
@@ -417,6 +418,9 @@ TARGETS = st.sampled_from([
     ("POST", "/apis/apps/v1/namespaces/{ns}/deployments"),
     ("POST", "/apis/apps/v1/namespaces/{ns}/replicasets"),
     ("POST", "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"),
+    ("POST", "/api/v1/namespaces/{ns}/replicationcontrollers"),
+    ("PATCH", "/api/v1/namespaces/{ns}/replicationcontrollers/fuzz-rc"),
+    ("PATCH", "/api/v1/namespaces/{ns}/replicationcontrollers/fuzz-rc/scale"),
     ("POST", "/api/v1/nodes"),
     ("POST", "/api/v1/namespaces"),
     ("PUT", "/api/v1/namespaces/{ns}/pods/existing"),
@@ -454,6 +458,8 @@ def fuzz_ns(http) -> str:
                                     "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
     assert http.post(f"/apis/apps/v1/namespaces/{name}/deployments", json=deploy).status_code == 201
     assert http.post(f"/api/v1/namespaces/{name}/configmaps", json={"metadata": {"name": "fuzz-cm"}}).status_code == 201
+    rc = {"metadata": {"name": "fuzz-rc"}, "spec": {"replicas": 0, "template": deploy["spec"]["template"]}}
+    assert http.post(f"/api/v1/namespaces/{name}/replicationcontrollers", json=rc).status_code == 201
     return name
 
 

@@ -155,13 +155,14 @@ def test_api_resources(hub):
     assert by_name["pods"] == ["pods", "po", "v1", "true", "Pod"]
     assert by_name["deployments"] == ["deployments", "deploy", "apps/v1", "true", "Deployment"]
     assert by_name["replicasets"] == ["replicasets", "rs", "apps/v1", "true", "ReplicaSet"]
+    assert by_name["replicationcontrollers"] == ["replicationcontrollers", "rc", "v1", "true", "ReplicationController"]
     assert by_name["namespaces"] == ["namespaces", "ns", "v1", "false", "Namespace"]
     assert by_name["nodes"] == ["nodes", "no", "v1", "false", "Node"]
     assert by_name["services"][1:] == ["svc", "v1", "true", "Service"]
     cluster_scoped = {row[0] for row in table(hub.kubectl("api-resources", "--namespaced=false").stdout)[1:]}
     assert {"namespaces", "nodes"} <= cluster_scoped and "pods" not in cluster_scoped
     names = hub.kubectl("api-resources", "-o", "name").stdout.split()
-    assert {"pods", "deployments.apps", "replicasets.apps", "leases.coordination.k8s.io"} <= set(names)
+    assert {"pods", "deployments.apps", "replicasets.apps", "replicationcontrollers", "leases.coordination.k8s.io"} <= set(names)
 
 
 def test_explain(hub):
