@@ -12,6 +12,7 @@ from typing import Any
 from control.errors import go_strings, go_text, go_value
 from control.kinds.base import (
     reset_status,
+    reset_status_to_zero,
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, cause, label_causes,
     required, selector_string,
 )
@@ -229,7 +230,7 @@ DEPLOYMENT = Kind(
 REPLICASET = Kind(
     group="apps", version="v1", kind="ReplicaSet", plural="replicasets", namespaced=True,
     definition="io.k8s.api.apps.v1.ReplicaSet", short_names=("rs",), categories=("all",),
-    subresources=("status", "scale"), prepare_for_create=reset_status, defaults=replicaset_defaults, validate=validate_replicaset,
+    subresources=("status", "scale"), prepare_for_create=reset_status_to_zero("replicas"), defaults=replicaset_defaults, validate=validate_replicaset,
     validate_update=validate_selector_unchanged,
     columns=(NAME_COLUMN, Column("Desired", type="integer", description="Replicas is the number of desired replicas."),
              Column("Current", type="integer", description="Replicas is the most recently observed number of replicas."),

@@ -89,6 +89,15 @@ def reset_status(obj: Obj) -> None:
     obj["status"] = {}
 
 
+def reset_status_to_zero(*fields: str) -> Callable[[Obj], None]:
+    """PrepareForCreate for a kind whose status has integer fields Go always renders (no `omitempty`):
+    they start at 0, as kube-apiserver answers, and clients that require them (the official Python
+    client's models do) can read the object before its controller has written a status."""
+    def reset(obj: Obj) -> None:
+        obj["status"] = dict.fromkeys(fields, 0)
+    return reset
+
+
 @dataclass(frozen=True)
 class Kind:
     group: str

@@ -27,7 +27,8 @@ from control.kinds.apps import (
     _int_or_percent_causes, pod_template_defaults, selector_match_causes, template_labels, validate_selector_unchanged,
 )
 from control.kinds.base import (
-    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, label_causes, required, selector_string,
+    AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, label_causes, required, reset_status_to_zero,
+    selector_string,
 )
 from control.kinds.meta import age
 from control.kinds.pods import pod_spec_causes
@@ -57,8 +58,12 @@ def template_generation(ds: Obj) -> int:
         return 0
 
 
+_RESET_STATUS = reset_status_to_zero("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled",
+                                     "numberReady")
+
+
 def prepare_daemonset_for_create(ds: Obj) -> None:
-    ds["status"] = {}
+    _RESET_STATUS(ds)
     _annotations(ds)[TEMPLATE_GENERATION] = str(max(1, template_generation(ds)))
 
 

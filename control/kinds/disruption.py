@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from control import errors
 from control.errors import go_value
-from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, label_causes, reset_status
+from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, label_causes, reset_status_to_zero
 from control.kinds.meta import age, format_time, is_condition_true, labels_of
 from control.kinds.selectors import SelectorError, label_selector_from_object
 from control.kinds.strategy import Action, Lent, Outcome, Write
@@ -305,7 +305,9 @@ EVICTION = Action(group="policy", version="v1", kind="Eviction", create=evict)
 PODDISRUPTIONBUDGET = Kind(
     group="policy", version="v1", kind="PodDisruptionBudget", plural="poddisruptionbudgets", namespaced=True,
     definition="io.k8s.api.policy.v1.PodDisruptionBudget", short_names=("pdb",), subresources=("status",),
-    prepare_for_create=reset_status, validate=validate_pdb, has_spec=True,
+    prepare_for_create=reset_status_to_zero(
+        "disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"),
+    validate=validate_pdb, has_spec=True,
     columns=(NAME_COLUMN, Column("Min Available", description="The minimum number of pods that must be available."),
              Column("Max Unavailable", description="The maximum number of pods that may be unavailable."),
              Column("Allowed Disruptions", type="integer",

@@ -22,6 +22,7 @@ from control.errors import go_value
 from control.kinds.apps import go_map, pod_template_defaults, template_labels
 from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, cause, label_causes, required,
+    reset_status_to_zero,
 )
 from control.kinds.meta import age
 from control.kinds.pods import pod_spec_causes
@@ -58,10 +59,6 @@ def replicationcontroller_defaults(rc: Obj) -> None:
     spec.setdefault("replicas", 1)
 
 
-def reset_rc_status(rc: Obj) -> None:
-    """PrepareForCreate: status is the replication manager's; `replicas` is there even at zero, as
-    Go renders the field (no omitempty), and clients that require it (the Python client) expect."""
-    rc["status"] = {"replicas": 0}
 
 
 def _non_negative(value: Any, path: str) -> list[Cause]:
@@ -142,7 +139,7 @@ def replicationcontroller_cells(rc: Obj, now: float) -> list[Any]:
 REPLICATIONCONTROLLER = Kind(
     group="", version="v1", kind="ReplicationController", plural="replicationcontrollers", namespaced=True,
     definition="io.k8s.api.core.v1.ReplicationController", short_names=("rc",), categories=("all",),
-    subresources=("status", "scale"), prepare_for_create=reset_rc_status, defaults=replicationcontroller_defaults,
+    subresources=("status", "scale"), prepare_for_create=reset_status_to_zero("replicas"), defaults=replicationcontroller_defaults,
     validate=validate_replicationcontroller,
     columns=(NAME_COLUMN, Column("Desired", type="integer", description="Replicas is the number of desired replicas."),
              Column("Current", type="integer", description="Replicas is the most recently observed number of replicas."),

@@ -27,7 +27,7 @@ from control.errors import go_value
 from control.kinds.apps import pod_template_defaults, selector_match_causes, template_labels
 from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, ScaleSpec, cause, label_causes, name_causes, required,
-    reset_status, selector_string,
+    reset_status_to_zero, selector_string,
 )
 from control.kinds.meta import age
 from control.kinds.pods import pod_spec_causes
@@ -195,7 +195,8 @@ def template_copy(sts: Obj) -> Obj:
 STATEFULSET = Kind(
     group="apps", version="v1", kind="StatefulSet", plural="statefulsets", namespaced=True,
     definition="io.k8s.api.apps.v1.StatefulSet", short_names=("sts",), categories=("all",),
-    subresources=("status", "scale"), prepare_for_create=reset_status, defaults=statefulset_defaults,
+    subresources=("status", "scale"), prepare_for_create=reset_status_to_zero("replicas", "availableReplicas"),
+    defaults=statefulset_defaults,
     validate=validate_statefulset, validate_update=validate_statefulset_update,
     columns=(NAME_COLUMN, Column("Ready", description="Number of the pod with ready state"), AGE_COLUMN,
              Column("Containers", priority=1, description="Names of each container in the template."),

@@ -230,4 +230,4 @@ def test_a_spec_change_bumps_the_generation_and_keeps_the_controllers_status(api
     created = body(api.post(PDBS, json.dumps({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
                                               "metadata": {"name": "fresh"}, "spec": {"maxUnavailable": 1},
                                               "status": {"disruptionsAllowed": 5}})))
-    assert created["status"] == {} and created["metadata"]["generation"] == 1
+    assert created["status"] == {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0} and created["metadata"]["generation"] == 1

@@ -103,6 +103,33 @@ def test_list_create_read(v1, ns):
     assert (status["reason"], status["message"]) == ("AlreadyExists", 'pods "a" already exists')
 
 
+TEMPLATE = {"metadata": {"labels": {"app": "py"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+SELECTOR = {"matchLabels": {"app": "py"}}
+BEFORE_ANY_CONTROLLER = [  # (create method, list method, body): no controller runs beside this hub
+    ("AppsV1Api", "replica_set", {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs"},
+                                  "spec": {"selector": SELECTOR, "template": TEMPLATE}}),
+    ("AppsV1Api", "stateful_set", {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "sts"},
+                                   "spec": {"serviceName": "sts", "selector": SELECTOR, "template": TEMPLATE}}),
+    ("AppsV1Api", "daemon_set", {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds"},
+                                 "spec": {"selector": SELECTOR, "template": TEMPLATE}}),
+    ("CoreV1Api", "replication_controller", {"apiVersion": "v1", "kind": "ReplicationController",
+                                             "metadata": {"name": "rc"}, "spec": {"template": TEMPLATE}}),
+    ("PolicyV1Api", "pod_disruption_budget", {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                                              "metadata": {"name": "pdb"},
+                                              "spec": {"minAvailable": 1, "selector": SELECTOR}}),
+]
+
+
+@pytest.mark.parametrize("group, kind, body", BEFORE_ANY_CONTROLLER, ids=[k for _, k, _ in BEFORE_ANY_CONTROLLER])
+def test_a_new_workload_reads_before_its_controller_writes_a_status(api, ns, group, kind, body):
+    """Go renders status fields without omitempty at zero; the client's models require them."""
+    methods = getattr(client, group)(api)
+    created = getattr(methods, f"create_namespaced_{kind}")(ns, body)
+    assert created.metadata.name == body["metadata"]["name"]
+    listed = getattr(methods, f"list_namespaced_{kind}")(ns)
+    assert [item.metadata.name for item in listed.items] == [body["metadata"]["name"]]
+
+
 def test_replace_then_stale_replace_conflicts(v1, ns):
     v1.create_namespaced_pod(ns, new_pod("r"))
     current = v1.read_namespaced_pod("r", ns)

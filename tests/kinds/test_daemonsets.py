@@ -150,7 +150,8 @@ def test_the_hub_creates_a_daemonset_and_refuses_bad_ones_with_a_422_status(api)
     answer = api.post(DAEMONSETS, json.dumps(ds()))
     assert answer.status_code == 201, answer.content
     stored = json.loads(answer.content)
-    assert stored["metadata"]["generation"] == 1 and stored["status"] == {}
+    assert stored["metadata"]["generation"] == 1 and stored["status"] == {  # as Go renders them: no omitempty
+        "currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0, "numberReady": 0}
     assert stored["metadata"]["annotations"] == {TEMPLATE_GENERATION: "1"}
     bad = api.post(DAEMONSETS, json.dumps(ds("bad", labels={"app": "x"})))
     status = json.loads(bad.content)

@@ -131,7 +131,7 @@ def test_the_hub_refuses_an_immutable_change_with_a_422_and_keeps_the_store(api)
     created = api.post(SETS, json.dumps(sts()))
     assert created.status_code == 201, created.content
     stored = json.loads(created.content)
-    assert stored["metadata"]["generation"] == 1 and stored["status"] == {}
+    assert stored["metadata"]["generation"] == 1 and stored["status"] == {"replicas": 0, "availableReplicas": 0}
     changed = copy.deepcopy(stored)
     changed["spec"]["serviceName"] = "other"
     refused = api.put(f"{SETS}/web", json.dumps(changed))
