@@ -139,6 +139,11 @@ KK_BOOKMARK_INTERVAL = float(os.environ.get("KK_BOOKMARK_INTERVAL", "60"))
 KK_FAIR_INFLIGHT_PER_USER = int(os.environ.get("KK_FAIR_INFLIGHT_PER_USER", "10"))
 KK_FAIR_QUEUE_LENGTH = int(os.environ.get("KK_FAIR_QUEUE_LENGTH", "50"))
 KK_FAIR_QUEUE_WAIT = float(os.environ.get("KK_FAIR_QUEUE_WAIT", "1.0"))
+# Slow clients (control.serving_timeouts, kube-apiserver's ReadHeaderTimeout and IdleTimeout): a
+# request's line and headers must arrive within KK_HTTP_HEADER_TIMEOUT seconds of its first byte,
+# and a connection on which nothing arrives for KK_HTTP_IDLE_TIMEOUT seconds, outside an answer, is closed.
+KK_HTTP_HEADER_TIMEOUT = float(os.environ.get("KK_HTTP_HEADER_TIMEOUT", "32"))
+KK_HTTP_IDLE_TIMEOUT = float(os.environ.get("KK_HTTP_IDLE_TIMEOUT", "90"))
 # The hub enforces KK_MAX_BODY_BYTES itself, with a Status; Django (the dashboard's forms) refuses
 # a form body over three times that (URL-encoding triples YAML at worst), the manifest view the rest.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * KK_MAX_BODY_BYTES
