@@ -93,6 +93,7 @@ class Request:
         self.flow: Any = None  # its FlowSchema, priority level and flow (control.api.fairness)
         self.scope_headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
         self.address = str((scope.get("client") or ("",))[0])  # the peer's host, as the server saw it
+        self.extensions: dict[str, Any] = scope.get("extensions") or {}
         self.tag: dict[str, str] = {"verb": self.method.lower(), "resource": self.path}
 
     @property
