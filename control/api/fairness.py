@@ -4,14 +4,14 @@ Every request is classified, as upstream's default FlowSchemas do it
 (apiserver/pkg/apis/flowcontrol/bootstrap/default.go), into a priority level and a flow (one user
 of that level); the first matching schema in precedence order wins:
 
-| FlowSchema            | matches                                        | priority level  |
-|-----------------------|------------------------------------------------|-----------------|
-| exempt                | group system:masters                           | exempt          |
-| probes                | /healthz, /readyz, /livez                      | exempt          |
-| system-nodes          | group system:nodes                             | system          |
-| kube-controller-manager, kube-scheduler | their users                  | system          |
-| service-accounts      | group system:serviceaccounts                   | workload-low    |
-| global-default        | everyone else                                  | global-default  |
+- exempt: group system:masters (the instructor's admin kubeconfig) -> level exempt;
+- probes: /healthz, /readyz, /livez -> exempt;
+- system-nodes: group system:nodes -> system;
+- kube-controller-manager, kube-scheduler, kube-proxy, kube-kitchen-components: the users of the
+  cluster's own components (the dashboard and the supervisor too) -> system;
+- kube-system-service-accounts: group system:serviceaccounts:kube-system (the cooks) -> system;
+- service-accounts: group system:serviceaccounts -> workload-low;
+- global-default: everyone else (an attendee) -> global-default.
 
 With authentication off (`KK_AUTHENTICATION=off`) every request is `system:masters`, so the user
 says nothing: there a flow is the client program and its address (`kubectl@10.0.0.7`, as
@@ -52,6 +52,11 @@ RETRY_AFTER = "1"
 LONG_RUNNING_VERBS = ("watch", "proxy")
 LONG_RUNNING_SUBRESOURCES = ("attach", "exec", "proxy", "log", "portforward")
 PROBES = ("/healthz", "/readyz", "/livez")
+# The cluster's own components (control.auth.tokenfile's identities) -> their FlowSchema.
+COMPONENT_USERS = {"system:kube-controller-manager": "kube-controller-manager",
+                   "system:kube-scheduler": "kube-scheduler", "system:kube-proxy": "kube-proxy",
+                   "kubekitchen:dashboard": "kube-kitchen-components",
+                   "kubekitchen:supervisor": "kube-kitchen-components"}
 SPOKE_MARK = "(kube-kitchen)"  # control.client.component.user_agent's suffix
 _NAMESPACE = uuid.UUID("6a1d1c2e-5b7f-4c1e-9f2a-6b6b6974636e")  # UIDs stable across restarts
 
@@ -122,8 +127,10 @@ def classify(user: object, path: str, *, authenticated: bool, user_agent: str, a
         return Classification("exempt", table["exempt"], name)
     if "system:nodes" in groups:
         return Classification("system-nodes", table["system"], name)
-    if name in ("system:kube-controller-manager", "system:kube-scheduler"):
-        return Classification(name.removeprefix("system:"), table["system"], name)
+    if name in COMPONENT_USERS:
+        return Classification(COMPONENT_USERS[name], table["system"], name)
+    if "system:serviceaccounts:kube-system" in groups:  # the cooks; upstream gives them workload-high
+        return Classification("kube-system-service-accounts", table["system"], name)
     if "system:serviceaccounts" in groups:
         return Classification("service-accounts", table["workload-low"], name)
     return Classification("global-default", table["global-default"], name)

@@ -30,6 +30,10 @@ def test_classification_follows_the_default_flow_schemas():
     assert (classify(masters).schema, classify(masters).level.exempt) == ("exempt", True)
     assert (classify(node).schema, classify(node).level.name) == ("system-nodes", "system")
     assert classify(User("system:kube-scheduler")).level.name == "system"
+    assert classify(User("kubekitchen:dashboard")).level.name == "system"
+    cook = User("system:serviceaccount:kube-system:line-cook",
+                groups=("system:serviceaccounts", "system:serviceaccounts:kube-system"))
+    assert classify(cook).schema == "kube-system-service-accounts"
     assert classify(User("system:kube-controller-manager")).schema == "kube-controller-manager"
     assert (classify(robot).level.name, classify(robot).flow) == ("workload-low", robot.name)
     assert (classify(alice).level.name, classify(alice).flow) == ("global-default", "alice")

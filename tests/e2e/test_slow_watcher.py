@@ -80,8 +80,11 @@ def test_ten_watchers_that_never_read_are_dropped_and_hub_memory_stays_bounded()
             for _ in range(10):
                 sock = socket.create_connection(("127.0.0.1", hub.port))
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-                sock.sendall(f"GET /api/v1/namespaces/default/configmaps?watch=1&resourceVersion={rv} HTTP/1.1\r\n"
-                             f"Host: 127.0.0.1\r\nAuthorization: Bearer {hub.token}\r\n\r\n".encode())
+                # Tables with the object, encoded for each watcher (plain events share one encoding)
+                sock.sendall(f"GET /api/v1/namespaces/default/configmaps?watch=1&resourceVersion={rv}"
+                             f"&includeObject=Object HTTP/1.1\r\n"
+                             f"Host: 127.0.0.1\r\nAuthorization: Bearer {hub.token}\r\n"
+                             f"Accept: application/json;as=Table;v=v1;g=meta.k8s.io\r\n\r\n".encode())
                 stuck.append(sock)
             assert client.get("/healthz").status_code == 200
             before = _rss(hub.process.pid)
