@@ -7,7 +7,8 @@ control/api/fairness.py), then a flooding process: `--flooders` loops of a "runa
 (User-Agent `flood/1.0`, each loop sends its next list as soon as the last is answered, 429s
 included) on as many keep-alive connections; this process is the measuring client
 (`kubectl/v1.32.0`), sending GET /api/v1/namespaces sequentially. Reports the flood's answers by
-status and the measuring client's p50/p99/max latency, before and during the flood. Prints one JSON
+status and the measuring client's p50/p99/max latency, before and during the flood (for comparison
+without the limit: KK_FAIR_INFLIGHT_PER_USER=100000 in the environment). Prints one JSON
 line on stdout; progress on stderr.
 """
 
