@@ -36,7 +36,7 @@ django_app = get_asgi_application()
 from channels.routing import URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from control import errors, hosts, spdy_upgrade, websocket_denial  # noqa: E402
+from control import errors, hosts, send_backlog, spdy_upgrade, websocket_denial  # noqa: E402
 from control.api import app as hub  # noqa: E402
 from control.api import traffic  # noqa: E402
 from control.api.streams import is_stream_path, serve_stream  # noqa: E402
@@ -50,6 +50,7 @@ from dashboard.routing import serves_websocket, websocket_urlpatterns  # noqa: E
 
 log = logging.getLogger(__name__)
 websocket_denial.install()
+send_backlog.install()  # the hub sees how far a watcher is behind in reading (control.api.app)
 spdy_upgrade.install()  # kubectl's port-forward over SPDY without WebSocket reaches serve_portforward
 websocket_app = AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns))
 NOT_FOUND = errors.NOT_FOUND

@@ -134,6 +134,20 @@ KK_MAX_BODY_BYTES = 3 * 1024 * 1024
 # from the log instead (100 updates of a 1.5 MiB object must not pin 300 MB).
 KK_FEED_MAX_BYTES = int(os.environ.get("KK_FEED_MAX_BYTES", str(64 * 1024 * 1024)))
 KK_BOOKMARK_INTERVAL = float(os.environ.get("KK_BOOKMARK_INTERVAL", "60"))
+# Fairness (control.api.fairness): requests in flight per user (the system level gets four times as
+# many), then a queue of KK_FAIR_QUEUE_LENGTH waiting at most KK_FAIR_QUEUE_WAIT seconds, then 429.
+KK_FAIR_INFLIGHT_PER_USER = int(os.environ.get("KK_FAIR_INFLIGHT_PER_USER", "10"))
+KK_FAIR_QUEUE_LENGTH = int(os.environ.get("KK_FAIR_QUEUE_LENGTH", "50"))
+KK_FAIR_QUEUE_WAIT = float(os.environ.get("KK_FAIR_QUEUE_WAIT", "1.0"))
+# Slow clients (control.serving_timeouts, kube-apiserver's ReadHeaderTimeout and IdleTimeout): a
+# request's line and headers must arrive within KK_HTTP_HEADER_TIMEOUT seconds of its first byte,
+# and a connection on which nothing arrives for KK_HTTP_IDLE_TIMEOUT seconds, outside an answer, is closed.
+KK_HTTP_HEADER_TIMEOUT = float(os.environ.get("KK_HTTP_HEADER_TIMEOUT", "32"))
+KK_HTTP_IDLE_TIMEOUT = float(os.environ.get("KK_HTTP_IDLE_TIMEOUT", "90"))
+# A watcher that stops reading (control.api.app): once more than KK_WATCH_MAX_BACKLOG_BYTES of its
+# stream wait unsent for KK_WATCH_STALL_SECONDS, its connection is dropped and its client relists.
+KK_WATCH_MAX_BACKLOG_BYTES = int(os.environ.get("KK_WATCH_MAX_BACKLOG_BYTES", str(4 * 1024 * 1024)))
+KK_WATCH_STALL_SECONDS = float(os.environ.get("KK_WATCH_STALL_SECONDS", "10"))
 # The hub enforces KK_MAX_BODY_BYTES itself, with a Status; Django (the dashboard's forms) refuses
 # a form body over three times that (URL-encoding triples YAML at worst), the manifest view the rest.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * KK_MAX_BODY_BYTES

@@ -13,8 +13,12 @@ Guarantees:
   only parses, routes and streams.
 - Every request is authenticated and authorized (`control.auth.gate`) before it is routed: a
   401 or 403 Status otherwise.
+- Each user's requests in flight are bounded (`control.api.fairness`): beyond its seats and queue,
+  429 TooManyRequests with `Retry-After: 1`; watches and other long-running requests take no seat.
 - Each request leaves exactly one traffic record (who, verb, resource, code, latency).
-- A stream (watch, `logs -f`) ends when its client goes away, without waiting for the next event.
+- A stream (watch, `logs -f`) ends when its client goes away, without waiting for the next event,
+  and is dropped when its client stops reading (over KK_WATCH_MAX_BACKLOG_BYTES unsent for
+  KK_WATCH_STALL_SECONDS, under Daphne): hub memory stays bounded per watcher.
 - No request starts anything: the change feed (with log compaction) and the CRD follower are
   started by `startup` (ASGI lifespan.startup, see `control.asgi`) and stopped by `shutdown`.
 """
@@ -31,8 +35,10 @@ from control import errors
 from control.auth import gate
 from control.clock import REAL as clock
 from control import kinds as registry
-from control.api import (admission, crds, discovery, openapi, openapi_v2, portforward, streams, subresources, traffic,
-                         verbs)
+from control.api import (admission, crds, discovery, fairness, openapi, openapi_v2, portforward, streams, subresources,
+                         traffic, verbs)
+from control.auth import enabled as authentication_enabled
+from control import send_backlog
 from control.api.extras import autoscaling_v1, kitchen, metrics, oidc, reviews, services
 from control.storage.db import run_db
 from control.storage.feed import start_feed, stop_feed
@@ -277,12 +283,34 @@ def _headers(content_type: str, extra: dict[str, str], length: int | None = None
     return headers
 
 
-async def _send_stream(stream: Stream, receive: Callable, send: Callable) -> None:
+async def _caught_up(backlog: Any) -> bool:
+    """Whether the client has read all but KK_WATCH_MAX_BACKLOG_BYTES of what it was sent, waiting
+    up to KK_WATCH_STALL_SECONDS for it to catch up (upstream's cache watcher waits a moment on a
+    full buffer too, then closes the watch)."""
+    limit = settings.KK_WATCH_MAX_BACKLOG_BYTES
+    if backlog.unsent() <= limit:
+        return True
+    deadline = clock.monotonic() + settings.KK_WATCH_STALL_SECONDS
+    while clock.monotonic() < deadline:
+        await clock.sleep(0.05)
+        if backlog.unsent() <= limit:
+            return True
+    return False
+
+
+async def _send_stream(stream: Stream, receive: Callable, send: Callable, backlog: Any = None) -> None:
+    """Pump the stream to the client until it ends or the client goes; a client that stops reading
+    (its unsent bytes stay over the bound, `backlog` is `control.send_backlog`'s view of them) has
+    its connection dropped with what was buffered for it: it relists and watches again."""
     await send({"type": "http.response.start", "status": stream.status,
                 "headers": _headers(stream.content_type, stream.headers)})
 
     async def pump() -> None:
         async for chunk in stream.chunks:
+            if backlog is not None and not await _caught_up(backlog):
+                log.warning("closing a stream whose client stopped reading (%d bytes unsent)", backlog.unsent())
+                backlog.abort()
+                return
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
@@ -306,25 +334,53 @@ async def hub_app(scope: dict[str, Any], receive: Callable, send: Callable) -> N
     started = clock.monotonic()
     body = await _read_body(scope, receive)
     request = Request(scope, body or b"")
+    seats: list[Callable[[], None]] = []
     try:
-        if body is None:
+        await _serve(request, body is None, seats, started, receive, send)
+    finally:
+        for release in seats:  # the request holds its seat until its answer is written (or it is cancelled)
+            release()
+
+
+async def _serve(request: Request, too_large: bool, seats: list[Callable[[], None]], started: float,
+                 receive: Callable, send: Callable) -> None:
+    try:
+        if too_large:
             limit = settings.KK_MAX_BODY_BYTES
             raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
-        request.user = await gate.admit(request.method, request.path, request.query, scope.get("headers", []),
+        request.user = await gate.admit(request.method, request.path, request.query, request.scope_headers,
                                         request.body, request.content_type)
+        seats.append(await _seat(request))
         answer = await route(request)
     except errors.ApiError as exc:
         answer = error_response(exc)
     except Exception:
         log.exception("unexpected error serving %s %s", request.method, request.path)
         answer = error_response(errors.InternalError("an internal error occurred; the server logged it"))
+    if request.flow is not None:
+        answer.headers.update(request.flow.headers())
     tag = request.tag if answer.status < 400 else traffic.failed(
         request.tag, request.path, request.query, answer.body if isinstance(answer, Reply) else b"")
     traffic.request_done(request.actor, tag, answer.status, started)
     if isinstance(answer, Stream):
-        await _send_stream(answer, receive, send)
+        await _send_stream(answer, receive, send, request.extensions.get(send_backlog.EXTENSION))
         return
     payload = b"" if request.method == "HEAD" else answer.body
     await send({"type": "http.response.start", "status": answer.status,
                 "headers": _headers(answer.content_type, answer.headers, len(answer.body))})
     await send({"type": "http.response.body", "body": payload})
+
+
+async def _seat(request: Request) -> Callable[[], None]:
+    """Classify the request (`control.api.fairness`) and wait for its flow's seat; long-running
+    requests take none. Raises 429 when the flow is full."""
+    request.flow = fairness.classify(request.user, request.path, authenticated=authentication_enabled(),
+                                     user_agent=request.headers.get("user-agent", ""), actor=request.actor,
+                                     address=request.address)
+    if fairness.long_running(request.method, request.path, request.query):
+        return _no_seat
+    return await fairness.LIMITER.acquire(request.flow.level, request.flow.flow)
+
+
+def _no_seat() -> None:
+    pass

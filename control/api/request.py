@@ -90,6 +90,10 @@ class Request:
         self.body = body
         self.actor = client_name(self.headers.get("user-agent", ""))
         self.user: Any = None  # who makes it (control.auth.rbac.User), once the gate let it in
+        self.flow: Any = None  # its FlowSchema, priority level and flow (control.api.fairness)
+        self.scope_headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
+        self.address = str((scope.get("client") or ("",))[0])  # the peer's host, as the server saw it
+        self.extensions: dict[str, Any] = scope.get("extensions") or {}
         self.tag: dict[str, str] = {"verb": self.method.lower(), "resource": self.path}
 
     @property

@@ -29,9 +29,11 @@ READY_PODS = ".node-card:not([data-node='']) .pod.phase-ready:not(.terminating)"
 @pytest.fixture(scope="module")
 def cluster():
     running = Cluster(nodes=3).start()
-    wait_for(lambda: len(running.ready_nodes()) == 3, what="3 Ready nodes")
-    yield running
-    running.stop()
+    try:  # a cluster that never gets ready is stopped too, not left behind
+        wait_for(lambda: len(running.ready_nodes()) == 3, what="3 Ready nodes")
+        yield running
+    finally:
+        running.stop()
 
 
 @pytest.fixture

@@ -219,3 +219,48 @@ def test_the_manifest_is_parsed_off_the_event_loop(monkeypatch, fake):
 
     response = asyncio.run(scenario())
     assert seen["loop_ran_meanwhile"] is True and response.status_code == 400
+
+
+def test_healthz_answers_while_a_big_manifest_is_parsed(monkeypatch, fake):
+    """A probe sent once the parse has begun is answered by the hub before the parse ends."""
+    import asyncio
+    import threading
+
+    from django.test import AsyncClient
+
+    from control.api.app import hub_app
+    from dashboard import manifests
+
+    answered = threading.Event()
+    seen: dict[str, object] = {}
+
+    async def probe():
+        sent: list[dict] = []
+
+        async def receive():
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        await hub_app({"type": "http", "method": "GET", "path": "/healthz", "query_string": b"",
+                       "headers": [(b"user-agent", b"probe")]}, receive, send)
+        seen["status"] = sent[0]["status"]
+        answered.set()
+
+    def slow_parse(text):
+        seen["size"] = len(text)
+        seen["loop"].call_soon_threadsafe(lambda: asyncio.ensure_future(probe()))
+        seen["answered_during_parse"] = answered.wait(5)  # only a free loop can answer it
+        raise manifests.ManifestError("stopped here")
+
+    monkeypatch.setattr(manifests, "parse", slow_parse)
+    big = DEPLOYMENT + "\n#" + "x" * 2_000_000
+
+    async def scenario():
+        seen["loop"] = asyncio.get_running_loop()
+        return await AsyncClient().post("/apply/", {"manifest": big})
+
+    response = asyncio.run(scenario())
+    assert seen["answered_during_parse"] is True and seen["status"] == 200 and response.status_code == 400
+    assert seen["size"] > 2_000_000

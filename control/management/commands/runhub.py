@@ -5,7 +5,9 @@ Several of these may run against one PostgreSQL database (the scale-out shape).
 Guarantees: the hub's change feed, log compaction and CRD follower are started (the ASGI lifespan's
 startup, which Daphne does not send, so it is driven here) before the port is opened, on the loop
 Daphne serves on; they are stopped (lifespan shutdown) when Daphne stops. A hub that cannot start
-exits with an error instead of serving.
+exits with an error instead of serving. A client that sends nothing, or its request line and
+headers too slowly, is disconnected (`control.serving_timeouts`: KK_HTTP_IDLE_TIMEOUT,
+KK_HTTP_HEADER_TIMEOUT); a watch that streams is not.
 """
 
 from __future__ import annotations
@@ -44,15 +46,19 @@ class Command(BaseCommand):
         # Twisted parses every Content-Type through the email package; the hub needs only the type.
         http._parseContentType = lambda line: line.split(b";", 1)[0].strip().lower()
 
+        from django.conf import settings
+
         from control.asgi import ServedLifespan, application
+        from control import serving_timeouts
+
+        # Slow clients cannot hold connections: header and idle bounds (watches are not cut by them).
+        serving_timeouts.install(header=settings.KK_HTTP_HEADER_TIMEOUT, idle=settings.KK_HTTP_IDLE_TIMEOUT)
 
         from control.bootstrap import KubernetesServiceKeeper, advertise_address
         from control.storage.db import submit
 
         host, port = split_addr(addr)
         from control.hosts import allow_bind_address
-
-        from django.conf import settings
 
         from control.auth.tokenfile import ensure
 

@@ -1,0 +1,69 @@
+"""Header and idle timeouts for the connections Daphne (Twisted's HTTPChannel) serves, as
+kube-apiserver's http.Server has them (ReadHeaderTimeout 32 s, IdleTimeout 90 s).
+
+Guarantees, after `install(header=..., idle=...)`:
+- idle: a connection on which nothing arrives for `idle` seconds while no request is being
+  answered (a client that connects and sends nothing; a kept-alive connection between requests;
+  a body that stops arriving) is closed. Twisted suspends this timer while a request is answered,
+  so a watch or `logs -f` that streams for half an hour is never cut by it (Daphne's
+  `http_timeout`, a limit on the whole response, stays off for that reason).
+- header: once the first byte of a request arrives, its request line and headers must all arrive
+  within `header` seconds, however slowly they trickle (a slowloris resets the idle timer with
+  every byte, not this one); otherwise the connection is closed.
+- Nothing else changes; installing again only changes the two bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_bounds: dict[str, float] = {}
+
+
+def install(*, header: float, idle: float) -> None:
+    """Bound every HTTP/1.1 connection Daphne accepts from now on."""
+    from daphne import http_protocol
+    from twisted.web import http
+
+    _bounds.update(header=header, idle=idle)
+    if getattr(http.HTTPChannel, "_kk_bounded", False):
+        return
+    channel = http.HTTPChannel
+    build, received, headers_done, lost = (http_protocol.HTTPFactory.buildProtocol, channel.dataReceived,
+                                           channel.allHeadersReceived, channel.connectionLost)
+
+    def build_protocol(self: Any, addr: Any) -> Any:
+        protocol = build(self, addr)
+        protocol.timeOut = _bounds["idle"]  # Twisted's idle timeout (its default: 60 s)
+        return protocol
+
+    def data_received(self: Any, data: bytes) -> None:
+        if data and not self._handlingRequest and getattr(self, "_kk_header_call", None) is None:
+            self._kk_header_call = self.callLater(_bounds["header"], _headers_too_slow, self)
+        received(self, data)
+
+    def all_headers_received(self: Any) -> None:
+        _cancel(self)
+        headers_done(self)
+
+    def connection_lost(self: Any, reason: Any) -> None:
+        _cancel(self)
+        lost(self, reason)
+
+    http_protocol.HTTPFactory.buildProtocol = build_protocol
+    channel.dataReceived = data_received
+    channel.allHeadersReceived = all_headers_received
+    channel.connectionLost = connection_lost
+    channel._kk_bounded = True
+
+
+def _cancel(channel: Any) -> None:
+    call = getattr(channel, "_kk_header_call", None)
+    channel._kk_header_call = None
+    if call is not None and call.active():
+        call.cancel()
+
+
+def _headers_too_slow(channel: Any) -> None:
+    channel._kk_header_call = None
+    channel.timeoutConnection()  # closes it, and aborts it if the client does not let go

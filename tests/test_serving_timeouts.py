@@ -1,0 +1,73 @@
+"""control.serving_timeouts on a real hub: a client that sends half a request line, or trickles its
+headers, or sends nothing, is disconnected within the bounds; a quiet watch is not cut by them."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import httpx
+import pytest
+
+from tests.conftest import Hub
+
+pytestmark = pytest.mark.e2e
+HEADER, IDLE = 1.0, 2.0
+
+
+@pytest.fixture(scope="module")
+def bounded_hub():
+    hub = Hub(env={"KK_HTTP_HEADER_TIMEOUT": str(HEADER), "KK_HTTP_IDLE_TIMEOUT": str(IDLE)}).start()
+    yield hub
+    hub.stop()
+
+
+def closed_after(sock: socket.socket, trickle: bytes = b"", limit: float = 10.0) -> float:
+    """Seconds until the hub closes `sock` (it reads b"" or is reset), sending a byte of `trickle`
+    every 0.2 s meanwhile."""
+    started = time.monotonic()
+    sock.settimeout(0.2)
+    while time.monotonic() - started < limit:
+        try:
+            if sock.recv(4096) == b"":
+                return time.monotonic() - started
+        except socket.timeout:
+            if trickle:
+                try:
+                    sock.sendall(trickle[:1])
+                except OSError:
+                    return time.monotonic() - started
+                trickle = trickle[1:]
+        except OSError:
+            return time.monotonic() - started
+    raise AssertionError(f"the hub kept the connection open for {limit} s")
+
+
+def test_half_a_request_line_is_closed_within_the_header_bound(bounded_hub):
+    with socket.create_connection(("127.0.0.1", bounded_hub.port)) as sock:
+        sock.sendall(b"GET /api/v1/namesp")
+        assert closed_after(sock) < HEADER + 1.5
+
+
+def test_headers_trickled_byte_by_byte_are_cut_by_the_header_bound(bounded_hub):
+    with socket.create_connection(("127.0.0.1", bounded_hub.port)) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\n")
+        # one byte every 0.2 s keeps an idle timer alive forever; the header bound still holds
+        assert closed_after(sock, trickle=b"X-Slow: " + b"a" * 200) < HEADER + 1.5
+
+
+def test_a_silent_connection_is_closed_within_the_idle_bound(bounded_hub):
+    with socket.create_connection(("127.0.0.1", bounded_hub.port)) as sock:
+        assert IDLE - 0.5 < closed_after(sock) < IDLE + 1.5
+
+
+def test_a_quiet_watch_outlives_both_bounds_and_the_connection_serves_again(bounded_hub):
+    with httpx.Client(base_url=bounded_hub.url, headers=bounded_hub.auth, timeout=15) as client:
+        started = time.monotonic()
+        with client.stream("GET", "/api/v1/namespaces/default/configmaps",
+                           params={"watch": "1", "resourceVersion": "0", "timeoutSeconds": "4"}) as answer:
+            assert answer.status_code == 200
+            for _ in answer.iter_bytes():
+                pass
+        assert time.monotonic() - started >= 3.5  # ended by its own timeoutSeconds, not cut
+        assert client.get("/healthz").status_code == 200
