@@ -158,6 +158,7 @@ UI_STRINGS: dict[str, Any] = {
     "no-pod-here": _("no pod on this node"),
     "no-pod": _("no pod (its claim stays)"),
     "disruptions-allowed": _("disruptions allowed"),
+    "healthy": _("healthy"),
     "job-running": _("running"),
     "job-complete": _("complete"),
     "job-failed": _("failed"),

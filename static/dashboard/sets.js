@@ -117,7 +117,7 @@ export class SetsPanel {
       slot.dataset.node = node.name;
       marks.append(slot);
     }
-    row.append(...this.head("daemonset", vm, `${vm.ready}/${vm.desired}`), marks,
+    row.append(...this.head("daemonset", vm, `${term("ready")} ${vm.ready}/${vm.desired}`), marks,
       h("span", "duration", `${term("current")} ${vm.current}`));
     return row;
   }
@@ -146,7 +146,7 @@ export class SetsPanel {
       }
       strip.append(cell);
     }
-    row.append(...this.head("statefulset", vm, `${vm.ready}/${vm.replicas}`), strip);
+    row.append(...this.head("statefulset", vm, `${term("ready")} ${vm.ready}/${vm.replicas}`), strip);
     return row;
   }
 
@@ -175,7 +175,8 @@ export class SetsPanel {
     const bound = vm.minAvailable !== "N/A" ? `minAvailable ${vm.minAvailable}` : `maxUnavailable ${vm.maxUnavailable}`;
     const allowed = h("span", `outcome ${vm.allowed > 0 ? "complete" : "failed"}`, `${ui("disruptions-allowed")} ${vm.allowed}`);
     allowed.title = vm.selector;
-    row.append(...this.head("pdb", vm, `${vm.currentHealthy}/${vm.desiredHealthy}`), h("code", "schedule", bound), allowed);
+    row.append(...this.head("pdb", vm, `${ui("healthy")} ${vm.currentHealthy}/${vm.desiredHealthy}`),
+      h("code", "schedule", bound), allowed);
     return row;
   }
 }

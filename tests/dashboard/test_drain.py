@@ -220,3 +220,25 @@ async def test_one_drain_per_node_at_a_time():
 def _english():
     with translation.override("en"):
         yield
+
+
+# --- the views: the button's answer polls the drain's line until it ends ---------------------------
+
+def test_the_drain_line_polls_while_it_runs_and_stops_when_it_ends(monkeypatch):
+    from django.test import Client
+
+    from dashboard import views
+
+    drains = Drains()
+    monkeypatch.setattr(views, "DRAINS", drains)
+    client = Client()
+    assert client.get("/drain/node-1/").status_code == 404
+    drains.progress["node-1"] = Progress("node-1", state="evicting", pods=["default/tables-0"],
+                                         blocked={"default/tables-0": "tables-pdb"})
+    running = client.get("/drain/node-1/").content.decode()
+    assert 'hx-get="/drain/node-1/"' in running and 'hx-trigger="every 1s"' in running
+    assert "tables-0 blocked by budget tables-pdb, retrying" in running
+    drains.progress["node-1"].state = "done"
+    drains.progress["node-1"].evicted, drains.progress["node-1"].blocked = ["default/tables-0"], {}
+    done = client.get("/drain/node-1/", HTTP_ACCEPT_LANGUAGE="ko").content.decode()
+    assert "hx-get" not in done and "node/node-1 드레인 완료: 파드 1개 축출" in done
