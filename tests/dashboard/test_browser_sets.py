@@ -113,3 +113,40 @@ def test_the_sets_panel_run_now_and_drain(browser, stage, width, height):
                  interval=0.1, what="the drained node shown cordoned")
         assert page.evaluate("document.querySelector('header.top').getBoundingClientRect().height") < 90
         page.screenshot(path=f"/tmp/dash12-e2e-{width}.png")
+
+
+BLOCKED = """
+apiVersion: v1
+kind: Pod
+metadata: {name: tables-0, labels: {app: tables}}
+spec:
+  nodeName: node-2
+  containers: [{name: c, image: nginx}]
+"""
+BUDGET_STATUS = ('{"status": {"observedGeneration": 1, "disruptionsAllowed": %d, "currentHealthy": 1,'
+                 ' "desiredHealthy": 1, "expectedPods": 1}}')
+
+
+def test_a_drain_a_budget_blocks_says_so_in_korean_then_goes_on_when_the_budget_allows(browser, stage):
+    stage.kubectl("apply", "-f", "-", input=BLOCKED)
+    # Running and Ready (no kubelet here says so): a Pending pod is evicted without asking the budget
+    stage.kubectl("patch", "pod", "tables-0", "--subresource=status", "--type=merge", "-p",
+                  '{"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}')
+    stage.kubectl("patch", "pdb", "tables-pdb", "--subresource=status", "--type=merge", "-p", BUDGET_STATUS % 0)
+    with dashboard_page(browser, stage.url, {"width": 1280, "height": 720}) as page:
+        page.click("button[name=language][value=ko]")
+        page.wait_for_selector("html[lang=ko]")
+        page.wait_for_function("window.kubeKitchen.model.revision !== null")
+        page.click(".node-card[data-node='node-2'] button[data-action='drain']")
+        page.wait_for_selector("#action-result .result >> text=tables-0: 중단 예산 tables-pdb 때문에 막힘, 다시 시도 중")
+        result = page.eval_on_selector("#action-result .result", "e => e.getBoundingClientRect().height")
+        assert result < 2 * 19 * 1.05 * 1.3 + 8, "two lines at most"
+        assert page.evaluate(OVERFLOWING) == []
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path="/tmp/dash12-e2e-blocked-ko.png")
+        stage.kubectl("patch", "pdb", "tables-pdb", "--subresource=status", "--type=merge", "-p", BUDGET_STATUS % 1)
+        # the eviction now passes; with no kubelet here the pod stays Terminating, and the drain waits for it
+        page.wait_for_selector("#action-result .result >> text=1개가 떠나기를 기다리는 중", timeout=20_000)
+        assert page.locator(".node-card[data-node='node-2'] .pod.terminating").count() == 1
+        page.click("button[name=language][value=en]")
+        page.wait_for_selector("html[lang=en]")
