@@ -15,6 +15,12 @@ Guarantees:
 - Spokes are stopped and started declaratively: the dashboard writes the desired state into the
   ConfigMap `kube-system/kubekitchen-spokes` (merge patch on `data`; a kubelet's key is
   `kubelet.<node>`, as ConfigMap keys cannot hold a "/"), the supervisor acts on it.
+- `run-now` makes a Job from a CronJob exactly as `kubectl create job NAME --from=cronjob/X` does
+  (the template's labels and spec, its annotations plus `cronjob.kubernetes.io/instantiate: manual`,
+  a controller ownerReference to the CronJob), named "X-manual-" and a suffix the hub generates.
+- `drain` starts `kubectl drain --ignore-daemonsets --delete-emptydir-data --force` in the
+  background (`dashboard.drain`) and answers at once with an `Ongoing` line the page keeps asking
+  after until the drain ends.
 """
 
 from __future__ import annotations
@@ -26,8 +32,9 @@ from django.utils.translation import gettext as _
 
 from control import errors
 from control.client.http import HubClient
-from control.client.resources import CONFIGMAPS, DEPLOYMENTS, NODES, PODS, Resource
+from control.client.resources import CONFIGMAPS, CRONJOBS, DEPLOYMENTS, JOBS, NODES, PODS, Resource
 from dashboard.custom import is_custom_group
+from dashboard.drain import DRAINS, Progress
 from dashboard.hub import SECOND_WRITER_AGENT
 from dashboard.presenters import CRASH_ANNOTATION, SPOKES_CONFIGMAP, spoke_key
 
@@ -41,6 +48,15 @@ MAX_ORDER_COUNT = 50
 
 class ActionError(ValueError):
     """The form did not name a valid target."""
+
+
+class Ongoing(str):
+    """The first line of an action that goes on in the background: the page asks after `node`'s drain."""
+
+    def __new__(cls, progress: Progress) -> "Ongoing":
+        line = super().__new__(cls, progress.line())
+        line.node, line.ok = progress.node, progress.ok
+        return line
 
 
 class Answer(str):
@@ -101,6 +117,37 @@ async def scale(client: HubClient, form: dict[str, str]) -> str:
     patch = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]}, "spec": {"replicas": replicas}}
     await client.patch(DEPLOYMENTS, name, patch, namespace, subresource="scale")
     return f"deployment.apps/{name} scaled to {replicas}"
+
+
+async def drain(client: HubClient, form: dict[str, str]) -> str:
+    return Ongoing(DRAINS.start(client, _name(form)))
+
+
+INSTANTIATE_ANNOTATION = "cronjob.kubernetes.io/instantiate"
+MANUAL_SUFFIX = "-manual-"
+JOB_NAME_LIMIT = 63  # a Job's name is a label value (job-name) on its pods
+
+
+def job_from_cronjob(cronjob: dict[str, Any]) -> dict[str, Any]:
+    """The Job `kubectl create job --from=cronjob/X` builds (its createJobFromCronJob), with a
+    generated name, since a button has no name to give."""
+    meta, template = cronjob["metadata"], (cronjob.get("spec") or {}).get("jobTemplate") or {}
+    template_meta = template.get("metadata") or {}
+    annotations = {INSTANTIATE_ANNOTATION: "manual", **(template_meta.get("annotations") or {})}
+    prefix = meta["name"][:JOB_NAME_LIMIT - len(MANUAL_SUFFIX) - 5] + MANUAL_SUFFIX  # the hub adds 5 characters
+    job_meta: dict[str, Any] = {"generateName": prefix, "namespace": meta.get("namespace"), "annotations": annotations,
+                                "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": meta["name"],
+                                                     "uid": meta.get("uid"), "controller": True}]}
+    if template_meta.get("labels"):
+        job_meta["labels"] = template_meta["labels"]
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": job_meta, "spec": template.get("spec") or {}}
+
+
+async def run_now(client: HubClient, form: dict[str, str]) -> str:
+    namespace, name = _name(form, "namespace"), _name(form)
+    cronjob = await client.get(CRONJOBS, name, namespace)
+    created = await client.create(JOBS, job_from_cronjob(cronjob), namespace)
+    return f"job.batch/{created['metadata']['name']} created"
 
 
 SECOND_WRITER_ANNOTATION = "kubekitchen.dev/second-writer"
@@ -174,6 +221,7 @@ async def place_order(client: HubClient, form: dict[str, str]) -> str:
 ACTIONS: dict[str, Callable[[HubClient, dict[str, str]], Awaitable[str]]] = {
     "delete-pod": delete_pod, "crash": crash_pod, "cordon": cordon, "uncordon": uncordon,
     "scale": scale, "stale-write": stale_write, "spoke": set_spoke, "delete-custom": delete_custom, "place-order": place_order,
+    "drain": drain, "run-now": run_now,
 }
 
 

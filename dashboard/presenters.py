@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from control.kinds.meta import (condition_status as _condition, metadata as _meta, owner_name as _owner,
                                 parse_time as _parse_time)
-from dashboard import custom
+from dashboard import custom, sets
 
 Obj = dict[str, Any]
 SPOKES_CONFIGMAP = ("kube-system", "kubekitchen-spokes")
@@ -203,11 +203,12 @@ def job_vm(job: Obj) -> Obj:
 
 def cronjob_vm(cronjob: Obj) -> Obj:
     """A batch/v1 CronJob as `kubectl get cronjobs` reads it: schedule, suspend, active jobs, last
-    schedule time."""
+    schedule time, and the next run (`sets.next_run`)."""
     spec, status = cronjob.get("spec") or {}, cronjob.get("status") or {}
     return {**_base(cronjob), "schedule": str(spec.get("schedule") or ""), "timeZone": spec.get("timeZone") or "",
             "suspend": bool(spec.get("suspend")), "active": len(status.get("active") or []),
-            "lastSchedule": status.get("lastScheduleTime") or "", "lastSuccess": status.get("lastSuccessfulTime") or ""}
+            "lastSchedule": status.get("lastScheduleTime") or "", "lastSuccess": status.get("lastSuccessfulTime") or "",
+            "next": sets.next_run(cronjob)}
 
 
 def event_vm(event: Obj) -> Obj:
@@ -250,6 +251,8 @@ PRESENTERS: dict[str, Callable[[Obj], Obj]] = {
     "pods": pod_vm, "nodes": node_vm, "deployments": deployment_vm, "replicasets": replicaset_vm,
     "services": service_vm, "endpoints": endpoints_vm, "horizontalpodautoscalers": hpa_vm,
     "customresourcedefinitions": custom.crd_vm, "jobs": job_vm, "cronjobs": cronjob_vm, "events": event_vm,
+    "daemonsets": sets.daemonset_vm, "statefulsets": sets.statefulset_vm, "persistentvolumeclaims": sets.pvc_vm,
+    "persistentvolumes": sets.pv_vm, "poddisruptionbudgets": sets.pdb_vm,
 }
 # The snapshot sends at most this many Events (the newest): the panel shows no more, and an old
 # cluster's thousands of Events must not cost the page's first message megabytes.
@@ -258,7 +261,9 @@ KINDS = {"pods": "Pod", "nodes": "Node", "deployments": "Deployment", "replicase
          "services": "Service", "endpoints": "Endpoints", "events": "Event", "leases": "Lease",
          "configmaps": "ConfigMap", "namespaces": "Namespace",
          "horizontalpodautoscalers": "HorizontalPodAutoscaler",
-         "customresourcedefinitions": "CustomResourceDefinition", "jobs": "Job", "cronjobs": "CronJob"}
+         "customresourcedefinitions": "CustomResourceDefinition", "jobs": "Job", "cronjobs": "CronJob",
+         "daemonsets": "DaemonSet", "statefulsets": "StatefulSet", "persistentvolumeclaims": "PersistentVolumeClaim",
+         "persistentvolumes": "PersistentVolume", "poddisruptionbudgets": "PodDisruptionBudget"}
 
 
 def is_spokes_configmap(resource: str, namespace: str, name: str) -> bool:

@@ -12,6 +12,7 @@ urlpatterns = [
     path("", views.index, name="index"),
     path("apply/", views.apply, name="apply"),
     path("actions/<slug:name>/", views.action, name="action"),
+    path("drain/<str:node>/", views.drain, name="drain"),
     path("traffic/", views.traffic, name="traffic"),
     path("proxyrules/<str:node>/", views.proxy_rules, name="proxy_rules"),
     path("lessons/", lesson_views.lesson_list, name="lessons"),

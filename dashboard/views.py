@@ -5,6 +5,7 @@ and a node's kube-proxy table. Thin: each turns a form into one call of `manifes
 Guarantees: the page and partials render in the language the browser chose (the `django_language`
 cookie set by Django's `set_language`, else Accept-Language); a partial always carries the hub's
 own message when the hub refused, with the hub's status code (htmx is configured to show it).
+A drain answers at once and its line polls `drain/<node>/` while it runs.
 The forms need Django's CSRF token (sent by htmx in a header). The manifest form takes what the API
 takes (KK_MAX_BODY_BYTES of YAML, else 413) and reads the YAML on a worker thread, so a big form
 never pauses the event loop the API is served on.
@@ -21,12 +22,14 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils import translation
 from django.views.decorators.http import require_GET, require_POST
 
 from control import errors, protocol
 from dashboard import hub, manifests, network, words
-from dashboard.actions import ACTIONS, ActionError, form_of
+from dashboard.actions import ACTIONS, ActionError, Ongoing, form_of
+from dashboard.drain import DRAINS
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
 EXAMPLES = ("deployment", "service", "crashing-pod")
@@ -92,8 +95,22 @@ async def action(request: HttpRequest, name: str) -> HttpResponse:
         message, status, ok = str(exc), 400, False
     except errors.ApiError as exc:
         message, status, ok = exc.message, exc.code, False
+    # An action that goes on in the background (a drain): its line asks again until it ends.
+    poll = reverse("dashboard:drain", args=[message.node]) if isinstance(message, Ongoing) else ""
     return render(request, "dashboard/_action_result.html",
-                  {"message": message, "ok": ok, "action": name}, status=status)
+                  {"message": message, "ok": ok, "action": name, "poll": poll}, status=status)
+
+
+@require_GET
+@localized
+async def drain(request: HttpRequest, node: str) -> HttpResponse:
+    """Where the node's drain is now, as the result line; it keeps asking while the drain runs."""
+    progress = DRAINS.get(node)
+    if progress is None:
+        raise Http404(node)
+    poll = "" if progress.finished else reverse("dashboard:drain", args=[node])
+    return render(request, "dashboard/_action_result.html",
+                  {"message": progress.line(), "ok": progress.ok, "action": "drain", "poll": poll})
 
 
 async def _attempt(call: Awaitable[Any]) -> tuple[Any, str, int]:

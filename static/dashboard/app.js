@@ -19,6 +19,7 @@ import { ForceRelist } from "./relist.js";
 import { ProxyRules } from "./rules.js";
 import { Timeline } from "./timeline.js";
 import { RECORD, TrafficView } from "./traffic.js";
+import { SetsPanel } from "./sets.js";
 import { WireView } from "./wire.js";
 import { setMode, ui } from "./words.js";
 
@@ -29,6 +30,7 @@ const panels = new Panels(model, traffic.answered);
 const hpas = new HpaPanel(model);
 const custom = new CustomPanel(model, picture);
 const jobs = new JobsPanel(model);
+const sets = new SetsPanel(model);
 const events = new EventsPanel(model);
 const failures = new FailureList();
 const rules = new ProxyRules((node) => document.body.dataset.rulesUrl.replace("NODE", encodeURIComponent(node)));
@@ -42,6 +44,7 @@ function draw() {
   const full = fullRender;
   if (fullRender) {
     fullRender = false;
+    sets.renderAll();
     panels.renderAll();
     hpas.renderAll();
     custom.renderAll();
@@ -49,6 +52,7 @@ function draw() {
     events.renderAll();
     rules.restore();
   } else {
+    sets.render(); // before the panels: it peeks at the pods' changes they take
     panels.render();
     hpas.render();
     custom.render();
@@ -111,7 +115,7 @@ const relist = new ForceRelist({ live, picture, out: document.getElementById("re
   revision: () => timeline.liveRevision() });
 live.connect();
 document.getElementById("force-relist").addEventListener("click", () => relist.start());
-window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules, failures, events, jobs, namespaces,
+window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules, failures, events, jobs, sets, namespaces,
   relist, timeline };
 
 // --- the switches ------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 // (filled when a pod succeeded, outlined while one runs), its failed pods as red marks after them,
 // its outcome and duration (completion − start, as `kubectl get jobs` prints it; "running" while
 // it runs, since the page counts no time of its own); each CronJob with its schedule, suspend,
-// active jobs and last schedule time. A Job's newest Warning event is shown on its row.
+// active jobs, last schedule time and next run (computed by the server from the schedule and the last
+// run), and a "run now" button (a Job made from its template, as `kubectl create job --from=cronjob/X`).
+// A Job's newest Warning event is shown on its row.
 import { warningKey } from "./model.js";
 import { clockTime, term, ui } from "./words.js";
 
@@ -133,6 +135,10 @@ export class JobsPanel {
     const state = h("span", `suspend ${vm.suspend ? "on" : "off"}`, vm.suspend ? ui("suspended") : "");
     const active = h("span", "active", vm.active ? `${ui("active")} ${vm.active}` : "");
     const last = h("span", "last", `${ui("last-schedule")} ${clock(vm.lastSchedule)}`);
-    row.replaceChildren(name, schedule, state, active, last);
+    const next = h("span", "last next", vm.next ? `${ui("next-run")} ${clock(vm.next)}` : "");
+    const run = h("button", "act run-now", term("run-now"));
+    run.type = "button";
+    Object.assign(run.dataset, { action: "run-now", name: vm.name, namespace: vm.ns });
+    row.replaceChildren(name, schedule, state, active, last, next, run);
   }
 }

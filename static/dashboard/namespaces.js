@@ -5,7 +5,8 @@
 // holds (the snapshot holds no Namespace objects), plus the chosen one while it is chosen.
 import { ui } from "./words.js";
 
-const NAMESPACED = ["pods", "deployments", "replicasets", "services", "jobs", "cronjobs", "events"];
+const NAMESPACED = ["pods", "deployments", "replicasets", "services", "jobs", "cronjobs", "events", "daemonsets",
+  "statefulsets", "persistentvolumeclaims", "poddisruptionbudgets"];
 const REFRESH_MS = 500; // looking through every object for its namespace: at most twice a second
 
 // A stable colour for an owner (the same on its row and on each of its pods' chips).

@@ -174,6 +174,7 @@ export class Panels {
     }
     card.buttons.replaceChildren(
       vm.unschedulable ? button("uncordon", term("uncordon"), { name }) : button("cordon", term("cordon"), { name }),
+      button("drain", term("drain"), { name }, "danger"),
       state === "stopped"
         ? button("spoke", term("start-kubelet"), { spoke: `kubelet/${name}`, state: "running" })
         : button("spoke", term("stop-kubelet"), { spoke: `kubelet/${name}`, state: "stopped" }, "danger"),

@@ -90,3 +90,41 @@ def test_a_stale_write_with_a_bad_name_sends_nothing(fake):
     response = Client().post("/actions/stale-write/", {"namespace": "default", "name": "Pasta!"})
     assert response.status_code == 400
     assert fake.requests == []
+
+
+# --- run-now: a Job from a CronJob, as `kubectl create job --from=cronjob/X` ---------------------
+
+CRONJOB_PATH = "/apis/batch/v1/namespaces/default/cronjobs/daily-special"
+JOBS_PATH = "/apis/batch/v1/namespaces/default/jobs"
+
+
+def test_run_now_makes_the_job_kubectl_create_job_from_cronjob_makes(fake):
+    from django.test import Client
+
+    template = {"metadata": {"labels": {"dish": "special"}, "annotations": {"menu": "today"}},
+                "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}
+    cronjob = {"apiVersion": "batch/v1", "kind": "CronJob",
+               "metadata": {"name": "daily-special", "namespace": "default", "uid": "u-1"},
+               "spec": {"schedule": "* * * * *", "jobTemplate": template}}
+    fake.answers[("GET", CRONJOB_PATH)] = (200, cronjob)
+    fake.answers[("POST", JOBS_PATH)] = (201, {"metadata": {"name": "daily-special-manual-abcde"}})
+    response = Client().post("/actions/run-now/", {"namespace": "default", "name": "daily-special"})
+
+    assert response.status_code == 200 and "job.batch/daily-special-manual-abcde created" in response.content.decode()
+    assert [(r.method, r.path) for r in fake.requests] == [("GET", CRONJOB_PATH), ("POST", JOBS_PATH)]
+    job = fake.requests[1].body
+    # kubectl's createJobFromCronJob: the template's labels and spec, its annotations plus "manual"
+    # (the template's own win), a controller reference to the CronJob; the name is generated here.
+    assert job == {"apiVersion": "batch/v1", "kind": "Job", "spec": template["spec"], "metadata": {
+        "generateName": "daily-special-manual-", "namespace": "default", "labels": {"dish": "special"},
+        "annotations": {"cronjob.kubernetes.io/instantiate": "manual", "menu": "today"},
+        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": "daily-special", "uid": "u-1",
+                             "controller": True}]}}
+
+
+def test_a_long_cronjob_name_leaves_room_for_the_generated_suffix():
+    from dashboard.actions import job_from_cronjob
+
+    job = job_from_cronjob({"metadata": {"name": "a" * 52, "namespace": "d", "uid": "u"}, "spec": {"jobTemplate": {}}})
+    assert len(job["metadata"]["generateName"]) + 5 == 63 and job["metadata"]["generateName"].endswith("-manual-")
+    assert "labels" not in job["metadata"] and job["spec"] == {}

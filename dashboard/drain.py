@@ -1,0 +1,209 @@
+"""Draining a node from the dashboard, as `kubectl drain NODE --ignore-daemonsets
+--delete-emptydir-data --force` does it, in the background, with its progress readable at any time.
+
+Guarantees:
+- `drain` first cordons the node (spec.unschedulable), then lists the pods bound to it and asks the
+  hub to evict each one through its `eviction` subresource (policy/v1 Eviction), so every
+  PodDisruptionBudget is honoured by the hub, never by us. DaemonSet pods (their controller would
+  put them straight back) and mirror pods (the kubelet's own, annotation `kubernetes.io/config.mirror`)
+  are left in place and counted; every other pod is evicted, with or without a controller or an
+  emptyDir (`--force`, `--delete-emptydir-data`).
+- An eviction answered 429 (a budget allows no disruption now) is retried, with a back-off from
+  `RETRY_FIRST` doubling to `RETRY_CAP` (kubectl waits 5 s), while the others go on; the budget's
+  name (from the hub's cause) is kept on the progress. 404 means the pod is already gone (done).
+  Any other refusal is kept as the pod's error and that pod is not retried.
+- Once every pod is evicted it waits until they have left the node (gone, or a new pod with
+  another uid), polling every `POLL_SECONDS`. The whole drain stops at `timeout` seconds of the
+  injected clock, saying so; it never raises: whatever happens is on the `Progress`.
+- `Drains` runs at most one drain per node at a time (a second click shows the running one); it
+  holds the asyncio tasks so they finish even after the request that started them has answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from django.utils.translation import gettext as _, ngettext
+
+from control import errors
+from control.clock import REAL, Clock
+from control.client.resources import NODES, PODS
+
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+RETRY_FIRST = 1.0
+RETRY_CAP = 5.0  # kubectl drain's wait after a 429
+POLL_SECONDS = 1.0
+TIMEOUT_SECONDS = 120.0
+BUDGET = re.compile(r"The disruption budget (\S+)")
+
+
+class Client(Protocol):
+    async def patch(self, resource: Any, name: str, patch: Any, namespace: str | None = None) -> Any: ...
+    async def list(self, resource: Any, namespace: str | None = None, *, field_selector: str = "") -> Any: ...
+    async def request(self, method: str, path: str, *, body: Any = None) -> Any: ...
+
+
+@dataclass
+class Progress:
+    """What a drain has done so far; `line()` says it in the active language."""
+
+    node: str
+    state: str = "cordoning"  # cordoning, evicting, waiting, done, timed-out, failed
+    pods: list[str] = field(default_factory=list)  # "ns/name" of the pods to evict
+    evicted: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)  # DaemonSet and mirror pods, left in place
+    blocked: dict[str, str] = field(default_factory=dict)  # pod -> budget that refused it (429)
+    failed: dict[str, str] = field(default_factory=dict)  # pod -> the hub's message
+    remaining: int = 0  # evicted pods still on the node (while waiting)
+    error: str = ""
+    timeout: float = TIMEOUT_SECONDS
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("done", "timed-out", "failed")
+
+    @property
+    def ok(self) -> bool:
+        return self.state != "failed" and not self.failed and self.state != "timed-out"
+
+    def line(self) -> str:
+        node, total, done = self.node, len(self.pods), len(self.evicted)
+        left = ngettext("%(n)d DaemonSet pod left in place", "%(n)d DaemonSet pods left in place",
+                        len(self.left)) % {"n": len(self.left)} if self.left else ""
+        budgets = ", ".join(sorted(set(self.blocked.values())))
+        if self.state == "cordoning":
+            return _("Draining %(node)s: cordoning it…") % {"node": node}
+        if self.state == "failed":
+            return _("Draining %(node)s failed: %(error)s") % {"node": node, "error": self.error}
+        parts = []
+        if self.state == "evicting":
+            parts.append(_("Draining %(node)s: %(done)d of %(total)d evicted") % {"node": node, "done": done, "total": total})
+            for pod, budget in sorted(self.blocked.items()):
+                parts.append(_("%(pod)s blocked by budget %(budget)s, retrying") % {"pod": pod.split("/")[-1], "budget": budget})
+        elif self.state == "waiting":
+            parts.append(_("Draining %(node)s: %(done)d of %(total)d evicted, waiting for %(n)d to leave")
+                         % {"node": node, "done": done, "total": total, "n": self.remaining})
+        elif self.state == "done":
+            parts.append(ngettext("node/%(node)s drained: %(n)d pod evicted", "node/%(node)s drained: %(n)d pods evicted",
+                                  done) % {"node": node, "n": done})
+        else:  # timed-out
+            parts.append(_("Draining %(node)s gave up after %(seconds)d s: %(done)d of %(total)d evicted")
+                         % {"node": node, "seconds": int(self.timeout), "done": done, "total": total})
+            if budgets:
+                parts.append(_("still blocked by budget %(budgets)s") % {"budgets": budgets})
+        for pod, message in sorted(self.failed.items()):
+            parts.append(f"{pod.split('/')[-1]}: {message}")
+        if left:
+            parts.append(left)
+        return " · ".join(parts)
+
+
+def _key(pod: dict[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def stays(pod: dict[str, Any]) -> bool:
+    """A pod drain leaves in place: a DaemonSet's (--ignore-daemonsets) or a mirror pod."""
+    meta = pod.get("metadata") or {}
+    if MIRROR_ANNOTATION in (meta.get("annotations") or {}):
+        return True
+    refs = [r for r in meta.get("ownerReferences") or [] if isinstance(r, dict)]
+    return any(r.get("controller") and r.get("kind") == "DaemonSet" for r in refs)
+
+
+def _budget(exc: errors.ApiError) -> str:
+    for cause in (exc.details or {}).get("causes") or []:
+        match = BUDGET.match(str((cause or {}).get("message") or ""))
+        if match:
+            return match.group(1)
+    return "?"
+
+
+async def _evict(client: Client, pod: str, progress: Progress) -> bool:
+    """One eviction; True when it is settled (evicted, gone or refused for good)."""
+    namespace, name = pod.split("/", 1)
+    body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}
+    try:
+        await client.request("POST", PODS.path(namespace, name, "eviction"), body=body)
+    except errors.TooManyRequests as exc:
+        progress.blocked[pod] = _budget(exc)
+        return False
+    except errors.NotFound:
+        pass  # already gone: nothing left to evict
+    except errors.ApiError as exc:
+        progress.blocked.pop(pod, None)
+        progress.failed[pod] = exc.message
+        return True
+    progress.blocked.pop(pod, None)
+    progress.evicted.append(pod)
+    return True
+
+
+async def drain(client: Client, progress: Progress, *, clock: Clock = REAL, timeout: float = TIMEOUT_SECONDS) -> None:
+    """Cordon, evict, wait (see the module's guarantees); the outcome is left on `progress`."""
+    deadline, progress.timeout = clock.monotonic() + timeout, timeout
+    try:
+        await client.patch(NODES, progress.node, {"spec": {"unschedulable": True}})
+        listed = await client.list(PODS, field_selector=f"spec.nodeName={progress.node}")
+        pods = [p for p in listed.get("items") or [] if isinstance(p, dict)]
+        progress.left = [_key(p) for p in pods if stays(p)]
+        uids = {_key(p): (p.get("metadata") or {}).get("uid") for p in pods if not stays(p)}
+        progress.pods = list(uids)
+        progress.state = "evicting"
+        pending, delay = list(progress.pods), RETRY_FIRST
+        while pending:
+            pending = [pod for pod in pending if not await _evict(client, pod, progress)]
+            if not pending:
+                break
+            if clock.monotonic() + delay > deadline:
+                progress.state = "timed-out"
+                return
+            await clock.sleep(delay)
+            delay = min(RETRY_CAP, delay * 2)
+        progress.state = "waiting"
+        while True:
+            listed = await client.list(PODS, field_selector=f"spec.nodeName={progress.node}")
+            still = {_key(p) for p in listed.get("items") or []
+                     if isinstance(p, dict) and uids.get(_key(p)) == (p.get("metadata") or {}).get("uid")}
+            progress.remaining = len(still & set(progress.evicted))
+            if not progress.remaining:
+                break
+            if clock.monotonic() + POLL_SECONDS > deadline:
+                progress.state = "timed-out"
+                return
+            await clock.sleep(POLL_SECONDS)
+        progress.state = "done"
+    except errors.ApiError as exc:  # the cordon or a list refused, or the hub went away
+        progress.state, progress.error = "failed", exc.message
+    except Exception as exc:  # noqa: BLE001 - a background task has no caller: the page must hear of it
+        progress.state, progress.error = "failed", f"{type(exc).__name__}: {exc}"
+
+
+class Drains:
+    """The drains of one process: one per node at a time, each an asyncio task held until it ends."""
+
+    def __init__(self, *, clock: Clock = REAL, timeout: float = TIMEOUT_SECONDS):
+        self.clock, self.timeout = clock, timeout
+        self.progress: dict[str, Progress] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def start(self, client: Client, node: str) -> Progress:
+        """The node's running drain, or a new one started in the background."""
+        held = self.progress.get(node)
+        if held is not None and not held.finished:
+            return held
+        progress = self.progress[node] = Progress(node)
+        task = asyncio.get_running_loop().create_task(drain(client, progress, clock=self.clock, timeout=self.timeout))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return progress
+
+    def get(self, node: str) -> Progress | None:
+        return self.progress.get(node)
+
+
+DRAINS = Drains()
