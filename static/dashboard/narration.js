@@ -100,11 +100,20 @@ export class Narrator {
   }
 
   // Tell a batch of changes. `state` is {revision, get(resource, key)}: the page's model before the
-  // batch. `replay` (a replay of the past) never continues a live story nor the reverse; `label`
+  // batch, and optionally `each(resource)`, its view models. `replay` (a replay of the past) never continues a live story nor the reverse; `label`
   // says how the steps were played ("" live, else e.g. "slow motion ×1/4"). Returns the steps told.
   changes(items, state, { replay = false, label = "" } = {}) {
     const seen = new Map(); // resource|key -> the view model after an earlier item of this batch
     const get = (resource, key) => (seen.has(`${resource}|${key}`) ? seen.get(`${resource}|${key}`) : state.get(resource, key));
+    // The pods of a ReplicaSet not being deleted, as the page knows them now: what its controller
+    // counted (the ReplicaSet's own status is written after it acted, so it lags).
+    const activePods = (ns, owner) => {
+      if (!state.each) return null;
+      const pods = new Map([...state.each("pods")].map((vm) => [objectKey(vm.ns, vm.name), vm]));
+      for (const [key, vm] of seen) if (key.startsWith("pods|")) pods.set(key.slice(5), vm);
+      return [...pods.values()].filter((vm) => vm && vm.ns === ns && vm.ownerKind === "rs" && vm.owner === owner
+        && !vm.terminating).length;
+    };
     let revision = state.revision;
     let told = 0;
     for (const item of items) {
@@ -115,7 +124,7 @@ export class Narrator {
       for (const step of stepsOf(item, before)) {
         const about = step.subjects[0];
         const vm = item.resource === "events" ? get(PLURALS[about.kind], objectKey(about.ns, about.name)) : item.vm || before;
-        this.add(rootOf(about.kind, about.ns, about.name, vm, get), step, vm, get, replay, label);
+        this.add(rootOf(about.kind, about.ns, about.name, vm, get), step, vm, { get, activePods }, replay, label);
         told += 1;
       }
       seen.set(`${item.resource}|${key}`, item.type === "DELETED" ? undefined : item.vm);
@@ -123,7 +132,7 @@ export class Narrator {
     return told;
   }
 
-  add(root, step, vm, get, replay, label) {
+  add(root, step, vm, { get, activePods }, replay, label) {
     let story = this.stories.get(root);
     if (!story || story.replay !== replay) {
       story = { root, steps: [], dropped: 0, replay };
@@ -148,7 +157,8 @@ export class Narrator {
     const owner = step.verb === "created" && subject.kind === "Pod" && vm?.ownerKind === "rs"
       ? get("replicasets", objectKey(subject.ns, vm.owner)) : null;
     if (owner) {
-      story.steps.push({ verb: "had", actor: "", current: owner.current, desired: owner.desired,
+      const current = activePods(subject.ns, owner.name) ?? owner.current;
+      story.steps.push({ verb: "had", actor: "", current, desired: owner.desired,
         subjects: [{ kind: "ReplicaSet", ns: subject.ns, name: owner.name }] });
     }
     story.steps.push(step);
@@ -188,14 +198,25 @@ export class Narrator {
     return `${this.kindWord(subject.kind)} ${subject.name}`;
   }
 
+  // A sibling after the first of a list, without the name part they share: "pasta-6d4-a,
+  // -b, -c" (pods of one ReplicaSet differ only after their owner's name).
+  sibling(subject, first) {
+    const full = this.what(subject, null);
+    if (subject.kind !== "Pod") return full;
+    const cut = first.name.lastIndexOf("-");
+    return cut > 0 && subject.name.startsWith(first.name.slice(0, cut + 1)) ? subject.name.slice(cut) : full;
+  }
+
   sentence(step, previous) {
     const subjects = step.subjects;
     let what;
     if (subjects.length === 1) {
       what = this.what(subjects[0], previous);
     } else {
-      const shown = subjects.slice(0, MAX_NAMES).map((s) => (s.node && step.verb === "bound"
-        ? this.say("n-on", { what: this.what(s, null), node: s.node }) : this.what(s, null)));
+      const shown = subjects.slice(0, MAX_NAMES).map((s, index) => {
+        const named = index ? this.sibling(s, subjects[0]) : this.what(s, null);
+        return s.node && step.verb === "bound" ? this.say("n-on", { what: named, node: s.node }) : named;
+      });
       if (subjects.length > MAX_NAMES) shown.push(this.say("n-more", { n: subjects.length - MAX_NAMES }));
       what = shown.join(", ");
     }

@@ -39,6 +39,10 @@ class State {
     return this.objects[resource]?.get(key);
   }
 
+  each(resource) {
+    return this.objects[resource]?.values() || [];
+  }
+
   apply(items) {
     for (const item of items) {
       if (item.rv <= this.revision) continue;
@@ -70,13 +74,19 @@ function tell(n, state, batches, options) {
   return n.lines(2);
 }
 
-function withPastaReplicaSet(current) {
+// A Deployment "pasta" of 3 and its ReplicaSet, whose status counts `current` pods, with `pods`
+// running pods of its own.
+function withPastaReplicaSet(current, pods = current) {
   const state = new State();
   state.apply([
     change("ADDED", "deployments", "Deployment", "pasta", "kubectl", { name: "pasta", desired: 3 }),
     change("ADDED", "replicasets", "ReplicaSet", "pasta-6d4", "kube-controller-manager",
       { name: "pasta-6d4", owner: "pasta", desired: 3, current }),
   ]);
+  for (let i = 1; i <= pods; i += 1) {
+    state.apply([change("ADDED", "pods", "Pod", `pasta-6d4-r${i}`, "kube-controller-manager",
+      pod(`pasta-6d4-r${i}`, { node: "node-1", phase: "Running", status: "Running", ready: true }))]);
+  }
   return state;
 }
 
@@ -101,12 +111,12 @@ test("siblings created and bound by one client merge into one step each", () => 
     names.map((p) => change("ADDED", "pods", "Pod", p, "kube-controller-manager", pod(p))),
     names.map((p, i) => change("MODIFIED", "pods", "Pod", p, "kube-scheduler", pod(p, { node: `node-${i + 1}` }))),
   ]);
-  assert.equal(line.text(), "ReplicaSet pasta-6d4 had 0 of 3 → controller-manager created pasta-6d4-a, pasta-6d4-b,"
-    + " pasta-6d4-c → scheduler bound pasta-6d4-a to node-1, pasta-6d4-b to node-2, pasta-6d4-c to node-3");
+  assert.equal(line.text(), "ReplicaSet pasta-6d4 had 0 of 3 → controller-manager created pasta-6d4-a, -b, -c"
+    + " → scheduler bound pasta-6d4-a to node-1, -b to node-2, -c to node-3");
 });
 
 test("a delete: Terminating, then removed, told with who did it", () => {
-  const state = withPastaReplicaSet(3);
+  const state = withPastaReplicaSet(3, 2);
   state.apply([change("ADDED", "pods", "Pod", "pasta-6d4-a", "kube-controller-manager",
     pod("pasta-6d4-a", { node: "node-1", phase: "Running", status: "Running", ready: true }))]);
   const running = state.get("pods", "default/pasta-6d4-a");
@@ -154,7 +164,7 @@ test("heartbeats, endpoints, status-only updates and Normal events tell nothing"
 });
 
 test("a Warning joins the story of the object it concerns, its count growing in place", () => {
-  const state = withPastaReplicaSet(1);
+  const state = withPastaReplicaSet(1, 0);
   const running = pod("pasta-6d4-a", { node: "node-1", phase: "Running", status: "Running", ready: true });
   state.apply([change("ADDED", "pods", "Pod", "pasta-6d4-a", "kube-controller-manager", running)]);
   const warning = (count) => ({ type: "Warning", reason: "BackOff", count, source: "kubelet",
@@ -253,4 +263,22 @@ test("nothing deployed: no pod, Deployment, ReplicaSet, Job or CronJob outside k
   assert.equal(nothingDeployed(objects), true);
   objects.deployments.set("default/pasta", { ns: "default" });
   assert.equal(nothingDeployed(objects), false);
+});
+
+test("“had” counts the ReplicaSet's pods not being deleted (its status lags), not its status", () => {
+  const state = withPastaReplicaSet(3, 0); // the status still says 3
+  for (const p of ["pasta-6d4-a", "pasta-6d4-b", "pasta-6d4-c"]) {
+    state.apply([change("ADDED", "pods", "Pod", p, "kube-controller-manager", pod(p, { node: "node-1", phase: "Running" }))]);
+  }
+  state.apply([change("ADDED", "pods", "Pod", "other-x", "kube-controller-manager", pod("other-x", { owner: "other" }))]);
+  const n = narrator();
+  const [line] = tell(n, state, [
+    [change("MODIFIED", "pods", "Pod", "pasta-6d4-a", "kubectl", pod("pasta-6d4-a", { node: "node-1", phase: "Running", terminating: true }))],
+    [change("ADDED", "pods", "Pod", "pasta-6d4-d", "kube-controller-manager", pod("pasta-6d4-d"))],
+  ]);
+  assert.equal(line.text(), "kubectl deleted pasta-6d4-a → ReplicaSet pasta-6d4 had 2 of 3 → controller-manager created pasta-6d4-d");
+  const noList = { revision: state.revision, get: (r, k) => state.get(r, k) }; // without each(): the status
+  n.clear();
+  n.changes([change("ADDED", "pods", "Pod", "pasta-6d4-e", "kube-controller-manager", pod("pasta-6d4-e"))], noList);
+  assert.match(n.lines(1)[0].text(), /^ReplicaSet pasta-6d4 had 3 of 3 → /);
 });
