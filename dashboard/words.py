@@ -167,8 +167,6 @@ UI_STRINGS: dict[str, Any] = {
     "tl-other-version": _("This recording was made by another version of Kube Kitchen ({found}); this page plays {expected}."),
     # "what just happened" (static/dashboard/narration.js, storyline.js): one step of a story each;
     # {actor} is the client that wrote the change, {what} the object ("it" right after a step about it)
-    "n-title": _("What just happened"),
-    "n-toggle": _("what just happened"),
     "n-it": _("it"),
     "n-on": _("{what} to {node}"),
     "n-more": _("{n} more"),

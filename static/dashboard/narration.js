@@ -15,7 +15,7 @@
 // - Steps of the same client doing the same thing to siblings merge ("created a, b and c"); a
 //   pod named by the step before is "it". A story keeps its newest MAX_STEPS steps ("… →" before).
 // - Lease heartbeats, Endpoints, status-only updates and Normal events tell nothing new: skipped.
-export const MAX_STEPS = 5;
+export const MAX_STEPS = 6;
 const MAX_STORIES = 30;
 const MAX_NAMES = 3;
 const MERGING = new Set(["created", "bound", "started", "ready", "deleting", "removed"]);

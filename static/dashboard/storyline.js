@@ -1,4 +1,4 @@
-// The "what just happened" line above the picture: the newest story of the narration
+// The "what just happened" line right above the picture: the newest story of the narration
 // (narration.js) in the page's language and mode, and the one before it when there is room.
 //
 // Guarantees:
@@ -11,7 +11,7 @@
 //   newest story is longer than two lines its oldest steps are left out ("… →") until it fits.
 // - With nothing deployed and nothing told, it says what to do first: the first lesson of the
 //   lesson bar, with a button that opens it.
-// - The toggle under the picture hides it (remembered by the browser).
+// - Its button hides it and shows it again (remembered by the browser); the row keeps its height.
 import { Narrator, nothingDeployed } from "./narration.js";
 import { clientName, statusWord, term, ui } from "./words.js";
 
@@ -44,11 +44,14 @@ export class StoryLine {
     this.history = false;
     this.dirty = true;
     this.shown = "";
-    toggle.checked = localStorage.getItem(HIDDEN_KEY) !== "true";
-    box.hidden = !toggle.checked;
-    toggle.addEventListener("change", () => {
-      box.hidden = !toggle.checked;
-      localStorage.setItem(HIDDEN_KEY, String(!toggle.checked));
+    const show = (shown) => {
+      box.hidden = !shown;
+      toggle.setAttribute("aria-pressed", String(shown));
+    };
+    show(localStorage.getItem(HIDDEN_KEY) !== "true");
+    toggle.addEventListener("click", () => {
+      show(box.hidden);
+      localStorage.setItem(HIDDEN_KEY, String(box.hidden));
       this.dirty = true;
       this.render();
     });
@@ -71,7 +74,9 @@ export class StoryLine {
       this.narrator.clear();
       this.dirty = true;
     } else if (message.t === "changes" && message.items.length) {
-      const state = { revision: this.model.revision, get: (resource, key) => this.model.objects[resource]?.get(key) };
+      const objects = this.model.objects;
+      const state = { revision: this.model.revision, get: (resource, key) => objects[resource]?.get(key),
+        each: (resource) => objects[resource]?.values() || [] };
       const label = stage.state === "live" ? "" : stage.text;
       if (this.narrator.changes(message.items, state, { replay: stage.history, label })) this.dirty = true;
     }
@@ -108,10 +113,10 @@ export class StoryLine {
   }
 
   story(line, className) {
-    const p = h("p", `story ${className}`);
+    const p = h("p", `narr-line ${className}`);
     p.dataset.root = line.root;
-    if (line.label) p.append(h("span", "story-label", line.label));
-    p.append(h("span", "story-text", line.text()));
+    if (line.label) p.append(h("span", "narr-label", line.label));
+    p.append(h("span", "narr-text", line.text()));
     return p;
   }
 
@@ -122,9 +127,9 @@ export class StoryLine {
   // What the line says before anything happened: the first step (nothing deployed), the state
   // of the past shown, or that changes will be told here.
   idle() {
-    const p = h("p", "story idle");
+    const p = h("p", "narr-line idle");
     if (this.history) {
-      p.append(h("span", "story-label", this.stage().text), h("span", "story-text", ui("n-history")));
+      p.append(h("span", "narr-label", this.stage().text), h("span", "narr-text", ui("n-history")));
       return p;
     }
     if (!nothingDeployed(this.model.objects)) {

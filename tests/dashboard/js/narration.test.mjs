@@ -193,8 +193,9 @@ test("a long story keeps its newest steps; text(k) leaves out k more", () => {
   assert.equal(line.steps, MAX_STEPS);
   assert.equal(line.text(), "… → kubectl scaled Deployment pasta to 3 → python-client scaled Deployment pasta to 4"
     + " → kubectl scaled Deployment pasta to 5 → python-client scaled Deployment pasta to 6"
-    + " → kubectl scaled Deployment pasta to 7");
-  assert.equal(line.text(3), "… → python-client scaled Deployment pasta to 6 → kubectl scaled Deployment pasta to 7");
+    + " → kubectl scaled Deployment pasta to 7 → python-client scaled Deployment pasta to 8");
+  assert.equal(line.text(3), "… → python-client scaled Deployment pasta to 6 → kubectl scaled Deployment pasta to 7"
+    + " → python-client scaled Deployment pasta to 8");
 });
 
 test("a replay never continues a live story; each story carries how it was played", () => {
