@@ -99,10 +99,11 @@ export class Narrator {
     this.stories.clear();
   }
 
-  // Tell a batch of changes. `state` is {revision, get(resource, key)}: the page's model before the
-  // batch, and optionally `each(resource)`, its view models. `replay` (a replay of the past) never continues a live story nor the reverse; `label`
-  // says how the steps were played ("" live, else e.g. "slow motion ×1/4"). Returns the steps told.
-  changes(items, state, { replay = false, label = "" } = {}) {
+  // Tell a batch of changes. `state` is {revision, get(resource, key)} and optionally
+  // {each(resource)}: the page's model before the batch, and its view models. A `replay` (the
+  // past) never continues a live story nor the reverse; `label` (kept as given, e.g. the stage
+  // bar's "slow motion ×1/4"; null when live) says how the steps were played. Returns the steps told.
+  changes(items, state, { replay = false, label = null } = {}) {
     const seen = new Map(); // resource|key -> the view model after an earlier item of this batch
     const get = (resource, key) => (seen.has(`${resource}|${key}`) ? seen.get(`${resource}|${key}`) : state.get(resource, key));
     // The pods of a ReplicaSet not being deleted, as the page knows them now: what its controller

@@ -77,7 +77,7 @@ export class StoryLine {
       const objects = this.model.objects;
       const state = { revision: this.model.revision, get: (resource, key) => objects[resource]?.get(key),
         each: (resource) => objects[resource]?.values() || [] };
-      const label = stage.state === "live" ? "" : stage.text;
+      const label = stage.state === "live" ? null : { state: stage.state, text: stage.text };
       if (this.narrator.changes(message.items, state, { replay: stage.history, label })) this.dirty = true;
     }
   }
@@ -115,9 +115,16 @@ export class StoryLine {
   story(line, className) {
     const p = h("p", `narr-line ${className}`);
     p.dataset.root = line.root;
-    if (line.label) p.append(h("span", "narr-label", line.label));
+    if (line.label) p.append(this.label(line.label));
     p.append(h("span", "narr-text", line.text()));
     return p;
+  }
+
+  // How the story was played, as the stage bar's badge said it then (coloured as the badge is).
+  label({ state, text }) {
+    const span = h("span", "narr-label", text);
+    span.dataset.state = state;
+    return span;
   }
 
   say(node) {
@@ -129,7 +136,7 @@ export class StoryLine {
   idle() {
     const p = h("p", "narr-line idle");
     if (this.history) {
-      p.append(h("span", "narr-label", this.stage().text), h("span", "narr-text", ui("n-history")));
+      p.append(this.label(this.stage()), h("span", "narr-text", ui("n-history")));
       return p;
     }
     if (!nothingDeployed(this.model.objects)) {
