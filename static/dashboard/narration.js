@@ -18,6 +18,7 @@
 export const MAX_STEPS = 6;
 const MAX_STORIES = 30;
 const MAX_NAMES = 3;
+const KEEP_NAMES = 50;
 const MERGING = new Set(["created", "bound", "started", "ready", "deleting", "removed"]);
 const QUIET = new Set(["leases", "endpoints", "endpointslices", "events", "configmaps"]);
 const OWNER_KINDS = { rs: "ReplicaSet", job: "Job", sts: "StatefulSet", ds: "DaemonSet", rc: "ReplicationController" };
@@ -146,7 +147,9 @@ export class Narrator {
     const subject = step.subjects[0];
     if (last && last.verb === step.verb && last.actor === step.actor && MERGING.has(step.verb)
         && last.subjects[0].kind === subject.kind) {
-      if (!last.subjects.some((s) => sameSubject(s, subject))) last.subjects.push(subject);
+      // Past KEEP_NAMES (a scale to hundreds) the others are only counted: a bounded step.
+      if (last.subjects.length >= KEEP_NAMES) last.others = (last.others || 0) + 1;
+      else if (!last.subjects.some((s) => sameSubject(s, subject))) last.subjects.push(subject);
       return;
     }
     if (last && step.verb === "warning" && last.verb === "warning" && last.reason === step.reason
@@ -218,7 +221,8 @@ export class Narrator {
         const named = index ? this.sibling(s, subjects[0]) : this.what(s, null);
         return s.node && step.verb === "bound" ? this.say("n-on", { what: named, node: s.node }) : named;
       });
-      if (subjects.length > MAX_NAMES) shown.push(this.say("n-more", { n: subjects.length - MAX_NAMES }));
+      const more = subjects.length - MAX_NAMES + (step.others || 0);
+      if (more > 0) shown.push(this.say("n-more", { n: more }));
       what = shown.join(", ");
     }
     const node = subjects.length === 1 ? subjects[0].node : "";

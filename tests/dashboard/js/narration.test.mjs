@@ -283,3 +283,11 @@ test("“had” counts the ReplicaSet's pods not being deleted (its status lags)
   n.changes([change("ADDED", "pods", "Pod", "pasta-6d4-e", "kube-controller-manager", pod("pasta-6d4-e"))], noList);
   assert.match(n.lines(1)[0].text(), /^ReplicaSet pasta-6d4 had 3 of 3 → /);
 });
+
+test("a scale to hundreds stays one bounded step: three names, then how many more", () => {
+  const state = withPastaReplicaSet(0);
+  const n = narrator();
+  const names = Array.from({ length: 300 }, (_, i) => `pasta-6d4-p${i}`);
+  tell(n, state, [names.map((p) => change("ADDED", "pods", "Pod", p, "kube-controller-manager", pod(p)))]);
+  assert.equal(n.lines(1)[0].text(), "ReplicaSet pasta-6d4 had 0 of 3 → controller-manager created pasta-6d4-p0, -p1, -p2, 297 more");
+});
