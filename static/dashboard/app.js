@@ -18,6 +18,7 @@ import { Picture } from "./picture.js";
 import { ForceRelist } from "./relist.js";
 import { ProxyRules } from "./rules.js";
 import { Timeline } from "./timeline.js";
+import { StoryLine } from "./storyline.js";
 import { RECORD, TrafficView } from "./traffic.js";
 import { SetsPanel } from "./sets.js";
 import { WireView } from "./wire.js";
@@ -39,6 +40,10 @@ const wire = new WireView(() => onNextFrame(() => wire.render()));
 const connection = document.getElementById("connection");
 const namespaces = new NamespaceFilter(model, document.getElementById("ns-filter"), document.getElementById("ns-style"));
 let fullRender = false;
+// "What just happened" above the picture; labelled by the stage bar's badge when not live.
+const storyLine = new StoryLine(model, { box: document.getElementById("narration"),
+  toggle: document.getElementById("narration-toggle"),
+  stage: () => ({ history: Boolean(timeline.source), ...timeline.badge() }) });
 
 function draw() {
   const full = fullRender;
@@ -69,11 +74,13 @@ function draw() {
   picture.setRevision(model.revision);
   picture.render();
   versionLog.render();
+  storyLine.render(full);
   if (picture.pending()) onNextFrame(draw);
 }
 
 function receive(message) {
   relist.receive(message); // a 410 and the relist after it, shown on stage
+  storyLine.receive(message); // before the model applies it: each change is told against the state before it
   if (message.t === "snapshot") {
     model.loadSnapshot(message);
     model.setSpokes(message.spokes);
@@ -116,7 +123,7 @@ const relist = new ForceRelist({ live, picture, out: document.getElementById("re
 live.connect();
 document.getElementById("force-relist").addEventListener("click", () => relist.start());
 window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules, failures, events, jobs, sets, namespaces,
-  relist, timeline };
+  relist, timeline, storyLine };
 
 // --- the switches ------------------------------------------------------------------------------
 

@@ -51,3 +51,18 @@ def test_pod_view_models_say_what_kubectl_says():
                   "containers": ["app", "sidecar"]}
     pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     assert presenters.pod_vm(pod)["status"] == "Terminating"
+
+
+def test_every_narration_sentence_keeps_its_placeholders_in_korean():
+    """The narration fills {actor}, {what}, {node}… into the translated templates: a Korean template
+    that lost or renamed one would print a blank or a brace on the projector."""
+    import re
+
+    with translation.override("en"):
+        english = page_words.terms()["ui"]
+    with translation.override("ko"):
+        korean = page_words.terms()["ui"]
+    narration = [key for key in english if key.startswith("n-")]
+    assert {"n-created", "n-bound", "n-started", "n-had", "n-first"} <= set(narration)
+    for key in narration:
+        assert sorted(re.findall(r"\{\w+\}", korean[key])) == sorted(re.findall(r"\{\w+\}", english[key])), key
