@@ -25,7 +25,8 @@ RECORD_SERVICE_REQUEST = "service.request"  # one request sent through a node's 
 RECORD_TYPES = (RECORD_REQUEST, RECORD_WATCH, RECORD_SERVICE_REQUEST)
 
 SNAPSHOT_KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "endpoints",
-                  "horizontalpodautoscalers", "customresourcedefinitions", "jobs", "cronjobs", "events")
+                  "horizontalpodautoscalers", "customresourcedefinitions", "jobs", "cronjobs", "events",
+                  "configmaps", "secrets")
 
 KITCHEN_GROUP = "kitchen.kubekitchen.dev"
 ORDER_LABEL = f"{KITCHEN_GROUP}/order"
