@@ -108,6 +108,7 @@ def _container(container: Obj, status: Obj | None, volumes: dict[str, tuple[str,
                        "subPath": str(mount.get("subPath", ""))})
     return {"name": str(container.get("name", "")), "image": str(container.get("image", "")), "init": init,
             "state": state, "reason": reason, "ready": bool((status or {}).get("ready")),
+            "succeeded": state == "Terminated" and ((status or {}).get("state") or {}).get("terminated", {}).get("exitCode") == 0,
             "restarts": int((status or {}).get("restartCount") or 0), "env": env,
             "envFrom": [text for text in (_env_from(s) for s in container.get("envFrom") or [] if isinstance(s, dict)) if text],
             "mounts": mounts}

@@ -46,7 +46,9 @@ def test_the_detail_names_env_variables_and_never_a_value():
 def test_containers_show_image_state_restarts_and_mounts_with_their_source():
     detail = describe(POD, EVENTS)
     setup, app = detail["containers"]
-    assert (setup["name"], setup["init"], setup["state"], setup["reason"]) == ("setup", True, "Terminated", "Completed (exit code 0)")
+    assert (setup["name"], setup["init"], setup["state"], setup["reason"], setup["succeeded"]) == (
+        "setup", True, "Terminated", "Completed (exit code 0)", True)
+    assert app["succeeded"] is False
     assert (app["image"], app["state"], app["ready"], app["restarts"]) == ("nginx:1.25", "Running", True, 2)
     assert [(m["path"], m["kind"], m["source"], m["readOnly"]) for m in app["mounts"]] == [
         ("/etc/app", "ConfigMap", "settings", False), ("/tls", "Secret", "certs", True),
