@@ -26,7 +26,8 @@ RECORD_TYPES = (RECORD_REQUEST, RECORD_WATCH, RECORD_SERVICE_REQUEST)
 
 SNAPSHOT_KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "endpoints",
                   "horizontalpodautoscalers", "customresourcedefinitions", "jobs", "cronjobs", "events",
-                  "daemonsets", "statefulsets", "persistentvolumeclaims", "persistentvolumes", "poddisruptionbudgets")
+                  "daemonsets", "statefulsets", "persistentvolumeclaims", "persistentvolumes", "poddisruptionbudgets",
+                  "configmaps", "secrets")
 
 KITCHEN_GROUP = "kitchen.kubekitchen.dev"
 ORDER_LABEL = f"{KITCHEN_GROUP}/order"

@@ -7,6 +7,11 @@ Guarantees:
 - `change_item` keeps every change of every kind (the version log shows them all) and attaches a
   view model only for the kinds the panels draw: the built-in ones of `PRESENTERS` (keyed by
   plural) and every custom kind (keyed "<group>/<plural>", view models from `dashboard.custom`).
+- A Secret's values never reach the page: its view model (`dashboard.configs.secret_vm`) holds
+  its key names only; a ConfigMap's holds its key names too (the supervisor's own ConfigMap is
+  the spokes' desired states instead).
+- A pod's STATUS and RESTARTS are the hub's table converter's (`control.kinds.pods`), so a chip
+  reads as `kubectl get pods` does.
 - The page's words live in `dashboard.words`.
 """
 
@@ -16,7 +21,8 @@ from typing import Any, Callable
 
 from control.kinds.meta import (condition_status as _condition, metadata as _meta, owner_name as _owner,
                                 parse_time as _parse_time)
-from dashboard import custom, sets
+from control.kinds.pods import pod_display_status, pod_restarts
+from dashboard import configs, custom, sets
 
 Obj = dict[str, Any]
 SPOKES_CONFIGMAP = ("kube-system", "kubekitchen-spokes")
@@ -35,16 +41,9 @@ def _base(obj: Obj) -> Obj:
 
 
 def pod_status(pod: Obj) -> str:
-    """What `kubectl get pods` prints in STATUS: Terminating, a container's reason, or the phase."""
-    if _meta(pod).get("deletionTimestamp"):
-        return "Terminating"
-    statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    for state_name in ("waiting", "terminated"):
-        for status in statuses:
-            state = ((status or {}).get("state") or {}).get(state_name)
-            if state and state.get("reason"):
-                return state["reason"]
-    return (pod.get("status") or {}).get("phase") or "Pending"
+    """What `kubectl get pods` prints in STATUS (Init:1/2, ImagePullBackOff, OOMKilled, Completed,
+    Terminating, ...): the hub's own table converter, not a copy of it."""
+    return pod_display_status(pod)
 
 
 # The kinds that own pods, as a chip names them (kubectl's short names).
@@ -84,7 +83,7 @@ def pod_image(pod: Obj) -> str:
 def pod_vm(pod: Obj) -> Obj:
     status = pod.get("status") or {}
     owner_kind, owner = controller_of(pod)
-    restarts = sum(int((s or {}).get("restartCount") or 0) for s in status.get("containerStatuses") or [])
+    restarts = pod_restarts(pod)  # as kubectl's RESTARTS: the init containers' while it initializes
     annotations = _meta(pod).get("annotations") or {}
     return {**_base(pod), "node": (pod.get("spec") or {}).get("nodeName", ""),
             "phase": status.get("phase") or "Pending", "status": pod_status(pod),
@@ -92,7 +91,8 @@ def pod_vm(pod: Obj) -> Obj:
             "terminating": bool(_meta(pod).get("deletionTimestamp")), "ip": status.get("podIP", ""),
             "owner": owner, "ownerKind": OWNER_SHORT.get(owner_kind, owner_kind.lower()),
             "image": pod_image(pod), "crashing": CRASH_ANNOTATION in annotations,
-            "containers": [str((c or {}).get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []]}
+            "containers": [str((c or {}).get("name", "")) for c in (pod.get("spec") or {}).get("containers") or []],
+            "uses": configs.pod_uses(pod)}
 
 
 def node_vm(node: Obj) -> Obj:
@@ -241,6 +241,14 @@ def spoke_name(key: str) -> str:
     return f"{component}/{node}" if node and component in PER_NODE_SPOKES else key
 
 
+def configmap_or_spokes(configmap: Obj) -> Obj:
+    """A ConfigMap's view model; the supervisor's own ConfigMap is the spokes' desired states."""
+    meta = _meta(configmap)
+    if is_spokes_configmap("configmaps", meta.get("namespace", ""), meta.get("name", "")):
+        return spokes_vm(configmap)
+    return configs.configmap_vm(configmap)
+
+
 def spokes_vm(configmap: Obj) -> Obj:
     """The desired state of each spoke, by spoke name, from the supervisor's ConfigMap."""
     data = configmap.get("data") or {}
@@ -253,13 +261,14 @@ PRESENTERS: dict[str, Callable[[Obj], Obj]] = {
     "customresourcedefinitions": custom.crd_vm, "jobs": job_vm, "cronjobs": cronjob_vm, "events": event_vm,
     "daemonsets": sets.daemonset_vm, "statefulsets": sets.statefulset_vm, "persistentvolumeclaims": sets.pvc_vm,
     "persistentvolumes": sets.pv_vm, "poddisruptionbudgets": sets.pdb_vm,
+    "configmaps": configmap_or_spokes, "secrets": configs.secret_vm,
 }
 # The snapshot sends at most this many Events (the newest): the panel shows no more, and an old
 # cluster's thousands of Events must not cost the page's first message megabytes.
 SNAPSHOT_EVENTS = 100
 KINDS = {"pods": "Pod", "nodes": "Node", "deployments": "Deployment", "replicasets": "ReplicaSet",
          "services": "Service", "endpoints": "Endpoints", "events": "Event", "leases": "Lease",
-         "configmaps": "ConfigMap", "namespaces": "Namespace",
+         "configmaps": "ConfigMap", "secrets": "Secret", "namespaces": "Namespace",
          "horizontalpodautoscalers": "HorizontalPodAutoscaler",
          "customresourcedefinitions": "CustomResourceDefinition", "jobs": "Job", "cronjobs": "CronJob",
          "daemonsets": "DaemonSet", "statefulsets": "StatefulSet", "persistentvolumeclaims": "PersistentVolumeClaim",
@@ -278,9 +287,6 @@ def present(resource: str, obj: Obj) -> Obj | None:
         return presenter(obj)
     if "/" in resource:
         return custom.object_vm(resource, obj)
-    meta = _meta(obj)
-    if is_spokes_configmap(resource, meta.get("namespace", ""), meta.get("name", "")):
-        return spokes_vm(obj)
     return None
 
 

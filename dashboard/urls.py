@@ -4,7 +4,7 @@ too (the dashboard is one Daphne process with the hub; there is no separate web 
 from django.contrib.staticfiles.views import serve
 from django.urls import include, path, re_path
 
-from dashboard import lesson_views, timeline, views
+from dashboard import lesson_views, pod_detail, timeline, views
 
 app_name = "dashboard"
 
@@ -15,6 +15,7 @@ urlpatterns = [
     path("drain/<str:node>/", views.drain, name="drain"),
     path("traffic/", views.traffic, name="traffic"),
     path("proxyrules/<str:node>/", views.proxy_rules, name="proxy_rules"),
+    path("pods/<str:namespace>/<str:name>/", pod_detail.pod_detail, name="pod_detail"),
     path("lessons/", lesson_views.lesson_list, name="lessons"),
     path("lessons/<slug:lesson_id>/<int:number>/", lesson_views.lesson_step, name="lesson_step"),
     path("lessons/<slug:lesson_id>/<int:number>/check/", lesson_views.lesson_check, name="lesson_check"),

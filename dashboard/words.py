@@ -11,6 +11,8 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 
+from dashboard import detail_words
+
 TERMS: dict[str, tuple[Any, Any]] = {
     # key: (as Kubernetes names it, as the restaurant story tells it)
     "hub": (_("API server"), _("Waiter")),
@@ -224,6 +226,8 @@ def _pair(pair: tuple[Any, Any]) -> dict[str, str]:
 
 def terms() -> dict[str, Any]:
     """Every word the page's script draws with, in the active language."""
-    return {"terms": {key: _pair(pair) for key, pair in TERMS.items()},
-            "status": {key: _pair(pair) for key, pair in STATUS_WORDS.items()},
-            "ui": {key: str(value) for key, value in UI_STRINGS.items()}}
+    terms_, status, strings = {**TERMS, **detail_words.TERMS}, {**STATUS_WORDS, **detail_words.STATUS_WORDS}, \
+        {**UI_STRINGS, **detail_words.UI_STRINGS}
+    return {"terms": {key: _pair(pair) for key, pair in terms_.items()},
+            "status": {key: _pair(pair) for key, pair in status.items()},
+            "ui": {key: str(value) for key, value in strings.items()}}

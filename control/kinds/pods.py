@@ -243,7 +243,7 @@ def _ready(pod: Obj) -> str:
     return f"{ready}/{len(spec.get('containers') or []) + len(sidecar_names)}"
 
 
-def _restarts(pod: Obj) -> int:
+def pod_restarts(pod: Obj) -> int:
     """The app containers' restarts; while the pod initializes, the init containers'."""
     status = pod.get("status") or {}
     if _init_reason(pod) is not None:
@@ -254,7 +254,7 @@ def _restarts(pod: Obj) -> int:
 def pod_cells(pod: Obj, now: float) -> list[Any]:
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
     gates = spec.get("readinessGates") or []
-    return [pod["metadata"]["name"], _ready(pod), pod_display_status(pod), _restarts(pod), age(pod, now),
+    return [pod["metadata"]["name"], _ready(pod), pod_display_status(pod), pod_restarts(pod), age(pod, now),
             status.get("podIP") or "<none>", spec.get("nodeName") or "<none>",
             status.get("nominatedNodeName") or "<none>", f"{len(gates)}" if gates else "<none>"]
 

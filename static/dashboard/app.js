@@ -1,6 +1,7 @@
 // The dashboard page: wires the websocket to the model, and the model to the renderers, which run
 // once per animation frame. Nothing here draws on a timer: every movement follows a record or a
 // change that arrived.
+import { ConfigsPanel } from "./configs.js";
 import { CustomPanel } from "./custom.js";
 import { EventsPanel } from "./events.js";
 import { FailureList } from "./failures.js";
@@ -15,6 +16,7 @@ import { Model } from "./model.js";
 import { NamespaceFilter } from "./namespaces.js";
 import { Panels } from "./panels.js";
 import { Picture } from "./picture.js";
+import { PodDetail } from "./poddetail.js";
 import { ForceRelist } from "./relist.js";
 import { ProxyRules } from "./rules.js";
 import { Timeline } from "./timeline.js";
@@ -34,6 +36,9 @@ const jobs = new JobsPanel(model);
 const sets = new SetsPanel(model);
 const events = new EventsPanel(model);
 const failures = new FailureList();
+const configs = new ConfigsPanel(model, document.getElementById("config-list"));
+const podDetail = new PodDetail(model, document.getElementById("pod-detail"), (ns, name) =>
+  document.body.dataset.podDetailUrl.replace("NS", encodeURIComponent(ns)).replace("NAME", encodeURIComponent(name)));
 const rules = new ProxyRules((node) => document.body.dataset.rulesUrl.replace("NODE", encodeURIComponent(node)));
 const versionLog = new VersionLog();
 const wire = new WireView(() => onNextFrame(() => wire.render()));
@@ -55,6 +60,7 @@ function draw() {
     custom.renderAll();
     jobs.renderAll();
     events.renderAll();
+    configs.renderAll();
     rules.restore();
   } else {
     sets.render(); // before the panels: it peeks at the pods' changes they take
@@ -63,7 +69,9 @@ function draw() {
     custom.render();
     jobs.render();
     events.render();
+    configs.render();
   }
+  podDetail.render();
   failures.render();
   namespaces.render(full); // after a snapshot at once, else at most twice a second
   traffic.render();
@@ -123,7 +131,7 @@ const relist = new ForceRelist({ live, picture, out: document.getElementById("re
 live.connect();
 document.getElementById("force-relist").addEventListener("click", () => relist.start());
 window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules, failures, events, jobs, sets, namespaces,
-  relist, timeline, storyLine };
+  relist, timeline, storyLine, configs, podDetail };
 
 // --- the switches ------------------------------------------------------------------------------
 

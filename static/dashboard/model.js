@@ -100,7 +100,8 @@ export class Model {
       if (this.revision !== null && item.rv <= this.revision) continue;
       this.revision = item.rv;
       applied.push(item);
-      if (item.vm && item.resource === "configmaps") {
+      // The supervisor's ConfigMap is the spokes' desired states (its view model has `states`).
+      if (item.vm && item.resource === "configmaps" && item.vm.states) {
         this.spokes = item.type === "DELETED" ? {} : item.vm.states;
         this.spokesDirty = true;
         continue;

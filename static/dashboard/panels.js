@@ -39,9 +39,18 @@ function nsTag(ns) {
   return ns && ns !== "default" ? h("span", "ns-tag", ns) : null;
 }
 
+// STATUS words (kubectl's, computed by the hub's table converter) that mean a container is stuck
+// or broken: the chip is red whatever the phase; so is any "Init:<reason>" but "Init:N/M".
+const BROKEN = new Set(["CrashLoopBackOff", "Error", "ImagePullBackOff", "ErrImagePull", "InvalidImageName",
+  "CreateContainerConfigError", "CreateContainerError", "RunContainerError", "OOMKilled", "ContainerCannotRun"]);
+
+export function brokenStatus(status) {
+  return BROKEN.has(status) || (status.startsWith("Init:") && !/^Init:\d+\/\d+$/.test(status));
+}
+
 function podClass(vm) {
   let phase = vm.phase.toLowerCase();
-  if (vm.status === "CrashLoopBackOff" || vm.status === "Error") phase = "failed";
+  if (brokenStatus(vm.status)) phase = "failed";
   if (vm.phase === "Running" && vm.ready) phase = "ready";
   return `pod phase-${phase}${vm.terminating ? " terminating" : ""}`;
 }

@@ -7,7 +7,9 @@ from django.utils import translation
 
 from dashboard import presenters, words as page_words
 
-SAME_IN_BOTH = {"kubelet", "kubectl", "kube-proxy", "CrashLoopBackOff"}
+# kubectl's STATUS words are printed as they are in every language
+SAME_IN_BOTH = {"kubelet", "kubectl", "kube-proxy", "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull",
+                "CreateContainerConfigError", "OOMKilled"}
 
 
 def test_every_word_is_translated_to_korean():
@@ -48,7 +50,7 @@ def test_pod_view_models_say_what_kubectl_says():
     assert vm == {"key": "default/p", "ns": "default", "name": "p", "node": "node-1", "phase": "Running",
                   "status": "CrashLoopBackOff", "ready": False, "restarts": 2, "terminating": False,
                   "ip": "10.0.0.5", "owner": "rs", "ownerKind": "rs", "image": "", "crashing": False,
-                  "containers": ["app", "sidecar"]}
+                  "containers": ["app", "sidecar"], "uses": []}
     pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     assert presenters.pod_vm(pod)["status"] == "Terminating"
 
