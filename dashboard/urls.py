@@ -4,12 +4,14 @@ too (the dashboard is one Daphne process with the hub; there is no separate web 
 from django.contrib.staticfiles.views import serve
 from django.urls import include, path, re_path
 
-from dashboard import lesson_views, timeline, views
+from dashboard import lesson_views, login, timeline, views
 
 app_name = "dashboard"
 
 urlpatterns = [
     path("", views.index, name="index"),
+    path("login/", login.login_view, name="login"),
+    path("logout/", login.logout_view, name="logout"),
     path("apply/", views.apply, name="apply"),
     path("actions/<slug:name>/", views.action, name="action"),
     path("traffic/", views.traffic, name="traffic"),

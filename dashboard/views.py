@@ -26,6 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from control import errors, protocol
 from dashboard import hub, manifests, network, words
+from dashboard.login import login_required
 from dashboard.actions import ACTIONS, ActionError, form_of
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
@@ -50,12 +51,15 @@ def page_context() -> dict[str, Any]:
 
 @require_GET
 @localized
+@login_required
 async def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "dashboard/index.html", page_context())
+    identity = hub.acting()
+    return render(request, "dashboard/index.html", {**page_context(), "user": identity.user if identity else ""})
 
 
 @require_POST
 @localized
+@login_required
 async def apply(request: HttpRequest) -> HttpResponse:
     limit = settings.KK_MAX_BODY_BYTES
     too_large = f"Request entity too large: limit is {limit}"  # the API's own words (413)
@@ -80,6 +84,7 @@ async def apply(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @localized
+@login_required
 async def action(request: HttpRequest, name: str) -> HttpResponse:
     run = ACTIONS.get(name)
     if run is None:
@@ -108,6 +113,7 @@ async def _attempt(call: Awaitable[Any]) -> tuple[Any, str, int]:
 
 @require_POST
 @localized
+@login_required
 async def traffic(request: HttpRequest) -> HttpResponse:
     summary, message, status = await _attempt(
         network.send_traffic(hub.hub_url(hub.scope_of(request)), form_of(request.POST)))
@@ -117,6 +123,7 @@ async def traffic(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @localized
+@login_required
 async def proxy_rules(request: HttpRequest, node: str) -> HttpResponse:
     rules, message, status = await _attempt(network.proxy_rules(hub.hub_url(hub.scope_of(request)), node))
     lines = network.rule_lines(rules) if rules is not None else []
