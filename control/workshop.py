@@ -1,6 +1,18 @@
-"""A workshop's attendees and the codes that log a browser in, kept in the data folder.
+"""A workshop's attendees, provisioned on a running hub over HTTP, and the codes that log a browser
+in, kept in the data folder.
 
 Guarantees:
+- `provision(url, data, names)` gives each attendee, idempotently (run it again and nothing changes,
+  nothing fails): a namespace of their name; a user of their name in the token file (group
+  `ATTENDEES`); a RoleBinding `workshop-admin` to the ClusterRole `admin` in their namespace; a view
+  of the cluster's nodes (get/list/watch, the ClusterRole and ClusterRoleBinding `NODES_VIEW`, bound
+  to the group); whatever `NAMESPACE_HOOKS` add to their namespace (ResourceQuota, LimitRange);
+  a kubeconfig `<data>/workshop/<name>.kubeconfig` (owner-only) whose context's namespace is theirs,
+  over the hub's HTTPS address when it has one; and a join code. An object that already exists is
+  left as it is (an instructor's edits survive); a refusal of the hub raises `WorkshopError` with
+  its message.
+- `attendee_names(count=N)` is attendee-1..attendee-N; `read_names(text)` one name a line (blank lines
+  and `#` comments skipped); a name that cannot be a namespace (DNS-1123 label) is refused by name.
 - Join codes live in `<data>/workshop/codes.csv` (owner-only, lines `code,user,use`): an attendee's
   code (`use` = "join") is made once and kept, so running the provisioning again gives the same code;
   an instructor's code (`use` = "once") is new at every call of `instructor_code` and works once:
@@ -16,10 +28,15 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import secrets
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
+
+import httpx
+import yaml
 
 from control.auth import tokenfile
 
@@ -29,6 +46,11 @@ ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
 JOIN, ONCE = "join", "once"
 _lock = threading.Lock()
+ATTENDEES = "kubekitchen:attendees"
+NODES_VIEW = "kubekitchen:workshop-nodes-view"
+LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+RBAC_GROUP = "rbac.authorization.k8s.io"
 
 
 @dataclass(frozen=True)
@@ -121,3 +143,129 @@ def redeem(data: Path, code: str) -> tuple[str, str] | None:
         if entry.user == found.user:
             return found.user, entry.token
     return None  # the token file lost that user: the code is worth nothing
+
+
+class WorkshopError(RuntimeError):
+    """A name that cannot be an attendee's, or the hub refused an object."""
+
+
+def attendee_names(count: int) -> list[str]:
+    if count < 1:
+        raise WorkshopError("--attendees must be at least 1")
+    return [f"attendee-{n}" for n in range(1, count + 1)]
+
+
+def read_names(text: str) -> list[str]:
+    names = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    names = list(dict.fromkeys(name for name in names if name))
+    bad = [name for name in names if not LABEL.match(name) or name.startswith(("kube-", "system"))]
+    if bad:
+        raise WorkshopError(f"not a valid attendee name (a DNS-1123 label, not kube-* or system*): {', '.join(bad)}")
+    if not names:
+        raise WorkshopError("the attendees file names no one")
+    return names
+
+
+Api = Callable[[str, str, dict[str, Any] | None], httpx.Response]
+# Extra objects for an attendee's namespace: each hook gets (create, namespace) and creates what it
+# wants with `create(path, body)`. The ResourceQuota and LimitRange kinds are added on another branch;
+# their hook registers here (e.g. `NAMESPACE_HOOKS.append(quota_and_limits)`).
+NAMESPACE_HOOKS: list[Callable[[Callable[[str, dict[str, Any]], None], str], None]] = []
+
+
+def _binding(kind: str, name: str, namespace: str, role_kind: str, role: str, subject: dict[str, str]) -> dict:
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": f"{RBAC_GROUP}/v1", "kind": kind, "metadata": meta,
+            "roleRef": {"apiGroup": RBAC_GROUP, "kind": role_kind, "name": role}, "subjects": [subject]}
+
+
+def cluster_objects() -> list[tuple[str, dict[str, Any]]]:
+    """(collection path, object) the whole workshop shares: the view of the nodes, for the group."""
+    role = {"apiVersion": f"{RBAC_GROUP}/v1", "kind": "ClusterRole", "metadata": {"name": NODES_VIEW},
+            "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]}
+    binding = _binding("ClusterRoleBinding", NODES_VIEW, "", "ClusterRole", NODES_VIEW,
+                       {"apiGroup": RBAC_GROUP, "kind": "Group", "name": ATTENDEES})
+    return [(f"{RBAC}/clusterroles", role), (f"{RBAC}/clusterrolebindings", binding)]
+
+
+def attendee_objects(name: str) -> list[tuple[str, dict[str, Any]]]:
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    binding = _binding("RoleBinding", "workshop-admin", name, "ClusterRole", "admin",
+                       {"apiGroup": RBAC_GROUP, "kind": "User", "name": name})
+    return [("/api/v1/namespaces", namespace), (f"{RBAC}/namespaces/{name}/rolebindings", binding)]
+
+
+def _creator(client: httpx.Client) -> Callable[[str, dict[str, Any]], None]:
+    def create(path: str, body: dict[str, Any]) -> None:
+        answer = client.post(path, json=body)
+        if answer.status_code == 409 and answer.json().get("reason") == "AlreadyExists":
+            return  # provisioned before: left as it is
+        if answer.status_code >= 300:
+            try:
+                message = answer.json().get("message") or answer.text
+            except ValueError:
+                message = answer.text
+            raise WorkshopError(f"{body['kind']} {body['metadata']['name']}: {answer.status_code} {message}")
+    return create
+
+
+def write_kubeconfig(data: Path, name: str, server: str, token: str, ca_pem: bytes) -> Path:
+    from control.management.commands.kubeconfig import kubeconfig  # the one kubeconfig shape
+
+    target = folder_of(data) / f"{name}.kubeconfig"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(kubeconfig(server, name, token, ca_pem), sort_keys=False)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+    return target
+
+
+def kubectl_server(data: Path, url: str) -> tuple[str, bytes]:
+    """(server, CA) for an attendee's kubectl: the hub's HTTPS address when it has one (kubectl
+    sends no token over plain HTTP)."""
+    from control import keys
+    from control.auth.serving import secure_url_for
+
+    secure = secure_url_for(data, url)
+    return (secure, keys.ca_certificate(data)) if secure else (url, b"")
+
+
+def provision(url: str, data: Path, names: list[str], *, admin: str | None = None,
+              transport: httpx.BaseTransport | None = None) -> dict[str, str]:
+    """Provision every attendee (see the module's guarantees); {name: join code}."""
+    try:
+        return _provision(url, Path(data), names, admin, transport)
+    except httpx.HTTPError as exc:
+        raise WorkshopError(f"cannot reach the hub at {url}: {exc or type(exc).__name__}") from None
+
+
+def _provision(url: str, data: Path, names: list[str], admin: str | None,
+               transport: httpx.BaseTransport | None) -> dict[str, str]:
+    admin = admin or tokenfile.admin_token(data)
+    server, ca = kubectl_server(data, url)
+    codes: dict[str, str] = {}
+    with httpx.Client(base_url=url, headers={**tokenfile.bearer(admin), "User-Agent": "workshop (kube-kitchen)"},
+                      transport=transport, timeout=30.0) as client:
+        create = _creator(client)
+        for path, body in cluster_objects():
+            create(path, body)
+        for name in names:
+            for path, body in attendee_objects(name):
+                create(path, body)
+            for hook in NAMESPACE_HOOKS:
+                hook(create, name)
+            token = tokenfile.token_of(data, name, (ATTENDEES,))
+            write_kubeconfig(data, name, server, token, ca)
+            codes[name] = join_code(data, name)
+    return codes
+
+
+def kubeconfig_of(data: Path, name: str) -> str | None:
+    """An attendee's kubeconfig, as provisioned (None for a name that was not)."""
+    if not LABEL.match(name):
+        return None
+    target = folder_of(data) / f"{name}.kubeconfig"
+    return target.read_text() if target.exists() else None
