@@ -122,7 +122,7 @@ USE_I18N = True
 # Where the dashboard reaches the hub; empty = the address the browser's request arrived on.
 KK_HUB_URL = os.environ.get("KK_HUB_URL", "")
 # Authentication and RBAC on the hub's API (control.auth): "on" (default) or "off".
-KK_AUTHENTICATION = os.environ.get("KK_AUTHENTICATION", "off")
+KK_AUTHENTICATION = os.environ.get("KK_AUTHENTICATION", "on")
 
 USE_TZ = True
 TIME_ZONE = "UTC"

@@ -14,6 +14,8 @@ Guarantees:
   (an htmx request, a POST or any JSON view) answers 401 with a short message; when it is logged in
   the view runs `hub.acting_as` its identity. With authentication off, views run as before (the
   dashboard's own identity), and a browser that logged in anyway acts as its user.
+- `/session/token/` hands the logged-in user's own token to the page for the shell's WebSocket only
+  (a browser cannot put an Authorization header on one); it is never the dashboard's token.
 - `identity_of(session)` reads the identity for the websockets (Channels' session scope).
 """
 
@@ -24,13 +26,13 @@ from typing import Any, Awaitable, Callable
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.middleware.csrf import rotate_token
 from django.shortcuts import render
 from django.utils import translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from control import errors, workshop
 from control.auth import enabled
@@ -69,7 +71,7 @@ def _next(request: HttpRequest, value: str) -> str:
     return value if value and ok else "/"
 
 
-async def _identify(request: HttpRequest, token: str, code: str) -> hub.Identity:
+async def identify(request: HttpRequest, token: str, code: str) -> hub.Identity:
     """The identity a form names, checked at the hub; ValueError with the reason when refused."""
     if code and not token:
         redeemed = workshop.redeem(settings.DATA_DIR, code)
@@ -94,7 +96,7 @@ async def login_view(request: HttpRequest) -> HttpResponse:
         if request.method == "GET" and not code:
             return render(request, "dashboard/login.html", {"next": target, "required": enabled()})
         try:
-            identity = await _identify(request, token, code)
+            identity = await identify(request, token, code)
         except ValueError as exc:
             return render(request, "dashboard/login.html",
                           {"next": target, "error": str(exc), "required": enabled()}, status=401)
@@ -125,3 +127,15 @@ def login_required(view: View) -> View:
         with hub.acting_as(identity):
             return await view(request, *args, **kwargs)
     return wrapper
+
+
+@require_GET
+@login_required
+async def session_token(request: HttpRequest) -> HttpResponse:
+    """The logged-in user's token, for the one thing a browser must do itself: open a WebSocket to
+    the hub (the shell's exec), which cannot carry an Authorization header; the page offers it as
+    upstream's `base64url.bearer.authorization.k8s.io.` subprotocol. Never the dashboard's own token."""
+    identity = hub.acting()
+    answer = JsonResponse({"user": identity.user if identity else "", "token": identity.token if identity else ""})
+    answer["Cache-Control"] = "no-store"
+    return answer
