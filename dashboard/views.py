@@ -24,7 +24,8 @@ from django.shortcuts import render
 from django.utils import translation
 from django.views.decorators.http import require_GET, require_POST
 
-from control import errors, protocol
+from control import errors, protocol, workshop
+from control.auth.tokenfile import ADMIN
 from dashboard import hub, manifests, network, words
 from dashboard.login import login_required
 from dashboard.actions import ACTIONS, ActionError, form_of
@@ -54,7 +55,12 @@ def page_context() -> dict[str, Any]:
 @login_required
 async def index(request: HttpRequest) -> HttpResponse:
     identity = hub.acting()
-    return render(request, "dashboard/index.html", {**page_context(), "user": identity.user if identity else ""})
+    agent = hub.agent_for(identity.user) if identity else hub.AGENT
+    # The instructor (the cluster admin, or anyone while authentication is off) shows the join QR code.
+    instructor = identity is None or identity.user == ADMIN
+    workshop_on = instructor and bool(workshop.attendee_codes(settings.DATA_DIR))
+    return render(request, "dashboard/index.html", {**page_context(), "user": identity.user if identity else "",
+                                                    "spoke": agent.split(" ")[0], "show_join": workshop_on})
 
 
 @require_POST
