@@ -10,7 +10,9 @@ import asyncio
 import pytest
 from channels.sessions import SessionMiddlewareStack
 from channels.testing import WebsocketCommunicator
+from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import connections
 from django.contrib.sessions.backends.db import SessionStore
 from django.test import Client
 
@@ -123,6 +125,9 @@ def test_the_live_websocket_needs_a_login_and_lists_as_the_user(fake):
         await mine.send_json_to({"op": "watch", "revision": None})
         assert (await mine.receive_json_from(timeout=5))["t"] == "snapshot"
         await mine.disconnect()
+        # The session was read on asgiref's worker thread: close its connection there, or a later
+        # test without the database would find it open (Channels closes old connections per message).
+        await sync_to_async(connections.close_all)()
 
     asyncio.run(asyncio.wait_for(scenario(), timeout=10))
     snapshot = next(r for r in fake.requests if r.path == "/kubekitchen/snapshot")
