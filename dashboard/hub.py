@@ -1,9 +1,8 @@
 """Where the hub is, and the dashboard's own client of it.
 
 Guarantees:
-- The dashboard reaches the hub only over HTTP, as the client "dashboard" (its User-Agent) and the
-  user `kubekitchen:dashboard` (its bearer token), so
-  every request it makes is drawn on its own spoke; it never imports the store or the API server.
+- The dashboard reaches the hub only over HTTP, so every request it makes is drawn on a spoke of its
+  own; it never imports the store or the API server.
 - The hub's base URL is `settings.KK_HUB_URL` when set, otherwise the address of the very socket
   the browser's request arrived on (the dashboard is served by the hub's own process), otherwise
   the request's Host header.
@@ -119,7 +118,8 @@ def hub_address(scope: dict[str, Any]) -> tuple[str, int]:
 
 def token() -> str:
     """The dashboard's own identity at the hub (`kubekitchen:dashboard`, from the data folder's token
-    file; the dashboard runs in the hub's process) until dashboard login lets it act as its user.
+    file; the dashboard runs in the hub's process), used only while authentication is off: with it
+    on, every request acts as the browser's logged-in user (`acting_as`).
     A dashboard served apart from its hub (`KK_HUB_URL`) is given its token as `KK_HUB_TOKEN`."""
     from control.auth.tokenfile import spoke_token
 

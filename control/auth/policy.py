@@ -228,6 +228,6 @@ def cluster_role_bindings() -> list[Obj]:
                  [_account("kube-system", "line-cook"), _account("kube-system", "garnish-cook")]),
         _binding("kubekitchen:supervisor", "kubekitchen:supervisor", [_user("kubekitchen:supervisor")]),
         _binding("kubekitchen:feed", "kubekitchen:feed", [_group("system:authenticated")]),
-        # The dashboard acts for whoever uses it until dashboard login exists (a later issue).
+        # The dashboard's own identity, used only with authentication off (logged-in browsers act as their users).
         _binding("kubekitchen:dashboard", "cluster-admin", [_user("kubekitchen:dashboard")]),
     ]
