@@ -41,7 +41,7 @@ WIRE_AGENT = "dashboard/wire (kube-kitchen)"
 SECOND_WRITER_AGENT = "dashboard/second-writer (kube-kitchen)"  # the other client of the 409 action
 TRAFFIC_READ_SECONDS = 120.0  # a long traffic run answers slowly on purpose
 
-_shared: dict[tuple[str, str], tuple[asyncio.AbstractEventLoop, HubClient]] = {}
+_shared: dict[tuple[str, str, str], tuple[asyncio.AbstractEventLoop, HubClient]] = {}
 
 
 @dataclass(frozen=True)
@@ -141,10 +141,10 @@ def client(base_url: str, identity: Identity | None = None) -> HubClient:
     identity = identity or _acting.get()
     bearer = identity.token if identity else current_token()
     loop = asyncio.get_running_loop()
-    key = (base_url, bearer)
+    agent = agent_for(identity.user) if identity else AGENT
+    key = (base_url, bearer, agent)  # the agent too: one token may be used under two names (the login check)
     held = _shared.get(key)
     if held is None or held[0] is not loop:
-        agent = agent_for(identity.user) if identity else AGENT
         held = _shared[key] = (loop, HubClient(base_url, agent=agent, token=bearer))
     return held[1]
 

@@ -62,6 +62,7 @@ def test_a_token_the_hub_accepts_logs_in_and_every_request_acts_as_that_user(fak
     page = browser.get("/", HTTP_ACCEPT="text/html")
     assert page.status_code == 200 and 'data-user="alice"' in page.content.decode()
     assert browser.post("/actions/cordon/", {"name": "node-1"}).status_code == 200
+    # (the same token was checked at login under another name: the action still travels as alice's)
     patch = fake.requests[-1]
     assert (patch.method, patch.path, patch.authorization) == ("PATCH", "/api/v1/nodes/node-1", "Bearer tok-alice")
     assert patch.agent.startswith("dashboard/alice ")
