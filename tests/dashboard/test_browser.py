@@ -60,9 +60,10 @@ def apply_in_form(page, manifest: str | None = None) -> str:
 
 
 def test_the_workshop_in_the_browser(page, cluster):
-    # The picture: the hub, the store, and the spokes as the hub's traffic names them.
+    # The picture: the hub, the store, and the spokes as the hub's traffic names them (the dashboard
+    # as the user logged in).
     for who in ("kube-controller-manager", "kube-scheduler", "node/node-1", "node/node-2", "node/node-3",
-                "dashboard"):
+                "dashboard/kubernetes-admin"):
         page.wait_for_selector(f"#spokes .spoke[data-who='{who}']", timeout=15_000)
     assert page.text_content("#hub .hub-name").startswith("API server")
 
