@@ -35,6 +35,7 @@ django_app = get_asgi_application()
 
 from channels.routing import URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from channels.sessions import SessionMiddlewareStack  # noqa: E402
 
 from control import errors, hosts, send_backlog, spdy_upgrade, websocket_denial  # noqa: E402
 from control.api import app as hub  # noqa: E402
@@ -52,7 +53,8 @@ log = logging.getLogger(__name__)
 websocket_denial.install()
 send_backlog.install()  # the hub sees how far a watcher is behind in reading (control.api.app)
 spdy_upgrade.install()  # kubectl's port-forward over SPDY without WebSocket reaches serve_portforward
-websocket_app = AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns))
+# The dashboard's websockets read the browser's login from its Django session (cookie).
+websocket_app = AllowedHostsOriginValidator(SessionMiddlewareStack(URLRouter(websocket_urlpatterns)))
 NOT_FOUND = errors.NOT_FOUND
 
 

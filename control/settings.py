@@ -25,6 +25,7 @@ ALLOWED_HOSTS = ["localhost", ".localhost", "127.0.0.1", "[::1]",
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.staticfiles",
+    "django.contrib.sessions",  # the dashboard's logins (dashboard.login), in the database
     "channels",
     "control",
     "dashboard.apps.DashboardConfig",
@@ -35,10 +36,15 @@ INSTALLED_APPS = [
 # CSRF token in a header on every htmx request (hx-headers on <body>, as django-htmx recommends).
 MIDDLEWARE: list[str] = [
     "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 X_FRAME_OPTIONS = "DENY"
+# A login lasts a working day, in an HttpOnly cookie the page's scripts cannot read (SameSite=Lax).
+SESSION_COOKIE_AGE = 12 * 3600
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_NAME = "kk_session"
 
 ROOT_URLCONF = "control.urls"
 ASGI_APPLICATION = "control.asgi.application"
@@ -116,7 +122,7 @@ USE_I18N = True
 # Where the dashboard reaches the hub; empty = the address the browser's request arrived on.
 KK_HUB_URL = os.environ.get("KK_HUB_URL", "")
 # Authentication and RBAC on the hub's API (control.auth): "on" (default) or "off".
-KK_AUTHENTICATION = os.environ.get("KK_AUTHENTICATION", "off")
+KK_AUTHENTICATION = os.environ.get("KK_AUTHENTICATION", "on")
 
 USE_TZ = True
 TIME_ZONE = "UTC"

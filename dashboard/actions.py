@@ -35,7 +35,7 @@ from control.client.http import HubClient
 from control.client.resources import CONFIGMAPS, CRONJOBS, DEPLOYMENTS, JOBS, NODES, PODS, Resource
 from dashboard.custom import is_custom_group
 from dashboard.drain import DRAINS, Progress
-from dashboard.hub import SECOND_WRITER_AGENT
+from dashboard.hub import SECOND_WRITER_AGENT, current_token
 from dashboard.presenters import CRASH_ANNOTATION, SPOKES_CONFIGMAP, spoke_key
 
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
@@ -158,7 +158,7 @@ async def stale_write(client: HubClient, form: dict[str, str]) -> str:
     namespace, name = _name(form, "namespace"), _name(form)
     first = await client.get(DEPLOYMENTS, name, namespace)
     old = first["metadata"]["resourceVersion"]
-    second = HubClient(client.server, agent=SECOND_WRITER_AGENT)
+    second = HubClient(client.server, agent=SECOND_WRITER_AGENT, token=current_token())  # the same user
     try:
         patch = {"metadata": {"annotations": {SECOND_WRITER_ANNOTATION: f"changed after resourceVersion {old}"}}}
         changed = await second.patch(DEPLOYMENTS, name, patch, namespace)

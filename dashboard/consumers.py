@@ -8,6 +8,9 @@ Guarantees:
   and, when the browser asks `{"op": "watch", "revision": N|null}`, the list-then-watch of
   `LiveFeed` from that revision (a new request replaces the previous one).
 - `WireConsumer` forwards the raw bytes of one watch stream as binary frames, then closes.
+- Both act as the user the browser's session is logged in as (`dashboard.login`): the snapshot and
+  changes a browser receives are what the hub lets that user list and watch. With authentication
+  on, a socket without a logged-in session is refused at the handshake (403).
 - Closing the socket stops everything it started and leaves the traffic group.
 """
 
@@ -20,7 +23,15 @@ from typing import Any
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 
 from control import protocol
+from control.auth import enabled
 from dashboard import hub, live, wire
+from dashboard.login import identity_of
+
+
+async def _identity(scope: dict[str, Any]) -> tuple[bool, hub.Identity | None]:
+    """(may it connect, as whom)."""
+    identity = await identity_of(scope.get("session"))
+    return identity is not None or not enabled(), identity
 
 
 async def _cancel(task: asyncio.Task | None) -> None:
@@ -34,7 +45,12 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
     feed_task: asyncio.Task | None = None
 
     async def connect(self) -> None:
-        self.client = hub.client(hub.hub_url(self.scope))  # the process's one client, not closed here
+        allowed, identity = await _identity(self.scope)
+        if not allowed:
+            await self.close()
+            return
+        # the process's one client for this user, not closed here
+        self.client = hub.client(hub.hub_url(self.scope), identity)
         if self.channel_layer is not None:
             await self.channel_layer.group_add(protocol.TRAFFIC_GROUP, self.channel_name)
         await self.accept()
@@ -59,13 +75,18 @@ class WireConsumer(AsyncWebsocketConsumer):
     relay_task: asyncio.Task | None = None
 
     async def connect(self) -> None:
+        allowed, identity = await _identity(self.scope)
+        if not allowed:
+            await self.close()
+            return
         await self.accept()
         host, port = hub.hub_address(self.scope)
-        self.relay_task = asyncio.ensure_future(self._relay(host, port))
+        self.relay_task = asyncio.ensure_future(self._relay(host, port, identity))
 
-    async def _relay(self, host: str, port: int) -> None:
+    async def _relay(self, host: str, port: int, identity: hub.Identity | None) -> None:
         try:
-            await wire.relay(host, port, lambda data: self.send(bytes_data=data))
+            with hub.acting_as(identity):
+                await wire.relay(host, port, lambda data: self.send(bytes_data=data))
         except OSError as exc:
             await self.send(text_data=f"cannot reach the hub at {host}:{port}: {exc}")
         await self.close()

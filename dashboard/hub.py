@@ -1,14 +1,19 @@
 """Where the hub is, and the dashboard's own client of it.
 
 Guarantees:
-- The dashboard reaches the hub only over HTTP, as the client "dashboard" (its User-Agent) and the
-  user `kubekitchen:dashboard` (its bearer token), so
-  every request it makes is drawn on its own spoke; it never imports the store or the API server.
+- The dashboard reaches the hub only over HTTP, so every request it makes is drawn on a spoke of its
+  own; it never imports the store or the API server.
 - The hub's base URL is `settings.KK_HUB_URL` when set, otherwise the address of the very socket
   the browser's request arrived on (the dashboard is served by the hub's own process), otherwise
   the request's Host header.
-- One client of the hub per process (per hub URL), created on first use and kept: its keep-alive
-  connections serve every page, form and websocket; `close_clients` closes it at shutdown. A
+- A logged-in browser's requests are made as its user (`Identity`, from the session, see
+  `dashboard.login`): with that user's bearer token and the User-Agent `dashboard/<user>`, so RBAC
+  applies to them and the hub draws them as that user's own spoke. A view runs `acting_as(identity)`
+  (a context variable, so every client made under it, and every task started under it, acts as that
+  user); with no identity the client is the dashboard's own identity when authentication is off, and
+  anonymous when it is on (it never lends its own rights to a browser that is not logged in).
+- One client of the hub per process per hub URL and identity, created on first use and kept: its
+  keep-alive connections serve every page, form and websocket of that user; `close_clients` closes it at shutdown. A
   client belongs to the event loop it was made on; a request on another loop (only tests run one
   loop per test) gets a fresh one, so tests stay isolated.
 - `stream_lines` and `read_text` reach the hub's two non-JSON answers (the NDJSON of a traffic
@@ -19,7 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from contextlib import asynccontextmanager
+import re
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Iterator
 from typing import Any, AsyncIterator
 from urllib.parse import urlsplit
 
@@ -32,7 +41,44 @@ WIRE_AGENT = "dashboard/wire (kube-kitchen)"
 SECOND_WRITER_AGENT = "dashboard/second-writer (kube-kitchen)"  # the other client of the 409 action
 TRAFFIC_READ_SECONDS = 120.0  # a long traffic run answers slowly on purpose
 
-_shared: dict[str, tuple[asyncio.AbstractEventLoop, HubClient]] = {}
+_shared: dict[tuple[str, str, str], tuple[asyncio.AbstractEventLoop, HubClient]] = {}
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a browser is logged in as: the user's name and bearer token (kept server side)."""
+
+    user: str
+    token: str
+
+
+_acting: ContextVar[Identity | None] = ContextVar("dashboard_identity", default=None)
+
+
+@contextmanager
+def acting_as(identity: Identity | None) -> Iterator[None]:
+    """Every client of the hub asked for inside this block acts as `identity`."""
+    reset = _acting.set(identity)
+    try:
+        yield
+    finally:
+        _acting.reset(reset)
+
+
+def acting() -> Identity | None:
+    return _acting.get()
+
+
+def agent_for(user: str) -> str:
+    """The User-Agent of a user's requests: the hub names the client `dashboard/<user>`."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", user).strip("-")[:60] or "user"
+    return f"dashboard/{slug} (kube-kitchen)"
+
+
+def _authentication_on() -> bool:
+    from control.auth import enabled
+
+    return enabled()
 
 
 def configured_url() -> str:
@@ -72,7 +118,8 @@ def hub_address(scope: dict[str, Any]) -> tuple[str, int]:
 
 def token() -> str:
     """The dashboard's own identity at the hub (`kubekitchen:dashboard`, from the data folder's token
-    file; the dashboard runs in the hub's process) until dashboard login lets it act as its user.
+    file; the dashboard runs in the hub's process), used only while authentication is off: with it
+    on, every request acts as the browser's logged-in user (`acting_as`).
     A dashboard served apart from its hub (`KK_HUB_URL`) is given its token as `KK_HUB_TOKEN`."""
     from control.auth.tokenfile import spoke_token
 
@@ -80,21 +127,34 @@ def token() -> str:
     return given or spoke_token(settings.DATA_DIR, "dashboard")
 
 
-def client(base_url: str) -> HubClient:
-    """The process's one client of the hub at `base_url`, made on first use."""
+def current_token() -> str:
+    """The bearer token requests made now carry (see `acting_as`)."""
+    identity = _acting.get()
+    if identity is not None:
+        return identity.token
+    return "" if _authentication_on() else token()
+
+
+def client(base_url: str, identity: Identity | None = None) -> HubClient:
+    """The process's one client of the hub at `base_url` for `identity` (default: the one acting
+    now), made on first use."""
+    identity = identity or _acting.get()
+    bearer = identity.token if identity else current_token()
     loop = asyncio.get_running_loop()
-    held = _shared.get(base_url)
+    agent = agent_for(identity.user) if identity else AGENT
+    key = (base_url, bearer, agent)  # the agent too: one token may be used under two names (the login check)
+    held = _shared.get(key)
     if held is None or held[0] is not loop:
-        held = _shared[base_url] = (loop, HubClient(base_url, agent=AGENT, token=token()))
+        held = _shared[key] = (loop, HubClient(base_url, agent=agent, token=bearer))
     return held[1]
 
 
 async def close_clients() -> None:
     """Close the shared clients made on this event loop (at shutdown)."""
     loop = asyncio.get_running_loop()
-    for url, (owner, held) in list(_shared.items()):
+    for key, (owner, held) in list(_shared.items()):
         if owner is loop or owner.is_closed():
-            del _shared[url]
+            del _shared[key]
             if owner is loop:
                 await held.close()
 

@@ -17,6 +17,7 @@ from django.utils import translation
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard import discovery, hub, lesson_checks, lessons
+from dashboard.login import login_required
 from dashboard.views import localized
 
 POLL_WAITING, POLL_DONE = "3s", "10s"
@@ -37,6 +38,7 @@ def _language() -> str:
 
 @require_GET
 @localized
+@login_required
 async def lesson_list(request: HttpRequest) -> HttpResponse:
     catalogue = lessons.load_all()
     language = _language()
@@ -47,6 +49,7 @@ async def lesson_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @localized
+@login_required
 async def lesson_step(request: HttpRequest, lesson_id: str, number: int) -> HttpResponse:
     lesson, step = _step(lesson_id, number)
     language = _language()
@@ -60,6 +63,7 @@ async def lesson_step(request: HttpRequest, lesson_id: str, number: int) -> Http
 
 @require_GET
 @localized
+@login_required
 async def lesson_check(request: HttpRequest, lesson_id: str, number: int) -> HttpResponse:
     lesson, step = _step(lesson_id, number)
     if step.check is None:
@@ -73,6 +77,7 @@ async def lesson_check(request: HttpRequest, lesson_id: str, number: int) -> Htt
 
 @require_POST
 @localized
+@login_required
 async def lesson_act(request: HttpRequest, lesson_id: str, number: int) -> HttpResponse:
     _, step = _step(lesson_id, number)
     if step.action is None:

@@ -25,6 +25,7 @@ from control.client.resources import EVENTS, PODS
 from control.kinds.meta import metadata as _meta
 from control.kinds.pods import pod_display_status, pod_restarts
 from dashboard import hub
+from dashboard.login import login_required
 from dashboard.views import localized
 
 Obj = dict[str, Any]
@@ -144,6 +145,7 @@ def describe(pod: Obj, events: list[Obj]) -> Obj:
 
 @require_GET
 @localized
+@login_required
 async def pod_detail(request: HttpRequest, namespace: str, name: str) -> HttpResponse:
     try:
         async with hub.client_for(hub.scope_of(request)) as client:

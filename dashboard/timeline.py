@@ -27,6 +27,7 @@ from control import errors
 from control.client.http import HubClient
 from control.client.resources import CONFIGMAPS
 from dashboard import hub, presenters
+from dashboard.login import login_required
 
 SNAPSHOT_PATH = "/kubekitchen/snapshot"
 CHANGES_PATH = "/kubekitchen/changes"
@@ -105,7 +106,7 @@ def answered(view: Callable[[HttpRequest, HubClient], Awaitable[dict[str, Any]]]
                 return JsonResponse(await view(request, client))
         except errors.ApiError as exc:
             return JsonResponse(exc.status(), status=exc.code)
-    return require_GET(wrapper)
+    return require_GET(login_required(wrapper))
 
 
 @answered

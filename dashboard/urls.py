@@ -4,12 +4,18 @@ too (the dashboard is one Daphne process with the hub; there is no separate web 
 from django.contrib.staticfiles.views import serve
 from django.urls import include, path, re_path
 
-from dashboard import lesson_views, pod_detail, timeline, views
+from dashboard import join, lesson_views, login, pod_detail, timeline, views
 
 app_name = "dashboard"
 
 urlpatterns = [
     path("", views.index, name="index"),
+    path("login/", login.login_view, name="login"),
+    path("logout/", login.logout_view, name="logout"),
+    path("session/token/", login.session_token, name="session_token"),
+    path("join/", join.join, name="join"),
+    path("join/qr.svg", join.qr, name="join_qr"),
+    path("join/<str:code>/kubeconfig", join.kubeconfig, name="join_kubeconfig"),
     path("apply/", views.apply, name="apply"),
     path("actions/<slug:name>/", views.action, name="action"),
     path("drain/<str:node>/", views.drain, name="drain"),

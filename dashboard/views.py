@@ -26,10 +26,12 @@ from django.urls import reverse
 from django.utils import translation
 from django.views.decorators.http import require_GET, require_POST
 
-from control import errors, protocol
+from control import errors, protocol, workshop
+from control.auth.tokenfile import ADMIN
 from dashboard import hub, manifests, network, words
 from dashboard.actions import ACTIONS, ActionError, Ongoing, form_of
 from dashboard.drain import DRAINS
+from dashboard.login import login_required
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "examples"
 EXAMPLES = ("deployment", "service", "crashing-pod")
@@ -53,12 +55,20 @@ def page_context() -> dict[str, Any]:
 
 @require_GET
 @localized
+@login_required
 async def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "dashboard/index.html", page_context())
+    identity = hub.acting()
+    agent = hub.agent_for(identity.user) if identity else hub.AGENT
+    # The instructor (the cluster admin, or anyone while authentication is off) shows the join QR code.
+    instructor = identity is None or identity.user == ADMIN
+    workshop_on = instructor and bool(workshop.attendee_codes(settings.DATA_DIR))
+    return render(request, "dashboard/index.html", {**page_context(), "user": identity.user if identity else "",
+                                                    "spoke": agent.split(" ")[0], "show_join": workshop_on})
 
 
 @require_POST
 @localized
+@login_required
 async def apply(request: HttpRequest) -> HttpResponse:
     limit = settings.KK_MAX_BODY_BYTES
     too_large = f"Request entity too large: limit is {limit}"  # the API's own words (413)
@@ -83,6 +93,7 @@ async def apply(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @localized
+@login_required
 async def action(request: HttpRequest, name: str) -> HttpResponse:
     run = ACTIONS.get(name)
     if run is None:
@@ -103,6 +114,7 @@ async def action(request: HttpRequest, name: str) -> HttpResponse:
 
 @require_GET
 @localized
+@login_required
 async def drain(request: HttpRequest, node: str) -> HttpResponse:
     """Where the node's drain is now, as the result line; it keeps asking while the drain runs."""
     progress = DRAINS.get(node)
@@ -125,6 +137,7 @@ async def _attempt(call: Awaitable[Any]) -> tuple[Any, str, int]:
 
 @require_POST
 @localized
+@login_required
 async def traffic(request: HttpRequest) -> HttpResponse:
     summary, message, status = await _attempt(
         network.send_traffic(hub.hub_url(hub.scope_of(request)), form_of(request.POST)))
@@ -134,6 +147,7 @@ async def traffic(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @localized
+@login_required
 async def proxy_rules(request: HttpRequest, node: str) -> HttpResponse:
     rules, message, status = await _attempt(network.proxy_rules(hub.hub_url(hub.scope_of(request)), node))
     lines = network.rule_lines(rules) if rules is not None else []

@@ -2,7 +2,7 @@
 untouched, so the page can show HTTP/1.1 chunked transfer (hex chunk sizes, then JSON lines).
 
 Guarantees: the request is exactly `GET /api/v1/namespaces/<ns>/pods?watch=1 HTTP/1.1` with a Host,
-a User-Agent naming the client `dashboard/wire`, the dashboard's bearer token and `Connection: close`
+a User-Agent naming the client `dashboard/wire`, the bearer token of the user the browser is logged in as (`hub.current_token`) and `Connection: close`
 (only the answer's bytes are shown); every byte read from the
 socket is handed to `forward` in arrival order, nothing added, decoded or dropped; the socket is
 closed when the stream ends, when `forward` fails, or when the task is cancelled.
@@ -30,11 +30,12 @@ def request_bytes(host: str, port: int, namespace: str = "default", token: str =
 
 
 async def relay(host: str, port: int, forward: Forward, *, namespace: str = "default",
-                limit_bytes: int = 64 * 1024 * 1024) -> None:
+                limit_bytes: int = 64 * 1024 * 1024, token: str | None = None) -> None:
     """Open the watch and forward its raw bytes until it ends (or `limit_bytes` were passed on)."""
     reader, writer = await asyncio.open_connection(host, port)
     try:
-        writer.write(request_bytes(host, port, namespace, await asyncio.to_thread(hub.token)))
+        bearer = token if token is not None else await asyncio.to_thread(hub.current_token)
+        writer.write(request_bytes(host, port, namespace, bearer))
         await writer.drain()
         passed = 0
         while passed < limit_bytes:

@@ -27,6 +27,22 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+DATA_DIRS: dict[str, Path] = {}  # hub URL -> its data folder, for `login_url`
+
+
+def login_url(url: str, next_path: str = "/") -> str:
+    """A link that logs a browser into the dashboard of the hub at `url` as the cluster admin (a
+    one-time code, as `runcluster` prints); the hub's own URL when this test run did not start it."""
+    from urllib.parse import quote
+
+    from control import workshop
+
+    folder = DATA_DIRS.get(url.rstrip("/"))
+    if folder is None:
+        return f"{url}{next_path}"
+    return f"{url}/login/?code={workshop.instructor_code(folder)}&next={quote(next_path)}"
+
+
 class Hub:
     """A real API server process (migrate + runhub) on its own data folder."""
 
@@ -62,6 +78,7 @@ class Hub:
                              check=True, capture_output=True, text=True).stdout
         self.kubeconfig.write_text(out)
         self.token = admin_token(self.dir)
+        DATA_DIRS[self.url] = self.dir
         return self
 
     @property

@@ -38,6 +38,7 @@ from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
 from control import errors
+from control.auth import enabled as auth_enabled
 from control.auth import gate
 from control import kinds as registry
 from control import websocket_denial
@@ -176,6 +177,14 @@ def stream_actor(request: Request) -> str:
     return request.actor
 
 
+def user_actor(actor: str, user: str) -> str:
+    """The dashboard's shell of a logged-in user is that user's spoke, `dashboard/<user>`, as the
+    dashboard's other requests for them."""
+    if actor != "dashboard" or not auth_enabled():
+        return actor
+    return f"dashboard/{re.sub(r'[^A-Za-z0-9._-]+', '-', user).strip('-')[:60] or 'user'}"
+
+
 async def _deny(send: Send, scope: dict[str, Any], reply: Reply) -> None:
     if websocket_denial.EXTENSION not in scope.get("extensions", {}):
         await send({"type": "websocket.close", "code": 1008})
@@ -203,7 +212,8 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
                                    "only the hub's own page may open a stream")
         if kind is None:
             raise errors.NotFound(errors.NOT_FOUND)
-        await gate.admit("POST", scope["path"], {}, scope.get("headers", []))  # create on the subresource
+        user = await gate.admit("POST", scope["path"], {}, scope.get("headers", []))  # create on the subresource
+        actor = user_actor(actor, user.name)
         target = await run_db(locate, kind, namespace, name, action, query)
         protocol = choose_protocol(list(scope.get("subprotocols") or []))
         if protocol is None:

@@ -12,6 +12,7 @@ request is `system:admin` in `system:masters` and nothing is checked.
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -59,8 +60,28 @@ def _values(headers: list[tuple[bytes, bytes]], name: bytes) -> list[str]:
     return [v.decode("latin-1").strip() for k, v in headers if k.lower() == name]
 
 
+BEARER_PROTOCOL = "base64url.bearer.authorization.k8s.io."
+
+
+def websocket_bearer(headers: list[tuple[bytes, bytes]]) -> str:
+    """upstream's websocket protocol authenticator (apiserver/pkg/authentication/request/websocket):
+    a browser cannot set Authorization on a WebSocket, so it offers the subprotocol
+    `base64url.bearer.authorization.k8s.io.<base64url(token)>`; "" when none is offered."""
+    for value in _values(headers, b"sec-websocket-protocol"):
+        for offered in value.split(","):
+            offered = offered.strip()
+            if offered.startswith(BEARER_PROTOCOL):
+                encoded = offered[len(BEARER_PROTOCOL):]
+                try:
+                    token = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
+                except (ValueError, UnicodeDecodeError):
+                    return "Bearer invalid"  # an undecodable token is refused (401), never ignored
+                return f"Bearer {token}"
+    return ""
+
+
 async def authenticate(headers: list[tuple[bytes, bytes]]) -> User:
-    authorization = (_values(headers, b"authorization") or [""])[0]
+    authorization = (_values(headers, b"authorization") or [""])[0] or websocket_bearer(headers)
     if "." in authorization:  # maybe a ServiceAccount JWT: its bound objects are read from the store
         return await run_db(authenticator().user, authorization, _lookup)
     return authenticator().user(authorization, _lookup)

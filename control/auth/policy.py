@@ -152,6 +152,7 @@ def _node_proxier_rules() -> list[Obj]:
 
 DISCOVERY_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
                   "/version", "/version/"]
+FEED_URLS = ["/kubekitchen/snapshot", "/kubekitchen/changes"]
 PUBLIC_URLS = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
 
 
@@ -182,6 +183,8 @@ def cluster_roles() -> list[Obj]:
         _role("kubekitchen:cook", [rule([*READ, *WRITE], ["kitchen.kubekitchen.dev"], ["*"]),
                                     rule(EVENTS, ["", "events.k8s.io"], ["events"])]),
         _role("kubekitchen:supervisor", [rule([*READ, "create", "update", "patch"], [""], ["configmaps"])]),
+        # The dashboard's feed for a logged-in user: the hub filters it by what they may list/watch.
+        _role("kubekitchen:feed", [rule(["get"], urls=FEED_URLS)]),
     ]
     return aggregate(roles)
 
@@ -224,6 +227,7 @@ def cluster_role_bindings() -> list[Obj]:
         _binding("kubekitchen:cook", "kubekitchen:cook",
                  [_account("kube-system", "line-cook"), _account("kube-system", "garnish-cook")]),
         _binding("kubekitchen:supervisor", "kubekitchen:supervisor", [_user("kubekitchen:supervisor")]),
-        # The dashboard acts for whoever uses it until dashboard login exists (a later issue).
+        _binding("kubekitchen:feed", "kubekitchen:feed", [_group("system:authenticated")]),
+        # The dashboard's own identity, used only with authentication off (logged-in browsers act as their users).
         _binding("kubekitchen:dashboard", "cluster-admin", [_user("kubekitchen:dashboard")]),
     ]

@@ -33,7 +33,7 @@ const CROWDED_STORE_GAP = (44 * Math.PI) / 180; // a crowded ring's first label 
 const CROWDED = 9; // more spokes than this: smaller circles, no list of controllers under their manager
 const RANK = ["kube-controller-manager", "kube-scheduler", "node/", "line-cook", "garnish-cook",
   "supervisor", "kubectl",
-  "python-client", "dashboard", "dashboard/wire", "dashboard/second-writer"];
+  "python-client", "dashboard", "dashboard/wire", "dashboard/second-writer", "dashboard/"];
 const AGENTS = ["kubelet/", "kube-proxy/"]; // a node's agents, drawn on the node's one spoke
 // The supervisor's ConfigMap names spokes by component; the hub's traffic names them by client.
 const CONTROLLED = { "kube-controller-manager": "controller-manager", "kube-scheduler": "scheduler" };

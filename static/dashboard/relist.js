@@ -8,7 +8,8 @@
 import { ui } from "./words.js";
 
 const ASK_FROM = 1;
-const DASHBOARD = "dashboard"; // the spoke of the page's own watch (dashboard/hub.py's agent)
+// The spoke of the page's own watch (dashboard/hub.py's agent): "dashboard/<user>" once logged in.
+const dashboardSpoke = () => document.body?.dataset.spoke || "dashboard";
 
 function fill(template, values) {
   return template.replace(/\{(\w+)\}/g, (_, key) => String(values[key] ?? ""));
@@ -37,7 +38,7 @@ export class ForceRelist {
   receive(message) {
     if (message.t === "gone") {
       this.gone = message;
-      this.picture.signal(DASHBOARD, "verb-error");
+      this.picture.signal(dashboardSpoke(), "verb-error");
       this.show("error", fill(ui("relist-gone"), message));
     } else if (message.t === "snapshot" && this.gone) {
       this.show("error", `${fill(ui("relist-gone"), this.gone)} ${fill(ui("relist-done"), message)}`);

@@ -4,7 +4,8 @@
 // the subprotocols v5.channel.k8s.io and v4.channel.k8s.io, every message one channel byte then
 // the payload (stdin 0, stdout 1, stderr 2, the final Status 3, resize 4 as {"Width","Height"}).
 // The hub relays it to the pod's kubelet, so the shell's request shows on the picture as the
-// dashboard's. The session ends when the shell does (`exit`, Ctrl-D): the Status says the exit
+// dashboard's (as the logged-in user's: the page offers their token as kube-apiserver's websocket
+// bearer subprotocol). The session ends when the shell does (`exit`, Ctrl-D): the Status says the exit
 // code, the terminal stops taking input and says so.
 import { ui } from "./words.js";
 
@@ -21,6 +22,24 @@ export function execUrl(where, namespace, name, container, command = ["sh"]) {
   const scheme = where.protocol === "https:" ? "wss:" : "ws:";
   const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/exec`;
   return `${scheme}//${where.host}${path}?${query}`;
+}
+
+// kube-apiserver's websocket bearer subprotocol: a browser cannot set Authorization on a WebSocket.
+export const BEARER_PROTOCOL = "base64url.bearer.authorization.k8s.io.";
+export function withBearer(protocols, token) {
+  if (!token) return protocols;
+  const encoded = btoa(token).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return [...protocols, BEARER_PROTOCOL + encoded];
+}
+
+// The logged-in user's token (the dashboard keeps it server side and hands it over for this only).
+async function sessionToken() {
+  try {
+    const answer = await fetch("/session/token/", { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    return answer.ok ? (await answer.json()).token : "";
+  } catch (error) {
+    return "";
+  }
 }
 
 // One message: the channel byte, then the payload.
@@ -91,7 +110,8 @@ export class ShellDialog {
     this.term = term;
     this.fitter = fit;
     this.fit();
-    const socket = new WebSocket(execUrl(window.location, namespace, name, container), PROTOCOLS);
+    const socket = new WebSocket(execUrl(window.location, namespace, name, container),
+      withBearer(PROTOCOLS, await sessionToken()));
     socket.binaryType = "arraybuffer";
     this.socket = socket;
     this.ended = false;

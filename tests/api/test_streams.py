@@ -5,11 +5,13 @@ both ways, the kubelet's refusal after it, the idle timeout on a fake clock, the
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 
 import pytest
 
 from control import websocket_denial
+from control.auth import gate
 from control.api import traffic
 from control.api.streams import choose_protocol, internal_error, serve_stream, stream_kind, _container_for
 from control import errors
@@ -230,21 +232,28 @@ def test_the_idle_timeout_is_configurable(monkeypatch):
 BROWSER = b"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36"
 
 
-def test_the_hubs_own_page_opens_a_shell_as_the_dashboard(cluster, settings):
+def test_the_hubs_own_page_opens_a_shell_as_its_logged_in_user(cluster, settings):
     api, _ = cluster
     settings.ALLOWED_HOSTS = ["localhost", "127.0.0.1"]
     heard: list[dict] = []
     stop = traffic.listen(heard.append)
-    client = Client(EXEC, query="command=echo&command=hi&stdout=1&container=app")
+    # A browser cannot set Authorization on a WebSocket: the page offers the logged-in user's token
+    # as kube-apiserver's bearer subprotocol, and the shell is that user's spoke.
+    token = admin_authorization()[1].decode().removeprefix("Bearer ")
+    bearer = gate.BEARER_PROTOCOL + base64.urlsafe_b64encode(token.encode()).decode().rstrip("=")
+    client = Client(EXEC, query="command=echo&command=hi&stdout=1&container=app",
+                    protocols=("v5.channel.k8s.io", bearer))
     client.scope["headers"] = [(b"user-agent", BROWSER), (b"host", b"127.0.0.1:8000"),
-                               (b"origin", b"http://127.0.0.1:8000")]
+                               (b"origin", b"http://127.0.0.1:8000"),
+                               (b"sec-websocket-protocol", f"v5.channel.k8s.io, {bearer}".encode())]
     try:
         ws = converse(api, client)
     finally:
         stop()
-    assert ws.sent[0]["type"] == "websocket.accept" and ws.channels()[1] == b"hi\n"
+    assert ws.sent[0] == {"type": "websocket.accept", "subprotocol": "v5.channel.k8s.io"}
+    assert ws.channels()[1] == b"hi\n"
     assert [(r["who"], r["resource"], r["code"]) for r in heard if r["type"] == "request"] == [
-        ("dashboard", "pods/exec", 101)]
+        ("dashboard/kubernetes-admin", "pods/exec", 101)]
 
 
 def test_a_foreign_page_is_refused_with_a_403(cluster, settings):

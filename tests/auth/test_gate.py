@@ -161,3 +161,21 @@ def test_with_authentication_off_everyone_is_admin(hub, settings):
 def test_impersonating_groups_without_a_user_is_a_400(hub):
     answer = hub["admin"].get("/api/v1/namespaces/alice/pods", HTTP_IMPERSONATE_GROUP="dev")
     assert answer.status_code == 400
+
+
+def test_a_browser_websocket_authenticates_with_the_bearer_subprotocol():
+    """upstream's websocket protocol authenticator: the token rides in a subprotocol, base64url."""
+    import asyncio
+    import base64
+
+    from control.auth import gate
+
+    alice = token("alice")
+    encoded = base64.urlsafe_b64encode(alice.encode()).decode().rstrip("=")
+    headers = [(b"sec-websocket-protocol", f"v5.channel.k8s.io, {gate.BEARER_PROTOCOL}{encoded}".encode())]
+    assert gate.websocket_bearer(headers) == f"Bearer {alice}"
+    assert asyncio.run(gate.authenticate(headers)).name == "alice"
+    assert gate.websocket_bearer([(b"sec-websocket-protocol", b"v5.channel.k8s.io")]) == ""
+    with pytest.raises(Exception) as refused:
+        asyncio.run(gate.authenticate([(b"sec-websocket-protocol", f"{gate.BEARER_PROTOCOL}%%%".encode())]))
+    assert getattr(refused.value, "code", None) == 401

@@ -8,6 +8,8 @@ from typing import Iterator
 
 import pytest
 
+from tests.conftest import login_url
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -30,12 +32,19 @@ def dashboard_page(browser, url: str, viewport: dict[str, int]) -> Iterator:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{url}/")
+    page.goto(login_url(url))  # logged in as the cluster admin (authentication is on)
     page.wait_for_selector("#connection[data-state=connected]")
     page.wait_for_function("window.kubeKitchen.model.revision !== null")  # the snapshot is in
     yield page
     context.close()
     assert errors == [], errors
+
+
+@pytest.fixture(autouse=True)
+def fake_hub_needs_no_login(settings):
+    """The unit tests here drive the dashboard against a fake hub that checks no token: they run
+    with authentication off; `test_login` turns it on to test the login itself."""
+    settings.KK_AUTHENTICATION = "off"
 
 
 @pytest.fixture

@@ -71,6 +71,7 @@ class Seen:
     content_type: str
     body: Any
     agent: str
+    authorization: str = ""
 
 
 @dataclass
@@ -100,7 +101,8 @@ class FakeHub:
         body = json.loads(request.body) if request.body else None
         path, method = url.path, request.method
         self.requests.append(Seen(method, path, query, header(request.headers, b"content-type"), body,
-                                  header(request.headers, b"user-agent")))
+                                  header(request.headers, b"user-agent"),
+                                  header(request.headers, b"authorization") or ""))
         if (method, path) in self.raw:
             code, content, content_type = self.raw[(method, path)]
             return await exchange.respond(code, content_type, content)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import Cluster, wait_for
+from tests.conftest import Cluster, login_url, wait_for
 from tests.dashboard.conftest import dashboard_page
 
 pytestmark = pytest.mark.e2e
@@ -62,9 +62,10 @@ def apply_in_form(page, manifest: str | None = None) -> str:
 
 
 def test_the_workshop_in_the_browser(page, cluster):
-    # The picture: the hub, the store, and the spokes as the hub's traffic names them.
+    # The picture: the hub, the store, and the spokes as the hub's traffic names them (the dashboard
+    # as the user logged in).
     for who in ("kube-controller-manager", "kube-scheduler", "node/node-1", "node/node-2", "node/node-3",
-                "dashboard"):
+                "dashboard/kubernetes-admin"):
         page.wait_for_selector(f"#spokes .spoke[data-who='{who}']", timeout=15_000)
     assert page.text_content("#hub .hub-name").startswith("API server")
 
@@ -107,8 +108,9 @@ def test_the_workshop_in_the_browser(page, cluster):
     page.click("#log-pause")
     page.wait_for_function("document.querySelector('#log-list').innerText.includes('written-while-paused')")
 
-    # The dashboard is a client like any other: its requests are counted on its own spoke.
-    requests = page.text_content("#spokes .spoke[data-who='dashboard'] .spoke-count .count-req")
+    # The dashboard is a client like any other: its requests (as the user logged in) are counted on
+    # that user's own spoke.
+    requests = page.text_content("#spokes .spoke[data-who='dashboard/kubernetes-admin'] .spoke-count .count-req")
     assert int(requests) >= 3
 
     # The restaurant story: the same live picture, relabelled.
@@ -209,7 +211,7 @@ def test_the_traffic_travels_through_redis_too(browser):
     context = browser.new_context(viewport={"width": 1920, "height": 1080})
     try:
         page = context.new_page()
-        page.goto(f"{running.url}/")
+        page.goto(login_url(running.url))
         page.wait_for_selector("#connection[data-state=connected]")
         running.kubectl("create", "configmap", "through-redis")
         page.wait_for_selector("#spokes .spoke[data-who='kubectl']", timeout=15_000)
@@ -230,19 +232,23 @@ def test_stopping_a_kubelet_from_its_node_card(browser):
     import sys
     import tempfile
 
-    from tests.conftest import ROOT, free_port
+    from pathlib import Path
+
+    from tests.conftest import DATA_DIRS, ROOT, free_port
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    data = tempfile.mkdtemp(prefix="kk-dashboard-")
+    DATA_DIRS[url] = Path(data)
     process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runcluster", "--addr", f"127.0.0.1:{port}",
-                                "--nodes", "2", "--data", tempfile.mkdtemp(prefix="kk-dashboard-"),
+                                "--nodes", "2", "--data", data,
                                 "--pace", "workshop"], cwd=ROOT, env={**os.environ},
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     context = browser.new_context(viewport={"width": 1920, "height": 1080})
     try:
         page = context.new_page()
         wait_for(lambda: _answers(url), timeout=30, what="runcluster's hub")
-        page.goto(f"{url}/")
+        page.goto(login_url(url))
         node = ".node-card[data-node='node-2']"
         page.wait_for_selector(f"{node}:not(.not-ready) button[data-state=stopped]", timeout=30_000)
         page.click(f"{node} button[data-state=stopped]")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Hub, Spoke, wait_for
+from tests.conftest import Hub, Spoke, login_url, wait_for
 from tests.dashboard.conftest import dashboard_page
 
 pytestmark = pytest.mark.e2e
@@ -85,7 +85,7 @@ def test_a_shell_on_a_running_pod(browser, cluster, viewport):
         page.click("#shell-dialog .shell-close")
         page.wait_for_selector("#shell-dialog", state="hidden")
         # the shell's request was the dashboard's: its spoke is on the picture
-        assert page.locator("#spokes .spoke[data-who='dashboard']").count() == 1
+        assert page.locator("#spokes .spoke[data-who='dashboard/kubernetes-admin']").count() == 1
 
 
 def test_an_exit_code_and_korean_words(browser, cluster):
@@ -95,7 +95,7 @@ def test_an_exit_code_and_korean_words(browser, cluster):
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     try:
-        page.goto(f"{cluster.url}/")
+        page.goto(login_url(cluster.url))
         page.wait_for_selector(SHELL_BUTTON, timeout=15_000)
         assert page.get_attribute(SHELL_BUTTON, "title") == "이 파드에서 셸 열기"
         open_shell(page)

@@ -68,7 +68,8 @@ spec:
   restartPolicy: Never
   containers: [{name: bake, image: busybox:1.36}, {name: timer, image: busybox:1.36}]
 """
-DASHBOARD_ERRORS = "(window.kubeKitchen.picture.counters('dashboard') || {errors: 0}).errors"
+# the page's own spoke: the dashboard as the user logged in ("dashboard/kubernetes-admin")
+DASHBOARD_ERRORS = "(window.kubeKitchen.picture.counters(document.body.dataset.spoke) || {errors: 0}).errors"
 
 
 @pytest.fixture(scope="module")

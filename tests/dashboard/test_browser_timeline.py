@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -119,7 +118,7 @@ def short_hub():
 
 
 def window(hub) -> dict[str, int]:
-    with urllib.request.urlopen(f"{hub.url}/kubekitchen/snapshot") as answer:
+    with hub.urlopen("/kubekitchen/snapshot") as answer:
         return json.loads(answer.read())["window"]
 
 

@@ -17,6 +17,12 @@
   `{"revision": R, "window": ..., "more": bool, "items": [...]}`, R the last revision in the page
   (N when empty), items shaped as the watch's lines plus `time` (when written); a page before the window is 410 as above.
 
+What a caller receives is what RBAC lets it see (`control.auth.visibility`): each object (and each
+change) only if the caller may `list` (for a change: `watch`) its kind cluster-wide or in its
+namespace, so an attendee bound to `admin` in one namespace sees that namespace's objects and nothing
+of another's; a cluster admin sees everything, unfiltered. The paths themselves are open to every
+authenticated user (the ClusterRole `kubekitchen:feed`).
+
 Guarantees: the same semantics as a Kubernetes watch, on the same loop as the API watch
 (`control.api.watch.change_stream`) — nothing missed or repeated when resumed from the last revision
 seen, a bookmark line (`{"type":"BOOKMARK","revision":N}`) every `KK_BOOKMARK_INTERVAL` seconds, and
@@ -28,7 +34,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import json
+
 from control import errors, protocol
+from control.auth import enabled as auth_enabled
+from control.auth.policystore import cache as policy_cache
+from control.auth.visibility import Visibility
 from control.storage import snapshot as at_revision
 from control.storage import store
 from control import kinds as registry
@@ -58,14 +69,31 @@ def _window(newest: int) -> str:
     return f'"window":{{"oldest":{store.compacted_revision()},"newest":{newest}}}'
 
 
-def _objects_text(keys: dict[str, str], bodies: dict[str, list[str]]) -> str:
-    return ",".join(f'"{plural}":[{",".join(bodies[key])}]' for plural, key in keys.items())
+def _namespace_of(body: str) -> str:
+    return str((json.loads(body).get("metadata") or {}).get("namespace") or "")
 
 
-def _snapshot_text() -> str:
+def _visible(resource: str, bodies: list[str], seen: Visibility) -> list[str]:
+    if seen.allows(resource, ""):
+        return bodies
+    return [body for body in bodies if seen.allows(resource, _namespace_of(body))]
+
+
+def _objects_text(keys: dict[str, str], bodies: dict[str, list[str]], seen: Visibility) -> str:
+    return ",".join(f'"{plural}":[{",".join(_visible(key, bodies[key], seen))}]' for plural, key in keys.items())
+
+
+async def visibility(request: Any, verb: str) -> Visibility:
+    """What the request's user may see of the feed (everything when authentication is off)."""
+    if not auth_enabled() or getattr(request, "user", None) is None:
+        return Visibility(None, None, verb)
+    return Visibility(await policy_cache().current(), request.user, verb)
+
+
+def _snapshot_text(seen: Visibility) -> str:
     keys = snapshot_keys()
     bodies, revision = store.objects_of(list(keys.values()))
-    return f'{{"revision":{revision},{_window(revision)},"objects":{{{_objects_text(keys, bodies)}}}}}'
+    return f'{{"revision":{revision},{_window(revision)},"objects":{{{_objects_text(keys, bodies, seen)}}}}}'
 
 
 def _too_old(revision: int) -> errors.Gone:
@@ -85,7 +113,7 @@ def _requested_revision(query: dict[str, str]) -> int:
     return revision
 
 
-def _snapshot_at_text(revision: int) -> str:
+def _snapshot_at_text(revision: int, seen: Visibility) -> str:
     keys = snapshot_keys()
     newest = store.current_revision()
     if revision < store.compacted_revision():
@@ -95,17 +123,22 @@ def _snapshot_at_text(revision: int) -> str:
     except errors.Gone:
         raise _too_old(revision) from None  # compacted while we read: the same answer as before
     return (f'{{"revision":{revision},{_window(max(newest, revision))},"time":{dumps(at_revision.time_at(revision))},'
-            f'"objects":{{{_objects_text(keys, bodies)}}}}}')
+            f'"objects":{{{_objects_text(keys, bodies, seen)}}}}}')
 
 
-async def snapshot(query: dict[str, str] | None = None) -> Reply:
+async def snapshot(query: dict[str, str] | None = None, seen: Visibility | None = None) -> Reply:
+    seen = seen or Visibility(None, None, "list")
     if query and query.get("resourceVersion", "") != "":
         revision = _requested_revision(query)
-        return raw_json_response(await run_db(lambda: _snapshot_at_text(revision)))
-    return raw_json_response(await run_db(_snapshot_text))
+        return raw_json_response(await run_db(lambda: _snapshot_at_text(revision, seen)))
+    return raw_json_response(await run_db(lambda: _snapshot_text(seen)))
 
 
-def _changes_page_text(revision: int, limit: int) -> str:
+def _shown(changes: list[store.Change], seen: Visibility) -> list[store.Change]:
+    return [c for c in changes if seen.allows(c.resource, c.namespace)]
+
+
+def _changes_page_text(revision: int, limit: int, seen: Visibility) -> str:
     try:
         page = store.events_since(revision, limit=limit + 1)
     except errors.Gone:
@@ -113,18 +146,19 @@ def _changes_page_text(revision: int, limit: int) -> str:
     more, page = len(page) > limit, page[:limit]
     last = page[-1].revision if page else revision
     # A list item also says when it was written (the timeline labels a revision with its time).
-    items = ",".join(f'{change_line(c).decode()[:-2]},"time":{c.created_at!r}}}' for c in page)
+    items = ",".join(f'{change_line(c).decode()[:-2]},"time":{c.created_at!r}}}' for c in _shown(page, seen))
     return (f'{{"revision":{last},{_window(store.current_revision())},"more":{"true" if more else "false"},'
             f'"items":[{items}]}}')
 
 
-async def changes_page(query: dict[str, str]) -> Reply:
+async def changes_page(query: dict[str, str], seen: Visibility | None = None) -> Reply:
     """One page of the changes after a revision, as a list (the timeline's replay reads these)."""
     if query.get("resourceVersion", "") == "":
         raise errors.BadRequest("the change stream is a watch (add watch=1), or a list after a resourceVersion")
     revision = _requested_revision(query)
     limit = min(int_param(query, "limit") or 1000, MAX_PAGE)
-    return raw_json_response(await run_db(lambda: _changes_page_text(revision, limit)))
+    seen = seen or Visibility(None, None, "list")
+    return raw_json_response(await run_db(lambda: _changes_page_text(revision, limit, seen)))
 
 
 def change_line(change: store.Change) -> bytes:
@@ -138,31 +172,32 @@ def _bookmark(revision: int) -> bytes:
     return f'{{"type":"BOOKMARK","revision":{revision}}}\n'.encode()
 
 
-def _render(changes: list[store.Change]) -> list[bytes]:
-    return [change_line(c) for c in changes]
-
-
-async def changes(query: dict[str, str], actor: str) -> Stream:
+async def changes(query: dict[str, str], actor: str, seen: Visibility | None = None) -> Stream:
     if query.get("watch") not in ("1", "true", "True"):
         raise errors.BadRequest("the change stream is a watch: add watch=1")
     requested = query.get("resourceVersion", "")
     start = parse_revision(requested) if requested else (await get_feed()).last
     timeout = float(int_param(query, "timeoutSeconds") or 3600)
-    return Stream(change_stream(start, render=_render, timeout=timeout, bookmark=_bookmark,
+    seen = seen or Visibility(None, None, "watch")
+
+    def render(batch: list[store.Change]) -> list[bytes]:
+        return [change_line(c) for c in _shown(batch, seen)]
+
+    return Stream(change_stream(start, render=render, timeout=timeout, bookmark=_bookmark,
                                 delivered=lambda count, revision: traffic.delivered(actor, _CHANGES, count, revision)))
 
 
 async def snapshot_request(request: Any) -> Reply:
     request.tag = {"verb": "list", "resource": "snapshot"}
-    return await snapshot(request.query)
+    return await snapshot(request.query, await visibility(request, "list"))
 
 
 async def changes_request(request: Any) -> Stream | Reply:
     if request.query.get("watch") not in ("1", "true", "True"):
         request.tag = {"verb": "list", "resource": "changes"}
-        return await changes_page(request.query)
+        return await changes_page(request.query, await visibility(request, "list"))
     request.tag = {"verb": "watch", "resource": "changes"}
-    return await changes(request.query, request.actor)
+    return await changes(request.query, request.actor, await visibility(request, "watch"))
 
 
 ROUTES = (Route(r"/kubekitchen/snapshot", snapshot_request), Route(r"/kubekitchen/changes", changes_request))

@@ -1,4 +1,9 @@
-"""`python manage.py runcluster [--addr 127.0.0.1:8000] [--nodes N] [--data DIR]`: the whole cluster.
+"""`python manage.py runcluster [--addr 127.0.0.1:8000] [--nodes N] [--data DIR] [--attendees N |
+--attendees-file FILE]`: the whole cluster, and a workshop's attendees provisioned on it
+(`control.workshop`, idempotent: a restart with the same names changes nothing).
+
+With authentication on, the start-up lines print a one-time link that logs the instructor's
+browser in as the cluster admin, and, with attendees, the join URL and each attendee's code.
 
 Guarantees: the data folder holds the SQLite file (unless DATABASE_URL is set); the schema is
 migrated before anything serves; the hub runs in its own process and is up (its /healthz
@@ -28,6 +33,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from control.management.commands.runcomponent import die_with_parent
 from control.management.commands.runhub import split_addr
+from control import workshop
+from control.auth import enabled as auth_enabled
 from control.auth.tokenfile import admin_token
 from control.supervisor import Supervisor
 
@@ -70,6 +77,15 @@ def install_kitchen(url: str, err, token: str | None = None) -> None:
 
 
 class Command(BaseCommand):
+    @staticmethod
+    def attendee_names(count: int, names_file: str) -> list[str]:
+        try:
+            if names_file:
+                return workshop.read_names(Path(names_file).read_text())
+            return workshop.attendee_names(count) if count else []
+        except (OSError, workshop.WorkshopError) as exc:
+            raise CommandError(str(exc)) from None
+
     help = "Run the whole cluster: the hub (API server + dashboard) and its spokes."
 
     def add_arguments(self, parser):
@@ -81,9 +97,13 @@ class Command(BaseCommand):
         parser.add_argument("--no-spokes", action="store_true", help="run the hub alone")
         parser.add_argument("--secure-addr", default="", help="where the hub serves HTTPS for kubectl "
                             "(default: the --addr host, the next port)")
+        who = parser.add_mutually_exclusive_group()
+        who.add_argument("--attendees", type=int, default=0, help="provision N workshop attendees "
+                         "(attendee-1..N): namespace, user, admin there, kubeconfig, join code")
+        who.add_argument("--attendees-file", default="", help="provision the attendees named in FILE, one a line")
 
     def handle(self, *args, addr: str, nodes: int, data: str, pace: str, no_spokes: bool, secure_addr: str = "",
-               **options):
+               attendees: int = 0, attendees_file: str = "", **options):
         stopping = False
         supervisor: Supervisor | None = None
 
@@ -97,6 +117,7 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         host, port = split_addr(addr)
+        names = self.attendee_names(attendees, attendees_file)  # a bad name stops us before anything starts
         data_dir = Path(data).resolve()
         data_dir.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "KK_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "control.settings", "KK_PACE": pace,
@@ -119,16 +140,29 @@ class Command(BaseCommand):
             wait_until_up(url, process=hub, stopping=lambda: stopping)
             if not stopping:
                 install_kitchen(url, self.stderr, admin_token(data_dir))
+            try:
+                codes = workshop.provision(url, data_dir, names) if names and not stopping else {}
+            except workshop.WorkshopError as exc:
+                raise CommandError(f"the attendees were not provisioned: {exc}") from None
             if not stopping:
                 supervisor.publish_desired()
                 supervisor.tick()
                 threading.Thread(target=supervisor.watch_forever, name="supervisor", daemon=True).start()
             self.stdout.write(self.style.SUCCESS(f"Kube Kitchen is up: {url}  (data in {data_dir}, pace {pace})"))
             self.stdout.write(f"  dashboard: {url}/")
+            if auth_enabled():
+                # a fresh one-time code at every start: the link logs one browser in as the cluster admin
+                code = workshop.instructor_code(data_dir)
+                self.stdout.write(f"  instructor: {url}/login/?code={code}  (once; or log in with the admin "
+                                  f"token in {data_dir / 'tokens.csv'})")
             # the kubeconfig reads the admin token and the HTTPS address from this cluster's data folder
             folder = "" if data_dir == Path(settings.DATA_DIR).resolve() else f"KK_DATA_DIR={data_dir} "
             self.stdout.write(f"  kubectl:   kubectl --kubeconfig <({folder}{sys.executable} manage.py kubeconfig "
                               f"--server {url}) get pods")
+            if codes:
+                self.stdout.write(f"  join:      {url}/join/  ({len(codes)} attendees; kubeconfigs in "
+                                  f"{workshop.folder_of(data_dir)}; codes: "
+                                  + ", ".join(f"{name} {code}" for name, code in codes.items()) + ")")
             if not no_spokes:
                 self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s) and kube-proxies, line-cook, garnish-cook, "
                                   f"each its own process; "

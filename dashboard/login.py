@@ -1,0 +1,141 @@
+"""Dashboard login: a token (or a workshop code) becomes a Django session, server side, and every
+view and websocket of a logged-in browser acts as that user at the hub.
+
+Guarantees:
+- `/login/` takes a bearer token or a code (`control.workshop`: an attendee's join code, or the
+  instructor's one-time code, also as a link `/login/?code=...`). The token is checked at the hub
+  (a SelfSubjectReview made with it: the hub names the user, as `kubectl auth whoami` asks); a
+  token or code the hub does not accept is refused with the reason on the form (401), and nothing
+  is stored. On success the session key is cycled, the CSRF token rotated, and the session holds
+  the user's name and token (the token never reaches the browser: the cookie holds only the key).
+- `/logout/` (POST, CSRF-checked) forgets the session.
+- `login_required` wraps every dashboard view: when authentication is on (`control.auth.enabled`)
+  and the browser is not logged in, a page is redirected to `/login/?next=...` and a fragment
+  (an htmx request, a POST or any JSON view) answers 401 with a short message; when it is logged in
+  the view runs `hub.acting_as` its identity. With authentication off, views run as before (the
+  dashboard's own identity), and a browser that logged in anyway acts as its user.
+- `/session/token/` hands the logged-in user's own token to the page for the shell's WebSocket only
+  (a browser cannot put an Authorization header on one); it is never the dashboard's token.
+- `identity_of(session)` reads the identity for the websockets (Channels' session scope).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Awaitable, Callable
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.middleware.csrf import rotate_token
+from django.shortcuts import render
+from django.utils import translation
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from control import errors, workshop
+from control.auth import enabled
+from dashboard import hub
+
+SESSION_USER, SESSION_TOKEN = "kk_user", "kk_token"
+REVIEW_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+REVIEW = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+
+View = Callable[..., Awaitable[HttpResponse]]
+
+
+async def identity_of(session: Any) -> hub.Identity | None:
+    if session is None:
+        return None
+    user, token = await session.aget(SESSION_USER), await session.aget(SESSION_TOKEN)
+    return hub.Identity(user, token) if user and token else None
+
+
+async def log_in(request: HttpRequest, identity: hub.Identity) -> None:
+    await request.session.acycle_key()  # no session fixation: a new key for the new identity
+    await request.session.aset(SESSION_USER, identity.user)
+    await request.session.aset(SESSION_TOKEN, identity.token)
+    rotate_token(request)
+
+
+async def who(base_url: str, token: str) -> str:
+    """The user the hub says `token` is (raises the hub's error, 401 for a token it refuses)."""
+    review = await hub.client(base_url, hub.Identity("login", token)).request("POST", REVIEW_PATH, body=REVIEW)
+    return str(((review.get("status") or {}).get("userInfo") or {}).get("username") or "")
+
+
+def _next(request: HttpRequest, value: str) -> str:
+    ok = url_has_allowed_host_and_scheme(value, allowed_hosts={request.get_host()},
+                                         require_https=request.is_secure())
+    return value if value and ok else "/"
+
+
+async def identify(request: HttpRequest, token: str, code: str) -> hub.Identity:
+    """The identity a form names, checked at the hub; ValueError with the reason when refused."""
+    if code and not token:
+        redeemed = workshop.redeem(settings.DATA_DIR, code)
+        if redeemed is None:
+            raise ValueError(_("Unknown or used code."))
+        token = redeemed[1]
+    if not token:
+        raise ValueError(_("Enter a token or a code."))
+    try:
+        user = await who(hub.hub_url(hub.scope_of(request)), token)
+    except errors.ApiError as exc:
+        raise ValueError(f"{exc.code} {exc.reason}: {exc.message}") from None
+    return hub.Identity(user or "unknown", token)
+
+
+@require_http_methods(["GET", "POST"])
+async def login_view(request: HttpRequest) -> HttpResponse:
+    with translation.override(translation.get_language_from_request(request)):
+        source = request.POST if request.method == "POST" else request.GET
+        token, code = source.get("token", "").strip(), source.get("code", "").strip()
+        target = _next(request, source.get("next", ""))
+        if request.method == "GET" and not code:
+            return render(request, "dashboard/login.html", {"next": target, "required": enabled()})
+        try:
+            identity = await identify(request, token, code)
+        except ValueError as exc:
+            return render(request, "dashboard/login.html",
+                          {"next": target, "error": str(exc), "required": enabled()}, status=401)
+        await log_in(request, identity)
+        return HttpResponseRedirect(target)
+
+
+@require_POST
+async def logout_view(request: HttpRequest) -> HttpResponse:
+    await request.session.aflush()
+    return HttpResponseRedirect("/login/")
+
+
+def _is_fragment(request: HttpRequest) -> bool:
+    return request.method != "GET" or request.headers.get("HX-Request") == "true" or \
+        "text/html" not in request.headers.get("Accept", "")
+
+
+def login_required(view: View) -> View:
+    @functools.wraps(view)
+    async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        identity = await identity_of(getattr(request, "session", None))
+        if identity is None and enabled():
+            if _is_fragment(request):
+                return HttpResponse(_("Not logged in (or the session ended): log in again at /login/."),
+                                    status=401, content_type="text/plain; charset=utf-8")
+            return HttpResponseRedirect("/login/?" + urlencode({"next": request.get_full_path()}))
+        with hub.acting_as(identity):
+            return await view(request, *args, **kwargs)
+    return wrapper
+
+
+@require_GET
+@login_required
+async def session_token(request: HttpRequest) -> HttpResponse:
+    """The logged-in user's token, for the one thing a browser must do itself: open a WebSocket to
+    the hub (the shell's exec), which cannot carry an Authorization header; the page offers it as
+    upstream's `base64url.bearer.authorization.k8s.io.` subprotocol. Never the dashboard's own token."""
+    identity = hub.acting()
+    answer = JsonResponse({"user": identity.user if identity else "", "token": identity.token if identity else ""})
+    answer["Cache-Control"] = "no-store"
+    return answer
