@@ -22,7 +22,7 @@ Guarantees:
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from control import errors
 from control.kinds.base import Kind, Obj
@@ -86,9 +86,20 @@ def _listed(resource: str, namespace: str) -> list[Obj]:
     return [json.loads(body) for body in bodies]
 
 
-def _held_listed(resource: str, namespace: str) -> list[Obj]:
-    store.writes_held()
-    return _listed(resource, namespace)
+def _lister(*, held: bool) -> Callable[[str, str], list[Obj]]:
+    """The store as one write's policies see it: each (resource, namespace) read once, since they
+    ask for the same quotas and ranges several times; with `held`, writes are held before the first
+    read (so nothing read can change before the write commits)."""
+    seen: dict[tuple[str, str], list[Obj]] = {}
+
+    def listed(resource: str, namespace: str) -> list[Obj]:
+        key = (resource, namespace)
+        if key not in seen:
+            if held and not seen:
+                store.writes_held()
+            seen[key] = _listed(resource, namespace)
+        return seen[key]
+    return listed
 
 
 def _refuse(kind: Kind, obj: Obj, why: str) -> None:
@@ -98,20 +109,22 @@ def _refuse(kind: Kind, obj: Obj, why: str) -> None:
 
 def mutate_by_policies(kind: Kind, obj: Obj) -> None:
     """The mutating step of every policy, on create (may change `obj`)."""
+    listed = _lister(held=False)
     for policy in policies():
-        _refuse(kind, obj, policy.mutate(kind.resource, obj, None, _listed))
+        _refuse(kind, obj, policy.mutate(kind.resource, obj, None, listed))
 
 
 def validate_by_policies(kind: Kind, obj: Obj, old: Obj | None, *, dry_run: bool, actor: str) -> None:
     """The validating step of every policy, on create (`old` None) and update; then, unless this
     is a dry run, what the policies charge to other objects, written in the caller's transaction
     (so a refused or failed write leaves them as they were)."""
+    listed = _lister(held=True)
     for policy in policies():
-        _refuse(kind, obj, policy.validate(kind.resource, obj, old, _held_listed))
+        _refuse(kind, obj, policy.validate(kind.resource, obj, old, listed))
     if dry_run:
         return
     for policy in policies():
-        for write in policy.charge(kind.resource, obj, old, _held_listed):
+        for write in policy.charge(kind.resource, obj, old, listed):
             try:
                 store.object_update(resource=write.resource, namespace=write.namespace, name=write.name,
                                     mutate=write.mutate, actor=actor)
