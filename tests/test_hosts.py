@@ -105,8 +105,10 @@ def test_allow_bind_address_takes_effect_at_once(settings):
 # --- CSRF on the dashboard, none on the API ------------------------------------------------------
 
 @pytest.mark.django_db
-def test_the_dashboard_forms_need_the_csrf_token(client):
+def test_the_dashboard_forms_need_the_csrf_token(client, settings):
     from django.test import Client
+
+    settings.KK_AUTHENTICATION = "off"  # the forms themselves (the login form's CSRF: tests/dashboard/test_login.py)
 
     strict = Client(enforce_csrf_checks=True)
     assert strict.post("/apply/", {"manifest": ""}).status_code == 403
@@ -116,3 +118,13 @@ def test_the_dashboard_forms_need_the_csrf_token(client):
     answer = strict.post("/apply/", {"manifest": ""}, HTTP_X_CSRFTOKEN=token)
     assert answer.status_code != 403
     assert page["X-Frame-Options"] == "DENY" and page["X-Content-Type-Options"] == "nosniff"
+
+
+def test_the_login_form_needs_the_csrf_token_too(settings):
+    from django.test import Client
+
+    settings.KK_AUTHENTICATION = "on"
+    strict = Client(enforce_csrf_checks=True)
+    assert strict.post("/login/", {"token": "anything"}).status_code == 403
+    page = strict.get("/login/")
+    assert page.status_code == 200 and 'name="csrfmiddlewaretoken"' in page.content.decode()
