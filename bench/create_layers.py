@@ -10,8 +10,9 @@ and reports wall and CPU microseconds per create:
   verb    control.api.verbs.create(Call) (decode, prepare_create incl. ensure_namespace and
           managedFields, validation, store, JSON response)
   asgi    the Django ASGI application (control.asgi.application) called with an http scope:
-          middleware (authentication with the admin's bearer token), URL resolving, views.resource, sync_to_async hand-off (Django opens a
-          ThreadSensitiveContext per request: a new executor thread, so a new DB connection)
+          middleware (authentication: the admin's bearer token), URL resolving, views.resource,
+          sync_to_async hand-off (Django opens a ThreadSensitiveContext per request: a new
+          executor thread, so a new DB connection)
 
 The difference between `asgi` and create_throughput's per-request server CPU is Daphne/Twisted
 (HTTP parsing and writing). Prints one JSON line on stdout.

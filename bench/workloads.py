@@ -118,7 +118,8 @@ def _phase(name: str, nodes: int, target: float, run: Callable[[Cluster], tuple[
         before = _cpu(cluster)
         done, seconds = run(cluster)
         after = _cpu(cluster)
-    figures = {"done": done, "seconds": round(seconds, 2), "target_s": target, "within_target": (done and seconds <= target) if SCALE == 1 else None,
+    figures = {"done": done, "seconds": round(seconds, 2), "target_s": target,
+               "within_target": (done and seconds <= target) if SCALE == 1 else None,
                **{f"{k}_cpu_s": round(after[k] - before[k], 2) for k in after}}
     log(f"{name}: {figures}")
     return figures
