@@ -110,6 +110,15 @@ class Hub:
         log(f"hub pid {self.process.pid} on {self.url}, data {self.dir}")
         return self
 
+    def login_url(self, next_path: str = "/") -> str:
+        """A link that logs a browser into this hub's dashboard as the cluster admin, once (a
+        one-time code, as `runcluster` prints: the dashboard and its /ws/live/ need a session)."""
+        from urllib.parse import quote
+
+        from control import workshop
+
+        return f"{self.url}/login/?code={workshop.instructor_code(self.dir)}&next={quote(next_path)}"
+
     @property
     def pid(self) -> int:
         assert self.process is not None

@@ -10,8 +10,9 @@ and reports wall and CPU microseconds per create:
   verb    control.api.verbs.create(Call) (decode, prepare_create incl. ensure_namespace and
           managedFields, validation, store, JSON response)
   asgi    the Django ASGI application (control.asgi.application) called with an http scope:
-          middleware, URL resolving, views.resource, sync_to_async hand-off (Django opens a
-          ThreadSensitiveContext per request: a new executor thread, so a new DB connection)
+          middleware (authentication: the admin's bearer token), URL resolving, views.resource,
+          sync_to_async hand-off (Django opens a ThreadSensitiveContext per request: a new
+          executor thread, so a new DB connection)
 
 The difference between `asgi` and create_throughput's per-request server CPU is Daphne/Twisted
 (HTTP parsing and writing). Prints one JSON line on stdout.
@@ -82,6 +83,10 @@ def main() -> None:
     from control.api import verbs
     from control.api.request import Call
     from control.asgi import application
+    from control.auth.tokenfile import admin_token
+
+    # the asgi layer goes through authentication like every client: the admin's bearer token
+    authorization = f"Bearer {admin_token(Path(data_dir))}".encode()
 
     pods = registry.by_resource("", "v1", "pods")
     figures: dict = {"bench": "create_layers", "count": n, "cpus": os.cpu_count(), "loadavg_at_start": os.getloadavg()[0]}
@@ -116,7 +121,8 @@ def main() -> None:
                      "raw_path": b"/api/v1/namespaces/default/pods", "query_string": b"", "root_path": "",
                      "headers": [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"),
                                  (b"content-length", str(len(raw)).encode()), (b"user-agent", b"kk-bench-layers"),
-                                 (b"accept", b"application/json")],
+                                 (b"accept", b"application/json"),
+                                 (b"authorization", authorization)],
                      "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 80)}
             sent = []
             never = loop.create_future()

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import Cluster, CpuMeter, Hub, emit, http_json, log, percentile  # noqa: E402
+from common import Cluster, CpuMeter, Hub, emit, http_json, log, percentile, token_for  # noqa: E402
 
 import websocket  # noqa: E402  (websocket-client, a test dependency)
 
@@ -64,10 +64,16 @@ def exec_url(cluster: Cluster, query: str) -> str:
     return f"ws://{cluster.host}:{cluster.port}/api/v1/namespaces/default/pods/box/exec?{query}"
 
 
+def headers(url: str) -> list[str]:
+    """The handshake's headers: the hub authenticates an exec like any request (the admin's token)."""
+    token = token_for(url)
+    return ["User-Agent: bench-exec", *([f"Authorization: Bearer {token}"] if token else [])]
+
+
 def one_round_trip(url: str) -> float:
     started = time.perf_counter()
     ws = websocket.create_connection(url, subprotocols=[PROTOCOL], timeout=10,
-                                     header=["User-Agent: bench-exec"], suppress_origin=True)
+                                     header=headers(url), suppress_origin=True)
     try:
         out, status = b"", None
         while status is None:
@@ -110,7 +116,7 @@ class Typist(threading.Thread):
     def run(self) -> None:
         try:
             ws = websocket.create_connection(self.url, subprotocols=[PROTOCOL], timeout=REPLY_TIMEOUT,
-                                             header=["User-Agent: bench-exec"], suppress_origin=True)
+                                             header=headers(self.url), suppress_origin=True)
         except Exception as exc:  # counted, not raised: the figure is how many fail
             self.errors.append(f"connect: {exc}")
             self.gate.abort()

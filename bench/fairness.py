@@ -2,11 +2,13 @@
 
     .venv/bin/python bench/fairness.py [--flooders 200] [--duration 5]
 
-Starts its own hub with authentication off (so a flow is a program at an address, see
-control/api/fairness.py), then a flooding process: `--flooders` loops of a "runaway" client
-(User-Agent `flood/1.0`, each loop sends its next list as soon as the last is answered, 429s
-included) on as many keep-alive connections; this process is the measuring client
-(`kubectl/v1.32.0`), sending GET /api/v1/namespaces sequentially. Reports the flood's answers by
+Starts its own hub (authentication on, as by default: a flow is a user, see
+control/api/fairness.py) and gives two ordinary users a token each in its token file
+(`bench-flooder`, `bench-measured`: global-default, one flow each) and a ClusterRole to get and
+list namespaces and configmaps. Then a flooding process, as `bench-flooder`: `--flooders` loops of
+a "runaway" client (User-Agent `flood/1.0`, each loop sends its next list as soon as the last is
+answered, 429s included) on as many keep-alive connections; this process is the measuring client,
+as `bench-measured` (`kubectl/v1.32.0`), sending GET /api/v1/namespaces sequentially. Reports the flood's answers by
 status and the measuring client's p50/p99/max latency, before and during the flood (for comparison
 without the limit: KK_FAIR_INFLIGHT_PER_USER=100000 in the environment). Prints one JSON
 line on stdout; progress on stderr.
@@ -25,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import Hub, emit, log  # noqa: E402
+from common import Hub, emit, http_json, log  # noqa: E402
 
 import httpx  # noqa: E402
 
@@ -37,9 +39,27 @@ def percentiles(values: list[float]) -> dict[str, float]:
             "max_ms": round(values[-1] * 1000, 1)}
 
 
-async def measure(url: str, seconds: float) -> dict[str, float]:
+FLOODER, MEASURED = "bench-flooder", "bench-measured"  # two users: two flows of global-default
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+
+
+def authorize(url: str) -> None:
+    """As the admin: let both users get and list namespaces and configmaps (and nothing more)."""
+    http_json(f"{url}{RBAC}/clusterroles", "POST", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "bench-reader"},
+        "rules": [{"apiGroups": [""], "resources": ["namespaces", "configmaps"], "verbs": ["get", "list"]}]})
+    http_json(f"{url}{RBAC}/clusterrolebindings", "POST", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "bench-readers"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "bench-reader"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}
+                     for user in (FLOODER, MEASURED)]})
+
+
+async def measure(url: str, seconds: float, token: str) -> dict[str, float]:
     times: list[float] = []
-    async with httpx.AsyncClient(base_url=url, headers={"User-Agent": "kubectl/v1.32.0"}, timeout=30) as client:
+    headers = {"User-Agent": "kubectl/v1.32.0", "Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as client:
         end = time.perf_counter() + seconds
         while time.perf_counter() < end:
             started = time.perf_counter()
@@ -49,11 +69,11 @@ async def measure(url: str, seconds: float) -> dict[str, float]:
     return percentiles(times)
 
 
-async def flood(url: str, loops: int, seconds: float) -> dict[int, int]:
+async def flood(url: str, loops: int, seconds: float, token: str) -> dict[int, int]:
     codes: dict[int, int] = {}
     limits = httpx.Limits(max_connections=loops, max_keepalive_connections=loops)
-    async with httpx.AsyncClient(base_url=url, headers={"User-Agent": "flood/1.0"}, limits=limits,
-                                 timeout=30) as client:
+    headers = {"User-Agent": "flood/1.0", "Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=30) as client:
         end = time.perf_counter() + seconds
 
         async def loop() -> None:
@@ -65,13 +85,15 @@ async def flood(url: str, loops: int, seconds: float) -> dict[int, int]:
     return codes
 
 
-def run(url: str, flooders: int, duration: float) -> dict[str, Any]:
-    quiet = asyncio.run(measure(url, duration))
+def run(url: str, flooders: int, duration: float, tokens: dict[str, str]) -> dict[str, Any]:
+    quiet = asyncio.run(measure(url, duration, tokens[MEASURED]))
+    # the flooder's token in its environment, not on its command line (ps shows that)
     flooding = subprocess.Popen([sys.executable, __file__, "--flood", url, "--flooders", str(flooders),
-                                 "--duration", str(duration + 2)], stdout=subprocess.PIPE, text=True)
+                                 "--duration", str(duration + 2)], stdout=subprocess.PIPE, text=True,
+                                env={**os.environ, "KK_BENCH_TOKEN": tokens[FLOODER]})
     try:
         time.sleep(1.5)  # the flood is under way
-        during = asyncio.run(measure(url, duration))
+        during = asyncio.run(measure(url, duration, tokens[MEASURED]))
         out, _ = flooding.communicate(timeout=120)
     finally:
         if flooding.poll() is None:
@@ -87,15 +109,20 @@ def main() -> None:
     parser.add_argument("--flood", default="", help=argparse.SUPPRESS)  # the flooding process's role
     args = parser.parse_args()
     if args.flood:
-        codes = asyncio.run(flood(args.flood, args.flooders, args.duration))
+        codes = asyncio.run(flood(args.flood, args.flooders, args.duration, os.environ["KK_BENCH_TOKEN"]))
         print(json.dumps({str(k): v for k, v in sorted(codes.items())}), flush=True)
         return
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "control.settings")
+    from control.auth.tokenfile import token_of
+
     figures: dict[str, Any] = {"bench": "fairness", "settings": {"flooders": args.flooders,
-                                                                 "duration": args.duration}}
-    with Hub(env={"KK_AUTHENTICATION": "off"}) as hub:
+                                                                 "duration": args.duration,
+                                                                 "flood_user": FLOODER, "measured_user": MEASURED}}
+    with Hub() as hub:
+        tokens = {user: token_of(hub.dir, user) for user in (FLOODER, MEASURED)}  # the hub rereads the file
+        authorize(hub.url)
         log("measuring")
-        figures.update(run(hub.url, args.flooders, args.duration))
+        figures.update(run(hub.url, args.flooders, args.duration, tokens))
     emit(figures)
 
 

@@ -7,7 +7,8 @@ Starts its own hub (temp data dir, a log window large enough to keep every entry
 with `--entries` writes (`--pods` pods created, then status-like label patches and a few deletes
 and re-creates, so each revision holds a few hundred pods), opens the dashboard in headless
 Chromium (Debian's /usr/bin/chromium through Playwright) at 1280x720, and scrubs to `--positions`
-revisions spread over the whole window in shuffled order. Each figure is from the scrubber asking
+revisions spread over the whole window in shuffled order (logged in as the cluster admin with
+a one-time code, as `runcluster` prints). Each figure is from the scrubber asking
 for revision N (`window.kubeKitchen.timeline.goTo(N)`) to the end of the animation frame that drew
 every panel at N: the dashboard's request to the hub, the hub's read at N from the log, the view
 models, the page's model and its renderers. It checks each drawn state (the page's revision is N,
@@ -100,7 +101,7 @@ def main() -> None:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             try:
                 page = browser.new_page(viewport={"width": 1280, "height": 720})
-                page.goto(f"{hub.url}/")
+                page.goto(hub.login_url("/"))  # the dashboard needs a login (authentication is on)
                 page.wait_for_function("window.kubeKitchen.model.revision !== null", timeout=60_000)
                 page.evaluate(f"window.kubeKitchen.timeline.goTo({positions[0]})")  # warm: code paths, connections
                 seconds, drawn = [], []

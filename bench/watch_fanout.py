@@ -70,6 +70,7 @@ async def watch_one(w: Watcher, host: str, port: int, path: str, connected: asyn
     try:
         reader, writer = await asyncio.open_connection(host, port)
         writer.write((f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: kk-bench-watch/{w.index}\r\n"
+                      f"Authorization: Bearer {os.environ.get('KK_BENCH_TOKEN', '')}\r\n"
                       f"Accept: application/json\r\n\r\n").encode())
         await writer.drain()
         counter[0] += 1
@@ -334,6 +335,8 @@ def orchestrate(args) -> None:
             [sys.executable, __file__, "--role", "watchers", "--host", hub.host, "--port", str(hub.port),
              "--namespace", ns, "--rv", str(start_rv), "--n", str(args.watchers), "--out", str(out_file),
              "--grace", str(args.grace)],
+            # the hub's admin token in the environment, not on the command line (ps shows that)
+            env={**os.environ, "KK_BENCH_TOKEN": hub.token},
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
         def expect(word: str) -> None:
