@@ -275,7 +275,7 @@ def test_the_korean_stage_names_the_new_panels_and_keeps_labels_apart(browser, s
 # --- the ring with 10 nodes: one spoke per node, no two labels on each other --------------------------
 
 TEN_NODES_AND_TEN_MORE = ["kube-controller-manager", "kube-scheduler", "kubectl", "supervisor", "python-client",
-                          "line-cook", "garnish-cook", "dashboard", "dashboard/wire", "dashboard/second-writer",
+                          "line-cook", "garnish-cook", "dashboard/kubernetes-admin", "dashboard/wire", "dashboard/second-writer",
                           *(f"{c}/node-{i}" for i in range(1, 11) for c in ("kubelet", "kube-proxy"))]
 
 # Every spoke's circle and label, the hub and the store, as the browser draws them: what overlaps.
