@@ -36,6 +36,7 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ SPOKE_MARK = "(kube-kitchen)"  # control.client.component.user_agent's suffix
 _NAMESPACE = uuid.UUID("6a1d1c2e-5b7f-4c1e-9f2a-6b6b6974636e")  # UIDs stable across restarts
 
 
+@functools.lru_cache(maxsize=None)  # a handful of names; a SHA-1 per request is not worth it
 def _uid(kind: str, name: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, f"{kind}/{name}"))
 
