@@ -72,6 +72,7 @@ class Hub:
             except OSError:
                 time.sleep(0.1)
         else:
+            self.stop()  # never leave the process behind a test that could not use it
             raise RuntimeError("hub did not come up")
         self.kubeconfig = self.dir / "kubeconfig"
         out = subprocess.run([*manage, "kubeconfig", "--server", self.url], env=self.env, cwd=ROOT,
