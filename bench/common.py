@@ -530,3 +530,23 @@ async def follow_pods(cluster: Any, tracker: Any, rv: str, opened: asyncio.Event
             tracker.apply(line, time.perf_counter())
         resume = tracker.last_rv or resume
         log(f"watch stream {streams} ended; resuming from {resume}")
+
+
+# --- exec streams (v5.channel.k8s.io / v4): one byte of channel, then the data -------------------
+EXEC_STDIN, EXEC_STDOUT, EXEC_STDERR, EXEC_ERROR = 0, 1, 2, 3
+
+
+def exec_read_until(ws: Any, buffer: bytes, marker: bytes, channels: tuple[int, ...]) -> bytes:
+    """`buffer` plus the exec session's frames on `channels`, read until it holds `marker`.
+    Raises ConnectionError when the stream closes or the session ends (the error channel)."""
+    while marker not in buffer:
+        message = ws.recv()
+        if isinstance(message, str):
+            message = message.encode()
+        if not message:
+            raise ConnectionError("the stream closed")
+        if message[0] == EXEC_ERROR:
+            raise ConnectionError(f"the session ended: {message[1:]!r}")
+        if message[0] in channels:
+            buffer += message[1:]
+    return buffer

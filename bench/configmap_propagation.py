@@ -32,7 +32,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import Cluster, CpuMeter, emit, http_json, log, percentile, token_for  # noqa: E402
+from common import Cluster, CpuMeter, emit, exec_read_until, http_json, log, percentile, token_for  # noqa: E402
 
 import websocket  # noqa: E402  (websocket-client, a test dependency)
 
@@ -90,17 +90,8 @@ class Reader(threading.Thread):
 
     def read(self, ws: websocket.WebSocket) -> str:
         ws.send_binary(bytes((STDIN,)) + f"cat {MOUNT}/value; echo {MARK.decode()}\n".encode())
-        out = b""
-        while MARK not in out:
-            message = ws.recv()
-            if isinstance(message, str):
-                message = message.encode()
-            if not message:
-                raise ConnectionError("the stream closed")
-            if message[0] == ERROR:
-                raise ConnectionError(f"the session ended: {message[1:]!r}")
-            if message[0] == STDOUT:  # a file being replaced may say "No such file" on stderr: not yet
-                out += message[1:]
+        # a file being replaced may say "No such file" on stderr: not yet, so stdout only
+        out = exec_read_until(ws, b"", MARK, (STDOUT,))
         return out.split(MARK, 1)[0].decode(errors="replace").strip()
 
     def run(self) -> None:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import Cluster, CpuMeter, Hub, emit, http_json, log, percentile, token_for  # noqa: E402
+from common import Cluster, CpuMeter, Hub, emit, exec_read_until, http_json, log, percentile, token_for  # noqa: E402
 
 import websocket  # noqa: E402  (websocket-client, a test dependency)
 
@@ -140,16 +140,7 @@ class Typist(threading.Thread):
             expected = f"{self.index}-{n}\n".encode()
             sent = time.perf_counter()
             ws.send_binary(bytes((STDIN,)) + b"echo " + expected)
-            while expected not in pending:
-                message = ws.recv()
-                if isinstance(message, str):
-                    message = message.encode()
-                if not message:
-                    raise ConnectionError("the stream closed")
-                if message[0] == ERROR:
-                    raise ConnectionError(f"the session ended: {message[1:]!r}")
-                if message[0] in (STDOUT, STDERR):
-                    pending += message[1:]
+            pending = exec_read_until(ws, pending, expected, (STDOUT, STDERR))
             if pending != expected:
                 self.errors.append(f"wrong output: {pending!r}, expected {expected!r}")
             pending = b""
