@@ -21,6 +21,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Callable
 
@@ -74,11 +75,12 @@ def admit_delete(kind: Kind, current: Obj) -> None:
         raise forbidden(kind, current["metadata"]["name"], why)
 
 
-def policies() -> list[Policy]:
+@functools.cache  # the built-in kinds are fixed at import; this is asked several times per write
+def policies() -> tuple[Policy, ...]:
     """The policies of the built-in kinds, in the order the kinds are registered."""
     from control.kinds import KINDS  # the registry imports every kind; this module only needs their policies
 
-    return [k.policy for k in KINDS if k.policy is not None]
+    return tuple(k.policy for k in KINDS if k.policy is not None)
 
 
 def _listed(resource: str, namespace: str) -> list[Obj]:
