@@ -105,15 +105,31 @@ class Supervisor:
 
     # --- desired state ---------------------------------------------------------------------
 
-    def publish_desired(self) -> None:
-        """Every spoke starts as running: write that into the hub (create or replace)."""
+    def publish_desired(self, *, within: float = 60.0) -> None:
+        """Every spoke starts as running: write that into the hub (create or replace).
+
+        A hub that has only just come up may still be busy (429), briefly failing (5xx) or not
+        accepting connections yet: those are retried with the back-off for `within` seconds; a
+        refusal (any other 4xx) is final. Returns quietly once `stop` has begun."""
         body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": NAME, "namespace": NAMESPACE},
                 "data": {config_key(name): state for name, state in self.desired.items()}}
-        answer = self.http.put(f"{PATH}/{NAME}", json=body)
-        if answer.status_code == 404:
-            answer = self.http.post(PATH, json=body)
-        if answer.status_code >= 300:
-            raise RuntimeError(f"cannot publish the spokes' desired states: {answer.text}")
+        deadline = self.clock.now() + within
+        while not self._stop.is_set():
+            try:
+                answer = self.http.put(f"{PATH}/{NAME}", json=body)
+                if answer.status_code == 404:
+                    answer = self.http.post(PATH, json=body)
+                why = f"{answer.status_code}: {answer.text[:300]}"
+                if answer.status_code < 300:
+                    self.backoff.reset()
+                    return
+                if answer.status_code != 429 and answer.status_code < 500:
+                    raise RuntimeError(f"cannot publish the spokes' desired states: {why}")
+            except httpx.HTTPError as exc:
+                why = repr(exc)
+            if self.clock.now() >= deadline:
+                raise RuntimeError(f"cannot publish the spokes' desired states within {within:.0f} s: {why}")
+            self._back_off(f"publishing the desired states failed ({why})")
 
     def watch_forever(self) -> None:
         """Follow the ConfigMap until `stop`; reconcile on every change."""

@@ -260,3 +260,34 @@ def test_an_unexpected_failure_does_not_end_the_follower():
     supervisor = supervisor_on(hub, clock)
     supervisor.watch_forever()
     assert clock.sleeps[0] == 0.8, "backed off, then carried on"
+
+
+def test_publishing_waits_out_a_busy_or_not_yet_listening_hub():
+    """A hub that has only just come up may answer 429 or 503, or not accept the connection yet:
+    the supervisor retries with its back-off rather than failing `runcluster`'s start."""
+    clock = FakeTime()
+    answers = iter([httpx.ConnectError("refused"), httpx.Response(429), httpx.Response(503), httpx.Response(404),
+                    httpx.Response(201, json={})])
+    seen: list[str] = []
+
+    def hub(request: httpx.Request) -> httpx.Response:
+        seen.append(request.method)
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    supervisor = supervisor_on(hub, clock)
+    supervisor.publish_desired()
+    assert seen == ["PUT", "PUT", "PUT", "PUT", "POST"]
+    assert clock.sleeps == [0.8, 1.6, 3.2]
+
+
+def test_publishing_gives_up_on_a_refusal_at_once_and_on_a_failing_hub_in_time():
+    clock = FakeTime()
+    with pytest.raises(RuntimeError, match="403"):
+        supervisor_on(lambda r: httpx.Response(403, text="forbidden"), clock).publish_desired()
+    assert clock.sleeps == []
+    with pytest.raises(RuntimeError, match="within 60 s: 500"):
+        supervisor_on(lambda r: httpx.Response(500), clock).publish_desired(within=60)
+    assert 55 <= sum(clock.sleeps) <= 60 + 30

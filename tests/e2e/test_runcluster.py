@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import httpx
@@ -29,10 +31,10 @@ def spoke_running(url: str, name: str) -> bool:
     return False
 
 
-def test_runcluster_serves_and_the_supervisor_follows_the_configmap():
+def test_runcluster_serves_and_the_supervisor_follows_the_configmap(tmp_path):
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    data = tempfile.mkdtemp(prefix="kk-runcluster-")
+    data = str(tmp_path)
     process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runcluster", "--addr", f"127.0.0.1:{port}",
                                 "--nodes", "1", "--data", data, "--pace", "workshop"], cwd=ROOT,
                                env={**os.environ}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -111,6 +113,14 @@ class StartedCluster:
     def children(self) -> set[int]:
         return processes_mentioning(self.marker) - {self.process.pid}
 
+    def wait_for_every_spoke(self, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while missing := [name for name in SPOKES if not spoke_running(self.url, name)]:
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise AssertionError(f"spokes not running after {timeout:.0f} s: {missing}; runcluster "
+                                     f"exit code {self.process.poll()}; its output:\n{self.log.read_text()[-3000:]}")
+            time.sleep(0.2)
+
     def hub_pid(self) -> int:
         for pid in self.children():
             try:
@@ -133,6 +143,7 @@ class StartedCluster:
                 pass
         if self.process.poll() is None:
             self.process.wait(timeout=10)
+        shutil.rmtree(self.data, ignore_errors=True)
 
 
 @pytest.fixture
@@ -160,8 +171,7 @@ SPOKES = ("controller-manager", "scheduler", "line-cook", "garnish-cook", "kubel
                                  "SIGTERM to the group", "the hub killed", "runcluster killed"])
 def test_stopping_runcluster_leaves_no_process_behind(started_cluster, how):
     cluster = started_cluster
-    wait_for(lambda: all(spoke_running(cluster.url, name) for name in SPOKES), timeout=60,
-             what="every spoke running")
+    cluster.wait_for_every_spoke()
     wait_for(lambda: "Kube Kitchen is up" in cluster.log.read_text(), timeout=10, what="runcluster up")
     wait_for(lambda: node_ready(cluster.url, cluster.data), timeout=30, what="node-1 Ready")
     before = cluster.children()

@@ -39,7 +39,7 @@ from control.auth.tokenfile import admin_token
 from control.supervisor import Supervisor
 
 
-def wait_until_up(url: str, *, seconds: float = 30.0, process: subprocess.Popen | None = None,
+def wait_until_up(url: str, *, seconds: float = 60.0, process: subprocess.Popen | None = None,
                   stopping=lambda: False) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and not stopping():
