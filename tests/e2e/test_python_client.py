@@ -315,7 +315,7 @@ def test_watch_wire_format(hub, v1, ns):
             elapsed = time.monotonic() - started
         timer.join()
         assert json.loads(first)["object"]["metadata"]["name"] == "late"
-        assert elapsed < 3
+        assert elapsed < 6, "the event came only when the 8 s watch ended: it was not flushed"
 
 
 def test_watch_headers_are_sent_before_any_event(hub, ns):
