@@ -43,6 +43,7 @@ class Call:
     subresource: str
     query: dict[str, str]
     actor: str
+    user: Any = None  # who makes it (control.auth.rbac.User): the traffic record of its watch names them
     accept: str = ""
     content_type: str = ""
     raw_body: bytes = b""
@@ -95,6 +96,10 @@ class Request:
         self.address = str((scope.get("client") or ("",))[0])  # the peer's host, as the server saw it
         self.extensions: dict[str, Any] = scope.get("extensions") or {}
         self.tag: dict[str, str] = {"verb": self.method.lower(), "resource": self.path}
+
+    def identified(self, user: Any) -> None:
+        """The gate names who asks (before it may refuse them): the traffic record names them too."""
+        self.user = user
 
     @property
     def content_type(self) -> str:
