@@ -126,13 +126,20 @@ def _guard(fn: Callable[[Call], Reply], call: Call) -> Reply:
         return error_response(errors.BadRequest("the object is nested too deeply"))
 
 
+def _author(request: Request) -> str:
+    """Who the changes a request makes are by: its client, as the person's own spoke (`kubectl · alice`)."""
+    user = request.user
+    return traffic.spoke_name(request.actor, user.name, user.groups) if user is not None else request.actor
+
+
 async def resource(request: Request, group: str = "", version: str = "v1", rest: str = "") -> Reply | Stream:
     kind, namespace, name, sub = _parse_target(group, version, rest)
     verb = _verb(request.method, name, request.query)
     request.tag = {"verb": verb, "resource": f"{kind.plural}/{sub}" if sub else kind.plural,
                    "namespace": namespace, "name": name}
     call = Call(method=request.method, kind=kind, namespace=namespace, name=name, subresource=sub,
-                query=request.query, actor=request.actor, user=request.user, accept=request.headers.get("accept", ""),
+                query=request.query, actor=_author(request), user=request.user,
+                accept=request.headers.get("accept", ""),
                 content_type=request.content_type, raw_body=request.body)
     admission.check_path(kind, namespace, name, verb)
     if verb in WRITE_VERBS:

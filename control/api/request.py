@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 import yaml
 from django.conf import settings
 
-from control import errors
+from control import errors, protocol
 from control.api import gojson
 from control.kinds.base import Kind
 
@@ -77,7 +77,8 @@ class Call:
         manager = self.query.get("fieldManager", "")
         if len(manager) > 128:
             raise errors.Invalid("fieldManager: Too long: may not be longer than 128 characters")
-        return manager or self.actor.split("/")[0] or "unknown"
+        # the client's name, not the spoke it is drawn on ("kubectl · alice" manages as "kubectl")
+        return manager or self.actor.split(protocol.SPOKE_SEPARATOR)[0].split("/")[0] or "unknown"
 
 
 class Request:

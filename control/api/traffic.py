@@ -11,7 +11,7 @@ Each record names its `user` (the user the request ran as: after impersonation, 
 never authenticated) and, for a request on a Kubernetes resource, its `scope` (namespace, API
 group and plural, as the authorizer reads the path), so a dashboard can pass a viewer only the
 records it may see (`dashboard.audience`); a person's client is drawn as their own spoke: `who` is
-`kubectl · alice` for alice's kubectl (`spoke_name`).
+`kubectl · alice` for alice's kubectl (`spoke_name`), also as the author of the changes it makes.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def failed(tag: dict[str, str], path: str, query: dict[str, str], body: bytes) -
             "dryRun": "All" if query.get("dryRun") == "All" else ""}
 
 
-SPOKE_SEPARATOR = " · "
+SPOKE_SEPARATOR = protocol.SPOKE_SEPARATOR
 # Users that are a spoke of their own (controllers, scheduler, nodes, pods' service accounts, the
 # kitchen's helpers) and the dashboard's clients, which already name their user (`dashboard/<user>`).
 _OWN_SPOKES = ("system:", "kubekitchen:")
@@ -109,7 +109,8 @@ _OWN_SPOKES = ("system:", "kubekitchen:")
 def spoke_name(actor: str, user: str, groups: tuple[str, ...] = ()) -> str:
     """The spoke a request is drawn on: a person's client (kubectl, the Python client, curl) is
     theirs, `kubectl · alice`; spokes, the dashboard and cluster admins keep the client's name."""
-    if (not user or user.startswith(_OWN_SPOKES) or actor.startswith("dashboard") or "system:masters" in groups):
+    if (not user or user.startswith(_OWN_SPOKES) or actor.startswith("dashboard") or "system:masters" in groups
+            or actor.endswith(SPOKE_SEPARATOR + user)):
         return actor
     return f"{actor}{SPOKE_SEPARATOR}{user}"
 

@@ -73,6 +73,7 @@ def test_a_failed_dry_run_is_marked_as_one():
     ("line-cook", "system:serviceaccount:kube-system:line-cook", (), "line-cook"),
     ("dashboard/alice", "alice", (), "dashboard/alice"),
     ("kubectl", "", (), "kubectl"),  # never authenticated
+    ("kubectl · alice", "alice", (), "kubectl · alice"),  # already named
 ])
 def test_a_persons_client_is_their_own_spoke(actor, user, groups, who):
     assert traffic.spoke_name(actor, user, groups) == who
@@ -142,3 +143,27 @@ def test_watch_deliveries_are_summed_per_user_and_namespace(monkeypatch):
         ("kube-scheduler", "system:kube-scheduler", 1, 12, {"namespace": "", "group": "", "resource": "pods"}),
         ("dashboard/alice", "alice", 4, 12, None),
     ]
+
+
+def test_changes_are_by_the_persons_spoke_and_managed_by_the_client(settings):
+    import json
+
+    from control.storage import store
+
+    def create(clients):
+        admin, alice = clients["kubernetes-admin"], clients["alice"]
+        assert admin.post("/api/v1/namespaces", json.dumps({"metadata": {"name": "alice"}})).status_code == 201
+        binding = {"metadata": {"name": "alice-edit"}, "subjects": [{"kind": "User", "name": "alice"}],
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"}}
+        assert admin.post("/apis/rbac.authorization.k8s.io/v1/namespaces/alice/rolebindings",
+                          json.dumps(binding)).status_code == 201
+        made = alice.post("/api/v1/namespaces/alice/configmaps", json.dumps({"metadata": {"name": "menu"}}))
+        assert made.status_code == 201, made.content
+        patched = alice.patch("/api/v1/namespaces/alice/configmaps/menu", json.dumps({"data": {"soup": "1"}}),
+                              "application/merge-patch+json")
+        managers = [f["manager"] for f in json.loads(patched.content)["metadata"]["managedFields"]]
+        assert managers == ["kubectl"]
+
+    _recorded(settings, create)
+    changes = [c for c in store.events_since(0) if c.resource == "/configmaps" and c.name == "menu"]
+    assert [c.actor for c in changes] == ["kubectl · alice", "kubectl · alice"]  # created, then patched
