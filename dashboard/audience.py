@@ -51,17 +51,18 @@ class Audience:
         self._rules = _Rules()
         self._read_at: dict[str, float] = {}
         self._seen: Visibility | None = None
+        self._memo: dict[tuple[Any, Any, Any], bool] = {}  # (namespace, group, resource) -> shown
 
     async def visible(self, records: list[Record]) -> list[Record]:
         if self.viewer is None:
             return records
-        self._forget_changed(records)
+        namespaces = self._namespaces(records)
         await self._known("")
         if self._visibility().sees_everything:
             return records
-        namespaces = {r["scope"].get("namespace", "") for r in records
-                      if r.get("user") != self.viewer and isinstance(r.get("scope"), dict)} - {""}
-        await asyncio.gather(*(self._known(ns) for ns in namespaces))
+        missing = [ns for ns in namespaces if not self._fresh(ns)]
+        if missing:
+            await asyncio.gather(*(self._known(ns) for ns in missing))
         return [r for r in records if self._allows(r)]
 
     def _allows(self, record: Record) -> bool:
@@ -70,19 +71,27 @@ class Audience:
         scope = record.get("scope")
         if not isinstance(scope, dict):
             return False  # not a Kubernetes resource: a cluster admin's to see (`sees_everything`)
-        group, resource = str(scope.get("group") or ""), str(scope.get("resource") or "")
-        namespace = str(scope.get("namespace") or "")
-        return self._visibility().allows(f"{group}/{resource}" if group else resource, namespace)
+        key = (scope.get("namespace") or "", scope.get("group") or "", scope.get("resource") or "")
+        known = self._memo.get(key)
+        if known is None:
+            namespace, group, resource = (str(part) for part in key)
+            known = self._memo[key] = self._visibility().allows(f"{group}/{resource}" if group else resource,
+                                                                namespace)
+        return known
 
     def _visibility(self) -> Visibility:
         if self._seen is None:
             self._seen = Visibility(self._rules, User(self.viewer or ""), "list")  # type: ignore[arg-type]
+            self._memo = {}
         return self._seen
+
+    def _fresh(self, namespace: str) -> bool:
+        read_at = self._read_at.get(namespace)
+        return read_at is not None and self.clock.monotonic() - read_at < MAX_AGE
 
     async def _known(self, namespace: str) -> None:
         """The viewer's rules in `namespace` are at hand (asked when missing or old)."""
-        read_at = self._read_at.get(namespace)
-        if read_at is not None and self.clock.monotonic() - read_at < MAX_AGE:
+        if self._fresh(namespace):
             return
         if len(self._read_at) > MAX_NAMESPACES:  # many short-lived namespaces: start over
             self._forget(None)
@@ -96,12 +105,20 @@ class Audience:
         self._read_at[namespace] = read_at
         self._seen = None
 
-    def _forget_changed(self, records: list[Record]) -> None:
+    def _namespaces(self, records: list[Record]) -> set[str]:
+        """The namespaces of others' records (one pass), forgetting the rules an RBAC write changed."""
+        namespaces: set[str] = set()
         for record in records:
             scope = record.get("scope")
-            if (record.get("type") == "request" and isinstance(scope, dict) and scope.get("group") == RBAC_GROUP
+            if not isinstance(scope, dict):
+                continue
+            if (scope.get("group") == RBAC_GROUP and record.get("type") == "request"
                     and record.get("verb") not in READS and int(record.get("code") or 0) < 400):
                 self._forget(str(scope.get("namespace") or "") or None)
+            if record.get("user") != self.viewer:
+                namespaces.add(scope.get("namespace") or "")
+        namespaces.discard("")
+        return namespaces
 
     def _forget(self, namespace: str | None) -> None:
         """Drop one namespace's rules, or (None) all of them."""
