@@ -82,8 +82,11 @@ class Audience:
     def _visibility(self) -> Visibility:
         if self._seen is None:
             self._seen = Visibility(self._rules, User(self.viewer or ""), "list")  # type: ignore[arg-type]
-            self._memo = {}
         return self._seen
+
+    def _rules_changed(self) -> None:
+        """Every decision made so far may be wrong now."""
+        self._seen, self._memo = None, {}
 
     def _fresh(self, namespace: str) -> bool:
         read_at = self._read_at.get(namespace)
@@ -103,7 +106,7 @@ class Audience:
             read_at = self.clock.monotonic()
         self._rules.by_namespace[namespace] = rules
         self._read_at[namespace] = read_at
-        self._seen = None
+        self._rules_changed()
 
     def _namespaces(self, records: list[Record]) -> set[str]:
         """The namespaces of others' records (one pass), forgetting the rules an RBAC write changed."""
@@ -128,7 +131,7 @@ class Audience:
         else:
             self._read_at.pop(namespace, None)
             self._rules.by_namespace.pop(namespace, None)
-        self._seen = None
+        self._rules_changed()
 
 
 def hub_review(client: Any) -> Callable[[str], Awaitable[Rules]]:

@@ -118,3 +118,12 @@ def test_rules_are_asked_again_when_old_and_soon_after_a_failure():
     clock.t += MAX_AGE + 1
     visible(audience, [request("bob", "alice")])
     assert len(hub.asked) == asked + 2  # the cluster scope and alice's namespace, read again
+
+
+def test_a_rule_read_again_when_old_changes_a_decision_already_made():
+    hub, clock = alice_hub(), FakeClock()
+    audience = Audience("alice", hub.review, clock)
+    assert visible(audience, [request("bob", "bob")]) == []
+    hub.namespaces["bob"] = [{"verbs": READ, "apiGroups": [""], "resources": ["pods"]}]  # no record said so
+    clock.t += MAX_AGE + 1
+    assert visible(audience, [request("bob", "bob")]) == [request("bob", "bob")]
