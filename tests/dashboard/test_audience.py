@@ -120,10 +120,19 @@ def test_rules_are_asked_again_when_old_and_soon_after_a_failure():
     assert len(hub.asked) == asked + 2  # the cluster scope and alice's namespace, read again
 
 
-def test_a_rule_read_again_when_old_changes_a_decision_already_made():
+def test_a_namespace_read_again_changes_a_decision_already_made():
     hub, clock = alice_hub(), FakeClock()
     audience = Audience("alice", hub.review, clock)
-    assert visible(audience, [request("bob", "bob")]) == []
-    hub.namespaces["bob"] = [{"verbs": READ, "apiGroups": [""], "resources": ["pods"]}]  # no record said so
-    clock.t += MAX_AGE + 1
+    hub.namespaces["bob"] = [{"verbs": READ, "apiGroups": [""], "resources": ["pods"]}]
+    failing = hub.review
+
+    async def bob_fails(namespace: str) -> list:
+        if namespace == "bob":
+            raise OSError("hub busy")
+        return await failing(namespace)
+
+    audience.review = bob_fails
+    assert visible(audience, [request("bob", "bob")]) == []  # hidden while unknown
+    audience.review = failing
+    clock.t += 3  # bob's namespace is asked again, the cluster scope is still fresh
     assert visible(audience, [request("bob", "bob")]) == [request("bob", "bob")]
