@@ -23,6 +23,7 @@ RECORD_REQUEST = "request"  # one answered HTTP request (who, verb, resource, co
 RECORD_WATCH = "watch"  # watch events delivered to one client since the last flush
 RECORD_SERVICE_REQUEST = "service.request"  # one request sent through a node's kube-proxy
 RECORD_TYPES = (RECORD_REQUEST, RECORD_WATCH, RECORD_SERVICE_REQUEST)
+SPOKE_SEPARATOR = " · "  # a person's client is their own spoke: "kubectl · alice"
 
 SNAPSHOT_KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "endpoints",
                   "horizontalpodautoscalers", "customresourcedefinitions", "jobs", "cronjobs", "events",

@@ -2,9 +2,11 @@
 `live.LiveFeed` / `wire.relay` and channel-layer messages into websocket messages, nothing more.
 
 Guarantees:
-- `LiveConsumer` forwards every traffic batch the hub publishes on `protocol.TRAFFIC_GROUP`
+- `LiveConsumer` forwards the traffic batches the hub publishes on `protocol.TRAFFIC_GROUP`
   (messages of type `protocol.TRAFFIC_BATCH`, handled by `traffic_batch`) as
-  `{"t": "traffic", "records": [...]}`
+  `{"t": "traffic", "records": [...]}`, with only the records its user may see
+  (`dashboard.audience`: their own, and those of namespaces and kinds they may list; all of them
+  for a cluster admin or with authentication off); a batch left empty is not sent
   and, when the browser asks `{"op": "watch", "revision": N|null}`, the list-then-watch of
   `LiveFeed` from that revision (a new request replaces the previous one).
 - `WireConsumer` forwards the raw bytes of one watch stream as binary frames, then closes.
@@ -24,7 +26,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocke
 
 from control import protocol
 from control.auth import enabled
-from dashboard import hub, live, wire
+from dashboard import audience, hub, live, wire
 from dashboard.login import identity_of
 
 
@@ -51,6 +53,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             return
         # the process's one client for this user, not closed here
         self.client = hub.client(hub.hub_url(self.scope), identity)
+        viewer = identity.user if identity is not None and enabled() else None
+        self.audience = audience.Audience(viewer, audience.hub_review(self.client))
         if self.channel_layer is not None:
             await self.channel_layer.group_add(protocol.TRAFFIC_GROUP, self.channel_name)
         await self.accept()
@@ -63,7 +67,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             self.feed_task = asyncio.ensure_future(feed.run(revision if isinstance(revision, int) else None))
 
     async def traffic_batch(self, message: dict[str, Any]) -> None:
-        await self.send_json({"t": "traffic", "records": message["records"]})
+        records = await self.audience.visible(message["records"])
+        if records:
+            await self.send_json({"t": "traffic", "records": records})
 
     async def disconnect(self, code: int) -> None:
         await _cancel(self.feed_task)

@@ -126,13 +126,20 @@ def _guard(fn: Callable[[Call], Reply], call: Call) -> Reply:
         return error_response(errors.BadRequest("the object is nested too deeply"))
 
 
+def _author(request: Request) -> str:
+    """Who the changes a request makes are by: its client, as the person's own spoke (`kubectl · alice`)."""
+    user = request.user
+    return traffic.spoke_name(request.actor, user.name, user.groups) if user is not None else request.actor
+
+
 async def resource(request: Request, group: str = "", version: str = "v1", rest: str = "") -> Reply | Stream:
     kind, namespace, name, sub = _parse_target(group, version, rest)
     verb = _verb(request.method, name, request.query)
     request.tag = {"verb": verb, "resource": f"{kind.plural}/{sub}" if sub else kind.plural,
                    "namespace": namespace, "name": name}
     call = Call(method=request.method, kind=kind, namespace=namespace, name=name, subresource=sub,
-                query=request.query, actor=request.actor, accept=request.headers.get("accept", ""),
+                query=request.query, actor=_author(request), user=request.user,
+                accept=request.headers.get("accept", ""),
                 content_type=request.content_type, raw_body=request.body)
     admission.check_path(kind, namespace, name, verb)
     if verb in WRITE_VERBS:
@@ -349,7 +356,7 @@ async def _serve(request: Request, too_large: bool, seats: list[Callable[[], Non
             limit = settings.KK_MAX_BODY_BYTES
             raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
         request.user = await gate.admit(request.method, request.path, request.query, request.scope_headers,
-                                        request.body, request.content_type)
+                                        request.body, request.content_type, identified=request.identified)
         seats.append(await _seat(request))
         answer = await route(request)
     except errors.ApiError as exc:
@@ -361,7 +368,8 @@ async def _serve(request: Request, too_large: bool, seats: list[Callable[[], Non
         answer.headers.update(request.flow.headers())
     tag = request.tag if answer.status < 400 else traffic.failed(
         request.tag, request.path, request.query, answer.body if isinstance(answer, Reply) else b"")
-    traffic.request_done(request.actor, tag, answer.status, started)
+    traffic.request_done(request.actor, tag, answer.status, started, request.user,
+                         traffic.scope(request.method, request.path, request.query))
     if isinstance(answer, Stream):
         await _send_stream(answer, receive, send, request.extensions.get(send_backlog.EXTENSION))
         return

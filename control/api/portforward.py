@@ -103,7 +103,9 @@ async def serve_portforward(scope: dict[str, Any], receive: Receive, send: Send,
     if (await receive())["type"] != "websocket.connect":
         return
     kind, namespace, name, _ = stream_kind(scope["path"], (SUBRESOURCE,)) or (None, "", "", "")
-    actor = Request({**scope, "method": "GET"}, b"").actor
+    request = Request({**scope, "method": "GET"}, b"")
+    actor = request.actor
+    where = traffic.scope("POST", scope["path"], {})
     tag = {"verb": "create", "resource": f"{kind.plural}/{SUBRESOURCE}" if kind else scope["path"],
            "namespace": namespace, "name": name}
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
@@ -111,7 +113,8 @@ async def serve_portforward(scope: dict[str, Any], receive: Receive, send: Send,
     try:
         if kind is None:
             raise errors.NotFound(errors.NOT_FOUND)
-        await gate.admit("POST", scope["path"], {}, scope.get("headers", []))  # create on the subresource
+        await gate.admit("POST", scope["path"], {}, scope.get("headers", []),  # create on the subresource
+                         identified=request.identified)
         target = await run_db(locate, kind, namespace, name)
         protocol = choose_protocol(offered)
         if protocol is None:
@@ -120,7 +123,7 @@ async def serve_portforward(scope: dict[str, Any], receive: Receive, send: Send,
         ports = parse_ports(query) if protocol != SPDY_PROTOCOL else []
     except errors.ApiError as exc:
         reply = error_response(exc)
-        traffic.request_done(actor, tag, reply.status, started)
+        traffic.request_done(actor, tag, reply.status, started, request.user, where)
         await _deny(send, scope, reply)
         return
     await send({"type": "websocket.accept", "subprotocol": protocol or None})
@@ -128,6 +131,6 @@ async def serve_portforward(scope: dict[str, Any], receive: Receive, send: Send,
     try:
         await relay.run(idle if idle is not None else stream_idle_seconds(), clock)
     finally:
-        traffic.request_done(actor, tag, 101, started)
+        traffic.request_done(actor, tag, 101, started, request.user, where)
 
 

@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 import yaml
 from django.conf import settings
 
-from control import errors
+from control import errors, protocol
 from control.api import gojson
 from control.kinds.base import Kind
 
@@ -43,6 +43,7 @@ class Call:
     subresource: str
     query: dict[str, str]
     actor: str
+    user: Any = None  # who makes it (control.auth.rbac.User): the traffic record of its watch names them
     accept: str = ""
     content_type: str = ""
     raw_body: bytes = b""
@@ -76,7 +77,8 @@ class Call:
         manager = self.query.get("fieldManager", "")
         if len(manager) > 128:
             raise errors.Invalid("fieldManager: Too long: may not be longer than 128 characters")
-        return manager or self.actor.split("/")[0] or "unknown"
+        # the client's name, not the spoke it is drawn on ("kubectl · alice" manages as "kubectl")
+        return manager or self.actor.split(protocol.SPOKE_SEPARATOR)[0].split("/")[0] or "unknown"
 
 
 class Request:
@@ -95,6 +97,10 @@ class Request:
         self.address = str((scope.get("client") or ("",))[0])  # the peer's host, as the server saw it
         self.extensions: dict[str, Any] = scope.get("extensions") or {}
         self.tag: dict[str, str] = {"verb": self.method.lower(), "resource": self.path}
+
+    def identified(self, user: Any) -> None:
+        """The gate names who asks (before it may refuse them): the traffic record names them too."""
+        self.user = user
 
     @property
     def content_type(self) -> str:

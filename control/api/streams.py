@@ -206,13 +206,15 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
     tag = {"verb": "create", "resource": f"{kind.plural}/{action}" if kind else scope["path"],
            "namespace": namespace, "name": name}
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    where = traffic.scope("POST", scope["path"], {})
     try:
         if not origin_allowed(request.headers):
             raise errors.Forbidden(f"websocket origin {request.headers.get('origin')!r} is not allowed: "
                                    "only the hub's own page may open a stream")
         if kind is None:
             raise errors.NotFound(errors.NOT_FOUND)
-        user = await gate.admit("POST", scope["path"], {}, scope.get("headers", []))  # create on the subresource
+        user = await gate.admit("POST", scope["path"], {}, scope.get("headers", []),  # create on the subresource
+                                identified=request.identified)
         actor = user_actor(actor, user.name)
         target = await run_db(locate, kind, namespace, name, action, query)
         protocol = choose_protocol(list(scope.get("subprotocols") or []))
@@ -222,14 +224,15 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
                                    f"supports [{' '.join(PROTOCOLS)}]")
     except errors.ApiError as exc:
         reply = error_response(exc)
-        traffic.request_done(actor, tag, reply.status, started)
+        traffic.request_done(user_actor(actor, request.user.name) if request.user else actor, tag, reply.status,
+                             started, request.user, where)
         await _deny(send, scope, reply)
         return
     await send({"type": "websocket.accept", "subprotocol": protocol})
     try:
         await Relay(target, receive, send, idle if idle is not None else stream_idle_seconds(), clock).run()
     finally:
-        traffic.request_done(actor, tag, 101, started)
+        traffic.request_done(actor, tag, 101, started, request.user, where)
 
 
 def stream_idle_seconds() -> float:

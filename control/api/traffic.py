@@ -4,7 +4,14 @@ events the hub delivered to whom. The dashboard draws these as movements along t
 Guarantees: every HTTP request through the hub produces exactly one record (also errors and
 unknown paths); recording never blocks or fails a request; records are kept in a bounded ring
 and handed to in-process listeners and, in batches (bounded), to the channel layer group
-`protocol.TRAFFIC_GROUP`; watch deliveries are summed per client and resource between flushes.
+`protocol.TRAFFIC_GROUP`; watch deliveries are summed per client, user, resource and namespace
+between flushes.
+
+Each record names its `user` (the user the request ran as: after impersonation, "" when it was
+never authenticated) and, for a request on a Kubernetes resource, its `scope` (namespace, API
+group and plural, as the authorizer reads the path), so a dashboard can pass a viewer only the
+records it may see (`dashboard.audience`); a person's client is drawn as their own spoke: `who` is
+`kubectl · alice` for alice's kubectl (`spoke_name`), also as the author of the changes it makes.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from collections import deque
 from typing import Any, Callable
 
 from control import protocol
+from control.auth.requestinfo import attributes
 from control.clock import REAL as clock
 
 log = logging.getLogger(__name__)
@@ -92,20 +100,52 @@ def failed(tag: dict[str, str], path: str, query: dict[str, str], body: bytes) -
             "dryRun": "All" if query.get("dryRun") == "All" else ""}
 
 
-def request_done(actor: str, tag: dict[str, str], code: int, started: float) -> None:
-    """One request answered (called once per request by the hub's ASGI app)."""
-    publish({"type": protocol.RECORD_REQUEST, "who": actor, **tag, "code": code,
-             "latency_ms": round((clock.monotonic() - started) * 1000, 3), "ts": clock.now()})
+SPOKE_SEPARATOR = protocol.SPOKE_SEPARATOR
+# Users that are a spoke of their own (controllers, scheduler, nodes, pods' service accounts, the
+# kitchen's helpers) and the dashboard's clients, which already name their user (`dashboard/<user>`).
+_OWN_SPOKES = ("system:", "kubekitchen:")
 
 
-_deliveries: dict[tuple[str, str, str], list[int]] = {}
+def spoke_name(actor: str, user: str, groups: tuple[str, ...] = ()) -> str:
+    """The spoke a request is drawn on: a person's client (kubectl, the Python client, curl) is
+    theirs, `kubectl · alice`; spokes, the dashboard and cluster admins keep the client's name."""
+    if (not user or user.startswith(_OWN_SPOKES) or actor.startswith("dashboard") or "system:masters" in groups
+            or actor.endswith(SPOKE_SEPARATOR + user)):
+        return actor
+    return f"{actor}{SPOKE_SEPARATOR}{user}"
 
 
-def delivered(actor: str, kind: Any, count: int, revision: int) -> None:
-    """A watch stream just carried `count` events up to `revision` to `actor`. Deliveries are
-    summed per (client, resource) and published every flush, so a busy fan-out (100 watchers ×
-    500 events/s) costs a dictionary update per batch, not a record."""
-    key = (actor, kind.plural, kind.group)
+def scope(method: str, path: str, query: dict[str, str]) -> dict[str, str] | None:
+    """What a request touches, as the authorizer reads its path: None for a non-resource path."""
+    attrs = attributes(method, path, query)
+    if not attrs.resource_request:
+        return None
+    return {"namespace": attrs.namespace, "group": attrs.api_group, "resource": attrs.resource}
+
+
+def request_done(actor: str, tag: dict[str, str], code: int, started: float, user: Any = None,
+                 where: dict[str, str] | None = None) -> None:
+    """One request answered (called once per request by the hub's ASGI app); `user` is who made it
+    (control.auth.rbac.User, None when never authenticated), `where` its `scope`."""
+    name, groups = (user.name, user.groups) if user is not None else ("", ())
+    record = {"type": protocol.RECORD_REQUEST, "who": spoke_name(actor, name, groups), **tag, "code": code,
+              "latency_ms": round((clock.monotonic() - started) * 1000, 3), "ts": clock.now(), "user": name}
+    if where is not None:
+        record["scope"] = where
+    publish(record)
+
+
+_deliveries: dict[tuple[str, str, str, str, str | None], list[int]] = {}
+
+
+def delivered(actor: str, kind: Any, count: int, revision: int, user: Any = None,
+              namespace: str | None = None) -> None:
+    """A watch stream just carried `count` events up to `revision` to `actor`, for `user`, of a watch
+    in `namespace` ("" cluster-wide; None: not a Kubernetes resource). Deliveries are summed per
+    (client, user, resource, namespace) and published every flush, so a busy fan-out (100 watchers
+    × 500 events/s) costs a dictionary update per batch, not a record."""
+    name, groups = (user.name, user.groups) if user is not None else ("", ())
+    key = (spoke_name(actor, name, groups), name, kind.plural, kind.group, namespace)
     total = _deliveries.get(key)
     if total is None:
         _deliveries[key] = [count, revision]
@@ -121,6 +161,9 @@ def _drain_deliveries() -> None:
     now = clock.now()
     items = list(_deliveries.items())
     _deliveries.clear()
-    for (actor, plural, group), (count, revision) in items:
-        publish({"type": protocol.RECORD_WATCH, "who": actor, "resource": plural, "group": group,
-                 "count": count, "revision": revision, "ts": now})
+    for (who, user, plural, group, namespace), (count, revision) in items:
+        record = {"type": protocol.RECORD_WATCH, "who": who, "resource": plural, "group": group,
+                  "count": count, "revision": revision, "ts": now, "user": user}
+        if namespace is not None:
+            record["scope"] = {"namespace": namespace, "group": group, "resource": plural}
+        publish(record)

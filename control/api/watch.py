@@ -226,5 +226,6 @@ async def watch(call: Call) -> Stream:
     stream = change_stream(
         start, render=render, timeout=timeout, opening=opening,
         bookmark=_bookmark(call) if bool_param(call.query, "allowWatchBookmarks") else None,
-        delivered=lambda count, revision: traffic.delivered(call.actor, call.kind, count, revision))
+        delivered=lambda count, revision: traffic.delivered(call.actor, call.kind, count, revision, call.user,
+                                                            call.namespace))
     return Stream(stream, headers=headers)

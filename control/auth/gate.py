@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from typing import Any, Callable
 
 from django.conf import settings
 
 from control import errors
-from control.auth import enabled
-from control.auth.authenticate import AUTHENTICATED, MASTER, Authenticator
+from control.auth import enabled, impersonation
+from control.auth.authenticate import MASTER, Authenticator
 from control.auth.policystore import cache
 from control.auth.rbac import Attributes, Policy, User, escalation_message, forbidden_message, missing_rules, qualified
 from control.auth.requestinfo import attributes
@@ -88,35 +88,8 @@ async def authenticate(headers: list[tuple[bytes, bytes]]) -> User:
 
 
 async def impersonate(user: User, headers: list[tuple[bytes, bytes]], policy: Policy) -> User:
-    """upstream filters/impersonation.go: each impersonated user, group (and uid) needs `impersonate`."""
-    name = (_values(headers, b"impersonate-user") or [""])[0]
-    groups = _values(headers, b"impersonate-group")
-    uid = (_values(headers, b"impersonate-uid") or [""])[0]
-    if not name:
-        if groups or uid:
-            # upstream answers this with a 500; a client mistake is a 400 here (bad input is never a 500)
-            raise errors.BadRequest("requested impersonation of groups or a uid without impersonating a user")
-        return user
-    wanted: list[Attributes] = []
-    if name.startswith("system:serviceaccount:") and name.count(":") == 3:
-        _, _, namespace, account = name.split(":")
-        wanted.append(Attributes("impersonate", True, "", "serviceaccounts", namespace=namespace, name=account))
-        implied = ("system:serviceaccounts", f"system:serviceaccounts:{namespace}")
-    else:
-        wanted.append(Attributes("impersonate", True, "", "users", name=name))
-        implied = ()
-    wanted += [Attributes("impersonate", True, "", "groups", name=group) for group in groups]
-    if uid:
-        wanted.append(Attributes("impersonate", True, "authentication.k8s.io", "uids", name=uid))
-    for attrs in wanted:
-        if not policy.allowed(user, attrs):
-            raise errors.Forbidden(f'{qualified(attrs.resource, attrs.api_group, attrs.name)} is forbidden: User '
-                                   f'"{user.name}" cannot impersonate resource "{attrs.resource}" in API group '
-                                   f'"{attrs.api_group}"' + (f' in the namespace "{attrs.namespace}"' if attrs.namespace
-                                                             else " at the cluster scope"),
-                                   details={"name": attrs.name, "group": attrs.api_group, "kind": attrs.resource})
-    all_groups = (*groups, *implied, *((AUTHENTICATED,) if name != "system:anonymous" else ()))
-    return User(name, uid, tuple(dict.fromkeys(all_groups)))
+    """upstream filters/impersonation.go (`control.auth.impersonation`)."""
+    return impersonation.act_as(user, headers, policy.allowed)
 
 
 def _decoded(body: bytes, content_type: str) -> Any:
@@ -199,13 +172,20 @@ async def check_node(user: User, attrs: Attributes, obj: Any) -> None:
 
 
 async def admit(method: str, path: str, query: dict[str, str], headers: list[tuple[bytes, bytes]],
-                body: bytes = b"", content_type: str = "") -> User:
-    """The user a request is made by, once every check passed."""
+                body: bytes = b"", content_type: str = "",
+                identified: Callable[[User], None] | None = None) -> User:
+    """The user a request is made by, once every check passed. `identified` hears who is asking as
+    soon as that is known (the authenticated user, then the user it acts as), also when a later
+    check refuses the request: the traffic record of a 403 names its user."""
     if not enabled():
         return MASTER
     user = await authenticate(headers)
+    if identified is not None:
+        identified(user)
     policy = await cache().current()
     user = await impersonate(user, headers, policy)
+    if identified is not None:
+        identified(user)
     attrs = attributes(method, path, query)
     if not policy.allowed(user, attrs):
         raise forbidden(user, attrs)

@@ -62,3 +62,108 @@ def test_a_failed_dry_run_is_marked_as_one():
         api.close()
     [record] = heard
     assert (record["code"], record["reason"], record["dryRun"], record["verb"]) == (422, "Invalid", "All", "create")
+
+
+@pytest.mark.parametrize("actor, user, groups, who", [
+    ("kubectl", "alice", ("system:authenticated",), "kubectl · alice"),
+    ("python-client", "alice", (), "python-client · alice"),
+    ("kubectl", "kubernetes-admin", ("system:masters",), "kubectl"),  # the instructor's own
+    ("kube-scheduler", "system:kube-scheduler", (), "kube-scheduler"),
+    ("kubelet/node-1", "system:node:node-1", ("system:nodes",), "kubelet/node-1"),
+    ("line-cook", "system:serviceaccount:kube-system:line-cook", (), "line-cook"),
+    ("dashboard/alice", "alice", (), "dashboard/alice"),
+    ("kubectl", "", (), "kubectl"),  # never authenticated
+    ("kubectl · alice", "alice", (), "kubectl · alice"),  # already named
+])
+def test_a_persons_client_is_their_own_spoke(actor, user, groups, who):
+    assert traffic.spoke_name(actor, user, groups) == who
+
+
+def _recorded(settings, requests) -> list[dict]:
+    from django.conf import settings as conf
+
+    from control.auth import policystore, tokenfile
+
+    settings.KK_AUTHENTICATION = "on"
+    policystore.forget()
+    cluster_bootstrap()
+    heard: list[dict] = []
+    stop = traffic.listen(heard.append)
+    clients = {name: ApiClient("kubectl/v1.32.4 (linux/amd64) kubernetes/abc",
+                               token=tokenfile.token_of(conf.DATA_DIR, name, groups))
+               for name, groups in (("alice", ()), ("kubernetes-admin", ("system:masters",)))}
+    try:
+        requests(clients)
+    finally:
+        stop()
+        for api in clients.values():
+            api.close()
+    return heard
+
+
+def test_records_name_the_user_and_what_the_request_touches(settings):
+    heard = _recorded(settings, lambda c: (c["alice"].get("/api/v1/namespaces/bob/pods/web"),
+                                           c["alice"].get("/apis/apps/v1/deployments"),
+                                           c["alice"].get("/version")))
+    assert [(r["who"], r["user"], r["code"], r.get("scope")) for r in heard] == [
+        # refused (403): still named by its user, and by the namespace it asked about
+        ("kubectl · alice", "alice", 403, {"namespace": "bob", "group": "", "resource": "pods"}),
+        ("kubectl · alice", "alice", 403, {"namespace": "", "group": "apps", "resource": "deployments"}),
+        ("kubectl · alice", "alice", 200, None),  # not a Kubernetes resource: no scope
+    ]
+
+
+def test_an_impersonated_request_is_recorded_as_the_user_acted_as(settings):
+    heard = _recorded(settings, lambda c: (
+        c["kubernetes-admin"].get("/api/v1/namespaces/default/pods", HTTP_IMPERSONATE_USER="alice"),
+        c["alice"].get("/api/v1/namespaces/default/pods", HTTP_IMPERSONATE_USER="kubernetes-admin")))
+    assert [(r["who"], r["user"], r["code"]) for r in heard] == [
+        ("kubectl · alice", "alice", 403),  # the admin acting as alice: alice's request, alice's refusal
+        ("kubectl · alice", "alice", 403),  # alice may not impersonate: the refusal is hers
+    ]
+
+
+def test_watch_deliveries_are_summed_per_user_and_namespace(monkeypatch):
+    from types import SimpleNamespace
+
+    from control.auth.rbac import User
+
+    published: list[dict] = []
+    monkeypatch.setattr(traffic, "publish", published.append)
+    monkeypatch.setattr(traffic, "_ensure_flusher", lambda: None)
+    pods = SimpleNamespace(plural="pods", group="")
+    alice = User("alice", groups=("system:authenticated",))
+    traffic.delivered("kubectl", pods, 2, 10, alice, "alice")
+    traffic.delivered("kubectl", pods, 3, 12, alice, "alice")
+    traffic.delivered("kube-scheduler", pods, 1, 12, User("system:kube-scheduler"), "")
+    traffic.delivered("dashboard/alice", SimpleNamespace(plural="changes", group="kubekitchen"), 4, 12, alice)
+    traffic._drain_deliveries()
+    assert [(r["who"], r["user"], r["count"], r["revision"], r.get("scope")) for r in published] == [
+        ("kubectl · alice", "alice", 5, 12, {"namespace": "alice", "group": "", "resource": "pods"}),
+        ("kube-scheduler", "system:kube-scheduler", 1, 12, {"namespace": "", "group": "", "resource": "pods"}),
+        ("dashboard/alice", "alice", 4, 12, None),
+    ]
+
+
+def test_changes_are_by_the_persons_spoke_and_managed_by_the_client(settings):
+    import json
+
+    from control.storage import store
+
+    def create(clients):
+        admin, alice = clients["kubernetes-admin"], clients["alice"]
+        assert admin.post("/api/v1/namespaces", json.dumps({"metadata": {"name": "alice"}})).status_code == 201
+        binding = {"metadata": {"name": "alice-edit"}, "subjects": [{"kind": "User", "name": "alice"}],
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"}}
+        assert admin.post("/apis/rbac.authorization.k8s.io/v1/namespaces/alice/rolebindings",
+                          json.dumps(binding)).status_code == 201
+        made = alice.post("/api/v1/namespaces/alice/configmaps", json.dumps({"metadata": {"name": "menu"}}))
+        assert made.status_code == 201, made.content
+        patched = alice.patch("/api/v1/namespaces/alice/configmaps/menu", json.dumps({"data": {"soup": "1"}}),
+                              "application/merge-patch+json")
+        managers = [f["manager"] for f in json.loads(patched.content)["metadata"]["managedFields"]]
+        assert managers == ["kubectl"]
+
+    _recorded(settings, create)
+    changes = [c for c in store.events_since(0) if c.resource == "/configmaps" and c.name == "menu"]
+    assert [c.actor for c in changes] == ["kubectl · alice", "kubectl · alice"]  # created, then patched

@@ -161,6 +161,34 @@ def test_with_authentication_off_everyone_is_admin(hub, settings):
 def test_impersonating_groups_without_a_user_is_a_400(hub):
     answer = hub["admin"].get("/api/v1/namespaces/alice/pods", HTTP_IMPERSONATE_GROUP="dev")
     assert answer.status_code == 400
+    assert body(answer)["message"] == "requested [{Group  dev    }] without impersonating a user"
+
+
+def test_the_rest_of_the_request_runs_as_the_impersonated_user(hub):
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    answer = hub["admin"].post("/apis/authentication.k8s.io/v1/selfsubjectreviews", json.dumps(review),
+                               HTTP_IMPERSONATE_USER="bob", HTTP_IMPERSONATE_GROUP="devs",
+                               HTTP_IMPERSONATE_EXTRA_SCOPES="view")
+    assert answer.status_code == 201
+    assert body(answer)["status"]["userInfo"] == {"username": "bob", "groups": ["devs", "system:authenticated"],
+                                                  "extra": {"scopes": ["view"]}}
+    # the admin's own rights are gone: bob may not list pods anywhere
+    refused = hub["admin"].get("/api/v1/namespaces/alice/pods", HTTP_IMPERSONATE_USER="bob")
+    assert body(refused)["message"] == ('pods is forbidden: User "bob" cannot list resource "pods" in API group "" '
+                                        'in the namespace "alice"')
+
+
+def test_alice_may_impersonate_a_service_account_of_her_namespace_only(hub):
+    """`edit` grants `impersonate` on serviceaccounts, here in alice's namespace only."""
+    review = json.dumps({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    path = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+    mine = hub["alice"].post(path, review, HTTP_IMPERSONATE_USER="system:serviceaccount:alice:default")
+    assert body(mine)["status"]["userInfo"]["groups"] == ["system:serviceaccounts", "system:serviceaccounts:alice",
+                                                          "system:authenticated"]
+    theirs = hub["alice"].post(path, review, HTTP_IMPERSONATE_USER="system:serviceaccount:bob:default")
+    assert theirs.status_code == 403
+    assert body(theirs)["message"] == ('serviceaccounts "default" is forbidden: User "alice" cannot impersonate '
+                                       'resource "serviceaccounts" in API group "" in the namespace "bob"')
 
 
 def test_a_browser_websocket_authenticates_with_the_bearer_subprotocol():

@@ -303,3 +303,49 @@ def test_a_service_request_record_is_forwarded_untouched(fake):
         await communicator.disconnect()
 
     run(scenario)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_logged_in_user_receives_only_the_traffic_records_they_may_see(fake, settings):
+    """alice may list nodes only (the fake hub's rules review): bob's pod requests never reach her
+    page, her own and the nodes' do; the rules are asked of the hub as alice."""
+    from asgiref.sync import sync_to_async
+    from channels.sessions import SessionMiddlewareStack
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.db import connections
+
+    from dashboard import audience, login
+
+    settings.KK_AUTHENTICATION = "on"
+    fake.answers[("POST", audience.RULES_REVIEW)] = (201, {"status": {"resourceRules": [
+        {"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["nodes"]}]}})
+
+    def record(user: str, namespace: str, resource: str, seq: int) -> dict:
+        return {"type": "request", "who": f"kubectl · {user}", "verb": "list", "resource": resource, "code": 200,
+                "user": user, "seq": seq, "scope": {"namespace": namespace, "group": "", "resource": resource}}
+
+    bobs, hers = record("bob", "bob", "pods", 1), record("alice", "alice", "pods", 2)
+    nodes = record("bob", "", "nodes", 3)
+
+    async def scenario():
+        store = SessionStore()
+        await store.aset(login.SESSION_USER, "alice")
+        await store.aset(login.SESSION_TOKEN, "tok-alice")
+        await store.asave()
+        cookie = f"{settings.SESSION_COOKIE_NAME}={store.session_key}".encode()
+        communicator = WebsocketCommunicator(SessionMiddlewareStack(LiveConsumer.as_asgi()), "/ws/live/",
+                                             headers=[(b"cookie", cookie)])
+        ok, _ = await communicator.connect()
+        assert ok
+        send = get_channel_layer().group_send
+        await send(protocol.TRAFFIC_GROUP, {"type": protocol.TRAFFIC_BATCH, "records": [bobs]})
+        await send(protocol.TRAFFIC_GROUP, {"type": protocol.TRAFFIC_BATCH, "records": [bobs, hers, nodes]})
+        # the batch of bob's request alone was not sent at all: the first message is the second batch
+        assert await communicator.receive_json_from(timeout=5) == {"t": "traffic", "records": [hers, nodes]}
+        await communicator.disconnect()
+        await sync_to_async(connections.close_all)()
+
+    run(scenario)
+    reviews = [r for r in fake.requests if r.path == audience.RULES_REVIEW]
+    assert reviews and all(r.authorization == "Bearer tok-alice" for r in reviews)
+    assert len(reviews) == 2  # the cluster scope and bob's namespace, asked once each

@@ -172,7 +172,7 @@ def _bookmark(revision: int) -> bytes:
     return f'{{"type":"BOOKMARK","revision":{revision}}}\n'.encode()
 
 
-async def changes(query: dict[str, str], actor: str, seen: Visibility | None = None) -> Stream:
+async def changes(query: dict[str, str], actor: str, seen: Visibility | None = None, user: Any = None) -> Stream:
     if query.get("watch") not in ("1", "true", "True"):
         raise errors.BadRequest("the change stream is a watch: add watch=1")
     requested = query.get("resourceVersion", "")
@@ -184,7 +184,8 @@ async def changes(query: dict[str, str], actor: str, seen: Visibility | None = N
         return [change_line(c) for c in _shown(batch, seen)]
 
     return Stream(change_stream(start, render=render, timeout=timeout, bookmark=_bookmark,
-                                delivered=lambda count, revision: traffic.delivered(actor, _CHANGES, count, revision)))
+                                delivered=lambda count, revision: traffic.delivered(actor, _CHANGES, count, revision,
+                                                                                    user)))
 
 
 async def snapshot_request(request: Any) -> Reply:
@@ -197,7 +198,7 @@ async def changes_request(request: Any) -> Stream | Reply:
         request.tag = {"verb": "list", "resource": "changes"}
         return await changes_page(request.query, await visibility(request, "list"))
     request.tag = {"verb": "watch", "resource": "changes"}
-    return await changes(request.query, request.actor, await visibility(request, "watch"))
+    return await changes(request.query, request.actor, await visibility(request, "watch"), request.user)
 
 
 ROUTES = (Route(r"/kubekitchen/snapshot", snapshot_request), Route(r"/kubekitchen/changes", changes_request))

@@ -53,7 +53,7 @@ async def serve(request: Any, what: str) -> Reply | Stream:
     if what == "resolve":
         return await resolve(request.query)
     if what == "traffic":
-        return await send_traffic(request.query, request.actor)
+        return await send_traffic(request.query, request.actor, request.user)
     return await proxy_rules(request.query)
 
 
@@ -123,14 +123,20 @@ def _refusal(node: str, status: int, body: bytes) -> errors.ApiError:
 
 # --- traffic ---------------------------------------------------------------------------------
 
-def request_record(line: dict[str, Any], *, who: str, node: str, run: str) -> dict[str, Any]:
-    """The traffic record of one answered request, as the dashboard draws it."""
+def request_record(line: dict[str, Any], *, who: str, node: str, run: str, user: str = "",
+                   namespace: str = "default") -> dict[str, Any]:
+    """The traffic record of one answered request, as the dashboard draws it; like every record it
+    names its `user` and its `scope`: the Service's namespace (from the line's `ns/name`)."""
     record = {**line, "type": protocol.RECORD_SERVICE_REQUEST, "who": who, "node": node, "run": run, "ts": clock.now()}
     record["index"] = record.pop("seq", None)
+    service = str(line.get("service") or "")
+    record["user"] = user
+    record["scope"] = {"namespace": service.partition("/")[0] if "/" in service else namespace, "group": "",
+                       "resource": "services"}
     return record
 
 
-async def send_traffic(query: dict[str, str], actor: str) -> Stream:
+async def send_traffic(query: dict[str, str], actor: str, user: Any = None) -> Stream:
     node = _node_name(query)
     if not query.get("target"):
         raise errors.BadRequest("target is required: a Service name or a cluster IP")
@@ -151,6 +157,7 @@ async def send_traffic(query: dict[str, str], actor: str) -> Stream:
         await client.aclose()
         raise _refusal(node, upstream.status_code, body)
     run = uuid.uuid4().hex[:12]
+    user_name = user.name if user is not None else ""
 
     async def lines() -> AsyncIterator[bytes]:
         try:
@@ -162,7 +169,8 @@ async def send_traffic(query: dict[str, str], actor: str) -> Stream:
                 except ValueError:
                     line = None
                 if isinstance(line, dict) and not line.get("done"):
-                    traffic.publish(request_record(line, who=actor, node=node, run=run))
+                    traffic.publish(request_record(line, who=actor, node=node, run=run, user=user_name,
+                                                   namespace=query.get("namespace") or "default"))
                 yield text.encode() + b"\n"
         except (httpx.HTTPError, node_address.AnswerTooLarge) as exc:  # kube-proxy went away or rambled: say so
             yield json.dumps({"done": True, "error": f"the kube-proxy of node {node} stopped answering: {exc}"}).encode() + b"\n"

@@ -191,3 +191,13 @@ def test_proxyrules_passes_kube_proxys_rules_through(api, proxy):
     assert proxy.asked[-1] == ("GET", "/rules", {"format": "text", "service": "default/web"})
     code, status = as_json(send(api, "get", "/kubekitchen/proxyrules", QUERY_STRING="node=nope"))
     assert (code, status["reason"]) == (404, "NotFound")
+
+
+def test_a_service_request_record_names_its_user_and_the_services_namespace():
+    from control.api.extras.services import request_record
+
+    line = {"seq": 0, "from": "node-1", "target": "pasta", "service": "shop/pasta", "pod": "pasta-b", "code": 200}
+    record = request_record(line, who="kubectl · alice", node="node-1", run="r", user="alice", namespace="default")
+    assert (record["user"], record["scope"]) == ("alice", {"namespace": "shop", "group": "", "resource": "services"})
+    unroutable = request_record({**line, "service": ""}, who="kubectl", node="node-1", run="r", namespace="shop")
+    assert unroutable["scope"]["namespace"] == "shop"  # no Service found: the namespace it was asked in

@@ -1,0 +1,146 @@
+"""Which of the hub's traffic records one browser may receive: the same rule as for objects
+(`control.auth.visibility`), decided from what the hub says the viewer may do.
+
+Guarantees:
+- With no viewer (authentication off) every record passes.
+- A record passes when it is the viewer's own (its `user`), or its `scope` (namespace, API group,
+  resource) is one the viewer may `list` there or cluster-wide; a record without a scope (a path
+  that is no Kubernetes resource) or a cluster-scoped one needs the cluster-wide permission. A
+  viewer who may list everything (a cluster admin) receives every record, with no decision made.
+- The viewer's rules come from the hub as a SelfSubjectRulesReview (`kubectl auth can-i --list`),
+  asked as the viewer: once for the cluster scope and once per namespace met, never per record;
+  decisions are memoized per (namespace, group, resource).
+- The rules are asked again when a record says an RBAC object changed (a successful write to
+  `rbac.authorization.k8s.io`: a namespace's Roles/RoleBindings drop that namespace's rules,
+  cluster-wide ones drop all), and at most `MAX_AGE` seconds after they were read (on the given
+  clock); a failed review hides the records it was for and is retried after `RETRY_AFTER`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable, Callable
+
+from control.auth.rbac import Attributes, User, rule_allows
+from control.auth.visibility import Visibility
+from control.clock import REAL, Clock
+
+Record = dict[str, Any]
+Rules = list[dict[str, Any]]
+RBAC_GROUP = "rbac.authorization.k8s.io"
+READS = ("get", "list", "watch")
+MAX_AGE = 30.0
+RETRY_AFTER = 2.0
+MAX_NAMESPACES = 1000
+RULES_REVIEW = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
+
+
+class _Rules:
+    """The viewer's rules per namespace ("" for the cluster scope), as a Policy for `Visibility`."""
+
+    def __init__(self) -> None:
+        self.by_namespace: dict[str, Rules] = {}
+
+    def allowed(self, user: User, attrs: Attributes) -> bool:
+        return any(rule_allows(attrs, rule) for rule in self.by_namespace.get(attrs.namespace, ()))
+
+
+class Audience:
+    def __init__(self, viewer: str | None, review: Callable[[str], Awaitable[Rules]], clock: Clock = REAL):
+        self.viewer, self.review, self.clock = viewer, review, clock
+        self._rules = _Rules()
+        self._read_at: dict[str, float] = {}
+        self._seen: Visibility | None = None
+        self._memo: dict[tuple[Any, Any, Any], bool] = {}  # (namespace, group, resource) -> shown
+
+    async def visible(self, records: list[Record]) -> list[Record]:
+        if self.viewer is None:
+            return records
+        namespaces = self._namespaces(records)
+        await self._known("")
+        if self._visibility().sees_everything:
+            return records
+        missing = [ns for ns in namespaces if not self._fresh(ns)]
+        if missing:
+            await asyncio.gather(*(self._known(ns) for ns in missing))
+        return [r for r in records if self._allows(r)]
+
+    def _allows(self, record: Record) -> bool:
+        if record.get("user") == self.viewer:
+            return True
+        scope = record.get("scope")
+        if not isinstance(scope, dict):
+            return False  # not a Kubernetes resource: a cluster admin's to see (`sees_everything`)
+        key = (scope.get("namespace") or "", scope.get("group") or "", scope.get("resource") or "")
+        known = self._memo.get(key)
+        if known is None:
+            namespace, group, resource = (str(part) for part in key)
+            known = self._memo[key] = self._visibility().allows(f"{group}/{resource}" if group else resource,
+                                                                namespace)
+        return known
+
+    def _visibility(self) -> Visibility:
+        if self._seen is None:
+            self._seen = Visibility(self._rules, User(self.viewer or ""), "list")  # type: ignore[arg-type]
+        return self._seen
+
+    def _rules_changed(self) -> None:
+        """Every decision made so far may be wrong now."""
+        self._seen, self._memo = None, {}
+
+    def _fresh(self, namespace: str) -> bool:
+        read_at = self._read_at.get(namespace)
+        return read_at is not None and self.clock.monotonic() - read_at < MAX_AGE
+
+    async def _known(self, namespace: str) -> None:
+        """The viewer's rules in `namespace` are at hand (asked when missing or old)."""
+        if self._fresh(namespace):
+            return
+        if len(self._read_at) > MAX_NAMESPACES:  # many short-lived namespaces: start over
+            self._forget(None)
+        try:
+            rules = await self.review(namespace)
+        except Exception:  # the hub refused or went away: hide, and ask again soon
+            rules, read_at = [], self.clock.monotonic() - MAX_AGE + RETRY_AFTER
+        else:
+            read_at = self.clock.monotonic()
+        self._rules.by_namespace[namespace] = rules
+        self._read_at[namespace] = read_at
+        self._rules_changed()
+
+    def _namespaces(self, records: list[Record]) -> set[str]:
+        """The namespaces of others' records (one pass), forgetting the rules an RBAC write changed."""
+        namespaces: set[str] = set()
+        for record in records:
+            scope = record.get("scope")
+            if not isinstance(scope, dict):
+                continue
+            if (scope.get("group") == RBAC_GROUP and record.get("type") == "request"
+                    and record.get("verb") not in READS and int(record.get("code") or 0) < 400):
+                self._forget(str(scope.get("namespace") or "") or None)
+            if record.get("user") != self.viewer:
+                namespaces.add(scope.get("namespace") or "")
+        namespaces.discard("")
+        return namespaces
+
+    def _forget(self, namespace: str | None) -> None:
+        """Drop one namespace's rules, or (None) all of them."""
+        if namespace is None:
+            self._read_at.clear()
+            self._rules.by_namespace.clear()
+        else:
+            self._read_at.pop(namespace, None)
+            self._rules.by_namespace.pop(namespace, None)
+        self._rules_changed()
+
+
+def hub_review(client: Any) -> Callable[[str], Awaitable[Rules]]:
+    """The viewer's resource rules in a namespace, from the hub (a SelfSubjectRulesReview made by
+    `client`, which acts as the viewer)."""
+    async def review(namespace: str) -> Rules:
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
+                "spec": {"namespace": namespace}}
+        answer = await client.request("POST", RULES_REVIEW, body=body)
+        rules = ((answer or {}).get("status") or {}).get("resourceRules") or []
+        return [rule for rule in rules if isinstance(rule, dict)]
+    return review

@@ -1,0 +1,138 @@
+"""Traffic records per viewer: their own, those of namespaces and kinds they may list, all for a
+cluster admin; the rules asked of the hub once per namespace, again after an RBAC write or when old."""
+
+from __future__ import annotations
+
+import asyncio
+
+from control.clock import FakeClock
+from dashboard.audience import MAX_AGE, Audience
+
+READ = ["get", "list", "watch"]
+NODES_VIEW = {"verbs": READ, "apiGroups": [""], "resources": ["nodes"]}
+BASIC = {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectrulesreviews"]}
+ADMIN_IN_NS = {"verbs": ["*"], "apiGroups": ["", "apps"], "resources": ["*"]}
+EVERYTHING = {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}
+
+
+class Hub:
+    """The rules a SelfSubjectRulesReview answers, per namespace; counts the reviews."""
+
+    def __init__(self, cluster: list, namespaces: dict[str, list] | None = None):
+        self.cluster, self.namespaces = cluster, namespaces or {}
+        self.asked: list[str] = []
+        self.failing = False
+
+    async def review(self, namespace: str) -> list:
+        self.asked.append(namespace)
+        if self.failing:
+            raise OSError("hub gone")
+        return self.cluster + (self.namespaces.get(namespace, []) if namespace else [])
+
+
+def request(user: str, namespace: str | None, resource: str = "pods", group: str = "", verb: str = "list",
+            code: int = 200) -> dict:
+    record = {"type": "request", "who": f"kubectl · {user}", "verb": verb, "resource": resource, "code": code,
+              "user": user}
+    if namespace is not None:
+        record["scope"] = {"namespace": namespace, "group": group, "resource": resource.split("/")[0]}
+    return record
+
+
+def visible(audience: Audience, records: list[dict]) -> list[dict]:
+    return asyncio.run(audience.visible(records))
+
+
+def alice_hub() -> Hub:
+    return Hub([NODES_VIEW, BASIC], {"alice": [ADMIN_IN_NS]})
+
+
+def test_an_attendee_receives_their_own_their_namespace_and_what_they_may_list_cluster_wide():
+    hub = alice_hub()
+    audience = Audience("alice", hub.review, FakeClock())
+    records = [request("bob", "bob"), request("bob", "alice", "deployments", "apps"), request("alice", "bob"),
+               request("bob", ""), request("bob", "", "nodes"), request("bob", None, "/version"),
+               request("kube-scheduler", "alice", "pods/binding"), request("bob", "bob", "configmaps"),
+               {"type": "watch", "who": "kube-scheduler", "user": "system:kube-scheduler", "count": 3,
+                "scope": {"namespace": "", "group": "", "resource": "pods"}}]
+    shown = visible(audience, records)
+    assert shown == [records[1], records[2], records[4], records[6]]
+    assert sorted(hub.asked) == ["", "alice", "bob"]  # the cluster scope, then each namespace met once
+
+
+def test_a_cluster_admin_receives_everything_without_a_decision_per_namespace():
+    hub = Hub([EVERYTHING])
+    audience = Audience("kubernetes-admin", hub.review, FakeClock())
+    records = [request("bob", "bob"), request("alice", None, "/version"), request("bob", "", "secrets")]
+    assert visible(audience, records) == records
+    assert visible(audience, [request("carol", "carol")]) != []
+    assert hub.asked == [""]
+
+
+def test_without_a_viewer_everything_passes_and_nothing_is_asked():
+    hub = alice_hub()
+    records = [request("bob", "bob")]
+    assert visible(Audience(None, hub.review), records) == records
+    assert hub.asked == []
+
+
+def test_decisions_are_kept_until_an_rbac_write_in_that_namespace():
+    hub = alice_hub()
+    audience = Audience("alice", hub.review, FakeClock())
+    assert visible(audience, [request("bob", "bob")]) == []
+    assert visible(audience, [request("bob", "bob"), request("bob", "alice")]) == [request("bob", "alice")]
+    assert sorted(hub.asked) == ["", "alice", "bob"]
+    # bob binds alice to view his namespace: the write's record drops bob's namespace only
+    hub.namespaces["bob"] = [{"verbs": READ, "apiGroups": [""], "resources": ["pods"]}]
+    binding = request("bob", "bob", "rolebindings", "rbac.authorization.k8s.io", verb="create", code=201)
+    shown = visible(audience, [binding, request("bob", "bob")])
+    assert shown == [request("bob", "bob")]
+    assert sorted(hub.asked) == ["", "alice", "bob", "bob"]
+    # a refused write or a read of RBAC objects changes nothing
+    visible(audience, [request("bob", "bob", "rolebindings", "rbac.authorization.k8s.io", verb="create", code=403),
+                       request("bob", "bob", "rolebindings", "rbac.authorization.k8s.io")])
+    assert len(hub.asked) == 4
+
+
+def test_a_cluster_wide_rbac_write_drops_every_namespace():
+    hub = alice_hub()
+    audience = Audience("alice", hub.review, FakeClock())
+    visible(audience, [request("bob", "bob"), request("bob", "alice")])
+    hub.cluster = hub.cluster + [{"verbs": READ, "apiGroups": [""], "resources": ["pods"]}]
+    write = request("kubernetes-admin", "", "clusterrolebindings", "rbac.authorization.k8s.io", verb="create",
+                    code=201)
+    assert visible(audience, [write, request("bob", "bob")]) == [request("bob", "bob")]
+    assert sorted(hub.asked) == ["", "", "alice", "bob", "bob"]
+
+
+def test_rules_are_asked_again_when_old_and_soon_after_a_failure():
+    hub, clock = alice_hub(), FakeClock()
+    audience = Audience("alice", hub.review, clock)
+    hub.failing = True
+    assert visible(audience, [request("bob", "alice"), request("alice", "bob")]) == [request("alice", "bob")]
+    hub.failing = False
+    assert visible(audience, [request("bob", "alice")]) == []  # not asked again at once
+    clock.t += 3
+    assert visible(audience, [request("bob", "alice")]) == [request("bob", "alice")]
+    asked = len(hub.asked)
+    clock.t += MAX_AGE + 1
+    visible(audience, [request("bob", "alice")])
+    assert len(hub.asked) == asked + 2  # the cluster scope and alice's namespace, read again
+
+
+def test_a_namespace_read_again_changes_a_decision_already_made():
+    hub, clock = alice_hub(), FakeClock()
+    audience = Audience("alice", hub.review, clock)
+    hub.namespaces["bob"] = [{"verbs": READ, "apiGroups": [""], "resources": ["pods"]}]
+    failing = hub.review
+
+    async def bob_fails(namespace: str) -> list:
+        if namespace == "bob":
+            raise OSError("hub busy")
+        return await failing(namespace)
+
+    audience.review = bob_fails
+    assert visible(audience, [request("bob", "bob")]) == []  # hidden while unknown
+    audience.review = failing
+    clock.t += 3  # bob's namespace is asked again, the cluster scope is still fresh
+    assert visible(audience, [request("bob", "bob")]) == [request("bob", "bob")]
