@@ -78,14 +78,16 @@ def cluster_bootstrap() -> None:
 
 
 def rbac_bootstrap() -> None:
-    """kube-apiserver's rbac/bootstrap-roles post-start hook: the default ClusterRoles and
-    ClusterRoleBindings, created when missing and never reset (as upstream with autoupdate, the
+    """kube-apiserver's rbac/bootstrap-roles post-start hook: the default ClusterRoles,
+    ClusterRoleBindings and the few namespaced Roles and RoleBindings, created when missing and never reset (as upstream with autoupdate, the
     roles' rules are not reconciled here)."""
     from control.auth import policy
 
-    for obj, resource in [*((r, f"{policy.RBAC_VERSION.split('/')[0]}/clusterroles") for r in policy.cluster_roles()),
-                          *((b, f"{policy.RBAC_VERSION.split('/')[0]}/clusterrolebindings")
-                            for b in policy.cluster_role_bindings())]:
+    group = policy.RBAC_VERSION.split("/")[0]
+    for obj, resource in [*((r, f"{group}/clusterroles") for r in policy.cluster_roles()),
+                          *((b, f"{group}/clusterrolebindings") for b in policy.cluster_role_bindings()),
+                          *((r, f"{group}/roles") for r in policy.namespace_roles()),
+                          *((b, f"{group}/rolebindings") for b in policy.namespace_role_bindings())]:
         obj["metadata"].update(uid=str(uuid.uuid4()), creationTimestamp=format_time(REAL.now()))
         try:
             store.object_create(resource=resource, obj=obj, actor=ACTOR)

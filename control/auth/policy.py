@@ -2,7 +2,8 @@
 (`plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go`), the ones this cluster's spokes use,
 and the few `kubekitchen:` roles for what our spokes do beyond their real counterparts.
 
-Guarantees: `cluster_roles()` and `cluster_role_bindings()` are plain objects, each labelled
+Guarantees: `cluster_roles()`, `cluster_role_bindings()` and the namespaced `namespace_roles()` /
+`namespace_role_bindings()` (upstream's `namespace_policy.go`) are plain objects, each labelled
 `kubernetes.io/bootstrapping=rbac-defaults` and annotated `rbac.authorization.kubernetes.io/autoupdate`
 as upstream; `admin`, `edit` and `view` carry the aggregation labels and `aggregationRule`s, their
 rules already aggregated (`aggregate`) so a hub without its controller-manager still authorizes;
@@ -231,3 +232,28 @@ def cluster_role_bindings() -> list[Obj]:
         # The dashboard's own identity, used only with authentication off (logged-in browsers act as their users).
         _binding("kubekitchen:dashboard", "cluster-admin", [_user("kubekitchen:dashboard")]),
     ]
+
+
+SPOKES_CONFIGMAP = "kubekitchen-spokes"
+
+
+def _namespaced(obj: Obj, namespace: str) -> Obj:
+    obj["metadata"]["namespace"] = namespace
+    return obj
+
+
+def namespace_roles() -> list[Obj]:
+    """Roles in one namespace, as upstream keeps a few in kube-system and kube-public."""
+    # Which spokes run is part of the picture every logged-in page draws (as kube-public's
+    # cluster-info is readable by all): get, list and watch of that one ConfigMap only (a list or
+    # watch names it with `fieldSelector=metadata.name=...`, as RBAC's resourceNames require).
+    viewer = {**_role("kubekitchen:spokes-viewer", [rule(READ, [""], ["configmaps"], names=[SPOKES_CONFIGMAP])]),
+              "kind": "Role"}
+    return [_namespaced(viewer, "kube-system")]
+
+
+def namespace_role_bindings() -> list[Obj]:
+    binding = {**_binding("kubekitchen:spokes-viewer", "kubekitchen:spokes-viewer", [_group("system:authenticated")]),
+               "kind": "RoleBinding"}
+    binding["roleRef"] = {**binding["roleRef"], "kind": "Role"}
+    return [_namespaced(binding, "kube-system")]

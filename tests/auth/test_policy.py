@@ -9,7 +9,8 @@ AUTH = "system:authenticated"
 
 
 def bootstrap() -> Policy:
-    return Policy.of(policy.cluster_roles(), [], policy.cluster_role_bindings(), [])
+    return Policy.of(policy.cluster_roles(), policy.namespace_roles(), policy.cluster_role_bindings(),
+                     policy.namespace_role_bindings())
 
 
 def res(verb, resource, group="", ns="", name="", sub=""):
@@ -76,3 +77,16 @@ def test_spokes_may_do_what_their_counterparts_do_and_no_more():
     manager = User("system:kube-controller-manager", "", (AUTH,))
     assert p.allowed(manager, res("create", "pods", ns="a"))
     assert not p.allowed(manager, res("impersonate", "users", name="x"))
+
+
+def test_every_logged_in_user_may_read_which_spokes_run_and_nothing_else_in_kube_system():
+    """The dashboard draws the spokes for every page from `kube-system/kubekitchen-spokes`."""
+    alice, rules = User("alice", "", (AUTH,)), bootstrap()
+    for verb in ("get", "list", "watch"):
+        assert rules.allowed(alice, res(verb, "configmaps", ns="kube-system", name="kubekitchen-spokes"))
+    assert not rules.allowed(alice, res("list", "configmaps", ns="kube-system"))  # no name: every ConfigMap
+    assert not rules.allowed(alice, res("get", "configmaps", ns="kube-system", name="coredns"))
+    assert not rules.allowed(alice, res("get", "configmaps", ns="alice-2", name="kubekitchen-spokes"))
+    assert not rules.allowed(alice, res("patch", "configmaps", ns="kube-system", name="kubekitchen-spokes"))
+    anonymous = User("system:anonymous", "", ("system:unauthenticated",))
+    assert not rules.allowed(anonymous, res("get", "configmaps", ns="kube-system", name="kubekitchen-spokes"))
