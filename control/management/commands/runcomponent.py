@@ -119,5 +119,11 @@ class Command(BaseCommand):
                 pass
             finally:
                 watchdog.cancel()
+                # Stopping already: a second signal (the group's Ctrl-C, then the supervisor's
+                # SIGTERM) must not reach asyncio's handler once `asyncio.run` has closed the
+                # loop's wakeup pipe ("Exception ignored ... signal wakeup fd: Bad file descriptor").
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    loop.remove_signal_handler(sig)
+                    signal.signal(sig, signal.SIG_IGN)
 
         asyncio.run(main())
