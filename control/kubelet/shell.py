@@ -180,6 +180,7 @@ class Shell:
         self.status = 0
         self.terminal: tuple[int, int] | None = None  # (columns, rows) when stdin is a terminal (`stty size`)
         self.resources: Any = None  # the container's load handle (`loads.StressHandle`), for `stress`
+        self.network: Any = None  # the cluster network (`network.NetworkHandle`), for nslookup/wget/curl
 
     async def run_line(self, line: str, io: Streams) -> int:
         """Run one line; its status (also in `$?`). `exit` raises ShellExit."""
@@ -302,7 +303,7 @@ class Shell:
         child = type(self)(self.fs, clock=self.clock, hostname=self.hostname, name=name)  # a subclass stays one
         child.vars = {k: v for k, v in self.vars.items() if k in self.exported}
         child.exported, child.cwd, child.terminal = set(child.vars), self.cwd, self.terminal
-        child.resources = self.resources
+        child.resources, child.network = self.resources, self.network
         if args and args[0] == "-c":
             if len(args) < 2:
                 return self._fail(io, f"{name}: -c: option requires an argument", 2)

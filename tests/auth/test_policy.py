@@ -76,3 +76,13 @@ def test_spokes_may_do_what_their_counterparts_do_and_no_more():
     manager = User("system:kube-controller-manager", "", (AUTH,))
     assert p.allowed(manager, res("create", "pods", ns="a"))
     assert not p.allowed(manager, res("impersonate", "users", name="x"))
+
+
+def test_a_shell_in_a_pod_reaches_dns_and_traffic_as_its_kubelet_and_no_one_else_does():
+    p = bootstrap()
+    node = User("system:node:n1", "", ("system:nodes", AUTH))
+    alice = User("alice", "", (AUTH,))
+    assert p.allowed(node, Attributes("get", False, path="/kubekitchen/resolve"))
+    assert p.allowed(node, Attributes("post", False, path="/kubekitchen/traffic"))
+    assert not p.allowed(node, Attributes("get", False, path="/kubekitchen/proxyrules"))
+    assert not p.allowed(alice, Attributes("post", False, path="/kubekitchen/traffic"))
