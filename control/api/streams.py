@@ -285,7 +285,7 @@ class Relay:
             await asyncio.gather(*tasks, return_exceptions=True)
             writer.close()
         if tasks[2] in done and tasks[0] not in done:
-            return await self._fail_with(idle_status(self.idle))  # the command goes on; the stream does not
+            return await self._fail_with(idle_status(self.idle))  # ended for idleness, not by the command: say so
         await self._close()
 
     async def _fail(self, message: str) -> None:
