@@ -12,7 +12,7 @@ then on the connection's raw bytes are `websocket.receive`/`websocket.send` byte
 
 Guarantees: only an upgrade to SPDY/3.1 offering `portforward.k8s.io` is taken over (exec and
 attach over SPDY keep their plain-HTTP answer); every other request goes through Daphne unchanged;
-the connection is closed when the application closes it, and the application hears
+the connection is closed when the application closes it (also over TLS), and the application hears
 `websocket.disconnect` when the client goes. Installing twice is harmless.
 """
 
@@ -120,6 +120,10 @@ def hand_over(request: Any, offered: list[str]) -> None:
         transport.wrappedProtocol = protocol
     else:
         transport.protocol = protocol
+    # The HTTP channel registered itself as the connection's producer; left there, a TLS connection
+    # never closes (Twisted's TLS waits for the producer to go before its close_notify), so the
+    # application's close, e.g. the idle timeout, would never reach kubectl over https.
+    transport.unregisterProducer()
     protocol.makeConnection(transport)
     request.server.protocol_disconnected(request)
     request.channel._networkProducer.resumeProducing()  # keep reading the connection, as Daphne does

@@ -200,10 +200,12 @@ class Cluster(Hub):
 
 
 @contextmanager
-def hub_with_kubelet(node: str, kubelet_env: dict[str, str], *, scheduler: bool = False):
-    """A workshop-pace hub with one kubelet for `node` (and a scheduler if asked), as `.kubelet` and
-    `.scheduler`; every process is stopped on leaving, also when a start fails half-way."""
-    server = Hub(env={"KK_PACE": "workshop"}).start()
+def hub_with_kubelet(node: str, kubelet_env: dict[str, str], *, scheduler: bool = False,
+                     hub_env: dict[str, str] | None = None):
+    """A workshop-pace hub (with `hub_env` added to its environment) with one kubelet for `node` (and a
+    scheduler if asked), as `.kubelet` and `.scheduler`; every process is stopped on leaving, also
+    when a start fails half-way."""
+    server = Hub(env={"KK_PACE": "workshop", **(hub_env or {})}).start()
     started: list[Spoke] = []
     try:
         server.kubelet = Spoke(server, "kubelet", node=node, env=kubelet_env).start()

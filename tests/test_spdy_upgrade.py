@@ -78,3 +78,37 @@ def test_a_refusal_is_an_http_answer_then_the_close():
     assert transport.value() == (b"HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\nContent-Length: "
                                  + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
     assert transport.disconnecting
+
+
+class HttpChannel:
+    """Twisted's HTTPChannel as the hand-over meets it: the connection's registered producer."""
+
+    def __init__(self, transport: StringTransport):
+        self.transport, self._networkProducer = transport, transport
+        transport.registerProducer(self, True)
+
+    def pauseProducing(self):
+        pass
+
+    def resumeProducing(self):
+        pass
+
+
+def test_the_hand_over_leaves_no_http_producer_on_the_connection():
+    # Left registered, Twisted's TLS never sends its close_notify: kubectl over https would not see the close
+    from types import SimpleNamespace
+
+    from control.spdy_upgrade import hand_over
+
+    server, transport = FakeServer(), StringTransport()
+    channel = HttpChannel(transport)
+    request = SimpleNamespace(path=b"/api/v1/namespaces/default/pods/web/portforward", uri=b"/api/v1/x?a=1",
+                              client=SimpleNamespace(host="127.0.0.1", port=5), host=SimpleNamespace(host="h", port=1),
+                              requestHeaders=Headers({b"Upgrade": [b"SPDY/3.1"]}), server=server, channel=channel,
+                              transport=transport)
+    assert transport.producer is channel
+    hand_over(request, ["SPDY/3.1+portforward.k8s.io"])
+    assert transport.producer is None and isinstance(transport.protocol, SpdyUpgradeProtocol)
+    assert server.scope["path"] == "/api/v1/namespaces/default/pods/web/portforward"
+    transport.protocol.handle_reply({"type": "websocket.close", "code": 1000})
+    assert transport.disconnecting

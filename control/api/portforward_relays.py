@@ -16,7 +16,10 @@ Guarantees:
   "timed out waiting for streams" on its error stream. Client PINGs are echoed; SPDY that does
   not parse ends the tunnel with GOAWAY(PROTOCOL_ERROR).
 - One broken or refused connection ends only its own streams; the relay ends when the client
-  leaves, sends GOAWAY, or nothing is relayed for the idle timeout.
+  leaves, sends GOAWAY, or nothing is relayed for the idle timeout. Relayed means a byte of a
+  forwarded connection, either way, or a connection opened: kubectl's SPDY PINGs (every 5 s,
+  client-go's PingPeriod) and flow-control frames do not keep an abandoned tunnel open, so the
+  bound is the same over SPDY as over WebSocket.
 """
 
 from __future__ import annotations
@@ -94,6 +97,10 @@ class Relay:
         self.tasks: set[asyncio.Task] = set()
         self.finished = asyncio.Event()  # set when the relay has nothing left to do
 
+    def touch(self) -> None:
+        """Something was relayed: the idle timeout starts again."""
+        self.last_activity = self.clock.monotonic()
+
     async def run(self, idle: float, clock: Clock) -> None:
         self.clock = clock
         self.last_activity = clock.monotonic()
@@ -104,7 +111,6 @@ class Relay:
 
         async def messages() -> None:
             while (message := await self.receive())["type"] == "websocket.receive":
-                self.last_activity = clock.monotonic()
                 data = message.get("bytes")
                 await self.on_message(data if data is not None else (message.get("text") or "").encode())
 
@@ -203,6 +209,10 @@ class Channels(Relay):
     async def _out(self, channel: int, data: bytes) -> None:
         await self.send({"type": "websocket.send", "bytes": bytes((channel,)) + data})
 
+    async def _relay(self, channel: int, data: bytes) -> None:
+        self.touch()
+        await self._out(channel, data)
+
     async def start(self) -> None:
         for i, conn in enumerate(self.connections):
             prefix = conn.port.to_bytes(2, "little")
@@ -215,7 +225,7 @@ class Channels(Relay):
         try:
             reader, writer, leftover = await open_forward(self.target, conn.port)
             conn.attach(writer)
-            await pump(reader, leftover, lambda chunk: self._out(2 * i, chunk))
+            await pump(reader, leftover, lambda chunk: self._relay(2 * i, chunk))
         except Refused as refused:
             await self._out(2 * i + 1, str(refused).encode())
         except ConnectionError:
@@ -229,6 +239,7 @@ class Channels(Relay):
     async def on_message(self, data: bytes) -> None:
         # the data channels only; writes to an error channel, or unknown channels, are ignored
         if len(data) > 1 and data[0] % 2 == 0 and data[0] // 2 < len(self.connections):
+            self.touch()
             conn = self.connections[data[0] // 2]
             conn.write(data[1:])
             await conn.flush()
@@ -273,6 +284,8 @@ class SpdyTunnel(Relay):
             await self._on_frame(frame)
 
     async def _on_frame(self, frame: spdy.Frame) -> None:
+        if isinstance(frame, (spdy.SynStream, spdy.Data)):
+            self.touch()  # a connection opened, or its bytes: pings and flow control are not traffic
         if isinstance(frame, spdy.SynStream):
             await self._on_syn(frame)
         elif isinstance(frame, spdy.Data):
@@ -353,6 +366,7 @@ class SpdyTunnel(Relay):
             self.by_stream.pop(pair.data_id, None)
 
     async def _data(self, pair: Pair, chunk: bytes) -> None:
+        self.touch()
         if not pair.done:
             await self._out(spdy.Data(pair.data_id, chunk))
 

@@ -17,7 +17,9 @@ Guarantees:
   upgrade connection: container not found ("c")`); the kubelet's own final Status is relayed as is.
 - Messages are relayed both ways unchanged (first byte the channel; v5's CLOSE included); the
   stream ends when either side ends it, or after `KK_STREAM_IDLE_SECONDS` (environment or
-  setting; default 4 h, the kubelet's streamingConnectionIdleTimeout) with nothing relayed.
+  setting; default 4 h, the kubelet's streamingConnectionIdleTimeout) with nothing relayed: then
+  a Timeout Status on the error channel says why (`idle_status`), so kubectl prints the reason
+  and exits 1 instead of ending silently with 0 as upstream does (kubernetes#73056).
   Each stream leaves exactly one traffic record (code 101 once upgraded, else the refusal's code).
 - Browsers: a request without an `Origin` (kubectl, the Python client's without one) is served; one
   with an `Origin` only when it is the hub's own page (the Origin's host is the request's Host, or
@@ -235,6 +237,23 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
         traffic.request_done(actor, tag, 101, started, request.user, where)
 
 
+def go_duration(seconds: float) -> str:
+    """Go's time.Duration text for whole seconds (4h0m0s, 1m30s, 8s), as the kubelet's flag shows it."""
+    total = int(seconds)
+    if total < 60:
+        return f"{seconds:g}s"
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes}m{secs}s" if hours else f"{minutes}m{secs}s"
+
+
+def idle_status(idle: float) -> dict[str, Any]:
+    """The error channel's Status when the idle timeout ends a stream."""
+    message = (f"stream closed: nothing was sent or received for {go_duration(idle)} (the streaming "
+               f"connection idle timeout, KK_STREAM_IDLE_SECONDS)")
+    return errors.Timeout(message).status()
+
+
 def stream_idle_seconds() -> float:
     """The idle timeout: the environment's KK_STREAM_IDLE_SECONDS, else the setting, else 4 h."""
     raw = os.environ.get("KK_STREAM_IDLE_SECONDS") or getattr(settings, "KK_STREAM_IDLE_SECONDS", None)
@@ -262,16 +281,24 @@ class Relay:
         tasks = [asyncio.ensure_future(self._to_client(frames)), asyncio.ensure_future(self._to_kubelet(writer)),
                  asyncio.ensure_future(self._watch_idle())]
         try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             writer.close()
+        if tasks[2] in done and tasks[0] not in done:
+            return await self._fail_with(idle_status(self.idle))  # ended for idleness, not by the command: say so
         await self._close()
 
     async def _fail(self, message: str) -> None:
-        await self.send({"type": "websocket.send", "bytes": bytes((ERROR,)) + status_json(internal_error(message))})
+        await self._fail_with(internal_error(message))
+
+    async def _fail_with(self, status: dict[str, Any]) -> None:
+        try:
+            await self.send({"type": "websocket.send", "bytes": bytes((ERROR,)) + status_json(status)})
+        except Exception:  # the client already left; nothing to tell it
+            pass
         await self._close()
 
     async def _close(self) -> None:

@@ -186,6 +186,10 @@ def cluster_roles() -> list[Obj]:
         _role("kubekitchen:supervisor", [rule([*READ, "create", "update", "patch"], [""], ["configmaps"])]),
         # The dashboard's feed for a logged-in user: the hub filters it by what they may list/watch.
         _role("kubekitchen:feed", [rule(["get"], urls=FEED_URLS)]),
+        # A shell in a pod (`nslookup`, `wget`) reaches the cluster DNS and its node's kube-proxy
+        # through the hub, as the kubelet running it.
+        _role("kubekitchen:node-network", [rule(["get"], urls=["/kubekitchen/resolve"]),
+                                           rule(["post"], urls=["/kubekitchen/traffic"])]),
     ]
     return aggregate(roles)
 
@@ -229,6 +233,7 @@ def cluster_role_bindings() -> list[Obj]:
                  [_account("kube-system", "line-cook"), _account("kube-system", "garnish-cook")]),
         _binding("kubekitchen:supervisor", "kubekitchen:supervisor", [_user("kubekitchen:supervisor")]),
         _binding("kubekitchen:feed", "kubekitchen:feed", [_group("system:authenticated")]),
+        _binding("kubekitchen:node-network", "kubekitchen:node-network", [_group("system:nodes")]),
         # The dashboard's own identity, used only with authentication off (logged-in browsers act as their users).
         _binding("kubekitchen:dashboard", "cluster-admin", [_user("kubekitchen:dashboard")]),
     ]

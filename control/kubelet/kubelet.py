@@ -37,6 +37,7 @@ from control.kubelet.pods import PodWorker
 from control.kubelet.projection import referenced
 from control.kubelet.runtime import Runtime
 from control.kubelet.portforward import PortForwardServer
+from control.kubelet.network import NetworkHandle
 from control.kubelet.server import Answer, KubeletServer, serve_answer
 from control.kubelet.usage import PodView, UsageMeter, summary
 
@@ -72,7 +73,8 @@ class Kubelet:
         self.logs = LogServer(self._log_target, clock=self.clock, interval=self.config.log_interval)
         self.meter = UsageMeter(self.timings.cpu_window)
         self.streams = ExecServer(lambda namespace, name: self.worker.current(namespace, name) if self.worker else None,
-                                  clock=self.clock, live_ids=self._live_container_ids, runtime=self.runtime)
+                                  clock=self.clock, live_ids=self._live_container_ids, runtime=self.runtime,
+                                  network=lambda namespace: NetworkHandle(client, node, namespace))
         self.forwards = PortForwardServer(lambda namespace, name: self.worker.current(namespace, name)
                                           if self.worker else None, node=node, clock=self.clock,
                                           count=lambda uid: self.meter.record_request(uid, self.clock.now()))

@@ -6,10 +6,12 @@ Guarantees:
   single quotes (literal), double quotes (`$` expanded, `\\` escapes `"`, `$`, `\\`) or bare, and
   redirections `>`, `>>`, `2>`, `2>>`, `2>&1`, `>&2`. `$NAME`, `${NAME}`, `$?`, `$$`, `$0` and a
   leading `~` expand; `NAME=value` alone sets a variable, before a command only for that command.
+- `while`/`until`/`for`/`if` compound commands run as sh runs them (`compound`), on one line or
+  across a script's lines.
 - The built-ins lessons use answer as busybox/coreutils do (same messages, same exit codes); an
   unknown program prints `sh: X: not found` (bash: `bash: X: command not found`) and exits 127;
-  what this shell does not simulate (pipes, `&`, loops) is a syntax error with exit 2, never a
-  guess.
+  what this shell does not simulate (pipes, `&`, command substitution) is a syntax error with
+  exit 2, never a guess.
 - `sleep` waits on the injected clock (so tests run on a FakeClock), and is where a running line
   can be interrupted (the caller cancels it: Ctrl-C); `exit N` raises `ShellExit`.
 - Output goes to the caller's sinks as it is produced (an `echo` before a `sleep` is seen before
@@ -165,6 +167,19 @@ def _double_quoted(line: str, i: int) -> tuple[str, int]:
     raise ShellSyntaxError("syntax error: unterminated quoted string")
 
 
+def _open_compound(text: str) -> bool:
+    """Whether `text` opens a compound command (while/for/if) that its next lines may close."""
+    from control.kubelet import compound
+
+    try:
+        compound.structure(parse(text))
+    except compound.Incomplete:
+        return True
+    except ShellSyntaxError:
+        return False
+    return False
+
+
 # --- running ---------------------------------------------------------------------------------------
 
 class Shell:
@@ -180,26 +195,34 @@ class Shell:
         self.status = 0
         self.terminal: tuple[int, int] | None = None  # (columns, rows) when stdin is a terminal (`stty size`)
         self.resources: Any = None  # the container's load handle (`loads.StressHandle`), for `stress`
+        self.network: Any = None  # the cluster network (`network.NetworkHandle`), for nslookup/wget/curl
 
     async def run_line(self, line: str, io: Streams) -> int:
         """Run one line; its status (also in `$?`). `exit` raises ShellExit."""
+        from control.kubelet import compound
+
         try:
-            commands = parse(line)
-        except ShellSyntaxError as exc:
+            nodes = compound.structure(parse(line))
+        except (ShellSyntaxError, compound.Incomplete) as exc:
             io.err(f"{self.name}: {exc}\n".encode())
             self.status = 2
             return 2
-        for connector, command in commands:
-            if (connector == "&&" and self.status != 0) or (connector == "||" and self.status == 0):
-                continue
-            self.status = await self.run_command(command, io)
-        return self.status
+        return await compound.run_list(self, nodes, io)
 
     async def run_script(self, text: str, io: Streams) -> int:
-        """`sh -c TEXT` or a script read from stdin: every line, then the last status."""
+        """`sh -c TEXT` or a script read from stdin: every line (a compound command left open goes
+        on over the next lines), then the last status."""
+        from control.kubelet import compound
+
+        lines, pending = text.splitlines() or [""], ""
         try:
-            for line in text.splitlines() or [""]:
-                await self.run_line(line, io)
+            for index, line in enumerate(lines):
+                text = f"{pending}\n{line}" if pending else line
+                if index < len(lines) - 1 and _open_compound(text):
+                    pending = text
+                    continue
+                pending = ""
+                await self.run_line(text, io)
         except ShellExit as done:
             return done.code
         return self.status
@@ -302,7 +325,7 @@ class Shell:
         child = type(self)(self.fs, clock=self.clock, hostname=self.hostname, name=name)  # a subclass stays one
         child.vars = {k: v for k, v in self.vars.items() if k in self.exported}
         child.exported, child.cwd, child.terminal = set(child.vars), self.cwd, self.terminal
-        child.resources = self.resources
+        child.resources, child.network = self.resources, self.network
         if args and args[0] == "-c":
             if len(args) < 2:
                 return self._fail(io, f"{name}: -c: option requires an argument", 2)

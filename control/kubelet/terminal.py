@@ -95,7 +95,7 @@ class Session:
                     self._resize(payload)
                 else:
                     self.inbox.put_nowait(item)
-        except FrameError:
+        except (FrameError, OSError):  # a reset connection (a chatty command wrote to a closed one) is a leaving too
             pass
         self.inbox.put_nowait(None)  # the client went away
 

@@ -214,6 +214,40 @@ def test_an_idle_tunnel_ends_after_the_idle_timeout(cluster):
     assert ws.sent[-1] == {"type": "websocket.close", "code": 1000}
 
 
+def test_pings_alone_do_not_keep_an_idle_tunnel_open(cluster):
+    clock = FakeClock()  # kubectl over SPDY pings every 5 s; an abandoned forward must still end
+
+    async def script(ws: SpdyClient, task):
+        ws.open_pair(0, 80, 1)
+        await ws.until(lambda: len(ws.take()) == 2, "the replies")
+        for n in range(12):
+            ws.frames(spdy.Ping(2 * n + 1))
+            await ws.until(lambda: spdy.Ping(2 * n + 1) in ws.take(), "the ping's echo")
+            await clock.advance(5)
+        await settle()
+
+    ws = converse(cluster, SpdyClient(), idle=60, clock=clock, script=script)
+    assert ws.sent[-1] == {"type": "websocket.close", "code": 1000}
+
+
+def test_bytes_from_the_pod_count_as_traffic():
+    from control.api.portforward_relays import Channels, ForwardTarget
+
+    clock, sent = FakeClock(), []
+
+    async def send(message):
+        sent.append(message)
+
+    async def scenario():
+        relay = Channels(ForwardTarget("default", "web", "127.0.0.1", 1), [80], None, send)
+        relay.clock = clock
+        await clock.advance(50)
+        await relay._relay(0, b"downloading")  # what the pod sends toward the client
+        return relay.last_activity
+
+    assert asyncio.run(scenario()) == clock.monotonic() and sent[-1]["bytes"] == b"\x00downloading"
+
+
 def test_a_request_whose_second_stream_never_comes_is_dropped_after_the_creation_timeout(cluster):
     clock = FakeClock()
 

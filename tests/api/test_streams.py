@@ -13,7 +13,7 @@ import pytest
 from control import websocket_denial
 from control.auth import gate
 from control.api import traffic
-from control.api.streams import choose_protocol, internal_error, serve_stream, stream_kind, _container_for
+from control.api.streams import choose_protocol, go_duration, internal_error, serve_stream, stream_kind, _container_for
 from control import errors
 from control.clock import FakeClock, settle
 from tests.conftest import free_port
@@ -191,7 +191,15 @@ def test_an_idle_stream_ends_after_the_idle_timeout(cluster):
 
     ws = converse(api, Client(EXEC, query="command=sleep&command=1000&stdout=1&container=app"), idle=60, clock=clock, script=script)
     assert ws.sent[0]["type"] == "websocket.accept" and ws.sent[-1] == {"type": "websocket.close", "code": 1000}
-    assert 3 not in ws.channels(), "the command never finished; the idle timeout ended the stream"
+    status = json.loads(ws.channels()[3])  # the command never finished: the error channel says why the stream ended
+    assert (status["status"], status["reason"], status["code"]) == ("Failure", "Timeout", 504)
+    assert status["message"] == ("stream closed: nothing was sent or received for 1m0s (the streaming connection "
+                                 "idle timeout, KK_STREAM_IDLE_SECONDS)")
+
+
+def test_idle_durations_read_as_the_kubelets_flag():
+    assert [go_duration(s) for s in (8, 0.5, 60, 90, 4 * 3600, 3723)] == ["8s", "0.5s", "1m0s", "1m30s", "4h0m0s",
+                                                                          "1h2m3s"]
 
 
 

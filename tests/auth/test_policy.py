@@ -90,3 +90,13 @@ def test_every_logged_in_user_may_read_which_spokes_run_and_nothing_else_in_kube
     assert not rules.allowed(alice, res("patch", "configmaps", ns="kube-system", name="kubekitchen-spokes"))
     anonymous = User("system:anonymous", "", ("system:unauthenticated",))
     assert not rules.allowed(anonymous, res("get", "configmaps", ns="kube-system", name="kubekitchen-spokes"))
+
+
+def test_a_shell_in_a_pod_reaches_dns_and_traffic_as_its_kubelet_and_no_one_else_does():
+    p = bootstrap()
+    node = User("system:node:n1", "", ("system:nodes", AUTH))
+    alice = User("alice", "", (AUTH,))
+    assert p.allowed(node, Attributes("get", False, path="/kubekitchen/resolve"))
+    assert p.allowed(node, Attributes("post", False, path="/kubekitchen/traffic"))
+    assert not p.allowed(node, Attributes("get", False, path="/kubekitchen/proxyrules"))
+    assert not p.allowed(alice, Attributes("post", False, path="/kubekitchen/traffic"))

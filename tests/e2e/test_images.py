@@ -1,11 +1,13 @@
 """Images and resources with the real kubectl against a one-node cluster: a typo'd image is
 ErrImagePull then ImagePullBackOff until `kubectl set image` fixes it; a pod over its memory
-limit is OOMKilled, and so is one whose exec'd `stress` takes it over; requests above limits are
-refused as the API server refuses them."""
+limit is OOMKilled, and so is one whose exec'd `stress` takes it over; `stress --cpu` is throttled
+at `limits.cpu` in `kubectl top` (and is not without a limit); requests above limits are refused as
+the API server refuses them."""
 
 from __future__ import annotations
 
 import json
+import re
 from functools import partial
 
 import pytest
@@ -73,6 +75,27 @@ def test_stress_by_exec_over_the_limit_is_oom_killed_and_restarted(cluster):
     last = eventually(lambda: pod_json(cluster, "limited")["status"]["containerStatuses"][0]["lastState"]
                       .get("terminated"), what="the OOM kill in lastState")
     assert (last["reason"], last["exitCode"]) == ("OOMKilled", 137)
+
+
+def spinning(name: str, limits: dict) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "s", "image": "polinux/stress", "command": ["stress"],
+                                     "args": ["--cpu", "2"], "resources": {"limits": limits}}]}}
+
+
+def test_cpu_is_throttled_at_the_limit_in_kubectl_top(cluster):
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(spinning("capped", {"cpu": "200m"})))
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(spinning("free", {})))
+
+    def cpu() -> dict[str, int] | None:
+        top = cluster.kubectl("top", "pod", "--no-headers", check=False).stdout
+        found = dict(re.findall(r"^(capped|free)\s+(\d+)m\s", top, re.M))
+        return {k: int(v) for k, v in found.items()} if len(found) == 2 else None
+
+    seen = eventually(cpu, timeout=40, what="kubectl top of both pods")
+    assert seen["capped"] == 200, seen  # two workers want 2000m; the limit throttles them
+    assert seen["free"] > 2000, seen  # idle + two workers, nothing to hold them back
+    cluster.kubectl("delete", "pod", "capped", "free", "--grace-period=0", "--force")
 
 
 def test_requests_above_limits_are_refused(cluster):

@@ -2,7 +2,8 @@
 node a kubelet and a kube-proxy, each its own process): a Deployment behind a Service, its name
 resolved, traffic from a node spread over the ready pods, moved off a deleted pod without one
 request to an endpoint already gone from Endpoints, and off a pod whose readiness fails; then
-what kubectl shows for ClusterIP, NodePort and LoadBalancer Services."""
+what kubectl shows for ClusterIP, NodePort and LoadBalancer Services; and a shell in a pod
+(`kubectl exec`) resolving the name and reaching a pod through its node's kube-proxy."""
 
 from __future__ import annotations
 
@@ -119,6 +120,20 @@ def test_the_name_resolves_to_the_cluster_ip(cluster):
     assert ipaddress.ip_address(svc["spec"]["clusterIP"]) in SERVICE_CIDR
     out = manage(cluster, "resolve", "web")
     assert "Name:    web.default.svc.cluster.local" in out and f"Address: {svc['spec']['clusterIP']}" in out
+
+
+def test_a_shell_in_a_pod_resolves_the_name_and_reaches_a_ready_pod(cluster):
+    svc = json.loads(cluster.kubectl("get", "svc", "web", "-o", "json").stdout)
+    pod = sorted(ready_addresses(endpoints(cluster)).values())[0]
+    found = cluster.kubectl("exec", pod, "--", "nslookup", "web").stdout
+    assert f"Name:\tweb.default.svc.cluster.local\nAddress: {svc['spec']['clusterIP']}\n" in found
+    wait_for(lambda: proxy_sees(cluster, "node-1", endpoints(cluster)) and proxy_sees(cluster, "node-2", endpoints(cluster))
+             and proxy_sees(cluster, "node-3", endpoints(cluster)), what="every kube-proxy to see the endpoints")
+    for target in ("http://web", f"{svc['spec']['clusterIP']}:80"):
+        answered = json.loads(cluster.kubectl("exec", pod, "--", "wget", "-qO-", target).stdout)
+        assert answered["pod"] in ready_addresses(endpoints(cluster)).values(), answered
+    missing = cluster.kubectl("exec", pod, "--", "curl", "-sS", "nope", check=False)
+    assert missing.returncode == 6 and "curl: (6) Could not resolve host: nope" in missing.stderr
 
 
 def test_traffic_from_a_node_spreads_over_every_ready_pod(cluster):

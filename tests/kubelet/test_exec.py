@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import json
 from urllib.parse import urlencode
 
@@ -271,3 +272,27 @@ def test_prompts_follow_the_image():
     assert prompt_for("busybox:1.36", shell) == "/ # "
     assert prompt_for("docker.io/library/alpine", shell) == "/ # "
     assert prompt_for("nginx:1.27", shell) == "root@web:/# "
+
+
+def test_a_client_leaving_a_chatty_command_ends_it():
+    # Writing to the closed connection resets it before its end is read: still the client leaving,
+    # so the command is cancelled, not left spinning in the kubelet.
+    async def scenario():
+        async with Node() as node:
+            frames, writer = await node.open(["sh", "-c", "while true; do echo spin; done"])
+            for _ in range(20):
+                assert (await frames.next())[1].startswith(b"spin")
+            writer.close()
+            for _ in range(500):
+                running = [t for t in asyncio.all_tasks() if "run_argv" in repr(t.get_coro())]
+                if not running:
+                    break
+                await asyncio.sleep(0.01)
+            assert not running, "the loop still runs after the client left"
+
+    quiet, level = logging.getLogger("asyncio"), logging.getLogger("asyncio").level
+    quiet.setLevel(logging.CRITICAL)  # "socket.send() raised exception", on purpose
+    try:
+        asyncio.run(scenario())
+    finally:
+        quiet.setLevel(level)

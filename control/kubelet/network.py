@@ -1,0 +1,222 @@
+"""The cluster network as a simulated container's shell reaches it: `nslookup`/`dig` ask the
+cluster DNS, `wget`/`curl` send one request to a Service (its name or ClusterIP) through this
+node's kube-proxy, as traffic from a pod does, so the dashboard draws it.
+
+Both go through the hub, the only door (`NetworkHandle`, set on the shell by exec): DNS is the
+hub's `GET /kubekitchen/resolve` for the pod's namespace, a request is the hub's
+`POST /kubekitchen/traffic?node=<this node>&count=1`, answered by kube-proxy's choice of a ready
+endpoint.
+
+Guarantees: the programs print what busybox's print for the same outcome (nslookup's Server/Name/
+Address lines or `** server can't find NAME: NXDOMAIN` with exit 1; wget's `bad address` or `can't
+connect to remote host` with exit 1; curl's exit 6 and 7 with its messages), never an exception;
+an answered request prints the JSON the pod's app answers (`{"pod", "namespace", "node", "podIP",
+"port"}`, see `control.kubelet.server`), to stdout or to the file `-O FILE` names. Without a
+handle (a probe's shell) or when the hub cannot be reached, a name does not resolve. Not
+simulated: pod IPs as targets (kube-proxy routes Services only), HTTP methods, headers and bodies.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from control import errors
+from control.client.http import HubClient, HubUnreachable
+from control.kubelet.filesystem import CLUSTER_DNS as DNS_SERVER, FsError
+from control.kubelet.programs import program
+from control.kubelet.shell import Shell, Streams
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class NetworkHandle:
+    """What the shell of a container on `node`, in `namespace`, reaches through the hub."""
+
+    hub: HubClient
+    node: str
+    namespace: str
+
+    async def resolve(self, name: str) -> Obj | None:
+        """The DNS answer (`control.kinds.dns.Answer.to_dict`), or None: NXDOMAIN."""
+        try:
+            return await self.hub.request("GET", "/kubekitchen/resolve", params={"name": name,
+                                                                                 "namespace": self.namespace})
+        except (errors.ApiError, HubUnreachable):
+            return None
+
+    async def send(self, target: str, port: int | None) -> Obj:
+        """kube-proxy's line for one request (`code` 200 answered, else `error`)."""
+        params: Obj = {"node": self.node, "target": target, "namespace": self.namespace, "count": 1}
+        if port is not None:
+            params["port"] = port
+        try:
+            async for line in self.hub.stream_lines("POST", "/kubekitchen/traffic", params=params, read_timeout=30):
+                if "seq" in line:
+                    return line
+        except (errors.ApiError, HubUnreachable) as exc:
+            return {"code": 503, "error": str(exc)}
+        return {"code": 503, "error": "no answer"}
+
+
+def _nameserver(shell: Shell) -> str:
+    try:
+        text = shell.fs.read("/etc/resolv.conf").decode(errors="replace")
+    except FsError:
+        return DNS_SERVER
+    return next((line.split()[1] for line in text.splitlines() if line.startswith("nameserver ")
+                 and len(line.split()) > 1), DNS_SERVER)
+
+
+async def _resolve(shell: Shell, name: str) -> Obj | None:
+    return await shell.network.resolve(name) if shell.network is not None else None
+
+
+@program("nslookup")
+async def nslookup(shell: Shell, args: list[str], io: Streams) -> int:
+    names = [a for a in args if not a.startswith("-")]
+    if not names:
+        io.err(b"Usage: nslookup [-type=QUERY_TYPE] [-debug] HOST [DNS_SERVER]\n")
+        return 1
+    server = _nameserver(shell)
+    io.out(f"Server:\t\t{server}\nAddress:\t{server}:53\n\n".encode())
+    answer = await _resolve(shell, names[0])
+    if answer is None:
+        io.out(f"** server can't find {names[0]}: NXDOMAIN\n\n".encode())
+        return 1
+    lines = []
+    if answer.get("type") == "CNAME":
+        lines += [f"{answer['name']}\tcanonical name = {record}" for record in answer.get("records") or []]
+    else:
+        lines += [f"Name:\t{answer['name']}\nAddress: {record}" for record in answer.get("records") or []]
+    io.out(("\n".join(lines) + "\n\n" if lines else "").encode())
+    return 0
+
+
+@program("dig")
+async def dig(shell: Shell, args: list[str], io: Streams) -> int:
+    names = [a for a in args if not a.startswith(("+", "-", "@"))]
+    short = "+short" in args
+    name = names[0] if names else "."
+    answer = await _resolve(shell, name)
+    if short:
+        io.out("".join(f"{r}\n" for r in (answer or {}).get("records") or []).encode())
+        return 0
+    status = "NOERROR" if answer is not None else "NXDOMAIN"
+    records = [f"{answer['name']}.\t30\tIN\t{answer['type']}\t{r}" for r in answer.get("records") or []] \
+        if answer is not None else []
+    text = (f"; <<>> DiG 9.18 <<>> {name}\n;; ->>HEADER<<- opcode: QUERY, status: {status}\n\n"
+            + (";; ANSWER SECTION:\n" + "\n".join(records) + "\n\n" if records else "")
+            + f";; SERVER: {_nameserver(shell)}#53({_nameserver(shell)}) (UDP)\n")
+    io.out(text.encode())
+    return 0
+
+
+def parse_url(text: str) -> tuple[str, int | None, str]:
+    """(host, port or None, path) of `web`, `web:8000/x`, `http://10.96.0.5:80/`."""
+    split = urlsplit(text if "://" in text else f"http://{text}")
+    try:
+        port = split.port
+    except ValueError:
+        port = -1
+    return split.hostname or "", port, split.path or "/"
+
+
+def _body(line: Obj) -> bytes:
+    endpoint = str(line.get("endpoint") or "")
+    ip, _, port = endpoint.rpartition(":")
+    return json.dumps({"pod": line.get("pod", ""), "namespace": str(line.get("service", "")).split("/")[0],
+                       "node": line.get("podNode", ""), "podIP": ip or endpoint,
+                       "port": int(port) if port.isdigit() else None}).encode() + b"\n"
+
+
+async def _fetch(shell: Shell, url: str) -> tuple[str, int | None, Obj]:
+    host, port, _ = parse_url(url)
+    if shell.network is None or not host or port == -1:
+        return host, port, {"code": 503, "error": f"NXDOMAIN: {host}"}
+    return host, port, await shell.network.send(host, port)
+
+
+def _unresolved(line: Obj) -> bool:
+    return str(line.get("error", "")).startswith("NXDOMAIN")
+
+
+@program("wget")
+async def wget(shell: Shell, args: list[str], io: Streams) -> int:
+    output, quiet, urls, rest = None, False, [], list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg in ("-O", "--output-document") and rest:
+            output = rest.pop(0)
+        elif arg.startswith("-") and len(arg) > 1 and not arg.startswith("--"):
+            quiet = quiet or "q" in arg
+            if "O" in arg:
+                output = arg.split("O", 1)[1] or (rest.pop(0) if rest else "-")
+            elif arg[-1] in "Tt" and rest:  # -T SECONDS, -t TRIES: no wait is simulated
+                rest.pop(0)
+        elif not arg.startswith("-"):
+            urls.append(arg)
+    if not urls:
+        io.err(b"BusyBox v1.36.1 multi-call binary.\n\nUsage: wget [-cqS] [-O FILE] URL...\n")
+        return 1
+    host, port, line = await _fetch(shell, urls[0])
+    if not quiet:
+        io.err(f"Connecting to {host}{f':{port}' if port else ''}\n".encode())
+    if line.get("code") != 200:
+        if _unresolved(line):
+            io.err(f"wget: bad address '{host}{f':{port}' if port else ''}'\n".encode())
+        else:
+            io.err(f"wget: can't connect to remote host ({host}): Connection refused\n".encode())
+        return 1
+    body = _body(line)
+    target = output or "index.html"
+    if target == "-":
+        io.out(body)
+        return 0
+    try:
+        shell.fs.write(shell.fs.resolve(shell.cwd, target), body)
+    except FsError as exc:
+        io.err(f"wget: can't open '{target}': {exc}\n".encode())
+        return 1
+    if not quiet:
+        io.err(f"saving to '{target}'\n'{target}' saved\n".encode())
+    return 0
+
+
+@program("curl")
+async def curl(shell: Shell, args: list[str], io: Streams) -> int:
+    output, silent, show_errors, urls, rest = None, False, False, [], list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg in ("-o", "--output") and rest:
+            output = rest.pop(0)
+        elif arg in ("-m", "--max-time", "--connect-timeout", "-H", "-X", "-d", "-A") and rest:
+            rest.pop(0)  # no wait, header or body is simulated
+        elif arg.startswith("-") and not arg.startswith("--"):
+            silent, show_errors = silent or "s" in arg, show_errors or "S" in arg
+        elif not arg.startswith("-"):
+            urls.append(arg)
+    if not urls:
+        io.err(b"curl: try 'curl --help' or 'curl --manual' for more information\n")
+        return 2
+    host, port, line = await _fetch(shell, urls[0])
+    if line.get("code") != 200:
+        code = 6 if _unresolved(line) else 7
+        if not silent or show_errors:
+            message = (f"Could not resolve host: {host}" if code == 6 else
+                       f"Failed to connect to {host} port {port or 80} after 0 ms: Couldn't connect to server")
+            io.err(f"curl: ({code}) {message}\n".encode())
+        return code
+    body = _body(line)
+    if output is None or output == "-":
+        io.out(body)
+        return 0
+    try:
+        shell.fs.write(shell.fs.resolve(shell.cwd, output), body)
+    except FsError as exc:
+        io.err(f"curl: (23) Failure writing output to destination: {exc}\n".encode())
+        return 23
+    return 0

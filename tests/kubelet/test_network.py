@@ -1,0 +1,109 @@
+"""nslookup, dig, wget and curl in the simulated container, against a fake of the hub's DNS and
+traffic paths (`NetworkHandle`'s two calls): busybox's output for an answer, NXDOMAIN, a Service
+without endpoints, and a shell with no network at all."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from control import errors
+from control.kubelet.filesystem import Filesystem
+from control.kubelet.network import NetworkHandle, parse_url
+from control.kubelet.shell import Shell, Streams
+from control.clock import FakeClock
+
+ANSWER = {"name": "web.default.svc.cluster.local", "type": "A", "records": ["10.96.3.4"], "service": "default/web"}
+LINE = {"seq": 0, "from": "n1", "target": "web", "service": "default/web", "clusterIP": "10.96.3.4",
+        "endpoint": "10.244.1.7:80", "pod": "web-1", "podNode": "n2", "code": 200}
+
+
+class FakeHub:
+    """The two hub paths a shell's network uses, recorded."""
+
+    def __init__(self, line: dict | None = None):
+        self.asked: list[tuple] = []
+        self.line = line or LINE
+
+    async def request(self, method, path, *, params=None, **_):
+        self.asked.append((method, path, params))
+        if params["name"] in ("web", "web.default.svc.cluster.local"):
+            return ANSWER
+        raise errors.NotFound(f"{params['name']} not found")
+
+    async def stream_lines(self, method, path, *, params=None, read_timeout=None):
+        self.asked.append((method, path, params))
+        if params["target"] not in ("web", "10.96.3.4"):
+            yield {"seq": 0, "code": 503, "error": f"NXDOMAIN: {params['target']} not found"}
+        else:
+            yield self.line
+        yield {"done": True}
+
+
+def sh(hub: FakeHub | None, command: str) -> tuple[int, str, str, Shell]:
+    shell = Shell(Filesystem.for_container(pod_name="box", namespace="default", pod_ip="10.244.0.5"),
+                  clock=FakeClock(), hostname="box")
+    shell.network = NetworkHandle(hub, "n1", "default") if hub is not None else None
+    out, err = bytearray(), bytearray()
+    code = asyncio.run(shell.run_argv(["sh", "-c", command], Streams(out.extend, err.extend)))
+    return code, out.decode(), err.decode(), shell
+
+
+def test_urls():
+    assert parse_url("web") == ("web", None, "/")
+    assert parse_url("http://web:8000/x") == ("web", 8000, "/x")
+    assert parse_url("10.96.3.4:80") == ("10.96.3.4", 80, "/")
+    assert parse_url("web:99999")[1] == -1
+
+
+def test_nslookup_asks_the_cluster_dns_for_the_pods_namespace():
+    hub = FakeHub()
+    code, out, _, _ = sh(hub, "nslookup web")
+    assert code == 0
+    assert out == ("Server:\t\t10.96.0.10\nAddress:\t10.96.0.10:53\n\n"
+                   "Name:\tweb.default.svc.cluster.local\nAddress: 10.96.3.4\n\n")
+    assert hub.asked == [("GET", "/kubekitchen/resolve", {"name": "web", "namespace": "default"})]
+    code, out, _, _ = sh(hub, "nslookup nope")
+    assert code == 1 and out.endswith("** server can't find nope: NXDOMAIN\n\n")
+    assert sh(hub, "dig +short web")[1] == "10.96.3.4\n"
+    assert "status: NXDOMAIN" in sh(hub, "dig nope")[1]
+
+
+def test_wget_and_curl_print_what_the_pod_answered_through_kube_proxy():
+    hub = FakeHub()
+    code, out, err, _ = sh(hub, "wget -qO- http://web:8000")
+    assert code == 0 and err == ""
+    assert json.loads(out) == {"pod": "web-1", "namespace": "default", "node": "n2", "podIP": "10.244.1.7", "port": 80}
+    assert hub.asked == [("POST", "/kubekitchen/traffic",
+                          {"node": "n1", "target": "web", "namespace": "default", "count": 1, "port": 8000})]
+    code, out, _, _ = sh(hub, "curl -s 10.96.3.4")
+    assert code == 0 and json.loads(out)["pod"] == "web-1"
+    code, out, err, shell = sh(hub, "wget web; cat index.html")
+    assert code == 0 and json.loads(out)["pod"] == "web-1" and "saving to 'index.html'" in err
+
+
+@pytest.mark.parametrize("command, code, message", [
+    ("wget -qO- nope", 1, "wget: bad address 'nope'\n"),
+    ("curl nope", 6, "curl: (6) Could not resolve host: nope\n"),
+    ("curl -s nope", 6, ""),
+    ("wget", 1, "Usage: wget"),
+])
+def test_names_that_do_not_resolve(command, code, message):
+    got, _, err, _ = sh(FakeHub(), command)
+    assert got == code and message in err
+
+
+def test_a_service_without_endpoints_refuses_the_connection():
+    hub = FakeHub({"seq": 0, "code": 503, "error": "default/web has no ready endpoints"})
+    code, _, err, _ = sh(hub, "wget -qO- web")
+    assert code == 1 and err == "wget: can't connect to remote host (web): Connection refused\n"
+    code, _, err, _ = sh(hub, "curl web:8000")
+    assert code == 7 and "Failed to connect to web port 8000" in err
+
+
+def test_without_a_network_nothing_resolves():
+    code, out, _, _ = sh(None, "nslookup web")
+    assert code == 1 and "NXDOMAIN" in out
+    assert sh(None, "curl -sS web")[:1] == (6,)
