@@ -54,7 +54,9 @@ class Command(BaseCommand):
         from django.conf import settings
 
         from control.asgi import ServedLifespan, application
-        from control import serving_timeouts
+        from control import http2, serving_timeouts
+
+        http2.install()  # a stuck HTTP/2 watcher must not spin Twisted's sending loop
 
         # Slow clients cannot hold connections: header and idle bounds (watches are not cut by them).
         serving_timeouts.install(header=settings.KK_HTTP_HEADER_TIMEOUT, idle=settings.KK_HTTP_IDLE_TIMEOUT)
