@@ -9,7 +9,10 @@ is sent. The request is `GET /api/v1/namespaces/<ns>/pods?watch=1` on stream 1, 
 `dashboard/wire` and the bearer token of the user the browser is logged in as. Every frame read from
 the connection is passed to `forward` in arrival order as one record: its type, stream id, length
 and flags as the frame header says them, plus, for HEADERS, the decoded header fields and, for DATA,
-its payload as text. The client side of HTTP/2 (SETTINGS acknowledgement, flow-control window
+its payload as text. What travels is what the hub writes: one DATA frame per write, i.e. per watch event as it happens;
+changes committed together (group commit) and a watch's opening list share one write, so they share
+one DATA frame here exactly as they share one chunk in HTTP/1.1. The client side of HTTP/2 (SETTINGS
+acknowledgement, flow-control window
 updates for what was read) is done with the `h2` library, so a long watch keeps flowing. The
 connection is closed when the stream ends, when `forward` fails, or when the task is cancelled.
 """

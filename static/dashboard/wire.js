@@ -126,6 +126,7 @@ export class WireView {
         li.append(note);
       } else {
         li.textContent = line.text.length > 240 ? `${line.text.slice(0, 240)}…` : line.text;
+        li.title = line.text.slice(0, 2000);
       }
       fragment.append(li);
     }
@@ -139,8 +140,8 @@ export class WireView {
 // One HTTP/2 frame as the hub sent it: {type, stream, length, flags, headers?, text?, error?}.
 export function frameLines(frame) {
   const flags = frame.flags.length ? frame.flags.join(" ") : "—";
-  const head = { kind: "frame", text: `${frame.type} · ${ui("stream")} ${frame.stream} · ${ui("flags")} ${flags}`,
-    size: frame.length };
+  const head = { kind: "frame", type: frame.type, size: frame.length,
+    text: `${ui("stream")} ${frame.stream} · ${ui("flags")} ${flags}` };
   const out = [head];
   for (const [name, value] of frame.headers || []) out.push({ kind: "header", text: `${name}: ${value}` });
   if (frame.text) for (const line of frame.text.split("\n")) if (line) out.push({ kind: "data", text: line });
@@ -183,11 +184,13 @@ export class FrameView {
       const li = document.createElement("li");
       li.className = `wire-${line.kind}`;
       li.textContent = line.text.length > 240 ? `${line.text.slice(0, 240)}…` : line.text;
-      if (line.kind === "frame") {
+      li.title = line.text.slice(0, 2000);
+      if (line.kind === "frame") { // the frame header: type and length first, as the eye compares them with chunk sizes
         const note = document.createElement("span");
         note.className = "decimal";
-        note.textContent = ` · ${line.size} ${ui("bytes")}`;
-        li.append(note);
+        note.textContent = ` · ${line.text}`;
+        li.replaceChildren(`${line.type} · ${line.size} ${ui("bytes")}`, note);
+        li.title = `${line.type} · ${line.size} ${ui("bytes")} · ${line.text}`;
       }
       fragment.append(li);
     }
