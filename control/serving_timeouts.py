@@ -71,7 +71,9 @@ def _bound_h2() -> None:
 
     def data_received(self: Any, data: bytes) -> None:
         received(self, data)
-        if _frame_pending(self):
+        if not self._stillProducing:  # the data ended the connection (GOAWAY, a protocol error)
+            _cancel(self)
+        elif _frame_pending(self):
             if getattr(self, "_kk_header_call", None) is None:
                 self._kk_header_call = self.callLater(_bounds["header"], _frame_too_slow, self)
         else:
