@@ -10,6 +10,10 @@ Guarantees, after `install(header=..., idle=...)`:
 - header: once the first byte of a request arrives, its request line and headers must all arrive
   within `header` seconds, however slowly they trickle (a slowloris resets the idle timer with
   every byte, not this one); otherwise the connection is closed.
+- HTTP/2 (ALPN `h2` on the HTTPS port), as Go's http2 server bounds it: idle counts only while the
+  connection has no open stream (Twisted's H2Connection would otherwise cut a quiet watch whose client
+  sends no PING); header: a frame, or a header block split over CONTINUATION frames, begun must be
+  complete within `header` seconds (an HTTP/2 slowloris trickles the bytes of one frame).
 - Nothing else changes; installing again only changes the two bounds.
 """
 
@@ -18,10 +22,11 @@ from __future__ import annotations
 from typing import Any
 
 _bounds: dict[str, float] = {}
+_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
 
 def install(*, header: float, idle: float) -> None:
-    """Bound every HTTP/1.1 connection Daphne accepts from now on."""
+    """Bound every HTTP/1.1 and HTTP/2 connection Daphne accepts from now on."""
     from daphne import http_protocol
     from twisted.web import http
 
@@ -55,6 +60,53 @@ def install(*, header: float, idle: float) -> None:
     channel.allHeadersReceived = all_headers_received
     channel.connectionLost = connection_lost
     channel._kk_bounded = True
+    if http.H2_ENABLED:
+        _bound_h2()
+
+
+def _bound_h2() -> None:
+    from twisted.web._http2 import H2Connection
+
+    received, timed_out, lost = H2Connection.dataReceived, H2Connection.timeoutConnection, H2Connection.connectionLost
+
+    def data_received(self: Any, data: bytes) -> None:
+        received(self, data)
+        if not self._stillProducing:  # the data ended the connection (GOAWAY, a protocol error)
+            _cancel(self)
+        elif _frame_pending(self):
+            if getattr(self, "_kk_header_call", None) is None:
+                self._kk_header_call = self.callLater(_bounds["header"], _frame_too_slow, self)
+        else:
+            _cancel(self)
+
+    def timeout_connection(self: Any) -> None:
+        if self.streams:  # answering (a watch may be quiet for long): idle starts when the last stream ends
+            self.setTimeout(self.timeOut)
+            return
+        timed_out(self)  # GOAWAY, then loseConnection ...
+        # ... which TLS holds back while a producer is registered (the H2Connection itself): without
+        # this the connection would live on until Twisted's abortTimeout (15 s) forces it.
+        self.transport.unregisterProducer()
+
+    def connection_lost(self: Any, reason: Any, *args: Any, **kwargs: Any) -> None:
+        _cancel(self)
+        lost(self, reason, *args, **kwargs)
+
+    H2Connection.dataReceived = data_received
+    H2Connection.timeoutConnection = timeout_connection
+    H2Connection.connectionLost = connection_lost
+
+
+def _frame_pending(connection: Any) -> bool:
+    """Whether h2 holds part of a frame, or an unfinished header block, from this client."""
+    buffer = getattr(connection.conn, "incoming_buffer", None)
+    preface_begun = 0 < getattr(buffer, "_preamble_len", 0) < len(_PREFACE)  # what is left of it to come
+    return bool(preface_begun or getattr(buffer, "_data", b"") or getattr(buffer, "_headers_buffer", None))
+
+
+def _frame_too_slow(connection: Any) -> None:
+    connection._kk_header_call = None
+    connection.transport.abortConnection()
 
 
 def _cancel(channel: Any) -> None:

@@ -1,5 +1,6 @@
-"""The page's two websockets. Thin by design: they translate websocket messages into calls of
-`live.LiveFeed` / `wire.relay` and channel-layer messages into websocket messages, nothing more.
+"""The page's websockets. Thin by design: they translate websocket messages into calls of
+`live.LiveFeed` / `wire.relay` / `wire_h2.relay` and channel-layer messages into websocket messages,
+nothing more.
 
 Guarantees:
 - `LiveConsumer` forwards the traffic batches the hub publishes on `protocol.TRAFFIC_GROUP`
@@ -10,6 +11,9 @@ Guarantees:
   and, when the browser asks `{"op": "watch", "revision": N|null}`, the list-then-watch of
   `LiveFeed` from that revision (a new request replaces the previous one).
 - `WireConsumer` forwards the raw bytes of one watch stream as binary frames, then closes.
+- `WireH2Consumer` forwards the same watch over HTTP/2 (the hub's HTTPS port) as one JSON text
+  message per HTTP/2 frame (`wire_h2.describe`), or `{"note": ...}` when the hub serves no HTTP/2,
+  then closes.
 - Both act as the user the browser's session is logged in as (`dashboard.login`): the snapshot and
   changes a browser receives are what the hub lets that user list and watch. With authentication
   on, a socket without a logged-in session is refused at the handshake (403).
@@ -26,7 +30,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocke
 
 from control import protocol
 from control.auth import enabled
-from dashboard import audience, hub, live, wire
+from dashboard import audience, hub, live, wire, wire_h2
 from dashboard.login import identity_of
 
 
@@ -95,6 +99,34 @@ class WireConsumer(AsyncWebsocketConsumer):
                 await wire.relay(host, port, lambda data: self.send(bytes_data=data))
         except OSError as exc:
             await self.send(text_data=f"cannot reach the hub at {host}:{port}: {exc}")
+        await self.close()
+
+    async def disconnect(self, code: int) -> None:
+        await _cancel(self.relay_task)
+
+
+class WireH2Consumer(AsyncJsonWebsocketConsumer):
+    relay_task: asyncio.Task | None = None
+
+    async def connect(self) -> None:
+        allowed, identity = await _identity(self.scope)
+        if not allowed:
+            await self.close()
+            return
+        await self.accept()
+        self.relay_task = asyncio.ensure_future(self._relay(identity))
+
+    async def _relay(self, identity: hub.Identity | None) -> None:
+        address = await asyncio.to_thread(wire_h2.secure_address, self.scope)
+        try:
+            if address is None:
+                raise wire_h2.NoHttp2("the hub serves no HTTPS: start it with runhub --secure-addr (runcluster does)")
+            with hub.acting_as(identity):
+                await wire_h2.relay(*address, self.send_json)
+        except wire_h2.NoHttp2 as exc:
+            await self.send_json({"note": str(exc)})
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+            await self.send_json({"note": f"cannot reach the hub over HTTPS at {address}: {exc}"})
         await self.close()
 
     async def disconnect(self, code: int) -> None:

@@ -2,11 +2,12 @@
 
 from django.urls import path
 
-from dashboard.consumers import LiveConsumer, WireConsumer
+from dashboard.consumers import LiveConsumer, WireConsumer, WireH2Consumer
 
 websocket_urlpatterns = [
     path("ws/live/", LiveConsumer.as_asgi()),
     path("ws/wire/", WireConsumer.as_asgi()),
+    path("ws/wire/h2/", WireH2Consumer.as_asgi()),
 ]
 
 

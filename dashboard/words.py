@@ -124,6 +124,8 @@ UI_STRINGS: dict[str, Any] = {
     "restarts": _("restarts"),
     "bytes": _("bytes"),
     "chunk": _("chunk"),
+    "stream": _("stream"),  # an HTTP/2 stream, in the wire view's frame lines
+    "flags": _("flags"),
     "no-endpoints": _("no endpoints"),
     "wire-open": _("Open the stream"),
     "wire-close": _("Close the stream"),

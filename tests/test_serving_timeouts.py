@@ -71,3 +71,49 @@ def test_a_quiet_watch_outlives_both_bounds_and_the_connection_serves_again(boun
                 pass
         assert time.monotonic() - started >= 3.5  # ended by its own timeoutSeconds, not cut
         assert client.get("/healthz").status_code == 200
+
+
+# --- the same bounds on the HTTPS port's HTTP/2 connections (ALPN h2) ---------------------------
+
+def h2_socket(hub: Hub):
+    import ssl
+
+    context = ssl.create_default_context(cafile=str(hub.dir / "keys" / "ca.crt"))
+    context.set_alpn_protocols(["h2"])
+    sock = context.wrap_socket(socket.create_connection(("127.0.0.1", hub.secure_port)), server_hostname="127.0.0.1")
+    assert sock.selected_alpn_protocol() == "h2"
+    return sock
+
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+EMPTY_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+def test_a_silent_http2_connection_is_closed_within_the_idle_bound(bounded_hub):
+    with h2_socket(bounded_hub) as sock:
+        sock.sendall(PREFACE + EMPTY_SETTINGS)
+        assert IDLE - 0.5 < closed_after(sock) < IDLE + 1.5
+
+
+def test_an_http2_frame_trickled_byte_by_byte_is_cut_by_the_header_bound(bounded_hub):
+    with h2_socket(bounded_hub) as sock:
+        sock.sendall(PREFACE + EMPTY_SETTINGS)
+        # a HEADERS frame announcing 200 bytes on stream 1, its bytes sent one every 0.2 s
+        trickle = b"\x00\x00\xc8\x01\x04\x00\x00\x00\x01" + b"\x00" * 200
+        assert closed_after(sock, trickle=trickle) < HEADER + 1.5
+
+
+def test_a_quiet_http2_watch_outlives_both_bounds(bounded_hub):
+    import ssl
+
+    verify = ssl.create_default_context(cafile=str(bounded_hub.dir / "keys" / "ca.crt"))
+    with httpx.Client(base_url=f"https://127.0.0.1:{bounded_hub.secure_port}", headers=bounded_hub.auth,
+                      verify=verify, http2=True, timeout=15) as client:
+        started = time.monotonic()
+        with client.stream("GET", "/api/v1/namespaces/default/configmaps",
+                           params={"watch": "1", "resourceVersion": "0", "timeoutSeconds": "4"}) as answer:
+            assert answer.http_version == "HTTP/2" and answer.status_code == 200
+            for _ in answer.iter_bytes():
+                pass
+        assert time.monotonic() - started >= 3.5  # ended by its own timeoutSeconds, not cut
+        assert client.get("/healthz").http_version == "HTTP/2"

@@ -23,7 +23,7 @@ import { Timeline } from "./timeline.js";
 import { StoryLine } from "./storyline.js";
 import { RECORD, TrafficView } from "./traffic.js";
 import { SetsPanel } from "./sets.js";
-import { WireView } from "./wire.js";
+import { FrameView, WireView } from "./wire.js";
 import { setMode, ui } from "./words.js";
 
 const model = new Model();
@@ -42,6 +42,7 @@ const podDetail = new PodDetail(model, document.getElementById("pod-detail"), (n
 const rules = new ProxyRules((node) => document.body.dataset.rulesUrl.replace("NODE", encodeURIComponent(node)));
 const versionLog = new VersionLog();
 const wire = new WireView(() => onNextFrame(() => wire.render()));
+wire.companion = new FrameView(() => onNextFrame(() => wire.render()));
 const connection = document.getElementById("connection");
 const namespaces = new NamespaceFilter(model, document.getElementById("ns-filter"), document.getElementById("ns-style"));
 let fullRender = false;

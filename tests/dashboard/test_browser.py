@@ -179,6 +179,16 @@ def test_the_wire_shows_chunked_transfer(page, cluster):
     hex_size, decimal = re.match(r"^([0-9a-f]+) = (\d+)", size_line).groups()
     assert int(hex_size, 16) == int(decimal)
     assert '"type":"ADDED"' in page.inner_text("#wire-out .wire-data >> nth=0").replace(" ", "")
+    # beside it, the same watch over HTTP/2 on the hub's HTTPS port: HEADERS, then DATA frames, no sizes
+    page.wait_for_selector("#wire-h2-out .wire-data", timeout=15_000)
+    frames = page.locator("#wire-h2-out .wire-frame").all_inner_texts()
+    kinds = [frame.split(" ")[0] for frame in frames]
+    assert "HEADERS" in kinds and "DATA" in kinds and kinds.index("HEADERS") < kinds.index("DATA"), frames
+    data = next(frame for frame in frames if frame.startswith("DATA"))
+    assert re.match(r"^DATA · \d+ bytes · stream 1 · flags —$", data), data
+    assert ":status: 200" in page.inner_text("#wire-h2-out")
+    assert '"type":"ADDED"' in page.inner_text("#wire-h2-out .wire-data >> nth=0").replace(" ", "")
+    assert page.locator("#wire-h2-out .wire-size").count() == 0
     page.click("#wire-toggle")
     shoot(page, "08-wire")
 

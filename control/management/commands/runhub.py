@@ -8,6 +8,11 @@ Daphne serves on; they are stopped (lifespan shutdown) when Daphne stops. A hub 
 exits with an error instead of serving. A client that sends nothing, or its request line and
 headers too slowly, is disconnected (`control.serving_timeouts`: KK_HTTP_IDLE_TIMEOUT,
 KK_HTTP_HEADER_TIMEOUT); a watch that streams is not.
+With `--secure-addr` the HTTPS port offers ALPN `h2` and `http/1.1`, as kube-apiserver does: Daphne's
+HTTPFactory names both to TLS (Twisted's IProtocolNegotiationFactory) once Twisted's HTTP/2 support
+(the `h2` and `priority` packages) is importable, so kubectl's requests and watches are HTTP/2
+streams there, while its exec/attach/port-forward upgrades (which ask for http/1.1) still work. A hub
+without that support says so at start and serves HTTP/1.1 only.
 """
 
 from __future__ import annotations
@@ -49,7 +54,9 @@ class Command(BaseCommand):
         from django.conf import settings
 
         from control.asgi import ServedLifespan, application
-        from control import serving_timeouts
+        from control import http2, serving_timeouts
+
+        http2.install()  # a stuck HTTP/2 watcher must not spin Twisted's sending loop
 
         # Slow clients cannot hold connections: header and idle bounds (watches are not cut by them).
         serving_timeouts.install(header=settings.KK_HTTP_HEADER_TIMEOUT, idle=settings.KK_HTTP_IDLE_TIMEOUT)
@@ -73,6 +80,9 @@ class Command(BaseCommand):
             key, cert = serving_files(settings.DATA_DIR, [host, secure_host])
             interface = secure_host.replace(":", "\\:")
             endpoints.append(f"ssl:port={secure_port}:interface={interface}:privateKey={key}:certKey={cert}")
+            if not http.H2_ENABLED:
+                self.stderr.write("HTTP/2 is off on the HTTPS port: Twisted's HTTP/2 support is not installed "
+                                  "(pip install 'twisted[http2,tls]')")
             shown = f"[{secure_host}]" if ":" in secure_host else secure_host
             advertise(settings.DATA_DIR, f"http://{host}:{port}", f"https://{shown}:{secure_port}")  # ALLOWED_HOSTS: the address we serve on, besides localhost and KK_ALLOWED_HOSTS
         lifespan = ServedLifespan(application)
