@@ -145,8 +145,18 @@ def client(base_url: str, identity: Identity | None = None) -> HubClient:
     key = (base_url, bearer, agent)  # the agent too: one token may be used under two names (the login check)
     held = _shared.get(key)
     if held is None or held[0] is not loop:
-        held = _shared[key] = (loop, HubClient(base_url, agent=agent, token=bearer))
+        held = _shared[key] = (loop, HubClient(base_url, agent=agent, token=bearer, ca=cluster_ca(base_url)))
     return held[1]
+
+
+def cluster_ca(base_url: str) -> bytes | None:
+    """The CA to trust for an HTTPS hub: the cluster's own (it signed the hub's serving certificate;
+    a page opened on the HTTPS port calls the hub there)."""
+    if not base_url.startswith("https:"):
+        return None
+    from control import keys
+
+    return keys.ca_certificate(settings.DATA_DIR)
 
 
 async def close_clients() -> None:

@@ -42,12 +42,13 @@ TOKEN_ENV = "KK_TOKEN"  # how a spoke's parent hands it its identity's token
 
 class HubClient:
     def __init__(self, server: str, *, agent: str, timeout: float = 10.0, pool_size: int = 32,
-                 token: str | None = None):
+                 token: str | None = None, ca: bytes | None = None):
         self.server = server.rstrip("/")
         self.agent = agent
         self.timeout = timeout
         token = os.environ.get(TOKEN_ENV, "") if token is None else token
-        self._pool = ConnectionPool(self.server, agent, size=pool_size, connect_timeout=CONNECT_TIMEOUT, token=token)
+        self._pool = ConnectionPool(self.server, agent, size=pool_size, connect_timeout=CONNECT_TIMEOUT, token=token,
+                                    ca=ca)
 
     async def close(self) -> None:
         await self._pool.close()

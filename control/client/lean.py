@@ -67,9 +67,11 @@ class Answer:
 
 
 class ConnectionPool:
-    def __init__(self, server: str, agent: str, *, size: int = 32, connect_timeout: float = 10.0, token: str = ""):
+    def __init__(self, server: str, agent: str, *, size: int = 32, connect_timeout: float = 10.0, token: str = "",
+                 ca: bytes | None = None):
         parts = urlsplit(server)
         self.tls = parts.scheme == "https"
+        self.ca = ca  # PEM of the CA that signed the server's certificate (the cluster CA), else the system's
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or (443 if self.tls else 80)
         self.agent, self.connect_timeout = agent, connect_timeout
         self._idle: list[Wire] = []
@@ -164,7 +166,7 @@ class ConnectionPool:
             wire.close()
 
     async def _open(self) -> Wire:
-        context = ssl.create_default_context() if self.tls else None
+        context = ssl.create_default_context(cadata=self.ca.decode() if self.ca else None) if self.tls else None
         reader, writer = await asyncio.open_connection(self.host, self.port, ssl=context)
         return Wire(reader, writer, h11.CLIENT)
 
