@@ -91,12 +91,12 @@ class WireConsumer(AsyncWebsocketConsumer):
             return
         await self.accept()
         host, port = hub.hub_address(self.scope)
-        self.relay_task = asyncio.ensure_future(self._relay(host, port, identity))
+        self.relay_task = asyncio.ensure_future(self._relay(host, port, identity, hub.cluster_ca(hub.hub_url(self.scope))))
 
-    async def _relay(self, host: str, port: int, identity: hub.Identity | None) -> None:
+    async def _relay(self, host: str, port: int, identity: hub.Identity | None, ca: bytes | None) -> None:
         try:
             with hub.acting_as(identity):
-                await wire.relay(host, port, lambda data: self.send(bytes_data=data))
+                await wire.relay(host, port, lambda data: self.send(bytes_data=data), ca=ca)
         except OSError as exc:
             await self.send(text_data=f"cannot reach the hub at {host}:{port}: {exc}")
         await self.close()

@@ -5,12 +5,15 @@ Guarantees: the request is exactly `GET /api/v1/namespaces/<ns>/pods?watch=1 HTT
 a User-Agent naming the client `dashboard/wire`, the bearer token of the user the browser is logged in as (`hub.current_token`) and `Connection: close`
 (only the answer's bytes are shown); every byte read from the
 socket is handed to `forward` in arrival order, nothing added, decoded or dropped; the socket is
-closed when the stream ends, when `forward` fails, or when the task is cancelled.
+closed when the stream ends, when `forward` fails, or when the task is cancelled. For a hub the page
+reached over HTTPS (`ca` given: the cluster CA) the connection is TLS offering only HTTP/1.1, and the
+bytes shown are the decrypted ones.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 from typing import Awaitable, Callable
 
 from dashboard import hub
@@ -30,9 +33,13 @@ def request_bytes(host: str, port: int, namespace: str = "default", token: str =
 
 
 async def relay(host: str, port: int, forward: Forward, *, namespace: str = "default",
-                limit_bytes: int = 64 * 1024 * 1024, token: str | None = None) -> None:
+                limit_bytes: int = 64 * 1024 * 1024, token: str | None = None, ca: bytes | None = None) -> None:
     """Open the watch and forward its raw bytes until it ends (or `limit_bytes` were passed on)."""
-    reader, writer = await asyncio.open_connection(host, port)
+    context = None
+    if ca is not None:
+        context = ssl.create_default_context(cadata=ca.decode())
+        context.set_alpn_protocols(["http/1.1"])  # chunked transfer is what this view shows
+    reader, writer = await asyncio.open_connection(host, port, ssl=context)
     try:
         bearer = token if token is not None else await asyncio.to_thread(hub.current_token)
         writer.write(request_bytes(host, port, namespace, bearer))

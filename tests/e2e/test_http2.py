@@ -230,3 +230,25 @@ def test_the_dashboard_opened_on_the_https_port_logs_in_and_reads_the_hub(hub):
         landed = browser.get(f"/login/?code={workshop.instructor_code(hub.dir)}")
         assert landed.status_code == 200, landed.text[-500:]
         assert landed.url.path == "/" and "kubernetes-admin" in landed.text
+
+
+def test_the_http11_wire_view_reaches_an_https_hub_over_tls(hub):
+    import asyncio
+
+    from dashboard import wire
+
+    received: list[bytes] = []
+
+    async def forward(data: bytes) -> None:
+        received.append(data)
+        if b"\r\n\r\n" in b"".join(received):
+            raise EOFError  # the status line and headers are all this test needs
+
+    async def watch() -> None:
+        with pytest.raises(EOFError):
+            await wire.relay("127.0.0.1", hub.secure_port, forward, token=hub.token,
+                             ca=(hub.dir / "keys" / "ca.crt").read_bytes())
+
+    asyncio.run(watch())
+    head = b"".join(received)
+    assert head.startswith(b"HTTP/1.1 200") and b"transfer-encoding: chunked" in head.lower()
