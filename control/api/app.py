@@ -361,7 +361,8 @@ async def _serve(request: Request, too_large: bool, seats: list[Callable[[], Non
         answer.headers.update(request.flow.headers())
     tag = request.tag if answer.status < 400 else traffic.failed(
         request.tag, request.path, request.query, answer.body if isinstance(answer, Reply) else b"")
-    traffic.request_done(request.actor, tag, answer.status, started)
+    traffic.request_done(request.actor, tag, answer.status, started,
+                         request.user.name if request.user is not None else "")
     if isinstance(answer, Stream):
         await _send_stream(answer, receive, send, request.extensions.get(send_backlog.EXTENSION))
         return

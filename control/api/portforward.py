@@ -108,10 +108,11 @@ async def serve_portforward(scope: dict[str, Any], receive: Receive, send: Send,
            "namespace": namespace, "name": name}
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
     offered = list(scope.get("subprotocols") or [])
+    user = None
     try:
         if kind is None:
             raise errors.NotFound(errors.NOT_FOUND)
-        await gate.admit("POST", scope["path"], {}, scope.get("headers", []))  # create on the subresource
+        user = await gate.admit("POST", scope["path"], {}, scope.get("headers", []))  # create on the subresource
         target = await run_db(locate, kind, namespace, name)
         protocol = choose_protocol(offered)
         if protocol is None:
@@ -120,7 +121,7 @@ async def serve_portforward(scope: dict[str, Any], receive: Receive, send: Send,
         ports = parse_ports(query) if protocol != SPDY_PROTOCOL else []
     except errors.ApiError as exc:
         reply = error_response(exc)
-        traffic.request_done(actor, tag, reply.status, started)
+        traffic.request_done(actor, tag, reply.status, started, user.name if user else "")
         await _deny(send, scope, reply)
         return
     await send({"type": "websocket.accept", "subprotocol": protocol or None})
@@ -128,6 +129,6 @@ async def serve_portforward(scope: dict[str, Any], receive: Receive, send: Send,
     try:
         await relay.run(idle if idle is not None else stream_idle_seconds(), clock)
     finally:
-        traffic.request_done(actor, tag, 101, started)
+        traffic.request_done(actor, tag, 101, started, user.name)
 
 

@@ -206,6 +206,7 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
     tag = {"verb": "create", "resource": f"{kind.plural}/{action}" if kind else scope["path"],
            "namespace": namespace, "name": name}
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    user = None
     try:
         if not origin_allowed(request.headers):
             raise errors.Forbidden(f"websocket origin {request.headers.get('origin')!r} is not allowed: "
@@ -222,14 +223,14 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
                                    f"supports [{' '.join(PROTOCOLS)}]")
     except errors.ApiError as exc:
         reply = error_response(exc)
-        traffic.request_done(actor, tag, reply.status, started)
+        traffic.request_done(actor, tag, reply.status, started, user.name if user else "")
         await _deny(send, scope, reply)
         return
     await send({"type": "websocket.accept", "subprotocol": protocol})
     try:
         await Relay(target, receive, send, idle if idle is not None else stream_idle_seconds(), clock).run()
     finally:
-        traffic.request_done(actor, tag, 101, started)
+        traffic.request_done(actor, tag, 101, started, user.name)
 
 
 def stream_idle_seconds() -> float:

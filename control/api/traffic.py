@@ -2,7 +2,7 @@
 events the hub delivered to whom. The dashboard draws these as movements along the spokes.
 
 Guarantees: every HTTP request through the hub produces exactly one record (also errors and
-unknown paths); recording never blocks or fails a request; records are kept in a bounded ring
+unknown paths), naming the client (`who`) and the authenticated user (`user`, "" when the gate let nobody in); recording never blocks or fails a request; records are kept in a bounded ring
 and handed to in-process listeners and, in batches (bounded), to the channel layer group
 `protocol.TRAFFIC_GROUP`; watch deliveries are summed per client and resource between flushes.
 """
@@ -92,9 +92,11 @@ def failed(tag: dict[str, str], path: str, query: dict[str, str], body: bytes) -
             "dryRun": "All" if query.get("dryRun") == "All" else ""}
 
 
-def request_done(actor: str, tag: dict[str, str], code: int, started: float) -> None:
-    """One request answered (called once per request by the hub's ASGI app)."""
-    publish({"type": protocol.RECORD_REQUEST, "who": actor, **tag, "code": code,
+def request_done(actor: str, tag: dict[str, str], code: int, started: float, user: str = "") -> None:
+    """One request answered (called once per request by the hub's ASGI app). `user` is who the
+    hub authenticated ("" when nobody was): the instructor's board counts each attendee's requests
+    by it, since every attendee's kubectl has the same client name."""
+    publish({"type": protocol.RECORD_REQUEST, "who": actor, "user": user, **tag, "code": code,
              "latency_ms": round((clock.monotonic() - started) * 1000, 3), "ts": clock.now()})
 
 

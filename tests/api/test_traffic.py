@@ -50,6 +50,24 @@ def test_requests_are_recorded_with_verb_resource_code_and_latency():
     assert "reason" not in heard[0] and "path" not in heard[0]  # a success stays small
 
 
+def test_a_record_names_the_authenticated_user():
+    from control.auth.tokenfile import ADMIN
+
+    cluster_bootstrap()
+    heard = []
+    stop = traffic.listen(heard.append)
+    try:
+        api, anonymous = ApiClient("kubectl/v1.32.4"), ApiClient("kubectl/v1.32.4", token="")
+        api.get("/api/v1/namespaces/default/pods")
+        anonymous.get("/api/v1/namespaces/default/pods")
+    finally:
+        stop()
+        api.close()
+        anonymous.close()
+    assert [(r["who"], r["code"]) for r in heard] == [("kubectl", 200), ("kubectl", 403)]
+    assert heard[0]["user"] == ADMIN and heard[1]["user"] == ""  # refused at the gate: nobody was let in
+
+
 def test_a_failed_dry_run_is_marked_as_one():
     cluster_bootstrap()
     heard = []
