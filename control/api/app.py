@@ -344,6 +344,7 @@ async def hub_app(scope: dict[str, Any], receive: Callable, send: Callable) -> N
 
 async def _serve(request: Request, too_large: bool, seats: list[Callable[[], None]], started: float,
                  receive: Callable, send: Callable) -> None:
+    refused = ""  # who the gate refused, once authenticated
     try:
         if too_large:
             limit = settings.KK_MAX_BODY_BYTES
@@ -353,7 +354,7 @@ async def _serve(request: Request, too_large: bool, seats: list[Callable[[], Non
         seats.append(await _seat(request))
         answer = await route(request)
     except errors.ApiError as exc:
-        answer = error_response(exc)
+        answer, refused = error_response(exc), gate.refused_user(exc)
     except Exception:
         log.exception("unexpected error serving %s %s", request.method, request.path)
         answer = error_response(errors.InternalError("an internal error occurred; the server logged it"))
@@ -362,7 +363,7 @@ async def _serve(request: Request, too_large: bool, seats: list[Callable[[], Non
     tag = request.tag if answer.status < 400 else traffic.failed(
         request.tag, request.path, request.query, answer.body if isinstance(answer, Reply) else b"")
     traffic.request_done(request.actor, tag, answer.status, started,
-                         request.user.name if request.user is not None else "")
+                         request.user.name if request.user is not None else refused)
     if isinstance(answer, Stream):
         await _send_stream(answer, receive, send, request.extensions.get(send_backlog.EXTENSION))
         return

@@ -121,7 +121,7 @@ async def serve_portforward(scope: dict[str, Any], receive: Receive, send: Send,
         ports = parse_ports(query) if protocol != SPDY_PROTOCOL else []
     except errors.ApiError as exc:
         reply = error_response(exc)
-        traffic.request_done(actor, tag, reply.status, started, user.name if user else "")
+        traffic.request_done(actor, tag, reply.status, started, user.name if user else gate.refused_user(exc))
         await _deny(send, scope, reply)
         return
     await send({"type": "websocket.accept", "subprotocol": protocol or None})

@@ -223,7 +223,7 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
                                    f"supports [{' '.join(PROTOCOLS)}]")
     except errors.ApiError as exc:
         reply = error_response(exc)
-        traffic.request_done(actor, tag, reply.status, started, user.name if user else "")
+        traffic.request_done(actor, tag, reply.status, started, user.name if user else gate.refused_user(exc))
         await _deny(send, scope, reply)
         return
     await send({"type": "websocket.accept", "subprotocol": protocol})

@@ -6,7 +6,8 @@ Guarantees: `admit(...)` returns the request's user or raises the Status error k
 would answer: 401 `Unauthorized` for a token no authenticator accepts, 403 Forbidden with the
 apiserver's message when RBAC denies (anonymous requests included, as upstream with anonymous
 auth on), when impersonation is not allowed, when a Role/binding write would escalate, and when a
-node writes another node's Node or pods. With authentication off (`control.auth.enabled`) every
+node writes another node's Node or pods; a refusal after authentication names the user it refused
+(`refused_user`), for the traffic record. With authentication off (`control.auth.enabled`) every
 request is `system:admin` in `system:masters` and nothing is checked.
 """
 
@@ -204,16 +205,26 @@ async def admit(method: str, path: str, query: dict[str, str], headers: list[tup
     if not enabled():
         return MASTER
     user = await authenticate(headers)
-    policy = await cache().current()
-    user = await impersonate(user, headers, policy)
-    attrs = attributes(method, path, query)
-    if not policy.allowed(user, attrs):
-        raise forbidden(user, attrs)
-    if attrs.resource_request and attrs.verb in ("create", "update", "patch", "delete"):
-        obj = _decoded(body, content_type) if body and attrs.verb != "delete" else None
-        check_escalation(user, attrs, obj, policy)
-        await check_node(user, attrs, obj)
+    try:
+        policy = await cache().current()
+        user = await impersonate(user, headers, policy)
+        attrs = attributes(method, path, query)
+        if not policy.allowed(user, attrs):
+            raise forbidden(user, attrs)
+        if attrs.resource_request and attrs.verb in ("create", "update", "patch", "delete"):
+            obj = _decoded(body, content_type) if body and attrs.verb != "delete" else None
+            check_escalation(user, attrs, obj, policy)
+            await check_node(user, attrs, obj)
+    except errors.ApiError as refused:
+        refused.user = user  # who was refused (see `refused_user`): the traffic record names them
+        raise
     return user
+
+
+def refused_user(exc: BaseException) -> str:
+    """The name of the authenticated user a refusal was for ("" when authentication itself failed)."""
+    user = getattr(exc, "user", None)
+    return user.name if isinstance(user, User) else ""
 
 
 async def allowed(user: User, attrs: Attributes) -> bool:
