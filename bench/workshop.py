@@ -1,7 +1,7 @@
 """Workshop: a room of simulated attendees on one hub (or several hubs sharing PostgreSQL and Redis).
 
-    .venv/bin/python bench/workshop.py [--attendees 30] [--minutes 5] [--hubs 1] [--auth on|off]
-                                       [--nodes 3] [--loop-connections 4]
+    .venv/bin/python bench/workshop.py [--attendees 30] [--minutes 5] [--hubs 1] [--auth on|off|both]
+                                       [--nodes 3] [--loop-connections 4] [--keep]
 
 A cluster of its own (hub(s), controller-manager, scheduler, `--nodes` kubelets, all processes
 talking HTTP), provisioned as `runcluster --attendees N` does (`control.workshop.provision`: a
@@ -27,9 +27,11 @@ Figures (one JSON line on stdout, progress on stderr), with their targets beside
   the end; `hub_mb_per_attendee` = the growth / N; target <= 20.
 - `hub_cpu_ms_per_request`: the hub processes' CPU over each half of the window divided by the
   requests the hubs answered in it (`hub_requests`: their traffic records, spokes' requests too,
-  as the first attendee's dashboard receives them), before and during the loop. Authorization's cost is this figure with `--auth on` against
-  `--auth off` (target <= 10 % more); `--auth off` runs the hub with KK_AUTHENTICATION=off (then
-  every request is one user to fairness, so latencies during the loop are not comparable).
+  as the first attendee's dashboard receives them), before and during the loop. Authorization's
+  cost is this figure with `--auth on` against `--auth off` (`--auth both` runs the room twice and
+  prints `auth_cpu_overhead_pct`; target <= 10 %). `--auth off` runs the hub with
+  KK_AUTHENTICATION=off (then every request is one user to fairness, so latencies during the loop
+  are not comparable).
 `--hubs K` > 1: K `runhub` processes on a PostgreSQL database of its own (made on
 `--postgres`, dropped at the end) and the Redis channel layer (`--redis`, its own database number),
 spokes on the first hub.
@@ -39,271 +41,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import shutil
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (SPOKE_ENV, Cluster, Hub, emit, latency_summary, log, memory_kb, proc_cpu_seconds,  # noqa: E402
-                    machine_busy_seconds, stop_on_sigterm)
+from common import emit, latency_summary, log, machine_busy_seconds, stop_on_sigterm  # noqa: E402
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "control.settings")
 
-import httpx  # noqa: E402
-import websocket  # noqa: E402  (websocket-client)
-
 from control import workshop  # noqa: E402
 from control.auth import tokenfile  # noqa: E402
-from control.client.lean import ConnectionPool  # noqa: E402
+from workshop_room import INTERVAL, REPLICAS, RUNAWAY, Attendee, Room, runaway  # noqa: E402
 
 TARGETS = {"mutating_p99_ms": 1000, "watch_delivery_p99_ms": 200, "hub_mb_per_attendee": 20,
            "auth_cpu_overhead_pct": 10}
-INTERVAL = 2.0
-REPLICAS = 5
-TIMEOUT = 60.0
-AGENT = "kubectl/v1.32.4 (linux/amd64) kubernetes/bench-workshop"
-EXEC_PROTOCOL = "v5.channel.k8s.io"
-RUNAWAY = "runaway"
-
-
-def deployment(replicas: int) -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web"}},
-                                  "spec": {"containers": [{"name": "app", "image": "busybox:1.36"}]}}}}
-
-
-class Attendee:
-    """One attendee's kubectl, watch and dashboard, on their hub, with their token."""
-
-    def __init__(self, name: str, url: str, token: str, code: str, auth: bool):
-        self.name, self.url, self.token, self.code, self.auth = name, url, token, code, auth
-        self.pool = ConnectionPool(url, AGENT, size=8, token=token)
-        self.pods: dict[str, bool] = {}  # name -> terminating, as the watch saw them
-        self.arrivals: dict[str, float] = {}  # resourceVersion -> when the watch got it
-        self.deletes: list[tuple[str, float]] = []  # (resourceVersion, response time)
-        self.latencies: list[tuple[str, str, float, int]] = []  # (kind, phase, seconds, code)
-        self.requests = {"quiet": 0, "loop": 0}
-        self.dashboard_messages = 0
-        self.dashboard_error = ""
-        # The first attendee's page also counts the hub's request records (every page gets all of
-        # them, from every hub): the hub's own count of requests served, spokes' included.
-        self.counts_requests = False
-        self.request_times: list[float] = []
-        self.turn = 0
-
-    async def call(self, method: str, path: str, body: Any = None,
-                   content_type: str = "application/json") -> tuple[int, Any]:
-        data = None if body is None else json.dumps(body).encode()
-        code, raw = await self.pool.request(method, path, data, content_type, TIMEOUT)
-        try:
-            return code, json.loads(raw) if raw else None
-        except ValueError:
-            return code, None
-
-    async def deploy(self) -> None:
-        code, answer = await self.call("POST", f"/apis/apps/v1/namespaces/{self.name}/deployments", deployment(REPLICAS))
-        if code not in (201, 409):
-            raise RuntimeError(f"{self.name}: Deployment refused: {code} {answer}")
-
-    async def ready(self) -> bool:
-        code, answer = await self.call("GET", f"/apis/apps/v1/namespaces/{self.name}/deployments/web")
-        return code == 200 and int((answer.get("status") or {}).get("readyReplicas") or 0) >= REPLICAS
-
-    async def watch(self, stop: asyncio.Event) -> None:
-        """The attendee's watch on their pods: list, then watch from there (again when it ends)."""
-        while not stop.is_set():
-            code, listed = await self.call("GET", f"/api/v1/namespaces/{self.name}/pods")
-            if code != 200:
-                raise RuntimeError(f"{self.name}: list pods answered {code}")
-            self.pods = {p["metadata"]["name"]: bool(p["metadata"].get("deletionTimestamp")) for p in listed["items"]}
-            rv = listed["metadata"]["resourceVersion"]
-            path = f"/api/v1/namespaces/{self.name}/pods?watch=1&resourceVersion={rv}&timeoutSeconds=900"
-            async with self.pool.stream("GET", path) as answer:
-                if answer.status != 200:
-                    raise RuntimeError(f"{self.name}: watch answered {answer.status}")
-                async for line in answer.lines():
-                    now = time.perf_counter()
-                    event = json.loads(line)
-                    meta = (event.get("object") or {}).get("metadata") or {}
-                    if meta.get("resourceVersion"):
-                        self.arrivals.setdefault(meta["resourceVersion"], now)
-                    if event.get("type") == "DELETED":
-                        self.pods.pop(meta.get("name"), None)
-                    elif event.get("type") in ("ADDED", "MODIFIED"):
-                        self.pods[meta["name"]] = bool(meta.get("deletionTimestamp"))
-
-    def dashboard(self, stop: threading.Event) -> None:
-        """A browser's live socket, logged in with the join code; every message read and counted."""
-        cookies = ""
-        scheme_less = self.url.split("://", 1)[1]
-        try:
-            if self.auth:
-                with httpx.Client(base_url=self.url, follow_redirects=False, timeout=TIMEOUT) as browser:
-                    browser.get("/login/", params={"code": self.code, "next": "/"})
-                    cookies = "; ".join(f"{k}={v}" for k, v in browser.cookies.items())
-            ws = websocket.create_connection(f"ws://{scheme_less}/ws/live/", timeout=1.0, origin=self.url,
-                                             header=[f"Cookie: {cookies}"] if cookies else [])
-        except Exception as exc:  # counted and reported, never raised: the figure says it
-            self.dashboard_error = f"{type(exc).__name__}: {exc}"
-            return
-        try:
-            ws.send(json.dumps({"op": "watch", "revision": None}))
-            while not stop.is_set():
-                try:
-                    message = ws.recv()
-                except websocket.WebSocketTimeoutException:
-                    continue
-                if message:
-                    self.dashboard_messages += 1
-                if self.counts_requests and isinstance(message, str) and message.startswith('{"t": "traffic"'):
-                    self.request_times.extend(r["ts"] for r in json.loads(message)["records"] if r.get("type") == "request")
-        except Exception as exc:
-            self.dashboard_error = f"{type(exc).__name__}: {exc}"
-        finally:
-            ws.close()
-
-    def exec_once(self, pod: str) -> int:
-        """`echo hi` in the pod over WebSocket, until the Success Status: 101 when it ran."""
-        url = f"ws://{self.url.split('://', 1)[1]}/api/v1/namespaces/{self.name}/pods/{pod}/exec" \
-              "?command=echo&command=hi&stdout=1&stderr=1"
-        header = ["User-Agent: " + AGENT] + ([f"Authorization: Bearer {self.token}"] if self.token else [])
-        try:
-            ws = websocket.create_connection(url, subprotocols=[EXEC_PROTOCOL], timeout=TIMEOUT, header=header,
-                                             suppress_origin=True)
-        except websocket.WebSocketBadStatusException as refused:
-            return refused.status_code
-        try:
-            while True:
-                message = ws.recv()
-                message = message.encode() if isinstance(message, str) else message
-                if message and message[0] == 3:
-                    return 101 if json.loads(message[1:]).get("status") == "Success" else 500
-        finally:
-            ws.close()
-
-    def running_pod(self) -> str | None:
-        live = sorted(name for name, terminating in self.pods.items() if not terminating)
-        return live[self.turn % len(live)] if live else None
-
-    async def mutate(self, phase: str, executor: ThreadPoolExecutor) -> None:
-        kind = ("scale", "delete", "exec")[self.turn % 3]
-        self.turn += 1
-        pod = self.running_pod()
-        started = time.perf_counter()
-        if kind == "scale":
-            replicas = REPLICAS - 1 if self.turn % 2 else REPLICAS
-            code, _ = await self.call("PATCH", f"/apis/apps/v1/namespaces/{self.name}/deployments/web/scale",
-                                      {"spec": {"replicas": replicas}}, "application/merge-patch+json")
-        elif pod is None:
-            return  # nothing running to delete or exec into this turn (the watch will say when)
-        elif kind == "delete":
-            code, answer = await self.call("DELETE", f"/api/v1/namespaces/{self.name}/pods/{pod}")
-            done = time.perf_counter()
-            rv = ((answer or {}).get("metadata") or {}).get("resourceVersion")
-            if code == 200 and rv:
-                self.deletes.append((rv, done))
-        else:
-            code = await asyncio.get_running_loop().run_in_executor(executor, self.exec_once, pod)
-        self.latencies.append((kind, phase, time.perf_counter() - started, code))
-        self.requests[phase] += 1
-
-    async def act(self, until: float, loop_from: float, executor: ThreadPoolExecutor, offset: float) -> None:
-        next_at = time.monotonic() + offset
-        while next_at < until:
-            await asyncio.sleep(max(0.0, next_at - time.monotonic()))
-            await self.mutate("loop" if time.monotonic() >= loop_from else "quiet", executor)
-            next_at += INTERVAL
-
-    def delivery(self) -> tuple[list[float], int]:
-        seen = [max(0.0, self.arrivals[rv] - done) for rv, done in self.deletes if rv in self.arrivals]
-        return seen, len(self.deletes) - len(seen)
-
-
-async def runaway(url: str, token: str, connections: int, start: float, until: float) -> dict[str, int]:
-    """The attendee whose loop never waits: lists of their pods, answered or refused, back to back."""
-    pool = ConnectionPool(url, "runaway/1.0", size=connections, token=token)
-    codes: dict[str, int] = {}
-    await asyncio.sleep(max(0.0, start - time.monotonic()))
-
-    async def loop() -> None:
-        while time.monotonic() < until:
-            code, _ = await pool.request("GET", f"/api/v1/namespaces/{RUNAWAY}/pods", None, "application/json", TIMEOUT)
-            codes[str(code)] = codes.get(str(code), 0) + 1
-
-    await asyncio.gather(*(loop() for _ in range(connections)))
-    await pool.close()
-    return codes
-
-
-# --- the hubs ---------------------------------------------------------------------------------------
-
-class Room:
-    """The hub processes (one, or K on PostgreSQL + Redis) and the spokes on the first one."""
-
-    def __init__(self, hubs: int, nodes: int, auth: bool, postgres: str, redis: str):
-        self.data = Path(tempfile.mkdtemp(prefix="kk-bench-workshop-"))
-        self.nodes = nodes
-        self.database = ""
-        env = {**SPOKE_ENV, "KK_DATA_DIR": str(self.data), "KK_NODE_CPU": "64", "KK_NODE_MEMORY": "256Gi",
-               "KK_NODE_PODS": "1000", "KK_AUTHENTICATION": "on" if auth else "off"}
-        if hubs > 1:
-            self.database = f"kk_bench_workshop_{os.getpid()}"
-            self.postgres = postgres
-            self._database("CREATE")
-            parts = urlsplit(postgres)
-            env["DATABASE_URL"] = f"{parts.scheme}://{parts.netloc}/{self.database}"
-            env["REDIS_URL"] = redis
-        self.first = Cluster(nodes=nodes, env=env, keep=True)
-        self.others = [Hub(env=env, keep=True) for _ in range(hubs - 1)]
-        for hub in (self.first, *self.others):
-            shutil.rmtree(hub.dir, ignore_errors=True)  # each made a folder of its own: they share one
-            hub.dir = self.data
-            hub.env.update({k: v for k, v in env.items() if k in ("DATABASE_URL", "REDIS_URL")})
-            hub.log_path = self.data / f"hub-{hub.port}.log"
-
-    def _database(self, verb: str) -> None:
-        import psycopg
-
-        with psycopg.connect(self.postgres, autocommit=True) as connection:
-            if verb == "CREATE":
-                connection.execute(f'CREATE DATABASE "{self.database}"')
-            else:
-                connection.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
-
-    @property
-    def hubs(self) -> list[Hub]:
-        return [self.first, *self.others]
-
-    def start(self) -> None:
-        self.first.start()
-        for hub in self.others:
-            hub.start()
-        self.first.wait_nodes_ready(self.nodes, timeout=120)
-
-    def rss_mb(self) -> float:
-        return round(sum(memory_kb(hub.pid).get("VmRSS", 0) for hub in self.hubs) / 1024, 1)
-
-    def cpu_s(self) -> float:
-        return sum(proc_cpu_seconds(hub.pid) for hub in self.hubs)
-
-    def stop(self) -> None:
-        try:
-            for hub in reversed(self.others):
-                hub.stop()
-            self.first.stop()
-        finally:
-            if self.database:
-                self._database("DROP")
-            shutil.rmtree(self.data, ignore_errors=True)
 
 
 # --- the run ------------------------------------------------------------------------------------------
@@ -388,6 +144,7 @@ def figures(attendees: list[Attendee], loop_codes: dict[str, int], idle_rss: flo
     growth = round((end_rss - idle_rss) / count, 2)
     return {
         "mutating": mutating, "mutating_failed": failed,
+        "mutating_failed_samples": [r for a in attendees for r in a.refusals][:8],
         "mutating_p99_ms_worst_attendee": max(per_attendee_p99, default=None),
         "watch_delivery": delivery, "watch_missed": missed,
         "runaway_answers": loop_codes,
@@ -413,32 +170,49 @@ def main() -> None:
     parser.add_argument("--attendees", type=int, default=30)
     parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--hubs", type=int, default=1)
-    parser.add_argument("--auth", choices=("on", "off"), default="on")
+    parser.add_argument("--auth", choices=("on", "off", "both"), default="on",
+                        help="both: the run with authorization on, then off, and its CPU overhead per request")
     parser.add_argument("--nodes", type=int, default=3)
     parser.add_argument("--loop-connections", type=int, default=4)
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432/postgres",
                         help="where the --hubs K>1 shape makes (and drops) a database of its own")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/13",
                         help="the channel layer of the --hubs K>1 shape (a database number of its own)")
+    parser.add_argument("--keep", action="store_true", help="keep the data folder (the hubs' and spokes' logs)")
     args = parser.parse_args()
     stop_on_sigterm()
-    auth = args.auth == "on"
     result: dict[str, Any] = {"bench": "workshop", "settings": {
         "attendees": args.attendees, "minutes": args.minutes, "hubs": args.hubs, "auth": args.auth,
         "nodes": args.nodes, "loop_connections": args.loop_connections, "interval_s": INTERVAL, "replicas": REPLICAS}}
-    room = Room(args.hubs, args.nodes, auth, args.postgres, args.redis)
+    if args.auth != "both":
+        result.update(one_room(args, args.auth == "on"))
+    else:  # the same room twice, authorization on then off: what it costs per request
+        runs = {mode: one_room(args, mode == "on") for mode in ("on", "off")}
+        result.update({f"auth_{mode}": figures for mode, figures in runs.items()})
+        per = {mode: figures.get("hub_cpu_ms_per_request") or {} for mode, figures in runs.items()}
+        overhead = {phase: round(100 * (per["on"][phase] / per["off"][phase] - 1), 1)
+                    for phase in ("quiet", "during_loop") if per["on"].get(phase) and per["off"].get(phase)}
+        result["auth_cpu_overhead_pct"] = overhead
+        result["auth_cpu_overhead_met"] = bool(overhead) and max(overhead.values()) <= TARGETS["auth_cpu_overhead_pct"]
+    emit(result)
+
+
+def one_room(args: argparse.Namespace, auth: bool) -> dict[str, Any]:
+    """Start the room, run the attendees, stop everything: the figures (or the error)."""
+    out: dict[str, Any] = {}
+    room = Room(args.hubs, args.nodes, auth, args.postgres, args.redis, args.keep)
     try:
         room.start()
-        result.update(asyncio.run(run(room, args.attendees, args.minutes, args.loop_connections, auth)))
+        out.update(asyncio.run(run(room, args.attendees, args.minutes, args.loop_connections, auth)))
         dead = room.first.dead_spokes()
         if dead:
-            result["dead_spokes"] = dead
+            out["dead_spokes"] = dead
     except (Exception, KeyboardInterrupt) as exc:
-        result["error"] = f"{type(exc).__name__}: {exc}"
-        log(f"error: {result['error']}")
+        out["error"] = f"{type(exc).__name__}: {exc}"
+        log(f"error: {out['error']}")
     finally:
         room.stop()
-    emit(result)
+    return out
 
 
 if __name__ == "__main__":
