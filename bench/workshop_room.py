@@ -43,13 +43,18 @@ def deployment(replicas: int) -> dict[str, Any]:
                                   "spec": {"containers": [{"name": "app", "image": "busybox:1.36"}]}}}}
 
 
+def usable(pod: dict[str, Any]) -> bool:
+    """A pod to delete or exec into: running, and not on its way out (what a person would pick)."""
+    return (pod.get("status") or {}).get("phase") == "Running" and not pod["metadata"].get("deletionTimestamp")
+
+
 class Attendee:
     """One attendee's kubectl, watch and dashboard, on their hub, with their token."""
 
     def __init__(self, name: str, url: str, token: str, code: str, auth: bool):
         self.name, self.url, self.token, self.code, self.auth = name, url, token, code, auth
         self.pool = ConnectionPool(url, AGENT, size=8, token=token)
-        self.pods: dict[str, bool] = {}  # name -> terminating, as the watch saw them
+        self.pods: dict[str, bool] = {}  # name -> running and not terminating, as the watch saw them
         self.arrivals: dict[str, float] = {}  # resourceVersion -> when the watch got it
         self.deletes: list[tuple[str, float]] = []  # (resourceVersion, response time)
         self.latencies: list[tuple[str, str, float, int]] = []  # (kind, phase, seconds, code)
@@ -87,7 +92,7 @@ class Attendee:
             code, listed = await self.call("GET", f"/api/v1/namespaces/{self.name}/pods")
             if code != 200:
                 raise RuntimeError(f"{self.name}: list pods answered {code}")
-            self.pods = {p["metadata"]["name"]: bool(p["metadata"].get("deletionTimestamp")) for p in listed["items"]}
+            self.pods = {p["metadata"]["name"]: usable(p) for p in listed["items"]}
             rv = listed["metadata"]["resourceVersion"]
             path = f"/api/v1/namespaces/{self.name}/pods?watch=1&resourceVersion={rv}&timeoutSeconds=900"
             async with self.pool.stream("GET", path) as answer:
@@ -102,7 +107,7 @@ class Attendee:
                     if event.get("type") == "DELETED":
                         self.pods.pop(meta.get("name"), None)
                     elif event.get("type") in ("ADDED", "MODIFIED"):
-                        self.pods[meta["name"]] = bool(meta.get("deletionTimestamp"))
+                        self.pods[meta["name"]] = usable(event["object"])
 
     def dashboard(self, stop: threading.Event) -> None:
         """A browser's live socket, logged in with the join code; every message read and counted."""
@@ -161,7 +166,7 @@ class Attendee:
             ws.close()
 
     def running_pod(self) -> str | None:
-        live = sorted(name for name, terminating in self.pods.items() if not terminating)
+        live = sorted(name for name, running in self.pods.items() if running)
         return live[self.turn % len(live)] if live else None
 
     async def mutate(self, phase: str, executor: ThreadPoolExecutor) -> None:
