@@ -128,7 +128,7 @@ def figures(attendees: list[Attendee], loop_codes: dict[str, int], idle_rss: flo
     every = [x for a in attendees for x in a.latencies]
     failed: dict[str, int] = {}
     for kind, _, _, code in every:
-        if code >= 300 and code != 101:
+        if (code >= 300 or code == 0) and code != 101:  # 0: no answer (a broken connection)
             failed[f"{kind} {code}"] = failed.get(f"{kind} {code}", 0) + 1
     delivered = [s for a in attendees for s in a.delivery()[0]]
     missed = sum(a.delivery()[1] for a in attendees)
@@ -146,7 +146,7 @@ def figures(attendees: list[Attendee], loop_codes: dict[str, int], idle_rss: flo
         "mutating": mutating, "mutating_failed": failed,
         "mutating_failed_samples": [r for a in attendees for r in a.refusals][:8],
         "mutating_p99_ms_worst_attendee": max(per_attendee_p99, default=None),
-        "watch_delivery": delivery, "watch_missed": missed,
+        "watch_delivery": delivery, "watch_missed": missed, "watch_breaks": sum(a.watch_breaks for a in attendees),
         "runaway_answers": loop_codes,
         "hub_rss_mb": {"idle": idle_rss, "end": end_rss}, "hub_mb_per_attendee": growth,
         "hub_requests": {"quiet": quiet_requests, "during_loop": loop_requests},

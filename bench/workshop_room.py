@@ -26,7 +26,7 @@ from common import SPOKE_ENV, Cluster, Hub, memory_kb, proc_cpu_seconds
 import httpx
 import websocket  # websocket-client
 
-from control.client.lean import ConnectionPool
+from control.client.lean import ConnectionPool, ServerUnreachable
 
 INTERVAL = 2.0
 REPLICAS = 5
@@ -61,6 +61,7 @@ class Attendee:
         self.requests = {"quiet": 0, "loop": 0}
         self.dashboard_messages = 0
         self.dashboard_error = ""
+        self.watch_breaks = 0
         # The first attendee's page also counts the hub's request records (every page gets all of
         # them, from every hub): the hub's own count of requests served, spokes' included.
         self.counts_requests = False
@@ -70,44 +71,67 @@ class Attendee:
 
     async def call(self, method: str, path: str, body: Any = None,
                    content_type: str = "application/json") -> tuple[int, Any]:
+        """(code, decoded answer); code 0 when no answer came (the connection broke: counted, as
+        kubectl would show the error, not raised)."""
         data = None if body is None else json.dumps(body).encode()
-        code, raw = await self.pool.request(method, path, data, content_type, TIMEOUT)
+        try:
+            code, raw = await self.pool.request(method, path, data, content_type, TIMEOUT)
+        except ServerUnreachable as broken:
+            return 0, {"message": f"no answer: {broken}"}
         try:
             return code, json.loads(raw) if raw else None
         except ValueError:
             return code, None
 
     async def deploy(self) -> None:
-        code, answer = await self.call("POST", f"/apis/apps/v1/namespaces/{self.name}/deployments", deployment(REPLICAS))
-        if code not in (201, 409):
-            raise RuntimeError(f"{self.name}: Deployment refused: {code} {answer}")
+        """Apply the Deployment; a 403 is asked again for a while: a hub's RBAC cache follows the
+        store a moment behind (kube-apiserver's informers do too), and their binding is new."""
+        deadline = time.monotonic() + 30
+        while True:
+            code, answer = await self.call("POST", f"/apis/apps/v1/namespaces/{self.name}/deployments",
+                                           deployment(REPLICAS))
+            if code in (201, 409):
+                return
+            if code != 403 or time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name}: Deployment refused: {code} {answer}")
+            await asyncio.sleep(0.5)
 
     async def ready(self) -> bool:
         code, answer = await self.call("GET", f"/apis/apps/v1/namespaces/{self.name}/deployments/web")
         return code == 200 and int((answer.get("status") or {}).get("readyReplicas") or 0) >= REPLICAS
 
     async def watch(self, stop: asyncio.Event) -> None:
-        """The attendee's watch on their pods: list, then watch from there (again when it ends)."""
+        """The attendee's watch on their pods: list, then watch from there (again when it ends or
+        breaks, as an informer does; each break counted)."""
         while not stop.is_set():
-            code, listed = await self.call("GET", f"/api/v1/namespaces/{self.name}/pods")
-            if code != 200:
-                raise RuntimeError(f"{self.name}: list pods answered {code}")
-            self.pods = {p["metadata"]["name"]: usable(p) for p in listed["items"]}
-            rv = listed["metadata"]["resourceVersion"]
-            path = f"/api/v1/namespaces/{self.name}/pods?watch=1&resourceVersion={rv}&timeoutSeconds=900"
-            async with self.pool.stream("GET", path) as answer:
-                if answer.status != 200:
-                    raise RuntimeError(f"{self.name}: watch answered {answer.status}")
-                async for line in answer.lines():
-                    now = time.perf_counter()
-                    event = json.loads(line)
-                    meta = (event.get("object") or {}).get("metadata") or {}
-                    if meta.get("resourceVersion"):
-                        self.arrivals.setdefault(meta["resourceVersion"], now)
-                    if event.get("type") == "DELETED":
-                        self.pods.pop(meta.get("name"), None)
-                    elif event.get("type") in ("ADDED", "MODIFIED"):
-                        self.pods[meta["name"]] = usable(event["object"])
+            try:
+                await self._list_and_watch()
+            except ServerUnreachable:
+                self.watch_breaks += 1
+                await asyncio.sleep(0.5)
+
+    async def _list_and_watch(self) -> None:
+        code, listed = await self.call("GET", f"/api/v1/namespaces/{self.name}/pods")
+        if code == 0:
+            raise ServerUnreachable(listed["message"])
+        if code != 200:
+            raise RuntimeError(f"{self.name}: list pods answered {code}")
+        self.pods = {p["metadata"]["name"]: usable(p) for p in listed["items"]}
+        rv = listed["metadata"]["resourceVersion"]
+        path = f"/api/v1/namespaces/{self.name}/pods?watch=1&resourceVersion={rv}&timeoutSeconds=900"
+        async with self.pool.stream("GET", path) as answer:
+            if answer.status != 200:
+                raise RuntimeError(f"{self.name}: watch answered {answer.status}")
+            async for line in answer.lines():
+                now = time.perf_counter()
+                event = json.loads(line)
+                meta = (event.get("object") or {}).get("metadata") or {}
+                if meta.get("resourceVersion"):
+                    self.arrivals.setdefault(meta["resourceVersion"], now)
+                if event.get("type") == "DELETED":
+                    self.pods.pop(meta.get("name"), None)
+                elif event.get("type") in ("ADDED", "MODIFIED"):
+                    self.pods[meta["name"]] = usable(event["object"])
 
     def dashboard(self, stop: threading.Event) -> None:
         """A browser's live socket, logged in with the join code; every message read and counted."""
@@ -148,6 +172,8 @@ class Attendee:
         try:
             ws = websocket.create_connection(url, subprotocols=[EXEC_PROTOCOL], timeout=TIMEOUT, header=header,
                                              suppress_origin=True)
+        except (OSError, websocket.WebSocketConnectionClosedException) as broken:
+            return 0, f"no answer: {type(broken).__name__}: {broken}"[:200]
         except websocket.WebSocketBadStatusException as refused:
             try:
                 return refused.status_code, str(json.loads(refused.resp_body).get("message"))[:200]
@@ -155,7 +181,10 @@ class Attendee:
                 return refused.status_code, str(refused)[:200]
         try:
             while True:
-                message = ws.recv()
+                try:
+                    message = ws.recv()
+                except (OSError, websocket.WebSocketException) as broken:
+                    return 0, f"the session broke: {type(broken).__name__}: {broken}"[:200]
                 message = message.encode() if isinstance(message, str) else message
                 if not message:
                     return 500, "the stream closed before its Status"
@@ -190,7 +219,7 @@ class Attendee:
             code, message = await asyncio.get_running_loop().run_in_executor(executor, self.exec_once, pod)
             answer = {"message": message}
         self.latencies.append((kind, phase, time.perf_counter() - started, code))
-        if code >= 300 and code != 101 and len(self.refusals) < 3:
+        if (code >= 300 or code == 0) and code != 101 and len(self.refusals) < 3:
             self.refusals.append(f"{kind} {code}: {((answer or {}) if isinstance(answer, dict) else {}).get('message', '')}")
         self.requests[phase] += 1
 
@@ -214,7 +243,11 @@ async def runaway(url: str, token: str, connections: int, start: float, until: f
 
     async def loop() -> None:
         while time.monotonic() < until:
-            code, _ = await pool.request("GET", f"/api/v1/namespaces/{RUNAWAY}/pods", None, "application/json", TIMEOUT)
+            try:
+                code, _ = await pool.request("GET", f"/api/v1/namespaces/{RUNAWAY}/pods", None, "application/json",
+                                             TIMEOUT)
+            except ServerUnreachable:
+                code = 0  # no answer: the connection broke
             codes[str(code)] = codes.get(str(code), 0) + 1
 
     await asyncio.gather(*(loop() for _ in range(connections)))
