@@ -15,7 +15,7 @@ import pytest
 
 from control import workshop
 from control.auth import tokenfile
-from tests.conftest import Hub, wait_for
+from tests.conftest import Hub, login_url, wait_for
 from tests.dashboard.conftest import dashboard_page
 
 pytestmark = pytest.mark.e2e
@@ -126,5 +126,22 @@ def test_an_attendees_page_has_no_board(browser, room):
         page.wait_for_selector("#connection[data-state=connected]")
         assert page.inner_text("#whoami") == "alice"
         assert page.query_selector("#attendee-board") is None and page.query_selector("#kk-attendees") is None
+    finally:
+        context.close()
+
+
+def test_the_board_speaks_korean(browser, room):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        context.add_cookies([{"name": "django_language", "value": "ko", "url": room.url}])
+        page = context.new_page()
+        page.goto(login_url(room.url))
+        page.wait_for_selector("#connection[data-state=connected]")
+        page.click("#attendee-board summary")
+        page.wait_for_selector("#attendee-rows tr[data-attendee=alice]")
+        assert page.inner_text("#attendee-board summary").startswith("참가자")
+        headers = page.eval_on_selector_all("table.attendees th", "cells => cells.map(c => c.innerText)")
+        assert headers == ["참가자", "실행 중", "대기 중", "실패 중", "마지막 요청", "오류 (5분)", "마지막 오류"]
+        page.screenshot(path="/tmp/board-1280x720-ko.png")
     finally:
         context.close()
