@@ -1,4 +1,5 @@
-// The instructor's board of attendees (the header's "Attendees" toggle; only on the page of a user
+// The instructor's board of attendees (the "Attendees" toggle at the end of the "what just happened"
+// row, right above the picture; only on the page of a user
 // who may list pods in every namespace: the server renders the names as #kk-attendees, else there
 // is no board). One row per attendee: pods running / pending / failing, the last request, the
 // errors of the last minutes and the last error's message (attendance.js keeps the tally). Closed,
