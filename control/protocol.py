@@ -19,7 +19,7 @@ import json
 
 TRAFFIC_GROUP = "kk.traffic"
 TRAFFIC_BATCH = "traffic.batch"
-RECORD_REQUEST = "request"  # one answered HTTP request (who, verb, resource, code, latency)
+RECORD_REQUEST = "request"  # one answered HTTP request (who, user, verb, resource, code, latency)
 RECORD_WATCH = "watch"  # watch events delivered to one client since the last flush
 RECORD_SERVICE_REQUEST = "service.request"  # one request sent through a node's kube-proxy
 RECORD_TYPES = (RECORD_REQUEST, RECORD_WATCH, RECORD_SERVICE_REQUEST)

@@ -5,7 +5,8 @@ and a node's kube-proxy table. Thin: each turns a form into one call of `manifes
 Guarantees: the page and partials render in the language the browser chose (the `django_language`
 cookie set by Django's `set_language`, else Accept-Language); a partial always carries the hub's
 own message when the hub refused, with the hub's status code (htmx is configured to show it).
-A drain answers at once and its line polls `drain/<node>/` while it runs.
+The page carries the board of attendees for whoever may list pods in every namespace
+(`dashboard.attendees`). A drain answers at once and its line polls `drain/<node>/` while it runs.
 The forms need Django's CSRF token (sent by htmx in a header). The manifest form takes what the API
 takes (KK_MAX_BODY_BYTES of YAML, else 413) and reads the YAML on a worker thread, so a big form
 never pauses the event loop the API is served on.
@@ -28,7 +29,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from control import errors, protocol, workshop
 from control.auth.tokenfile import ADMIN
-from dashboard import hub, manifests, network, words
+from dashboard import attendees, hub, manifests, network, words
 from dashboard.actions import ACTIONS, ActionError, Ongoing, form_of
 from dashboard.drain import DRAINS
 from dashboard.login import login_required
@@ -62,8 +63,10 @@ async def index(request: HttpRequest) -> HttpResponse:
     # The instructor (the cluster admin, or anyone while authentication is off) shows the join QR code.
     instructor = identity is None or identity.user == ADMIN
     workshop_on = instructor and bool(workshop.attendee_codes(settings.DATA_DIR))
+    board = await attendees.board_names(hub.client(hub.hub_url(hub.scope_of(request))))
     return render(request, "dashboard/index.html", {**page_context(), "user": identity.user if identity else "",
-                                                    "spoke": agent.split(" ")[0], "show_join": workshop_on})
+                                                    "spoke": agent.split(" ")[0], "show_join": workshop_on,
+                                                    "attendees": board})
 
 
 @require_POST

@@ -214,6 +214,10 @@ UI_STRINGS: dict[str, Any] = {
     "n-first-none": _("Nothing is deployed yet: apply the Deployment example (Manifest panel) or `kubectl apply -f`."),
     "n-first-button": _("Start it"),
     "all-namespaces": _("all namespaces"),
+    # the instructor's board of attendees (static/dashboard/board.js)
+    "att-show-namespace": _("Show only this attendee's namespace"),
+    "att-none-seen": _("none since this page opened"),
+    "att-ago": _("{n} s ago"),
     "stale-write": _("Stale write: read, let another client change it, then PUT the old read (409 Conflict)"),
     "relist-asking": _("watching again from revision {revision}…"),
     "relist-gone": _("ERROR {code} {reason}: {message} → relisting"),

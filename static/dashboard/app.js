@@ -1,6 +1,7 @@
 // The dashboard page: wires the websocket to the model, and the model to the renderers, which run
 // once per animation frame. Nothing here draws on a timer: every movement follows a record or a
 // change that arrived.
+import { AttendeeBoard } from "./board.js";
 import { ConfigsPanel } from "./configs.js";
 import { CustomPanel } from "./custom.js";
 import { EventsPanel } from "./events.js";
@@ -36,6 +37,7 @@ const jobs = new JobsPanel(model);
 const sets = new SetsPanel(model);
 const events = new EventsPanel(model);
 const failures = new FailureList();
+const attendeeBoard = new AttendeeBoard(model);
 const configs = new ConfigsPanel(model, document.getElementById("config-list"));
 const podDetail = new PodDetail(model, document.getElementById("pod-detail"), (ns, name) =>
   document.body.dataset.podDetailUrl.replace("NS", encodeURIComponent(ns)).replace("NAME", encodeURIComponent(name)));
@@ -74,6 +76,7 @@ function draw() {
   }
   podDetail.render();
   failures.render();
+  attendeeBoard.render();
   namespaces.render(full); // after a snapshot at once, else at most twice a second
   traffic.render();
   if (model.spokesDirty) {
@@ -94,6 +97,7 @@ function receive(message) {
     model.loadSnapshot(message);
     model.setSpokes(message.spokes);
     versionLog.clear();
+    attendeeBoard.touch();
     fullRender = true;
   } else if (message.t === "history") {
     versionLog.add(message.items);
@@ -103,6 +107,7 @@ function receive(message) {
     const applied = model.applyChanges(message);
     versionLog.add(applied);
     picture.storeWrites(applied.length);
+    if (applied.length) attendeeBoard.touch();
   } else if (message.t === "traffic") {
     // Service requests answered through a kube-proxy are drawn by the traffic view; the rest
     // are the hub's own requests and watch deliveries.
@@ -110,6 +115,7 @@ function receive(message) {
     if (requests.length) traffic.add(requests);
     picture.traffic(message.records);
     failures.add(message.records);
+    attendeeBoard.add(message.records);
     rules.notice(message.records);
   } else if (message.t === "expired") {
     model.revision = null;
@@ -132,7 +138,7 @@ const relist = new ForceRelist({ live, picture, out: document.getElementById("re
 live.connect();
 document.getElementById("force-relist").addEventListener("click", () => relist.start());
 window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules, failures, events, jobs, sets, namespaces,
-  relist, timeline, storyLine, configs, podDetail };
+  relist, timeline, storyLine, configs, podDetail, attendeeBoard };
 
 // --- the switches ------------------------------------------------------------------------------
 

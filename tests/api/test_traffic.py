@@ -50,6 +50,35 @@ def test_requests_are_recorded_with_verb_resource_code_and_latency():
     assert "reason" not in heard[0] and "path" not in heard[0]  # a success stays small
 
 
+def test_a_record_names_the_authenticated_user():
+    from django.conf import settings
+
+    from control.auth import tokenfile
+    from control.auth.tokenfile import ADMIN
+
+    cluster_bootstrap()
+    heard = []
+    stop = traffic.listen(heard.append)
+    try:
+        api, anonymous = ApiClient("kubectl/v1.32.4"), ApiClient("kubectl/v1.32.4", token="")
+        alice = ApiClient("kubectl/v1.32.4", token=tokenfile.token_of(settings.DATA_DIR, "alice", ()))
+        unknown = ApiClient("kubectl/v1.32.4", token="no-such-token")
+        api.get("/api/v1/namespaces/default/pods")
+        anonymous.get("/api/v1/namespaces/default/pods")
+        alice.get("/api/v1/namespaces/default/pods")
+        unknown.get("/api/v1/namespaces/default/pods")
+    finally:
+        stop()
+        for client in (api, anonymous, alice, unknown):
+            client.close()
+    assert [(r["who"], r["code"], r["user"]) for r in heard] == [
+        ("kubectl", 200, ADMIN),
+        ("kubectl", 403, "system:anonymous"),  # refused, but authenticated (as anonymous, as upstream)
+        ("kubectl · alice", 403, "alice"),  # RBAC refused her: her error is hers on the instructor's board
+        ("kubectl", 401, ""),  # no one was authenticated
+    ]
+
+
 def test_a_failed_dry_run_is_marked_as_one():
     cluster_bootstrap()
     heard = []
