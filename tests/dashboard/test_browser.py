@@ -289,6 +289,9 @@ spec:
 """
 
 
+# 1,000 pods and 200 changes a second, for 5 seconds of the page's own clock: what the page keeps
+# stays bounded whatever the machine's speed. How fast it draws them (event→paint, memory over 30
+# minutes) is bench/page.py's to measure, never a test's.
 LOAD = """async ({pods, seconds, perSecond}) => {
   const kk = window.kubeKitchen;
   const base = 1e9;  // far above the hub's revisions: the real feed's changes are ignored meanwhile
@@ -299,11 +302,6 @@ LOAD = """async ({pods, seconds, perSecond}) => {
     ready: true, unschedulable: false})), deployments: [], replicasets: [], services: [], endpoints: []};
   for (let i = 0; i < pods; i += 1) objects.pods.push(vm(i, 0));
   kk.receive({t: "snapshot", revision: base, objects, spokes: {}});
-  const frames = [];
-  let last = performance.now();
-  let running = true;
-  const tick = (now) => { frames.push(now - last); last = now; if (running) requestAnimationFrame(tick); };
-  requestAnimationFrame(tick);
   let rv = base;
   const perBatch = perSecond / 20;
   for (let batch = 0; batch < seconds * 20; batch += 1) {
@@ -319,19 +317,20 @@ LOAD = """async ({pods, seconds, perSecond}) => {
       verb: "update", resource: "pods", code: 200, latency_ms: 1, ts: 0, seq: item.rv}))});
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  running = false;
-  frames.sort((a, b) => a - b);
-  return {frames: frames.length, p95: frames[Math.floor(frames.length * 0.95)], max: frames[frames.length - 1],
-          chips: document.querySelectorAll(".pod").length, logRows: document.querySelectorAll("#log-list li").length,
-          ring: kk.versionLog.ring.length, dots: document.querySelectorAll("#dots circle").length};
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));  // drawn
+  return {chips: document.querySelectorAll(".pod").length, logRows: document.querySelectorAll("#log-list li").length,
+          ring: kk.versionLog.ring.length, dots: document.querySelectorAll("#dots circle").length,
+          revision: kk.model.revision, newest: rv};
 }"""
 
 
-def test_a_thousand_pods_and_two_hundred_changes_a_second_stay_smooth(page):
+def test_a_thousand_pods_and_two_hundred_changes_a_second_stay_bounded(page):
     page.uncheck("#log-quiet")
     result = page.evaluate(LOAD, {"pods": 1000, "seconds": 5, "perSecond": 200})
     shoot(page, "09-thousand-pods")
     assert result["chips"] == 1000, result
-    assert result["logRows"] <= 250 and result["ring"] <= 5000 and result["dots"] <= 260
-    assert result["frames"] >= 5 * 20, result  # frames kept coming (at least 20 per second)
-    assert result["p95"] < 100, result
+    assert result["revision"] == result["newest"], result  # every change applied
+    # 1,000 changes went by: the log lists its newest 250 rows only, its ring keeps them all (up to
+    # its 5,000), the dots in flight are capped.
+    assert result["logRows"] == 250 and 1000 <= result["ring"] <= 5000, result
+    assert result["dots"] <= 260, result
