@@ -13,12 +13,20 @@
 //   same batch see the earlier ones). A change at or below `state.revision` is skipped, exactly as
 //   the model skips it, so a change is never told twice.
 // - Steps of the same client doing the same thing to siblings merge ("created a, b and c"); a
-//   pod named by the step before is "it". A story keeps its newest MAX_STEPS steps ("… →" before).
+//   pod named by the step before is "it" (never after a gap: a pod named only in a step left out
+//   is named again).
+// - A story keeps its first step (the cause: "kubectl deleted Deployment pasta") and its newest
+//   steps, MAX_STEPS in all; the steps between are counted. Told shorter (`text(hide)`, for a line
+//   too narrow), the cause and the newest steps stay and the middle becomes "… N more …"; only
+//   when the cause and the newest step alone are too long does the cause go too.
+// - A pod deleted after its ReplicaSet (or Job) is still told in its Deployment's (CronJob's)
+//   story: the owners deleted lately are remembered (KEEP_GONE of them).
 // - Lease heartbeats, Endpoints, status-only updates and Normal events tell nothing new: skipped.
-export const MAX_STEPS = 6;
+export const MAX_STEPS = 12;
 const MAX_STORIES = 30;
 const MAX_NAMES = 3;
 const KEEP_NAMES = 50;
+const KEEP_GONE = 200; // deleted objects remembered for their owners' sake
 const MERGING = new Set(["created", "bound", "started", "ready", "deleting", "removed"]);
 const QUIET = new Set(["leases", "endpoints", "endpointslices", "events", "configmaps"]);
 const OWNER_KINDS = { rs: "ReplicaSet", job: "Job", sts: "StatefulSet", ds: "DaemonSet", rc: "ReplicationController" };
@@ -93,11 +101,15 @@ export class Narrator {
   constructor({ say, name = (who) => who, kindWord = (kind) => kind, statusWord = (status) => status }) {
     Object.assign(this, { say, name, kindWord, statusWord });
     this.stories = new Map(); // root -> {root, steps, dropped, replay, label}; the newest last
+    // resource|key -> the view model of an object deleted lately: a Deployment's pods deleted after
+    // their ReplicaSet (background propagation) still find their root through it.
+    this.gone = new Map();
   }
 
   // Forget every story (a snapshot, or the page went from a replay back to live or the reverse).
   clear() {
     this.stories.clear();
+    this.gone.clear();
   }
 
   // Tell a batch of changes. `state` is {revision, get(resource, key)} and optionally
@@ -106,7 +118,10 @@ export class Narrator {
   // bar's "slow motion ×1/4"; null when live) says how the steps were played. Returns the steps told.
   changes(items, state, { replay = false, label = null } = {}) {
     const seen = new Map(); // resource|key -> the view model after an earlier item of this batch
-    const get = (resource, key) => (seen.has(`${resource}|${key}`) ? seen.get(`${resource}|${key}`) : state.get(resource, key));
+    const get = (resource, key) => {
+      const id = `${resource}|${key}`;
+      return (seen.has(id) ? seen.get(id) : state.get(resource, key)) ?? this.gone.get(id);
+    };
     // The pods of a ReplicaSet not being deleted, as the page knows them now: what its controller
     // counted (the ReplicaSet's own status is written after it acted, so it lags).
     const activePods = (ns, owner) => {
@@ -129,7 +144,13 @@ export class Narrator {
         this.add(rootOf(about.kind, about.ns, about.name, vm, get), step, vm, { get, activePods }, replay, label);
         told += 1;
       }
-      seen.set(`${item.resource}|${key}`, item.type === "DELETED" ? undefined : item.vm);
+      const id = `${item.resource}|${key}`;
+      seen.set(id, item.type === "DELETED" ? undefined : item.vm);
+      this.gone.delete(id);
+      if (item.type === "DELETED" && before) {
+        this.gone.set(id, before);
+        if (this.gone.size > KEEP_GONE) this.gone.delete(this.gone.keys().next().value);
+      }
     }
     return told;
   }
@@ -167,29 +188,42 @@ export class Narrator {
     }
     story.steps.push(step);
     while (story.steps.length > MAX_STEPS) {
-      story.steps.shift();
+      story.steps.splice(1, 1); // the cause stays; the oldest step after it goes
       story.dropped += 1;
     }
     while (this.stories.size > MAX_STORIES) this.stories.delete(this.stories.keys().next().value);
   }
 
-  // The newest `count` stories, newest first: [{root, replay, label, steps, text(skip)}]; `text(k)`
-  // leaves out the oldest k steps ("… →" says so), for a line too narrow for them all.
+  // The newest `count` stories, newest first: [{root, replay, label, steps, text(hide)}]; `text()`
+  // tells every step kept, `text(k)` k fewer (see `tell`), for a line too narrow for them all.
   lines(count = 2) {
     return [...this.stories.values()].slice(-count).reverse().map((story) => ({
       root: story.root, replay: story.replay, label: story.label, steps: story.steps.length,
-      text: (skip = 0) => this.tell(story, skip),
+      text: (hide = 0) => this.tell(story, hide),
     }));
   }
 
-  tell(story, skip = 0) {
+  // The story with `hide` of its kept steps left out: first those right after the cause (the
+  // first step), then the cause itself once only the newest step is left; the steps left out
+  // (and those dropped before) are one "… N more …".
+  tell(story, hide = 0) {
+    const { steps } = story;
+    const keepCause = hide < steps.length - 1;
+    const cut = keepCause ? 1 : 0; // where the left-out run starts
+    const hidden = Math.min(hide, steps.length - 1);
+    const gap = story.dropped + hidden;
     const parts = [];
     let previous = null;
-    story.steps.forEach((step, index) => {
-      if (index >= skip) parts.push(this.sentence(step, previous));
+    steps.forEach((step, index) => {
+      if (index === cut && gap) {
+        parts.push(this.say("n-skipped", { n: gap }));
+        previous = null; // a step after the gap names its pod again, never "it"
+      }
+      if (index >= cut && index < cut + hidden) return;
+      parts.push(this.sentence(step, previous));
       previous = step;
     });
-    return (story.dropped || skip ? "… → " : "") + parts.join(" → ");
+    return parts.join(" → ");
   }
 
   // One object as a sentence names it: a pod by its name (or "it" right after a step about it
