@@ -16,14 +16,17 @@ the hub's, so the idle hub's own changes are ignored meanwhile, as in the browse
 Figures:
 - event→paint: from handing a batch to the page to the end of the animation frame that drew it
   (a message posted from a requestAnimationFrame callback registered after the batch arrived is
-  handled after that frame's draw and paint), p50/p95/max over the whole run, and per sample.
+  handled after that frame's draw and paint), p50/p95/max over the whole run, and the p95 of
+  each interval between two samples (a page that slows down over time shows it there).
 - memory: every `--sample-seconds`, the load pauses (no batch in flight), a full GC is forced
   (CDP HeapProfiler.collectGarbage), and CDP Performance.getMetrics gives the JS heap in use,
   DOM nodes (attached or not), event listeners and documents; the attached elements are counted
-  in the page. Slopes are least squares in MB (or nodes) per 10 minutes, over every sample and
-  over the steady part (after the page's bounded buffers are full: the version log's ring and
-  the timeline's traffic kept for a recording); "flat" is the steady slope against
-  `target_heap_slope_mb_per_10min`.
+  in the page, and the renderer process's resident memory read from /proc. Slopes are least
+  squares in MB (or nodes) per 10 minutes, over every sample and over the steady part (after
+  the page's bounded buffers are full: the version log's ring and the timeline's traffic kept
+  for a recording); "flat" is the steady slope against `target_heap_slope_mb_per_10min`.
+- beside them: the share of the page's main thread spent in tasks, scripts, style and layout
+  (CDP metrics), the pace achieved, and the machine's load average (a busy machine is slower).
 
 Prints one JSON line on stdout, targets beside figures; progress on stderr. The hub and the
 browser are stopped on every exit.
@@ -39,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import Hub, emit, log, percentile, stop_on_sigterm  # noqa: E402
+from common import Hub, emit, log, memory_kb, percentile, stop_on_sigterm  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
@@ -116,6 +119,29 @@ SIZES = """() => {
 }"""
 
 
+def renderer_pids(root: int) -> list[int]:
+    """Chromium's renderer processes started under this process (Playwright's driver, then the browser)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        for child in children.get(pid, []):
+            todo.append(child)
+            try:
+                if b"--type=renderer" in (Path("/proc") / str(child) / "cmdline").read_bytes():
+                    found.append(child)
+            except OSError:
+                pass
+    return found
+
+
 def slope_per_10min(points: list[tuple[float, float]]) -> float | None:
     """Least-squares slope of (seconds, value) points, in value per 10 minutes."""
     if len(points) < 3:
@@ -147,8 +173,11 @@ def sample(page, cdp, started: float) -> dict[str, Any]:
     latencies = page.evaluate("window.__pageBench.drain()")
     page.evaluate("window.__pageBench.state.hold = false")
     busy = {key: round(metrics[key], 3) for key in BUSY}
+    # The tab's processes as the system sees them (the page's renderer; an extension-free headless
+    # browser runs one per page here).
+    rss_kb = sum(memory_kb(pid).get("VmRSS", 0) for pid in renderer_pids(os.getpid()))
     return {"t_s": round(time.monotonic() - started, 1), "heap_mb": round(metrics["JSHeapUsedSize"] / 2**20, 2),
-            "busy": busy,
+            "busy": busy, "renderer_rss_mb": round(rss_kb / 1024, 1),
             "dom_nodes": int(metrics["Nodes"]), "listeners": int(metrics["JSEventListeners"]),
             "documents": int(metrics["Documents"]), **sizes, "latencies": latencies}
 
@@ -183,16 +212,20 @@ def main() -> None:
             started = time.monotonic()
             load_before = os.getloadavg()[0]  # the machine's load: figures on a busy machine are slower
             end = started + args.minutes * 60
-            log(f"load on: {args.pods} pods, {args.rate} changes/s for {args.minutes} min, a sample every {every:.0f} s")
+            log(f"load on: {args.pods} pods, {args.rate} changes/s for {args.minutes} min, "
+                f"a sample every {every:.0f} s")
             next_at = started
             while True:
                 now = time.monotonic()
                 if now < next_at:
                     time.sleep(min(next_at, end) - now)
                 taken = sample(page, cdp, started)
-                latencies += taken.pop("latencies")
+                interval = taken.pop("latencies")
+                taken["p95_ms"] = summary_ms(interval).get("p95_ms")
+                latencies += interval
                 samples.append(taken)
-                log(f"{taken['t_s']:7.1f} s heap {taken['heap_mb']:.1f} MB, {taken['dom_nodes']} nodes "
+                log(f"{taken['t_s']:7.1f} s heap {taken['heap_mb']:.1f} MB (renderer {taken['renderer_rss_mb']} MB), "
+                    f"{taken['dom_nodes']} nodes "
                     f"({taken['elements']} elements attached), {taken['listeners']} listeners, ring {taken['ring']}, "
                     f"traffic kept {taken['trafficKept']}, p95 so far {summary_ms(latencies).get('p95_ms')} ms")
                 if time.monotonic() >= end:
@@ -215,10 +248,11 @@ def print_figures(args, samples: list[dict[str, Any]], latencies: list[float], s
     heap = [(s["t_s"], s["heap_mb"]) for s in samples]
     nodes = [(s["t_s"], s["dom_nodes"]) for s in samples]
     step = max(1, len(samples) // 10)
+    steady_slope = slope_per_10min([(s["t_s"], s["heap_mb"]) for s in steady])
     wall = samples[-1]["t_s"] - samples[0]["t_s"] or 1.0
     # The main thread's share of each second spent on tasks, scripts, style and layout.
-    busy = {f"main_thread_{key[:-8].lower()}_pct": round(100 * (samples[-1]["busy"][key] - samples[0]["busy"][key]) / wall, 1)
-            for key in BUSY}
+    busy = {f"main_thread_{key[:-8].lower()}_pct":
+            round(100 * (samples[-1]["busy"][key] - samples[0]["busy"][key]) / wall, 1) for key in BUSY}
     emit({
         "benchmark": "page_under_load", "minutes": args.minutes, "pods": args.pods, "rate_per_s": args.rate,
         "changes_sent": state["changes"], "achieved_rate_per_s": round(state["changes"] / seconds, 1),
@@ -229,8 +263,11 @@ def print_figures(args, samples: list[dict[str, Any]], latencies: list[float], s
         "heap_max_mb": max(s["heap_mb"] for s in samples),
         "heap_slope_mb_per_10min": slope_per_10min(heap),
         "steady_from_s": steady[0]["t_s"] if steady else None, "steady_samples": len(steady),
-        "heap_steady_slope_mb_per_10min": slope_per_10min([(s["t_s"], s["heap_mb"]) for s in steady]),
+        "heap_steady_slope_mb_per_10min": steady_slope,
         "target_heap_slope_mb_per_10min": TARGET_SLOPE_MB,
+        "heap_flat": steady_slope is not None and steady_slope < TARGET_SLOPE_MB,
+        "renderer_rss_start_mb": samples[0]["renderer_rss_mb"], "renderer_rss_end_mb": samples[-1]["renderer_rss_mb"],
+        "renderer_rss_steady_slope_mb_per_10min": slope_per_10min([(s["t_s"], s["renderer_rss_mb"]) for s in steady]),
         "dom_nodes_start": samples[0]["dom_nodes"], "dom_nodes_end": samples[-1]["dom_nodes"],
         "dom_nodes_slope_per_10min": slope_per_10min(nodes),
         "dom_nodes_steady_slope_per_10min": slope_per_10min([(s["t_s"], s["dom_nodes"]) for s in steady]),
@@ -238,7 +275,8 @@ def print_figures(args, samples: list[dict[str, Any]], latencies: list[float], s
         "listeners_start": samples[0]["listeners"], "listeners_end": samples[-1]["listeners"],
         "chips": samples[-1]["chips"], "log_rows": samples[-1]["logRows"], "ring": samples[-1]["ring"],
         "traffic_kept": samples[-1]["trafficKept"],
-        "samples": [{k: s[k] for k in ("t_s", "heap_mb", "dom_nodes", "elements", "listeners", "trafficKept")}
+        "samples": [{k: s[k] for k in ("t_s", "p95_ms", "heap_mb", "renderer_rss_mb", "dom_nodes", "elements",
+                                        "listeners", "trafficKept")}
                     for s in samples[::step] + ([samples[-1]] if (len(samples) - 1) % step else [])],
     })
 
