@@ -184,24 +184,55 @@ test("a Warning joins the story of the object it concerns, its count growing in 
 test("a long story keeps its cause and its newest steps; the middle is counted", () => {
   const state = new State();
   const n = narrator();
-  for (let i = 1; i <= MAX_STEPS + 2; i += 1) {
+  tell(n, state, [[change("ADDED", "deployments", "Deployment", "pasta", "kubectl", { name: "pasta", desired: 3 })]]);
+  for (let i = 1; i <= MAX_STEPS + 1; i += 1) { // the ReplicaSet (not the root) scaled again and again
     const type = i === 1 ? "ADDED" : "MODIFIED";
-    tell(n, state, [[change(type, "deployments", "Deployment", "pasta", i % 2 ? "kubectl" : "python-client",
-      { name: "pasta", desired: i })]]);
+    tell(n, state, [[change(type, "replicasets", "ReplicaSet", "pasta-6d4", "kube-controller-manager",
+      { name: "pasta-6d4", owner: "pasta", desired: i, current: 0 })]]);
   }
   const [line] = n.lines(1);
   assert.equal(line.steps, MAX_STEPS);
   const scaled = (from, to) => Array.from({ length: to - from + 1 }, (_, k) => from + k)
-    .map((i) => `${i % 2 ? "kubectl" : "python-client"} scaled Deployment pasta to ${i}`);
-  // Steps 2 and 3 made room: the cause (the create) stays first.
-  assert.equal(line.text(), ["kubectl created Deployment pasta", "… 2 more …", ...scaled(4, MAX_STEPS + 2)].join(" → "));
+    .map((i) => `controller-manager scaled ReplicaSet pasta-6d4 to ${i}`);
+  // The create and the first scale made room: the cause (the Deployment's create) stays first.
+  assert.equal(line.text(), ["kubectl created Deployment pasta", "… 2 more …", ...scaled(3, MAX_STEPS + 1)].join(" → "));
   // Told shorter: the steps after the cause go first, oldest first, into one count.
-  assert.equal(line.text(3), ["kubectl created Deployment pasta", "… 5 more …", ...scaled(7, MAX_STEPS + 2)].join(" → "));
+  assert.equal(line.text(3), ["kubectl created Deployment pasta", "… 5 more …", ...scaled(6, MAX_STEPS + 1)].join(" → "));
   assert.equal(line.text(MAX_STEPS - 2), ["kubectl created Deployment pasta", `… ${MAX_STEPS} more …`,
-    ...scaled(MAX_STEPS + 2, MAX_STEPS + 2)].join(" → "));
+    ...scaled(MAX_STEPS + 1, MAX_STEPS + 1)].join(" → "));
   // Only when the cause and the newest step are too long does the cause go too; never the newest.
-  assert.equal(line.text(MAX_STEPS - 1), [`… ${MAX_STEPS + 1} more …`, ...scaled(MAX_STEPS + 2, MAX_STEPS + 2)].join(" → "));
+  assert.equal(line.text(MAX_STEPS - 1), [`… ${MAX_STEPS + 1} more …`, ...scaled(MAX_STEPS + 1, MAX_STEPS + 1)].join(" → "));
   assert.equal(line.text(MAX_STEPS + 5), line.text(MAX_STEPS - 1));
+});
+
+test("a Deployment's own create, scale or delete is the cause of what follows it", () => {
+  const state = withPastaReplicaSet(3, 0);
+  const n = narrator();
+  tell(n, state, [[change("MODIFIED", "deployments", "Deployment", "pasta", "kubectl", { name: "pasta", desired: 5 })],
+    [change("MODIFIED", "replicasets", "ReplicaSet", "pasta-6d4", "kube-controller-manager",
+      { name: "pasta-6d4", owner: "pasta", desired: 5, current: 3 })],
+    [change("DELETED", "deployments", "Deployment", "pasta", "kubectl")],
+    [change("DELETED", "replicasets", "ReplicaSet", "pasta-6d4", "kube-controller-manager")]]);
+  const [line] = n.lines(1);
+  assert.equal(line.text(), "kubectl scaled Deployment pasta to 5 → controller-manager scaled ReplicaSet pasta-6d4 to 5"
+    + " → kubectl deleted Deployment pasta → controller-manager deleted ReplicaSet pasta-6d4");
+  // Shorter: the earlier chapter goes before anything after the delete.
+  assert.equal(line.text(2), "… 2 more … → kubectl deleted Deployment pasta → controller-manager deleted ReplicaSet pasta-6d4");
+  assert.equal(line.text(3), "… 3 more … → controller-manager deleted ReplicaSet pasta-6d4");
+});
+
+test("past MAX_STEPS the earlier chapter goes first; the delete, the cause, stays", () => {
+  const state = withPastaReplicaSet(3, 0);
+  const n = narrator();
+  const rs = (desired) => change("MODIFIED", "replicasets", "ReplicaSet", "pasta-6d4", "kube-controller-manager",
+    { name: "pasta-6d4", owner: "pasta", desired, current: 3 });
+  tell(n, state, [[rs(4)], [rs(5)], [change("DELETED", "deployments", "Deployment", "pasta", "kubectl")]]);
+  tell(n, state, Array.from({ length: MAX_STEPS }, (_, i) => [rs(10 + i)]));
+  const [line] = n.lines(1);
+  assert.equal(line.steps, MAX_STEPS);
+  // The two scales before the delete went first (counted in front), then the oldest after it.
+  const scaled = Array.from({ length: 11 }, (_, i) => `controller-manager scaled ReplicaSet pasta-6d4 to ${11 + i}`);
+  assert.equal(line.text(), ["… 2 more …", "kubectl deleted Deployment pasta", "… 1 more …", ...scaled].join(" → "));
 });
 
 test("a short story told shorter: the count stands between the cause and the newest steps", () => {
