@@ -188,6 +188,8 @@ UI_STRINGS: dict[str, Any] = {
     "n-it": _("it"),
     "n-on": _("{what} to {node}"),
     "n-more": _("{n} more"),
+    # The steps of a long story left out between its cause and its newest steps.
+    "n-skipped": _("… {n} more …"),
     "n-created": _("{actor} created {what}"),
     "n-created-on": _("{actor} created {what} on {node}"),
     "n-bound": _("{actor} bound {what} to {node}"),

@@ -13,12 +13,23 @@
 //   same batch see the earlier ones). A change at or below `state.revision` is skipped, exactly as
 //   the model skips it, so a change is never told twice.
 // - Steps of the same client doing the same thing to siblings merge ("created a, b and c"); a
-//   pod named by the step before is "it". A story keeps its newest MAX_STEPS steps ("… →" before).
+//   pod named by the step before is "it" (never after a gap: a pod named only in a step left out
+//   is named again).
+// - A story's cause is its newest step that created, scaled or deleted the root object itself
+//   ("kubectl deleted Deployment pasta"), else its first step. A story keeps its cause and its
+//   newest steps, MAX_STEPS in all; the steps left out are counted where they were. Told shorter
+//   (`text(hide)`, for a line too narrow), the steps before the cause go first, then those after
+//   it, oldest first, each run becoming one "… N more …"; the cause goes only when it and the
+//   newest step alone are too long; the newest step always stays.
+// - A pod deleted after its ReplicaSet (or Job) is still told in its Deployment's (CronJob's)
+//   story: the owners deleted lately are remembered (KEEP_GONE of them).
 // - Lease heartbeats, Endpoints, status-only updates and Normal events tell nothing new: skipped.
-export const MAX_STEPS = 6;
+export const MAX_STEPS = 12;
 const MAX_STORIES = 30;
 const MAX_NAMES = 3;
 const KEEP_NAMES = 50;
+const KEEP_GONE = 200; // deleted objects remembered for their owners' sake
+const CHAPTERS = new Set(["created", "scaled", "deleting", "deleted"]); // on the root: a cause
 const MERGING = new Set(["created", "bound", "started", "ready", "deleting", "removed"]);
 const QUIET = new Set(["leases", "endpoints", "endpointslices", "events", "configmaps"]);
 const OWNER_KINDS = { rs: "ReplicaSet", job: "Job", sts: "StatefulSet", ds: "DaemonSet", rc: "ReplicationController" };
@@ -85,6 +96,13 @@ export function stepsOf(item, before) {
   return steps;
 }
 
+// Where a story's cause is among its steps: the newest that created, scaled or deleted the root
+// object itself, else the first.
+function causeOf(steps) {
+  for (let i = steps.length - 1; i > 0; i -= 1) if (steps[i].cause) return i;
+  return 0;
+}
+
 function sameSubject(a, b) {
   return a.kind === b.kind && a.ns === b.ns && a.name === b.name;
 }
@@ -92,12 +110,16 @@ function sameSubject(a, b) {
 export class Narrator {
   constructor({ say, name = (who) => who, kindWord = (kind) => kind, statusWord = (status) => status }) {
     Object.assign(this, { say, name, kindWord, statusWord });
-    this.stories = new Map(); // root -> {root, steps, dropped, replay, label}; the newest last
+    this.stories = new Map(); // root -> {root, steps, replay, label}; the newest last
+    // resource|key -> the view model of an object deleted lately: a Deployment's pods deleted after
+    // their ReplicaSet (background propagation) still find their root through it.
+    this.gone = new Map();
   }
 
   // Forget every story (a snapshot, or the page went from a replay back to live or the reverse).
   clear() {
     this.stories.clear();
+    this.gone.clear();
   }
 
   // Tell a batch of changes. `state` is {revision, get(resource, key)} and optionally
@@ -106,7 +128,10 @@ export class Narrator {
   // bar's "slow motion ×1/4"; null when live) says how the steps were played. Returns the steps told.
   changes(items, state, { replay = false, label = null } = {}) {
     const seen = new Map(); // resource|key -> the view model after an earlier item of this batch
-    const get = (resource, key) => (seen.has(`${resource}|${key}`) ? seen.get(`${resource}|${key}`) : state.get(resource, key));
+    const get = (resource, key) => {
+      const id = `${resource}|${key}`;
+      return (seen.has(id) ? seen.get(id) : state.get(resource, key)) ?? this.gone.get(id);
+    };
     // The pods of a ReplicaSet not being deleted, as the page knows them now: what its controller
     // counted (the ReplicaSet's own status is written after it acted, so it lags).
     const activePods = (ns, owner) => {
@@ -129,7 +154,13 @@ export class Narrator {
         this.add(rootOf(about.kind, about.ns, about.name, vm, get), step, vm, { get, activePods }, replay, label);
         told += 1;
       }
-      seen.set(`${item.resource}|${key}`, item.type === "DELETED" ? undefined : item.vm);
+      const id = `${item.resource}|${key}`;
+      seen.set(id, item.type === "DELETED" ? undefined : item.vm);
+      this.gone.delete(id);
+      if (item.type === "DELETED" && before) {
+        this.gone.set(id, before);
+        if (this.gone.size > KEEP_GONE) this.gone.delete(this.gone.keys().next().value);
+      }
     }
     return told;
   }
@@ -137,7 +168,7 @@ export class Narrator {
   add(root, step, vm, { get, activePods }, replay, label) {
     let story = this.stories.get(root);
     if (!story || story.replay !== replay) {
-      story = { root, steps: [], dropped: 0, replay };
+      story = { root, steps: [], replay };
       this.stories.set(root, story);
     }
     this.stories.delete(root); // re-inserted: the Map's order is the order stories last moved
@@ -154,7 +185,7 @@ export class Narrator {
     }
     if (last && step.verb === "warning" && last.verb === "warning" && last.reason === step.reason
         && sameSubject(last.subjects[0], subject)) {
-      story.steps[story.steps.length - 1] = step; // the same Warning again: its count grows
+      story.steps[story.steps.length - 1] = { ...step, before: last.before }; // the same Warning again: its count grows
       return;
     }
     // A pod created by its ReplicaSet: first how many the ReplicaSet had, the reason it acted.
@@ -165,31 +196,55 @@ export class Narrator {
       story.steps.push({ verb: "had", actor: "", current, desired: owner.desired,
         subjects: [{ kind: "ReplicaSet", ns: subject.ns, name: owner.name }] });
     }
+    if (CHAPTERS.has(step.verb) && `${subject.kind}|${objectKey(subject.ns, subject.name)}` === root) step.cause = true;
     story.steps.push(step);
     while (story.steps.length > MAX_STEPS) {
-      story.steps.shift();
-      story.dropped += 1;
+      // The oldest step that is neither the cause nor the newest goes; the next one counts it.
+      const cause = causeOf(story.steps);
+      const index = cause === 0 ? 1 : 0;
+      const [gone] = story.steps.splice(index, 1);
+      story.steps[index].before = (story.steps[index].before || 0) + (gone.before || 0) + 1;
     }
     while (this.stories.size > MAX_STORIES) this.stories.delete(this.stories.keys().next().value);
   }
 
-  // The newest `count` stories, newest first: [{root, replay, label, steps, text(skip)}]; `text(k)`
-  // leaves out the oldest k steps ("… →" says so), for a line too narrow for them all.
+  // The newest `count` stories, newest first: [{root, replay, label, steps, text(hide)}]; `text()`
+  // tells every step kept, `text(k)` k fewer (see `tell`), for a line too narrow for them all.
   lines(count = 2) {
     return [...this.stories.values()].slice(-count).reverse().map((story) => ({
       root: story.root, replay: story.replay, label: story.label, steps: story.steps.length,
-      text: (skip = 0) => this.tell(story, skip),
+      text: (hide = 0) => this.tell(story, hide),
     }));
   }
 
-  tell(story, skip = 0) {
+  // The story with `hide` of its kept steps left out: first those before the cause, then those
+  // after it (oldest first), then the cause; never the newest. Each run of steps left out (or
+  // dropped before) is one "… N more …".
+  tell(story, hide = 0) {
+    const { steps } = story;
+    const cause = causeOf(steps);
+    const order = [...steps.keys()].filter((i) => i < cause);
+    for (let i = cause + 1; i < steps.length - 1; i += 1) order.push(i);
+    if (cause < steps.length - 1) order.push(cause);
+    const hidden = new Set(order.slice(0, hide));
     const parts = [];
     let previous = null;
-    story.steps.forEach((step, index) => {
-      if (index >= skip) parts.push(this.sentence(step, previous));
+    let gap = 0;
+    steps.forEach((step, index) => {
+      gap += step.before || 0;
+      if (hidden.has(index)) {
+        gap += 1;
+        return;
+      }
+      if (gap) {
+        parts.push(this.say("n-skipped", { n: gap }));
+        previous = null; // a step after a gap names its pod again, never "it"
+        gap = 0;
+      }
+      parts.push(this.sentence(step, previous));
       previous = step;
     });
-    return (story.dropped || skip ? "… → " : "") + parts.join(" → ");
+    return parts.join(" → ");
   }
 
   // One object as a sentence names it: a pod by its name (or "it" right after a step about it

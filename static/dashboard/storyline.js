@@ -8,7 +8,9 @@
 // - Going from the live state to the timeline's past or back forgets every story (a past state's
 //   story never goes on as a live one); a snapshot (a relist) does too.
 // - Its box is always two lines high: text appearing or going never moves anything. When the
-//   newest story is longer than two lines its oldest steps are left out ("… →") until it fits.
+//   newest story is longer than two lines, the steps after its cause give way, oldest first, to
+//   one "… N more …" until it fits (narration.js `text(hide)`): the cause and the newest steps
+//   stay readable at 1280 wide. Every line's tooltip tells its whole story as kept.
 // - With nothing deployed and nothing told, it says what to do first: the first lesson of the
 //   lesson bar, with a button that opens it.
 // - Its button hides it and shows it again (remembered by the browser); the row keeps its height.
@@ -104,9 +106,9 @@ export class StoryLine {
     const [newest, older] = lines;
     const first = this.story(newest, "newest");
     this.box.replaceChildren(first);
-    // The newest story's oldest steps give way until it fits its two lines.
-    for (let skip = 1; skip < newest.steps && first.scrollHeight > first.clientHeight + 1; skip += 1) {
-      first.lastChild.textContent = newest.text(skip);
+    // The newest story's middle steps give way until it fits its two lines.
+    for (let hide = 1; hide < newest.steps && first.scrollHeight > first.clientHeight + 1; hide += 1) {
+      first.lastChild.textContent = newest.text(hide);
     }
     const lineHeight = parseFloat(getComputedStyle(first).lineHeight) || 20;
     if (older && first.scrollHeight < lineHeight * 1.5) this.box.append(this.story(older, "older"));
@@ -116,7 +118,9 @@ export class StoryLine {
     const p = h("p", `narr-line ${className}`);
     p.dataset.root = line.root;
     if (line.label) p.append(this.label(line.label));
-    p.append(h("span", "narr-text", line.text()));
+    const text = line.text();
+    p.append(h("span", "narr-text", text));
+    p.title = text; // the whole story, however much of it the line has room for
     return p;
   }
 

@@ -30,7 +30,9 @@ READY_PODS = ".node-card:not([data-node='']) .pod.phase-ready:not(.terminating)"
 def cluster():
     running = Cluster(nodes=3).start()
     try:  # a cluster that never gets ready is stopped too, not left behind
-        wait_for(lambda: len(running.ready_nodes()) == 3, what="3 Ready nodes")
+        # Generous: on a loaded machine six processes take a while to start; the wait ends as soon
+        # as they are Ready (how fast is bench/'s to measure).
+        wait_for(lambda: len(running.ready_nodes()) == 3, timeout=120, what="3 Ready nodes")
         yield running
     finally:
         running.stop()
@@ -299,6 +301,9 @@ spec:
 """
 
 
+# 1,000 pods and 200 changes a second, for 5 seconds of the page's own clock: what the page keeps
+# stays bounded whatever the machine's speed. How fast it draws them (event→paint, memory over 30
+# minutes) is bench/page.py's to measure, never a test's.
 LOAD = """async ({pods, seconds, perSecond}) => {
   const kk = window.kubeKitchen;
   const base = 1e9;  // far above the hub's revisions: the real feed's changes are ignored meanwhile
@@ -309,11 +314,6 @@ LOAD = """async ({pods, seconds, perSecond}) => {
     ready: true, unschedulable: false})), deployments: [], replicasets: [], services: [], endpoints: []};
   for (let i = 0; i < pods; i += 1) objects.pods.push(vm(i, 0));
   kk.receive({t: "snapshot", revision: base, objects, spokes: {}});
-  const frames = [];
-  let last = performance.now();
-  let running = true;
-  const tick = (now) => { frames.push(now - last); last = now; if (running) requestAnimationFrame(tick); };
-  requestAnimationFrame(tick);
   let rv = base;
   const perBatch = perSecond / 20;
   for (let batch = 0; batch < seconds * 20; batch += 1) {
@@ -329,19 +329,71 @@ LOAD = """async ({pods, seconds, perSecond}) => {
       verb: "update", resource: "pods", code: 200, latency_ms: 1, ts: 0, seq: item.rv}))});
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  running = false;
-  frames.sort((a, b) => a - b);
-  return {frames: frames.length, p95: frames[Math.floor(frames.length * 0.95)], max: frames[frames.length - 1],
-          chips: document.querySelectorAll(".pod").length, logRows: document.querySelectorAll("#log-list li").length,
-          ring: kk.versionLog.ring.length, dots: document.querySelectorAll("#dots circle").length};
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));  // drawn
+  return {chips: document.querySelectorAll(".pod").length, logRows: document.querySelectorAll("#log-list li").length,
+          ring: kk.versionLog.ring.length, dots: document.querySelectorAll("#dots circle").length,
+          revision: kk.model.revision, newest: rv};
 }"""
 
 
-def test_a_thousand_pods_and_two_hundred_changes_a_second_stay_smooth(page):
+def test_a_thousand_pods_and_two_hundred_changes_a_second_stay_bounded(page):
     page.uncheck("#log-quiet")
     result = page.evaluate(LOAD, {"pods": 1000, "seconds": 5, "perSecond": 200})
     shoot(page, "09-thousand-pods")
     assert result["chips"] == 1000, result
-    assert result["logRows"] <= 250 and result["ring"] <= 5000 and result["dots"] <= 260
-    assert result["frames"] >= 5 * 20, result  # frames kept coming (at least 20 per second)
-    assert result["p95"] < 100, result
+    assert result["revision"] == result["newest"], result  # every change applied
+    # 1,000 changes went by: the log lists its newest 250 rows only, its ring keeps them all (up to
+    # its 5,000), the dots in flight are capped.
+    assert result["logRows"] == 250 and 1000 <= result["ring"] <= 5000, result
+    assert result["dots"] <= 260, result
+
+
+BROTH = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: broth}
+spec:
+  replicas: 9
+  selector: {matchLabels: {app: broth}}
+  template:
+    metadata: {labels: {app: broth}}
+    spec: {containers: [{name: c, image: nginx}]}
+"""
+
+
+def test_a_long_delete_story_keeps_its_cause_and_newest_steps_at_1280(browser, cluster):
+    # kubectl deletes a Deployment of 9: the garbage collector deletes its ReplicaSet and its pods,
+    # each kubelet removes its own. At 1280 wide the story is longer than the line's two lines.
+    with dashboard_page(browser, cluster.url, {"width": 1280, "height": 720}) as page:
+        cluster.kubectl("apply", "-f", "-", input=BROTH)
+        page.wait_for_function("document.querySelectorAll(\".pod[data-name^='broth-'].phase-ready:not(.terminating)\")"
+                               ".length === 9", timeout=60_000)
+        row = page.eval_on_selector(".narration-row", "e => JSON.stringify(e.getBoundingClientRect())")
+        cluster.kubectl("delete", "deployment", "broth", "--wait=false")
+        seen: dict = {}
+
+        def told() -> bool:
+            seen.update(page.evaluate("""() => ({
+                story: document.querySelector('#narration .narr-line.newest')?.title ?? null,
+                said: document.querySelector('#narration').innerText,
+                pods: document.querySelectorAll(".pod[data-name^='broth-']").length })"""))
+            return bool(seen["story"] and "kubectl deleted Deployment broth" in seen["story"]
+                        and "removed" in seen["story"] and seen["pods"] == 0)
+
+        try:
+            wait_for(told, timeout=90, what="the delete's story, every pod gone")
+        except AssertionError as error:
+            raise AssertionError(f"{error}: {seen}") from None
+        page.wait_for_timeout(500)  # the last removals told (a frame or two)
+        line = page.locator("#narration .narr-line.newest")
+        text, story = line.inner_text(), line.get_attribute("title")
+        page.screenshot(path=str(ARTIFACTS / "10-long-delete-story-1280.png"))
+        # The cause (the delete; the create before it counted in front), the steps after it
+        # shortened to a count, the newest step last; the whole story in the tooltip.
+        assert re.match(r"(… \d+ more … → )?kubectl deleted Deployment broth → ", text), text
+        assert re.search(r"broth → .*… \d+ more … → ", text), text
+        assert text.endswith(story.rsplit(" → ", 1)[1]), (text, story)
+        assert re.search(r"deleted ReplicaSet broth-\S+ → ", story), story
+        assert len(text) < len(story)
+        assert page.eval_on_selector("#narration", "e => e.scrollHeight <= e.clientHeight + 1"), "two lines"
+        assert page.eval_on_selector(".narration-row", "e => JSON.stringify(e.getBoundingClientRect())") == row

@@ -10,7 +10,7 @@ const { Narrator, nothingDeployed, rootOf, MAX_STEPS } = await import(
 
 // The page's English templates (dashboard/words.py), and the picture's names for clients.
 const EN = {
-  "n-it": "it", "n-on": "{what} to {node}", "n-more": "{n} more",
+  "n-it": "it", "n-on": "{what} to {node}", "n-more": "{n} more", "n-skipped": "… {n} more …",
   "n-created": "{actor} created {what}", "n-created-on": "{actor} created {what} on {node}",
   "n-bound": "{actor} bound {what} to {node}", "n-bound-many": "{actor} bound {what}",
   "n-started": "{actor} started {what}", "n-ready": "{actor} marked {what} ready",
@@ -181,21 +181,113 @@ test("a Warning joins the story of the object it concerns, its count growing in 
     + " → ⚠ BackOff ×3 on it");
 });
 
-test("a long story keeps its newest steps; text(k) leaves out k more", () => {
+test("a long story keeps its cause and its newest steps; the middle is counted", () => {
   const state = new State();
   const n = narrator();
-  for (let i = 1; i <= MAX_STEPS + 2; i += 1) {
+  tell(n, state, [[change("ADDED", "deployments", "Deployment", "pasta", "kubectl", { name: "pasta", desired: 3 })]]);
+  for (let i = 1; i <= MAX_STEPS + 1; i += 1) { // the ReplicaSet (not the root) scaled again and again
     const type = i === 1 ? "ADDED" : "MODIFIED";
-    tell(n, state, [[change(type, "deployments", "Deployment", "pasta", i % 2 ? "kubectl" : "python-client",
-      { name: "pasta", desired: i })]]);
+    tell(n, state, [[change(type, "replicasets", "ReplicaSet", "pasta-6d4", "kube-controller-manager",
+      { name: "pasta-6d4", owner: "pasta", desired: i, current: 0 })]]);
   }
   const [line] = n.lines(1);
   assert.equal(line.steps, MAX_STEPS);
-  assert.equal(line.text(), "… → kubectl scaled Deployment pasta to 3 → python-client scaled Deployment pasta to 4"
-    + " → kubectl scaled Deployment pasta to 5 → python-client scaled Deployment pasta to 6"
-    + " → kubectl scaled Deployment pasta to 7 → python-client scaled Deployment pasta to 8");
-  assert.equal(line.text(3), "… → python-client scaled Deployment pasta to 6 → kubectl scaled Deployment pasta to 7"
-    + " → python-client scaled Deployment pasta to 8");
+  const scaled = (from, to) => Array.from({ length: to - from + 1 }, (_, k) => from + k)
+    .map((i) => `controller-manager scaled ReplicaSet pasta-6d4 to ${i}`);
+  // The create and the first scale made room: the cause (the Deployment's create) stays first.
+  assert.equal(line.text(), ["kubectl created Deployment pasta", "… 2 more …", ...scaled(3, MAX_STEPS + 1)].join(" → "));
+  // Told shorter: the steps after the cause go first, oldest first, into one count.
+  assert.equal(line.text(3), ["kubectl created Deployment pasta", "… 5 more …", ...scaled(6, MAX_STEPS + 1)].join(" → "));
+  assert.equal(line.text(MAX_STEPS - 2), ["kubectl created Deployment pasta", `… ${MAX_STEPS} more …`,
+    ...scaled(MAX_STEPS + 1, MAX_STEPS + 1)].join(" → "));
+  // Only when the cause and the newest step are too long does the cause go too; never the newest.
+  assert.equal(line.text(MAX_STEPS - 1), [`… ${MAX_STEPS + 1} more …`, ...scaled(MAX_STEPS + 1, MAX_STEPS + 1)].join(" → "));
+  assert.equal(line.text(MAX_STEPS + 5), line.text(MAX_STEPS - 1));
+});
+
+test("a Deployment's own create, scale or delete is the cause of what follows it", () => {
+  const state = withPastaReplicaSet(3, 0);
+  const n = narrator();
+  tell(n, state, [[change("MODIFIED", "deployments", "Deployment", "pasta", "kubectl", { name: "pasta", desired: 5 })],
+    [change("MODIFIED", "replicasets", "ReplicaSet", "pasta-6d4", "kube-controller-manager",
+      { name: "pasta-6d4", owner: "pasta", desired: 5, current: 3 })],
+    [change("DELETED", "deployments", "Deployment", "pasta", "kubectl")],
+    [change("DELETED", "replicasets", "ReplicaSet", "pasta-6d4", "kube-controller-manager")]]);
+  const [line] = n.lines(1);
+  assert.equal(line.text(), "kubectl scaled Deployment pasta to 5 → controller-manager scaled ReplicaSet pasta-6d4 to 5"
+    + " → kubectl deleted Deployment pasta → controller-manager deleted ReplicaSet pasta-6d4");
+  // Shorter: the earlier chapter goes before anything after the delete.
+  assert.equal(line.text(2), "… 2 more … → kubectl deleted Deployment pasta → controller-manager deleted ReplicaSet pasta-6d4");
+  assert.equal(line.text(3), "… 3 more … → controller-manager deleted ReplicaSet pasta-6d4");
+});
+
+test("past MAX_STEPS the earlier chapter goes first; the delete, the cause, stays", () => {
+  const state = withPastaReplicaSet(3, 0);
+  const n = narrator();
+  const rs = (desired) => change("MODIFIED", "replicasets", "ReplicaSet", "pasta-6d4", "kube-controller-manager",
+    { name: "pasta-6d4", owner: "pasta", desired, current: 3 });
+  tell(n, state, [[rs(4)], [rs(5)], [change("DELETED", "deployments", "Deployment", "pasta", "kubectl")]]);
+  tell(n, state, Array.from({ length: MAX_STEPS }, (_, i) => [rs(10 + i)]));
+  const [line] = n.lines(1);
+  assert.equal(line.steps, MAX_STEPS);
+  // The two scales before the delete went first (counted in front), then the oldest after it.
+  const scaled = Array.from({ length: 11 }, (_, i) => `controller-manager scaled ReplicaSet pasta-6d4 to ${11 + i}`);
+  assert.equal(line.text(), ["… 2 more …", "kubectl deleted Deployment pasta", "… 1 more …", ...scaled].join(" → "));
+});
+
+test("a short story told shorter: the count stands between the cause and the newest steps", () => {
+  const state = withPastaReplicaSet(2);
+  const [line] = tell(narrator(), state, [
+    [change("ADDED", "pods", "Pod", "pasta-6d4-x7k", "kube-controller-manager", pod("pasta-6d4-x7k"))],
+    [change("MODIFIED", "pods", "Pod", "pasta-6d4-x7k", "kube-scheduler", pod("pasta-6d4-x7k", { node: "node-2" }))],
+    [change("MODIFIED", "pods", "Pod", "pasta-6d4-x7k", "kubelet/node-2",
+      pod("pasta-6d4-x7k", { node: "node-2", phase: "Running", status: "Running", ready: true }))],
+  ]);
+  assert.equal(line.text(0), "ReplicaSet pasta-6d4 had 2 of 3 → controller-manager created pasta-6d4-x7k"
+    + " → scheduler bound it to node-2 → kubelet node-2 started it");
+  // After the gap the pod is named again: "it" would point at a step no longer shown.
+  assert.equal(line.text(1), "ReplicaSet pasta-6d4 had 2 of 3 → … 1 more … → scheduler bound pasta-6d4-x7k to node-2"
+    + " → kubelet node-2 started it");
+  assert.equal(line.text(2), "ReplicaSet pasta-6d4 had 2 of 3 → … 2 more … → kubelet node-2 started pasta-6d4-x7k");
+  assert.equal(line.text(3), "… 3 more … → kubelet node-2 started pasta-6d4-x7k");
+});
+
+// kubectl deletes the Deployment (background propagation): the garbage collector deletes its
+// ReplicaSet, then the pods, each node's kubelet removes its own, the node's turns interleaved.
+function deploymentDelete(n, state, pods) {
+  const batches = [[change("DELETED", "deployments", "Deployment", "pasta", "kubectl")],
+    [change("DELETED", "replicasets", "ReplicaSet", "pasta-6d4", "kube-controller-manager")]];
+  batches.push(pods.map((p) => change("MODIFIED", "pods", "Pod", p, "kube-controller-manager",
+    { ...state.get("pods", `default/${p}`), terminating: true, status: "Terminating" })));
+  for (const [i, p] of pods.entries()) {
+    batches.push([change("DELETED", "pods", "Pod", p, `kubelet/node-${(i % 3) + 1}`)]);
+  }
+  return tell(n, state, batches);
+}
+
+test("a Deployment deleted: one story from kubectl's delete to the last pod removed", () => {
+  const state = withPastaReplicaSet(6, 6);
+  const pods = Array.from({ length: 6 }, (_, i) => `pasta-6d4-r${i + 1}`);
+  const n = narrator();
+  const [line] = deploymentDelete(n, state, pods);
+  assert.equal(line.root, "Deployment|default/pasta");
+  const full = line.text();
+  assert.ok(full.startsWith("kubectl deleted Deployment pasta → controller-manager deleted ReplicaSet pasta-6d4"
+    + " → controller-manager deleted pasta-6d4-r1, -r2, -r3, 3 more → kubelet node-1 removed pasta-6d4-r1"), full);
+  assert.ok(full.endsWith("kubelet node-3 removed pasta-6d4-r6"), full);
+  assert.equal(line.steps, 9);
+  // As the page tells it on a narrow line: the cause, the count, the newest steps.
+  assert.equal(line.text(6), "kubectl deleted Deployment pasta → … 6 more … → kubelet node-2 removed pasta-6d4-r5"
+    + " → kubelet node-3 removed pasta-6d4-r6");
+  assert.equal(n.lines(2).length, 1, "the pods' steps join the Deployment's story, even after their ReplicaSet is gone");
+});
+
+test("the count between cause and newest steps is told in the page's language", () => {
+  const KO = { ...EN, "n-skipped": "… {n}단계 생략 …", "n-deleted": "{actor}: {what} 삭제", "n-removed": "{actor}: {what} 제거" };
+  const state = withPastaReplicaSet(6, 6);
+  const pods = Array.from({ length: 6 }, (_, i) => `pasta-6d4-r${i + 1}`);
+  const [line] = deploymentDelete(narrator(KO), state, pods);
+  assert.equal(line.text(7), "kubectl: Deployment pasta 삭제 → … 7단계 생략 … → kubelet node-3: pasta-6d4-r6 제거");
 });
 
 test("a replay never continues a live story; each story carries how it was played", () => {
