@@ -132,8 +132,8 @@ def test_a_shell_in_a_pod_resolves_the_name_and_reaches_a_ready_pod(cluster):
     for target in ("http://web", f"{svc['spec']['clusterIP']}:80"):
         page = cluster.kubectl("exec", pod, "--", "wget", "-qO-", target).stdout
         assert "<title>Welcome to nginx!</title>" in page, page  # what port-forward + curl shows for nginx
-        head = cluster.kubectl("exec", pod, "--", "curl", "-si", target).stdout.partition("\r\n\r\n")[0]
-        answered = next(line.split(": ", 1)[1] for line in head.split("\r\n") if line.startswith("x-kubekitchen-pod"))
+        head = cluster.kubectl("exec", pod, "--", "curl", "-si", target).stdout  # text: \r\n read as \n
+        answered = next(line.split(": ", 1)[1] for line in head.splitlines() if line.startswith("x-kubekitchen-pod"))
         assert answered.split("/")[1] in ready_addresses(endpoints(cluster)).values(), head
     # A pod IP goes straight to that pod (routed to the kubelet of the node whose podCIDR holds it).
     other = sorted(ready_addresses(endpoints(cluster)).items())[-1]
