@@ -14,7 +14,7 @@ an answered request prints the body the answering pod's simulated server gives t
 the same as port-forward serves (`portforward.Listener`: nginx's "Welcome to nginx!" page or its
 404, httpd's "It works!", else the JSON `{"pod", "namespace", "node", "podIP", "port"}`), to
 stdout or to the file `-O FILE`/`-o FILE` names; `curl -i` prints the status line and headers
-before it and `wget -S` to stderr, with `x-kubekitchen-pod: <namespace>/<pod>` naming who answered.
+before it, `curl -I` only them (a HEAD request) and `wget -S` to stderr, with `x-kubekitchen-pod: <namespace>/<pod>` naming who answered.
 A 404 page is printed by curl (exit 0) and refused by wget (`server returned error: HTTP/1.1 404
 Not Found`, exit 1), as they do. Without a handle (a probe's shell) or when the hub cannot be
 reached, a name does not resolve. Not simulated: HTTP methods and request headers and bodies.
@@ -219,17 +219,20 @@ async def wget(shell: Shell, args: list[str], io: Streams) -> int:
 
 @program("curl")
 async def curl(shell: Shell, args: list[str], io: Streams) -> int:
-    output, silent, show_errors, include, urls, rest = None, False, False, False, [], list(args)
+    output, silent, show_errors, include, head_only, urls, rest = None, False, False, False, False, [], list(args)
     while rest:
         arg = rest.pop(0)
         if arg in ("-o", "--output") and rest:
             output = rest.pop(0)
         elif arg == "--include":
             include = True
+        elif arg == "--head":
+            head_only = True
         elif arg in ("-m", "--max-time", "--connect-timeout", "-H", "-X", "-d", "-A") and rest:
             rest.pop(0)  # no wait, header or body is simulated
         elif arg.startswith("-") and not arg.startswith("--"):
             silent, show_errors, include = silent or "s" in arg, show_errors or "S" in arg, include or "i" in arg
+            head_only = head_only or "I" in arg
         elif not arg.startswith("-"):
             urls.append(arg)
     if not urls:
@@ -244,7 +247,7 @@ async def curl(shell: Shell, args: list[str], io: Streams) -> int:
             io.err(f"curl: ({code}) {message}\n".encode())
         return code
     answer = response(line, parse_url(urls[0])[2], shell.clock.now())
-    body = (answer.head() if include else b"") + answer.body
+    body = answer.head() if head_only else (answer.head() if include else b"") + answer.body
     if output is None or output == "-":
         io.out(body)
         return 0

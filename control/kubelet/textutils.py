@@ -3,8 +3,8 @@
 previous command of a pipeline, or exec's stdin).
 
 Guarantees (busybox's output and exit codes for what is simulated):
-- `grep [-i] [-v] [-c] [-n] [-q] [-F] [-e] PATTERN [FILE...]`: PATTERN is matched as a plain
-  substring (not a regular expression), case-insensitively with -i; -v selects the lines that do
+- `grep [-i] [-v] [-c] [-n] [-q] [-F] {PATTERN | -e PATTERN...} [FILE...]`: a PATTERN is matched
+  as a plain substring (a line matching any -e PATTERN is selected) (not a regular expression), case-insensitively with -i; -v selects the lines that do
   not match, -c prints their count, -n numbers them, -q prints nothing; with several files each
   line (or count) is prefixed `FILE:`. Exit 0 when a line was selected, 1 when none, 2 on a
   missing file (`grep: FILE: No such file or directory`) or a missing pattern / unknown option.
@@ -40,6 +40,7 @@ def _terminated(line: bytes) -> bytes:
 async def grep(shell: Shell, args: list[str], io: Streams) -> int:
     flags: set[str] = set()
     pattern: str | None = None
+    patterns: list[str] = []  # -e PATTERN, as often as given: a line matching any is selected
     files: list[str] = []
     rest = list(args)
     while rest:
@@ -48,22 +49,24 @@ async def grep(shell: Shell, args: list[str], io: Streams) -> int:
             files += rest
             break
         if arg == "-e" and rest:
-            pattern = rest.pop(0)
+            patterns.append(rest.pop(0))
         elif arg.startswith("-") and len(arg) > 1 and pattern is None and not files:
             unknown = set(arg[1:]) - set("ivcnqFs")
             if unknown:
                 io.err(f"grep: invalid option -- '{sorted(unknown)[0]}'\n".encode())
                 return 2
             flags |= set(arg[1:])
-        elif pattern is None:
+        elif pattern is None and not patterns:
             pattern = arg
         else:
             files.append(arg)
-    if pattern is None:
+    if pattern is not None:
+        patterns.append(pattern)
+    if not patterns:
         io.err(b"BusyBox v1.36.1 multi-call binary.\n\nUsage: grep [-HhnlLoqvsrRiwFE] [-m N] [-A|B|C N] "
                b"{ PATTERN | -e PATTERN... | -f FILE... } [FILE]...\n")
         return 2
-    wanted = pattern.lower() if "i" in flags else pattern
+    wanted = [p.lower() if "i" in flags else p for p in patterns]
     selected, failed = False, False
     sources = [(name, None) for name in files] or [("(standard input)", io.stdin)]
     for name, data in sources:
@@ -79,7 +82,7 @@ async def grep(shell: Shell, args: list[str], io: Streams) -> int:
         count = 0
         for number, line in enumerate(_lines(data), 1):
             text = line.decode(errors="replace")
-            found = wanted in (text.lower() if "i" in flags else text)
+            found = any(p in (text.lower() if "i" in flags else text) for p in wanted)
             if found == ("v" in flags):
                 continue
             count += 1

@@ -154,3 +154,8 @@ def test_a_pod_ip_is_sent_as_the_target_and_its_pod_named_from_the_answer():
     code, out, _, _ = sh(hub, "curl -si 10.244.2.9")
     assert code == 0 and "It works!" in out and "x-kubekitchen-pod: other/solo" in out
     assert hub.asked[0][2]["target"] == "10.244.2.9"
+
+
+def test_curl_I_prints_only_the_headers():
+    code, out, _, _ = sh(FakeHub(NGINX_LINE), "curl -sI web")
+    assert code == 0 and out.startswith("HTTP/1.1 200 OK\r\n") and out.endswith("\r\n\r\n") and "nginx!" not in out

@@ -102,3 +102,8 @@ def test_without_a_file_the_filters_read_exec_stdin():
     assert STDIN_READERS["grep"](["-i", "x"]) and not STDIN_READERS["grep"](["x", "/tmp/f"])
     assert STDIN_READERS["head"](["-n", "2"]) and not STDIN_READERS["head"](["-n", "2", "/tmp/f"])
     assert STDIN_READERS["wc"](["-l"]) and not STDIN_READERS["wc"](["/tmp/f"])
+
+
+def test_grep_e_patterns_select_a_line_matching_any():
+    assert run("cat /tmp/app.log | grep -e WARN -e disk", with_log()) == ("ERROR disk full\nWARN slow\n", "", 0)
+    assert run("grep -c -e WARN -e again /tmp/app.log", with_log()) == ("2\n", "", 0)
