@@ -28,7 +28,11 @@ tag or digest, e.g. `ghcr.io/x/crashy:1.0` -> `crashy`; the command is `command`
 by spaces):
 1. An image name containing `crash` exits with code 1 three seconds after each start.
 2. A command containing `exit N` exits with code N after the sum of its `sleep S` values
-   (1 s when there is none), e.g. `sh -c "sleep 5; exit 1"`.
+   (1 s when there is none), e.g. `sh -c "sleep 5; exit 1"`. A command that signals its own PID 1
+   (`kill 1`, `kill -9 1`, `kill -s KILL 1`, before any `exit`) ends as `kubectl exec POD --
+   kill 1` ends it: with 128 + the signal (TERM: 143, KILL: 137) after the sum of the `sleep S`
+   values before the kill (1 s when there is none), e.g. `sh -c "sleep 5; kill 1"`; `kill -STOP 1`
+   and unknown signals end nothing.
 3. A shell image (busybox, alpine, ubuntu, debian, or `shell: true` in the image catalogue
    `data/images.yaml`) or a tool image (`server: false`: python, node, perl) given a command
    without `exit` runs it and
@@ -64,6 +68,10 @@ DEFAULT_CPU_PER_REQUEST = 10.0  # millicores per request per second
 _EXIT = re.compile(r"\bexit\s+(\d+)")
 _SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d+)?)\b")
 _FOREVER = re.compile(r"\bwhile\b|\bsleep\s+inf|\btail\s+-f\b|\buntil\b")
+# kill [-s SIG | -SIG] [--] 1: the container's own main process (PID 1)
+_KILL_1 = re.compile(r"\bkill\s+(?:-s\s+(\w+)\s+|-(\w+)\s+)?(?:--\s+)?1(?![\w.])")
+KILL_SIGNALS = {"HUP": 1, "INT": 2, "QUIT": 3, "ABRT": 6, "KILL": 9, "USR1": 10, "USR2": 12, "PIPE": 13,
+                "ALRM": 14, "TERM": 15}  # the fatal ones of `signals.SIGNALS` (STOP only pauses)
 _BARE_SHELL = re.compile(r"(/bin/)?(sh|bash|ash|zsh)( -i)?")
 _ECHO = re.compile(r"""\becho\s+("[^"]*"|'[^']*'|[^;&|\n]+)""")
 
@@ -172,11 +180,25 @@ def echoes_with(command: tuple[str, ...], env: dict[str, str]) -> tuple[str, ...
     return tuple(_SHELL_VAR.sub(lambda m: env.get(m.group(1) or m.group(2), ""), line) for line in _echoes(text))
 
 
+def _kill_signal(match: re.Match[str]) -> int | None:
+    """The fatal signal a `kill ... 1` sends (TERM when it names none); None: it ends nothing."""
+    wanted = match.group(1) or match.group(2)
+    if wanted is None:
+        return KILL_SIGNALS["TERM"]
+    if wanted.isdigit():
+        return int(wanted) if int(wanted) in KILL_SIGNALS.values() else None
+    return KILL_SIGNALS.get(wanted.upper().removeprefix("SIG"))
+
+
 def _by_convention(container: dict[str, Any]) -> tuple[float | None, int]:
     """(exit_after, exit_code) from the image and command conventions."""
     command = command_text(container)
     sleeps = sum(float(s) for s in _SLEEP.findall(command))
     exit_match = _EXIT.search(command)
+    kills = [(m, signal) for m in _KILL_1.finditer(command) if (signal := _kill_signal(m)) is not None]
+    if kills and (exit_match is None or kills[0][0].start() < exit_match.start()):
+        before = sum(float(s) for s in _SLEEP.findall(command[:kills[0][0].start()]))
+        return (before or DEFAULT_RUN_SECONDS), 128 + kills[0][1]
     if exit_match:
         return (sleeps or DEFAULT_RUN_SECONDS), int(exit_match.group(1))
     name = image_name(container.get("image") or "")

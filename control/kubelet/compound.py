@@ -70,7 +70,9 @@ def _tokens(commands: list[tuple[str, "Command"]]) -> list[tuple[str, "Command |
         first = command.words[0] if command.words else ()
         if len(first) == 1 and first[0][1] == "bare" and first[0][0] in RESERVED:
             keyword = first[0][0]
-            rest = Command(command.words[1:], command.redirects) if len(command.words) > 1 else None
+            if command.pipe and len(command.words) == 1:  # `done | grep x`: a compound command piped
+                raise _unexpected("|")
+            rest = Command(command.words[1:], command.redirects, command.pipe) if len(command.words) > 1 else None
             if keyword == "for":
                 out.append((connector, Word(keyword, rest)))
                 continue
@@ -172,7 +174,10 @@ async def run(shell: "Shell", node: Node, io: "Streams") -> int:
             status = await run_list(shell, node.body, io)
     if isinstance(node, ForLoop):
         status = 0
-        for item in [part for word in node.items for part in shell.expand(word).split()]:
+        from control.kubelet.substitution import substituted
+
+        items = [shell.expand(await substituted(shell, word, io)) for word in node.items]
+        for item in [part for text in items for part in text.split()]:
             await asyncio.sleep(0)
             shell.vars[node.name] = item
             status = await run_list(shell, node.body, io)

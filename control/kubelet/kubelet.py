@@ -36,7 +36,7 @@ from control.kubelet.podstate import scripts_of
 from control.kubelet.pods import PodWorker
 from control.kubelet.projection import referenced
 from control.kubelet.runtime import Runtime
-from control.kubelet.portforward import PortForwardServer
+from control.kubelet.portforward import PortForwardServer, flavour_for
 from control.kubelet.network import NetworkHandle
 from control.kubelet.server import Answer, KubeletServer, serve_answer
 from control.kubelet.usage import PodView, UsageMeter, summary
@@ -79,7 +79,7 @@ class Kubelet:
                                           if self.worker else None, node=node, clock=self.clock,
                                           count=lambda uid: self.meter.record_request(uid, self.clock.now()))
         self.server = KubeletServer(self.logs, serve=self.serve, stats=self.stats, streams=self.streams,
-                                    forwards=self.forwards)
+                                    forwards=self.forwards, serve_ip=self.serve_ip)
         self.started_at = self.clock.now()
         self.agent: NodeAgent | None = None
 
@@ -93,10 +93,19 @@ class Kubelet:
         answer = serve_answer(node=self.node, namespace=namespace, name=name, port=port,
                               pod_ip=record.pod_ip if record and record.sandbox_ready else None,
                               containers=found[2] if found else None,
-                              stopping=bool(record and record.stopping_since is not None))
+                              stopping=bool(record and record.stopping_since is not None),
+                              server=flavour_for(found[0], port) if found else "json")
         if answer[0] == 200 and record is not None:
             self.meter.record_request(record.uid, self.clock.now())
         return answer
+
+    def serve_ip(self, ip: str, port: int | None, sender: str) -> Answer:
+        """One request to the pod of this node whose IP is `ip` (a pod IP sent to directly)."""
+        for pod, record, _ in self.worker.all_current() if self.worker else []:
+            if record.pod_ip == ip and record.sandbox_ready:
+                meta = pod.get("metadata") or {}
+                return self.serve(str(meta.get("namespace") or ""), str(meta.get("name") or ""), port, sender)
+        return 404, {"error": f"no pod of node {self.node} has the IP {ip}"}
 
     def _live_container_ids(self) -> set[str]:
         """The IDs of the container runs going on now (exec keeps their files, forgets the rest)."""

@@ -1,6 +1,6 @@
 """The cluster network as a simulated container's shell reaches it: `nslookup`/`dig` ask the
-cluster DNS, `wget`/`curl` send one request to a Service (its name or ClusterIP) through this
-node's kube-proxy, as traffic from a pod does, so the dashboard draws it.
+cluster DNS, `wget`/`curl` send one request to a Service (its name or ClusterIP) or a pod IP
+through this node's kube-proxy, as traffic from a pod does, so the dashboard draws it.
 
 Both go through the hub, the only door (`NetworkHandle`, set on the shell by exec): DNS is the
 hub's `GET /kubekitchen/resolve` for the pod's namespace, a request is the hub's
@@ -10,15 +10,18 @@ endpoint.
 Guarantees: the programs print what busybox's print for the same outcome (nslookup's Server/Name/
 Address lines or `** server can't find NAME: NXDOMAIN` with exit 1; wget's `bad address` or `can't
 connect to remote host` with exit 1; curl's exit 6 and 7 with its messages), never an exception;
-an answered request prints the JSON the pod's app answers (`{"pod", "namespace", "node", "podIP",
-"port"}`, see `control.kubelet.server`), to stdout or to the file `-O FILE` names. Without a
-handle (a probe's shell) or when the hub cannot be reached, a name does not resolve. Not
-simulated: pod IPs as targets (kube-proxy routes Services only), HTTP methods, headers and bodies.
+an answered request prints the body the answering pod's simulated server gives that URL's path,
+the same as port-forward serves (`portforward.Listener`: nginx's "Welcome to nginx!" page or its
+404, httpd's "It works!", else the JSON `{"pod", "namespace", "node", "podIP", "port"}`), to
+stdout or to the file `-O FILE`/`-o FILE` names; `curl -i` prints the status line and headers
+before it, `curl -I` only them (a HEAD request) and `wget -S` to stderr, with `x-kubekitchen-pod: <namespace>/<pod>` naming who answered.
+A 404 page is printed by curl (exit 0) and refused by wget (`server returned error: HTTP/1.1 404
+Not Found`, exit 1), as they do. Without a handle (a probe's shell) or when the hub cannot be
+reached, a name does not resolve. Not simulated: HTTP methods and request headers and bodies.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,6 +29,7 @@ from urllib.parse import urlsplit
 from control import errors
 from control.client.http import HubClient, HubUnreachable
 from control.kubelet.filesystem import CLUSTER_DNS as DNS_SERVER, FsError
+from control.kubelet.portforward import REASONS, Listener
 from control.kubelet.programs import program
 from control.kubelet.shell import Shell, Streams
 
@@ -125,12 +129,31 @@ def parse_url(text: str) -> tuple[str, int | None, str]:
     return split.hostname or "", port, split.path or "/"
 
 
-def _body(line: Obj) -> bytes:
+@dataclass(frozen=True)
+class Response:
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+
+    def head(self) -> bytes:
+        """The status line and headers as the server sent them (what `curl -i` prints)."""
+        lines = [b"HTTP/1.1 %d %s" % (self.status, REASONS.get(self.status, b""))]
+        lines += [name + b": " + value for name, value in self.headers]
+        return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
+def response(line: Obj, path: str, now: float) -> Response:
+    """What the answering pod's simulated server sends for `path` (the line kube-proxy reported)."""
     endpoint = str(line.get("endpoint") or "")
     ip, _, port = endpoint.rpartition(":")
-    return json.dumps({"pod": line.get("pod", ""), "namespace": str(line.get("service", "")).split("/")[0],
-                       "node": line.get("podNode", ""), "podIP": ip or endpoint,
-                       "port": int(port) if port.isdigit() else None}).encode() + b"\n"
+    namespace = str(line.get("podNamespace") or str(line.get("service", "")).split("/")[0])
+    flavour = str(line.get("server") or "json")
+    listener = Listener(flavour if flavour in ("nginx", "httpd") else "json", str(line.get("pod", "")), namespace,
+                        str(line.get("podNode", "")), ip or endpoint, int(port) if port.isdigit() else 0, "")
+    status, headers, body = listener.answer("GET", path, now)
+    headers = [*headers, (b"content-length", str(len(body)).encode()),
+               (b"x-kubekitchen-pod", f"{namespace}/{line.get('pod', '')}".encode())]
+    return Response(status, headers, body)
 
 
 async def _fetch(shell: Shell, url: str) -> tuple[str, int | None, Obj]:
@@ -146,13 +169,15 @@ def _unresolved(line: Obj) -> bool:
 
 @program("wget")
 async def wget(shell: Shell, args: list[str], io: Streams) -> int:
-    output, quiet, urls, rest = None, False, [], list(args)
+    output, quiet, headers, urls, rest = None, False, False, [], list(args)
     while rest:
         arg = rest.pop(0)
         if arg in ("-O", "--output-document") and rest:
             output = rest.pop(0)
+        elif arg == "--server-response":
+            headers = True
         elif arg.startswith("-") and len(arg) > 1 and not arg.startswith("--"):
-            quiet = quiet or "q" in arg
+            quiet, headers = quiet or "q" in arg, headers or "S" in arg
             if "O" in arg:
                 output = arg.split("O", 1)[1] or (rest.pop(0) if rest else "-")
             elif arg[-1] in "Tt" and rest:  # -T SECONDS, -t TRIES: no wait is simulated
@@ -171,7 +196,13 @@ async def wget(shell: Shell, args: list[str], io: Streams) -> int:
         else:
             io.err(f"wget: can't connect to remote host ({host}): Connection refused\n".encode())
         return 1
-    body = _body(line)
+    answer = response(line, parse_url(urls[0])[2], shell.clock.now())
+    if headers:
+        io.err(b"".join(b"  " + row + b"\n" for row in answer.head().split(b"\r\n") if row))
+    if answer.status != 200:
+        io.err(b"wget: server returned error: " + answer.head().split(b"\r\n", 1)[0] + b"\n")
+        return 1
+    body = answer.body
     target = output or "index.html"
     if target == "-":
         io.out(body)
@@ -188,15 +219,20 @@ async def wget(shell: Shell, args: list[str], io: Streams) -> int:
 
 @program("curl")
 async def curl(shell: Shell, args: list[str], io: Streams) -> int:
-    output, silent, show_errors, urls, rest = None, False, False, [], list(args)
+    output, silent, show_errors, include, head_only, urls, rest = None, False, False, False, False, [], list(args)
     while rest:
         arg = rest.pop(0)
         if arg in ("-o", "--output") and rest:
             output = rest.pop(0)
+        elif arg == "--include":
+            include = True
+        elif arg == "--head":
+            head_only = True
         elif arg in ("-m", "--max-time", "--connect-timeout", "-H", "-X", "-d", "-A") and rest:
             rest.pop(0)  # no wait, header or body is simulated
         elif arg.startswith("-") and not arg.startswith("--"):
-            silent, show_errors = silent or "s" in arg, show_errors or "S" in arg
+            silent, show_errors, include = silent or "s" in arg, show_errors or "S" in arg, include or "i" in arg
+            head_only = head_only or "I" in arg
         elif not arg.startswith("-"):
             urls.append(arg)
     if not urls:
@@ -210,7 +246,8 @@ async def curl(shell: Shell, args: list[str], io: Streams) -> int:
                        f"Failed to connect to {host} port {port or 80} after 0 ms: Couldn't connect to server")
             io.err(f"curl: ({code}) {message}\n".encode())
         return code
-    body = _body(line)
+    answer = response(line, parse_url(urls[0])[2], shell.clock.now())
+    body = answer.head() if head_only else (answer.head() if include else b"") + answer.body
     if output is None or output == "-":
         io.out(body)
         return 0

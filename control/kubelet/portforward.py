@@ -126,6 +126,17 @@ def image_name(image: str) -> str:
     return image.rsplit("/", 1)[-1].split("@", 1)[0].split(":", 1)[0]
 
 
+def flavour_for(pod: dict[str, Any], port: int | None) -> str:
+    """The simulated server a pod answers with on `port` (nginx | httpd | json), as port-forward
+    would serve it; a port no container declares or usually listens on answers the JSON line."""
+    for spec in (pod.get("spec") or {}).get("containers") or []:
+        declared = {p.get("containerPort") for p in spec.get("ports") or [] if isinstance(p, dict)}
+        flavour, usual = SERVER_IMAGES.get(image_name(str(spec.get("image") or "")), ("json", None))
+        if port is None or port in declared or port == usual:
+            return flavour
+    return "json"
+
+
 def listener_for(found: Found, port: int, node: str) -> Listener | None:
     """The server a running container of the pod has on `port`; None when nothing listens."""
     pod, record, containers = found

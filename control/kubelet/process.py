@@ -14,6 +14,9 @@ Guarantees:
 - A command that waits on anything but its clock (real I/O) ends the replay there; a line that
   runs more than MAX_STEPS commands without sleeping is stopped there (a busy loop never hangs
   the kubelet). Output is dropped (the log is the script's).
+- `kill 1` in the main command ends the replay there (PID 1 is the process being replayed; its
+  exit is the script's, `behaviour`): nothing after it runs. In a one-off command it is the exec'd
+  kill's business (exec sets the handle), and without one it is `No such process`.
 - `run_once` runs a command (an exec probe's, a hook's) from its start moment; it fails with
   `TimedOut` when its sleeps pass the timeout, as upstream's exec prober does.
 """
@@ -77,6 +80,31 @@ class TimedOut(Exception):
     pass
 
 
+class _MainEnded(Exception):
+    """The replayed main process signalled itself (`kill 1`)."""
+
+    def __init__(self, exit_code: int):
+        super().__init__(exit_code)
+        self.exit_code = exit_code
+
+
+class _OwnPid1:
+    """The shell `resources` handle of a replayed main process: it is PID 1, so `kill 1` ends it;
+    `stress` holds nothing here (its load is the script's, `resources`)."""
+
+    def hold(self, stress: Any) -> None:
+        return None
+
+    def release(self, token: Any) -> None:
+        pass
+
+    def over_limit(self) -> bool:
+        return False
+
+    def signal_main(self, exit_code: int) -> None:
+        raise _MainEnded(exit_code)
+
+
 class _Driver:
     """Steps a shell coroutine through virtual time."""
 
@@ -98,6 +126,9 @@ class _Driver:
                 yielded = self.coro.send(None)
             except StopIteration as finished:
                 self.exit_code = int(finished.value or 0)
+                return
+            except _MainEnded as ended:
+                self.exit_code = ended.exit_code
                 return
             except Exception:  # a program's bug must not take the kubelet down: the replay ends
                 self.stopped = True
@@ -132,6 +163,7 @@ class MainProcess:
     def __init__(self, fs: Filesystem, argv: list[str], env: dict[str, str], hostname: str, started_at: float):
         clock = VirtualClock(started_at)
         shell = _shell(fs, clock, hostname, env, argv)
+        shell.resources = _OwnPid1()
         coro = shell.run_argv(list(argv), Streams(_discard, _discard)) if argv else _nothing()
         self.driver = _Driver(coro, clock)
 

@@ -358,3 +358,4 @@ PROGRAMS["["] = bracket
 from control.kubelet import stress as _stress  # noqa: E402,F401  registers `stress` (a module of its own)
 from control.kubelet import signals as _signals  # noqa: E402,F401  registers `kill` (a module of its own)
 from control.kubelet import network as _network  # noqa: E402,F401  registers nslookup, dig, wget, curl
+from control.kubelet import textutils as _textutils  # noqa: E402,F401  registers grep, head, tail, wc

@@ -6,6 +6,10 @@ Routes:
   this kubelet runs the pod and a container of it runs (also while it is being stopped within its
   grace period: it shuts down gracefully); 503 `{"error"}` when the pod is here but nothing runs;
   404 when this kubelet does not run it. Each 200 counts as one request in the CPU model.
+- `POST /serveIP/<pod IP>?port=<n>&from=<node>`: the same, for the pod of this node that has
+  that IP (a pod IP sent to directly, routed here by the node's podCIDR); 404 when none has it.
+  Both answers name the simulated server that answered (`"server"`: nginx | httpd | json, see
+  `portforward.flavour_for`), so a shell's wget/curl prints that server's page.
 - `GET /stats/summary`: the Summary API (see `usage`).
 - `GET /healthz` and `GET /containerLogs/...`: handed to the log server (`logs`).
 - `POST /exec/...` and `POST /attach/...` (upgraded connections): handed to the exec server
@@ -46,20 +50,24 @@ def serving(containers: tuple[Container, ...], stopping: bool) -> bool:
 
 
 def serve_answer(*, node: str, namespace: str, name: str, port: int | None, pod_ip: str | None,
-                 containers: tuple[Container, ...] | None, stopping: bool) -> Answer:
+                 containers: tuple[Container, ...] | None, stopping: bool, server: str = "json") -> Answer:
     """The answer to `POST /serve/<namespace>/<name>`; `containers` None: not a pod of this node."""
     if containers is None:
         return 404, {"error": f'pod "{namespace}/{name}" does not run on node {node}'}
     if not serving(containers, stopping):
         return 503, {"error": f'no container of pod "{namespace}/{name}" is running'}
-    return 200, {"pod": name, "namespace": namespace, "node": node, "podIP": pod_ip or "", "port": port}
+    return 200, {"pod": name, "namespace": namespace, "node": node, "podIP": pod_ip or "", "port": port,
+                 "server": server}
 
 
 def parse_serve(target: str) -> tuple[str, str, int | None, str]:
-    """(namespace, pod, port, from) of a `/serve/...` target; HttpError when malformed."""
+    """(namespace, pod, port, from) of a `/serve/...` target, ("", pod IP, port, from) of a
+    `/serveIP/...` one; HttpError when malformed."""
     url = urlsplit(target)
     parts = [unquote(p) for p in url.path.split("/") if p]
-    if len(parts) != 3 or not all(parts):
+    if parts[:1] == ["serveIP"] and len(parts) == 2:
+        parts = ["serveIP", "", parts[1]]
+    elif len(parts) != 3 or not all(parts):
         raise HttpError(404, f"no such path: {url.path}")
     query = parse_qs(url.query)
     raw = (query.get("port") or [""])[-1]
@@ -77,17 +85,23 @@ class KubeletServer(NodeServer):
 
     def __init__(self, logs: LogServer, *, serve: Callable[[str, str, int | None, str], Answer],
                  stats: Callable[[], dict[str, Any]], streams: ExecServer | None = None,
-                 forwards: PortForwardServer | None = None):
+                 forwards: PortForwardServer | None = None,
+                 serve_ip: Callable[[str, int | None, str], Answer] | None = None):
         self.logs, self.serve, self.stats, self.streams = logs, serve, stats, streams
-        self.forwards = forwards
+        self.forwards, self.serve_ip = forwards, serve_ip
 
     def route(self, method: str, target: str) -> Answer:
         path = urlsplit(target).path
         try:
-            if path.startswith("/serve/"):
+            if path.startswith(("/serve/", "/serveIP/")):
                 if method != "POST":
                     raise HttpError(405, f"method {method} not allowed")
-                return self.serve(*parse_serve(target))
+                namespace, name, port, sender = parse_serve(target)
+                if path.startswith("/serveIP/"):
+                    if self.serve_ip is None:
+                        raise HttpError(404, f"no such path: {path}")
+                    return self.serve_ip(name, port, sender)
+                return self.serve(namespace, name, port, sender)
             if method != "GET":
                 raise HttpError(405, f"method {method} not allowed")
             return 200, self.stats()
@@ -100,7 +114,7 @@ class KubeletServer(NodeServer):
             return await self.streams.answer(request, exchange)
         if self.forwards is not None and self.forwards.serves(path):
             return await self.forwards.answer(request, exchange)
-        if not (path.startswith("/serve/") or path == "/stats/summary"):
+        if not (path.startswith(("/serve/", "/serveIP/")) or path == "/stats/summary"):
             return await self.logs.answer(request, exchange)
         status, body = self.route(request.method, request.target)
         await exchange.respond(status, "application/json", json.dumps(body, separators=(",", ":")).encode())

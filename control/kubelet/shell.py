@@ -2,7 +2,11 @@
 the container's filesystem (`filesystem`), its environment and the injected clock.
 
 Guarantees:
-- A line is a list of commands joined by `;` (or a newline), `&&` and `||`, each with words in
+- A line is a list of pipelines joined by `;` (or a newline), `&&` and `||`; a pipeline is
+  commands joined by `|`, run one after the other, each reading what the one before it wrote
+  (its stdout, whole: a producer that never ends is interrupted as any command is) and the last
+  one's status is the pipeline's; a compound command cannot be piped (a syntax error). Each
+  command has words in
   single quotes (literal), double quotes (`$` expanded, `\\` escapes `"`, `$`, `\\`) or bare, and
   redirections `>`, `>>`, `2>`, `2>>`, `2>&1`, `>&2`. `$NAME`, `${NAME}`, `$?`, `$$`, `$0` and a
   leading `~` expand; `NAME=value` alone sets a variable, before a command only for that command.
@@ -10,8 +14,8 @@ Guarantees:
   across a script's lines.
 - The built-ins lessons use answer as busybox/coreutils do (same messages, same exit codes); an
   unknown program prints `sh: X: not found` (bash: `bash: X: command not found`) and exits 127;
-  what this shell does not simulate (pipes, `&`, command substitution) is a syntax error with
-  exit 2, never a guess.
+  `$(COMMAND)` is replaced by COMMAND's output (`substitution`); what this shell does not
+  simulate (`&`, `<`, backquotes) is a syntax error with exit 2, never a guess.
 - `sleep` waits on the injected clock (so tests run on a FakeClock), and is where a running line
   can be interrupted (the caller cancels it: Ctrl-C); `exit N` raises `ShellExit`.
 - Output goes to the caller's sinks as it is produced (an `echo` before a `sleep` is seen before
@@ -23,14 +27,15 @@ from __future__ import annotations
 import datetime
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable
 
 from control.clock import Clock
+from control.kubelet import substitution
 from control.kubelet.filesystem import Filesystem, FsError
 
 Sink = Callable[[bytes], None]
-Word = tuple[tuple[str, str], ...]  # (text, quoting) segments; quoting: "bare" | "single" | "double"
+Word = tuple[tuple[str, str], ...]  # (text, quoting) segments; "bare" | "single" | "double" | "command" ($(...))
 SHELLS = ("sh", "bash", "ash", "dash")
 ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 EXPANSION = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|([?$#0-9]))")
@@ -61,6 +66,7 @@ class Redirect:
 class Command:
     words: list[Word]
     redirects: list[Redirect]
+    pipe: list["Command"] = field(default_factory=list)  # the commands its output flows into, in order
 
 
 @dataclass
@@ -78,6 +84,7 @@ def parse(line: str) -> list[tuple[str, Command]]:
     words: list[Word] = []
     redirects: list[Redirect] = []
     segments: list[tuple[str, str]] = []
+    pipeline: list[Command] = []  # the commands before the `|`s of the one being read
     connector, pending_redirect, i = ";", None, 0
 
     def end_word() -> None:
@@ -97,8 +104,14 @@ def parse(line: str) -> list[tuple[str, Command]]:
         end_word()
         if pending_redirect is not None:
             raise ShellSyntaxError("syntax error: unexpected redirection")
+        if pipeline and not (words or redirects):
+            raise ShellSyntaxError("syntax error: unexpected end of file" if next_connector == ";"
+                                   else f'syntax error: unexpected "{next_connector}"')
         if words or redirects:
-            commands.append((connector, Command(words, redirects)))
+            last = Command(words, redirects)
+            head = Command(pipeline[0].words, pipeline[0].redirects, [*pipeline[1:], last]) if pipeline else last
+            pipeline.clear()
+            commands.append((connector, head))
         elif next_connector in ("&&", "||") or (connector in ("&&", "||") and commands):
             raise ShellSyntaxError(f"syntax error: unexpected \"{next_connector}\"")
         words, redirects, connector = [], [], next_connector
@@ -116,8 +129,12 @@ def parse(line: str) -> list[tuple[str, Command]]:
             segments.append((line[i + 1:close], "single"))
             i = close
         elif ch == '"':
-            text, i = _double_quoted(line, i + 1)
-            segments.append((text, "double"))
+            parts, i = _double_quoted(line, i + 1)
+            segments.extend(parts)
+        elif line.startswith("$(", i):
+            close = substitution.closing(line, i)
+            segments.append((line[i + 2:close], "command"))
+            i = close
         elif ch == "\\" and i + 1 < len(line):
             segments.append((line[i + 1], "single"))
             i += 1
@@ -125,7 +142,13 @@ def parse(line: str) -> list[tuple[str, Command]]:
             op = ";" if ch in ";\n" else line[i:i + 2]
             end_command(op)
             i += len(op) - 1 if op != ";" else 0
-        elif ch in "|&<`" or line.startswith("$(", i):
+        elif ch == "|":  # `||` was taken above: a pipe
+            end_word()
+            if pending_redirect is not None or not (words or redirects):
+                raise ShellSyntaxError('syntax error: unexpected "|"')
+            pipeline.append(Command(words, redirects))
+            words, redirects = [], []
+        elif ch in "&<`":
             raise ShellSyntaxError(f"syntax error: \"{ch}\" is not simulated in this shell")
         elif ch == ">":
             fd = 1
@@ -152,12 +175,20 @@ def parse(line: str) -> list[tuple[str, Command]]:
     return commands
 
 
-def _double_quoted(line: str, i: int) -> tuple[str, int]:
-    out = []
+def _double_quoted(line: str, i: int) -> tuple[list[tuple[str, str]], int]:
+    """The segments of a double-quoted string from `line[i]` (its `$(...)` are their own), and
+    the index of its closing quote."""
+    out: list[str] = []
+    parts: list[tuple[str, str]] = []
     while i < len(line):
         ch = line[i]
         if ch == '"':
-            return "".join(out), i
+            return [*parts, ("".join(out), "double")], i
+        if line.startswith("$(", i):
+            close = substitution.closing(line, i)
+            parts += [("".join(out), "double"), (line[i + 2:close], "command")]
+            out, i = [], close + 1
+            continue
         if ch == "\\" and i + 1 < len(line) and line[i + 1] in '"\\$`':
             out.append("\\" + line[i + 1] if line[i + 1] == "$" else line[i + 1])
             i += 2
@@ -254,17 +285,21 @@ class Shell:
         return "$".join(EXPANSION.sub(value, part) for part in parts)
 
     async def run_command(self, command: Command, io: Streams) -> int:
-        words = [self.expand(w) for w in command.words]
+        if command.pipe:
+            return await self._pipeline([Command(command.words, command.redirects), *command.pipe], io)
+        words = [self.expand(await substitution.substituted(self, w, io)) for w in command.words]
         assignments: dict[str, str] = {}
         # leading NAME=value words (written bare: a quoted "X=1" is a command name) are assignments
         while words and (m := ASSIGNMENT.match(words[0])) and command.words[len(assignments)][0][1] == "bare":
             assignments[m.group(1)] = words[0][m.end():]
             words = words[1:]
-        if not words:
+        if not words:  # assignments only: the status is the last substitution's, if any ran
             self.vars.update(assignments)
-            return 0
+            return self.status if any(q == "command" for w in command.words for _, q in w) else 0
+        redirects = [replace(r, target=await substitution.substituted(self, r.target, io)) if r.target else r
+                     for r in command.redirects]  # copies: a loop's next turn substitutes again
         try:
-            io = self._redirected(command.redirects, io)
+            io = self._redirected(redirects, io)
         except FsError as exc:
             return self._fail(io, f"{self.name}: {exc}")
         saved = {k: self.vars.get(k) for k in assignments}
@@ -280,6 +315,21 @@ class Shell:
                     self.vars.pop(key, None)
                 else:
                     self.vars[key] = old
+
+    async def _pipeline(self, commands: list[Command], io: Streams) -> int:
+        """Each command's stdout is the next one's stdin; stderr goes where it went; the last
+        status is the pipeline's. Every command of it runs in a subshell: `exit` ends only it."""
+        data, status = io.stdin, 0
+        for index, command in enumerate(commands):
+            caught = bytearray()
+            last = index == len(commands) - 1
+            try:
+                status = await self.run_command(command, Streams(io.out if last else caught.extend, io.err, data))
+            except ShellExit as done:
+                status = done.code
+            data = bytes(caught)
+        self.status = status
+        return status
 
     def _redirected(self, redirects: list[Redirect], io: Streams) -> Streams:
         out, err = io.out, io.err

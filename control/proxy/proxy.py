@@ -11,6 +11,7 @@ Guarantees:
   cluster on the same machine); either way it records the port in the Node's annotation
   `kubekitchen.dev/kube-proxy-port`, so the hub can find it, and records it again whenever it
   sees its Node without it (a Node deleted and registered again).
+- A pod IP is sent to the kubelet of the Node whose podCIDR holds it (`pod_node`).
 - Requests to pods go to their node's kubelet (`POST /serve/...`) over keep-alive connections,
   one small pool per kubelet; a kubelet that does not answer within 2 s is reported as 503.
 - It talks to the hub only, as `kube-proxy/<node>`. `python manage.py runcomponent kube-proxy
@@ -20,6 +21,7 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 import random
@@ -106,7 +108,24 @@ class KubeProxy:
     def send(self, plan: SendPlan) -> AsyncIterator[Obj]:
         return send(plan, node=self.node, table=lambda: self.table, balancer=self.balancer,
                     services=self._lookup(self.services), endpoints=self._lookup(self.endpoints),
-                    forward=self.forward, clock=self.clock)
+                    forward=self.forward, clock=self.clock, pod_node=self.pod_node)
+
+    def pod_node(self, ip: str) -> str | None:
+        """The node whose podCIDR holds `ip` (where the pod network routes a pod IP), or None."""
+        try:
+            address = ipaddress.ip_address(ip)
+        except ValueError:
+            return None
+        for node in self.nodes.cache.list():
+            spec = node.get("spec") or {}
+            cidrs = spec.get("podCIDRs") or ([spec["podCIDR"]] if spec.get("podCIDR") else [])
+            for cidr in cidrs:
+                try:
+                    if address in ipaddress.ip_network(str(cidr), strict=False):
+                        return str((node.get("metadata") or {}).get("name") or "") or None
+                except ValueError:
+                    continue  # a malformed podCIDR routes nothing
+        return None
 
     async def forward(self, node: str, endpoint: Endpoint, namespace: str) -> tuple[int, Obj]:
         """One request to the pod behind `endpoint`, through its node's kubelet."""

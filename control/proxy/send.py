@@ -9,6 +9,10 @@ Guarantees:
 - Names resolve with the cluster DNS rules (`control.kinds.dns.resolve`) against the proxy's own
   informer caches; a ClusterIP or an external IP of a Service is accepted as the target too. An
   ExternalName is followed while it points to a name inside the cluster (at most 5 hops).
+- A pod IP (an address no Service has, inside a Node's podCIDR: `pod_node`) goes straight to the
+  kubelet of that node (the pod network routes it there, no kube-proxy rule is involved): its
+  endpoint has no pod name (`serve_path` asks the kubelet by IP), port `plan.port` or 80, and the
+  line names the pod and its namespace (`podNamespace`) from the kubelet's answer, service "".
 - A request that cannot be sent (NXDOMAIN, no such port, no ready endpoint, unknown node) is
   still answered, with `"code": 503` and an `"error"`; a kubelet that does not answer gives 503
   with an error too. `SendPlan.parse` turns bad parameters into ValueError (the server's 400).
@@ -32,6 +36,9 @@ MAX_COUNT = 100_000
 MAX_HOPS = 5
 # forward(node name, endpoint) -> (status code, decoded JSON body or {})
 Forward = Callable[[str, Endpoint, str], Awaitable[tuple[int, Obj]]]
+# pod_node(ip) -> the node whose podCIDR holds ip, or None
+PodNode = Callable[[str], "str | None"]
+HTTP_PORT = 80  # where wget/curl connect when the URL names no port
 
 
 def _number(query: dict[str, str], name: str, default: float | None, low: float, high: float) -> float | None:
@@ -106,12 +113,17 @@ def find_rule(table: Table, target: str, namespace: str, *, services: Lookup, en
 
 @dataclass(frozen=True)
 class Choice:
-    rule: ServiceRule
-    port: ServicePort
+    rule: ServiceRule | None  # None: a pod IP, no Service involved
+    port: ServicePort | None
     endpoint: Endpoint
 
 
-def choose(table: Table, plan: SendPlan, balancer: Balancer, *, services: Lookup, endpoints: Lookup) -> Choice:
+def choose(table: Table, plan: SendPlan, balancer: Balancer, *, services: Lookup, endpoints: Lookup,
+           pod_node: PodNode = lambda ip: None) -> Choice:
+    if _is_ip(plan.target) and table.rule_for_ip(plan.target) is None:
+        node = pod_node(plan.target)
+        if node is not None:
+            return Choice(None, None, Endpoint(plan.target, plan.port or HTTP_PORT, "", node))
     rule = find_rule(table, plan.target, plan.namespace, services=services, endpoints=endpoints)
     port = rule.port(plan.port)
     if port is None:
@@ -137,7 +149,8 @@ def answer_line(seq: int, plan: SendPlan, node: str, choice: Choice | None, code
 
 
 async def send(plan: SendPlan, *, node: str, table: Callable[[], Table], balancer: Balancer, services: Lookup,
-               endpoints: Lookup, forward: Forward, clock: Clock = REAL) -> AsyncIterator[Obj]:
+               endpoints: Lookup, forward: Forward, clock: Clock = REAL,
+               pod_node: PodNode = lambda ip: None) -> AsyncIterator[Obj]:
     """One line per request as it is answered, then the summary line; paced and timed on `clock`."""
     answered: dict[str, int] = {}
     failed = 0
@@ -148,17 +161,22 @@ async def send(plan: SendPlan, *, node: str, table: Callable[[], Table], balance
             await clock.sleep(delay)
         current = table()  # the one table this request uses
         try:
-            choice = choose(current, plan, balancer, services=services, endpoints=endpoints)
+            choice = choose(current, plan, balancer, services=services, endpoints=endpoints, pod_node=pod_node)
         except Unroutable as exc:
             failed += 1
             yield answer_line(seq, plan, node, None, 503, error=str(exc))
             continue
         began = clock.monotonic()
-        code, body = await forward(choice.endpoint.node, choice.endpoint, choice.rule.namespace)
+        code, body = await forward(choice.endpoint.node, choice.endpoint,
+                                   choice.rule.namespace if choice.rule else plan.namespace)
         line = answer_line(seq, plan, node, choice, code, error="" if code == 200 else str(body.get("error") or ""),
                            ms=(clock.monotonic() - began) * 1000)
+        if choice.rule is None:  # a pod IP: who answered is the kubelet's to say
+            line["pod"], line["podNamespace"] = str(body.get("pod") or ""), str(body.get("namespace") or "")
+        if body.get("server"):
+            line["server"] = str(body["server"])  # which simulated server answered (wget/curl print its page)
         if code == 200:
-            answered[choice.endpoint.pod] = answered.get(choice.endpoint.pod, 0) + 1
+            answered[line["pod"]] = answered.get(line["pod"], 0) + 1
         else:
             failed += 1
         yield line
@@ -166,4 +184,7 @@ async def send(plan: SendPlan, *, node: str, table: Callable[[], Table], balance
 
 
 def serve_path(endpoint: Endpoint, namespace: str, node: str) -> str:
+    """The kubelet's path for one request: by pod name, or by pod IP for an endpoint without one."""
+    if not endpoint.pod:
+        return f"/serveIP/{quote(endpoint.ip)}?port={endpoint.port}&from={quote(node)}"
     return f"/serve/{quote(namespace)}/{quote(endpoint.pod)}?port={endpoint.port}&from={quote(node)}"

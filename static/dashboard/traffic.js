@@ -51,7 +51,8 @@ export class TrafficView {
     for (const record of records) {
       // A name that resolved to no Service has no "ns/name": its requests are counted under the name asked for.
       const service = record.service || record.target || "?";
-      const namespace = record.service ? record.service.split("/")[0] : "";
+      // A request to a pod IP has no Service: the kubelet named the pod's namespace.
+      const namespace = record.service ? record.service.split("/")[0] : (record.podNamespace || "");
       const stats = this.stats(service);
       stats.total += 1;
       const ok = record.code === 200 && record.pod;

@@ -130,8 +130,16 @@ def test_a_shell_in_a_pod_resolves_the_name_and_reaches_a_ready_pod(cluster):
     wait_for(lambda: proxy_sees(cluster, "node-1", endpoints(cluster)) and proxy_sees(cluster, "node-2", endpoints(cluster))
              and proxy_sees(cluster, "node-3", endpoints(cluster)), what="every kube-proxy to see the endpoints")
     for target in ("http://web", f"{svc['spec']['clusterIP']}:80"):
-        answered = json.loads(cluster.kubectl("exec", pod, "--", "wget", "-qO-", target).stdout)
-        assert answered["pod"] in ready_addresses(endpoints(cluster)).values(), answered
+        page = cluster.kubectl("exec", pod, "--", "wget", "-qO-", target).stdout
+        assert "<title>Welcome to nginx!</title>" in page, page  # what port-forward + curl shows for nginx
+        head = cluster.kubectl("exec", pod, "--", "curl", "-si", target).stdout  # text: \r\n read as \n
+        answered = next(line.split(": ", 1)[1] for line in head.splitlines() if line.startswith("x-kubekitchen-pod"))
+        assert answered.split("/")[1] in ready_addresses(endpoints(cluster)).values(), head
+    # A pod IP goes straight to that pod (routed to the kubelet of the node whose podCIDR holds it).
+    other = sorted(ready_addresses(endpoints(cluster)).items())[-1]
+    head = cluster.kubectl("exec", pod, "--", "curl", "-si", f"http://{other[0]}/").stdout
+    assert head.startswith("HTTP/1.1 200 OK") and f"x-kubekitchen-pod: default/{other[1]}" in head, head
+    assert "Welcome to nginx!" in head
     missing = cluster.kubectl("exec", pod, "--", "curl", "-sS", "nope", check=False)
     assert missing.returncode == 6 and "curl: (6) Could not resolve host: nope" in missing.stderr
 

@@ -104,3 +104,17 @@ def test_the_image_catalogue_decides_tools_shells_and_servers():
     assert not script(image="registry.k8s.io/e2e-test-images/busybox:1.36.1-1").exits, "a shell image waits"
     assert not script(image="nicolaka/netshoot", command=["zsh"], stdin=True).exits
     assert not script(image="my.registry/unknown:1").exits, "an image the catalogue does not know runs on"
+
+
+def test_a_command_that_kills_its_own_pid_1_ends_as_an_exec_kill_1_does():
+    def ends(command):
+        s = script(image="busybox", command=["sh", "-c", command])
+        return s.exit_after, s.exit_code
+
+    assert ends("sleep 5; kill 1") == (5.0, 143), "TERM: 128 + 15, after the sleeps before it"
+    assert ends("sleep 5; kill -9 1; sleep 100") == (5.0, 137)
+    assert ends("kill -s KILL 1") == (1.0, 137) and ends("kill -SIGHUP 1") == (1.0, 129) and ends("kill -- 1")[1] == 143
+    assert ends("while true; do sleep 4; kill 1; done") == (4.0, 143), "the loop's first kill ends it"
+    assert ends("sleep 2; exit 3; kill 1") == (2.0, 3), "the exit comes first"
+    assert ends("sleep 2; kill -STOP 1; sleep 3") == (5.0, 0), "STOP only pauses"
+    assert ends("sleep 1; kill 10") == (1.0, 0) and ends("kill -BOGUS 1") == (1.0, 0), "not PID 1, not a signal"

@@ -107,3 +107,55 @@ def test_without_a_network_nothing_resolves():
     code, out, _, _ = sh(None, "nslookup web")
     assert code == 1 and "NXDOMAIN" in out
     assert sh(None, "curl -sS web")[:1] == (6,)
+
+
+NGINX_LINE = {**LINE, "server": "nginx"}
+
+
+def test_an_nginx_pod_answers_its_welcome_page_as_port_forward_does():
+    hub = FakeHub(NGINX_LINE)
+    code, out, err, _ = sh(hub, "wget -qO- web")
+    assert code == 0 and err == "" and "<title>Welcome to nginx!</title>" in out
+    code, out, _, _ = sh(hub, "curl -s http://web/")
+    assert code == 0 and out.startswith("<!DOCTYPE html>") and "Welcome to nginx!" in out
+
+
+def test_curl_i_and_wget_S_show_the_headers_naming_the_answering_pod():
+    hub = FakeHub(NGINX_LINE)
+    code, out, _, _ = sh(hub, "curl -si web")
+    head, _, body = out.partition("\r\n\r\n")
+    assert code == 0 and head.startswith("HTTP/1.1 200 OK\r\n") and "server: nginx/" in head
+    assert "x-kubekitchen-pod: default/web-1" in head and "Welcome to nginx!" in body
+    code, out, err, _ = sh(hub, "wget -S -O- web")
+    assert code == 0 and "  HTTP/1.1 200 OK\n" in err and "x-kubekitchen-pod: default/web-1" in err
+    assert "x-kubekitchen" not in out
+
+
+def test_a_missing_page_is_printed_by_curl_and_refused_by_wget():
+    hub = FakeHub(NGINX_LINE)
+    code, out, _, _ = sh(hub, "curl -s web/nothing")
+    assert code == 0 and "<title>404 Not Found</title>" in out
+    code, out, err, _ = sh(hub, "wget -qO- web/nothing")
+    assert code == 1 and out == "" and "wget: server returned error: HTTP/1.1 404 Not Found" in err
+
+
+def test_a_pod_ip_is_sent_as_the_target_and_its_pod_named_from_the_answer():
+    line = {"seq": 0, "from": "n1", "target": "10.244.2.9", "service": "", "clusterIP": "",
+            "endpoint": "10.244.2.9:80", "pod": "solo", "podNamespace": "other", "podNode": "n2", "code": 200,
+            "server": "httpd"}
+
+    class PodHub(FakeHub):
+        async def stream_lines(self, method, path, *, params=None, read_timeout=None):
+            self.asked.append((method, path, params))
+            yield line
+            yield {"done": True}
+
+    hub = PodHub()
+    code, out, _, _ = sh(hub, "curl -si 10.244.2.9")
+    assert code == 0 and "It works!" in out and "x-kubekitchen-pod: other/solo" in out
+    assert hub.asked[0][2]["target"] == "10.244.2.9"
+
+
+def test_curl_I_prints_only_the_headers():
+    code, out, _, _ = sh(FakeHub(NGINX_LINE), "curl -sI web")
+    assert code == 0 and out.startswith("HTTP/1.1 200 OK\r\n") and out.endswith("\r\n\r\n") and "nginx!" not in out

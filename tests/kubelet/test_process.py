@@ -49,3 +49,17 @@ def test_without_a_command_nothing_is_replayed_and_exec_is_not_through_a_shell()
     outcome = run_once(fs, ["echo", "$HOME"], {}, "h", 0.0, 1)  # exec words are not expanded
     assert outcome.exit_code == 0 and outcome.output == "$HOME\n"
     assert run_once(fs, ["sh", "-c", "echo $GREETING"], {"GREETING": "hi"}, "h", 0.0, 1).output == "hi\n"
+
+
+def test_kill_1_in_the_main_command_ends_the_replay_there():
+    fs = Filesystem()
+    process = MainProcess(fs, ["sh", "-c", "touch /tmp/a; sleep 5; kill 1; touch /tmp/b"], {}, "h", 100.0)
+    process.advance(104.0)
+    assert fs.exists("/tmp/a") and process.driver.exit_code is None
+    process.advance(200.0)
+    assert process.driver.exit_code == 143 and not fs.exists("/tmp/b"), "PID 1 is gone: nothing after the kill"
+    stressed = MainProcess(fs, ["sh", "-c", "stress --vm-bytes 10M --timeout 2; touch /tmp/c"], {}, "h", 100.0)
+    stressed.advance(110.0)
+    assert fs.exists("/tmp/c"), "stress in the main command still runs its course"
+    outside = run_once(fs, ["kill", "1"], {}, "h", 120.0, 1)
+    assert outside.exit_code == 1 and "can't kill pid 1" in outside.output, "a one-off shell without exec's handle"

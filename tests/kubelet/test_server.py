@@ -34,7 +34,7 @@ def answer(containers, stopping=False):
 
 def test_serve_answers_200_while_a_container_runs_503_when_none_404_when_unknown():
     assert answer((running(),)) == (200, {"pod": "web", "namespace": "default", "node": "node-1",
-                                          "podIP": "10.244.1.5", "port": 8080})
+                                          "podIP": "10.244.1.5", "port": 8080, "server": "json"})
     creating = new_container("app", "nginx", "uid", T0, 5)
     assert answer((creating,))[0] == 503 and "no container" in answer((creating,))[1]["error"]
     assert answer(None)[0] == 404
@@ -47,6 +47,7 @@ def test_serve_answers_200_while_a_container_runs_503_when_none_404_when_unknown
 def test_parse_serve():
     assert parse_serve("/serve/default/web?port=80&from=node-2") == ("default", "web", 80, "node-2")
     assert parse_serve("/serve/default/web") == ("default", "web", None, "")
+    assert parse_serve("/serveIP/10.244.1.5?port=80&from=node-2") == ("", "10.244.1.5", 80, "node-2")
     for target, status in (("/serve/default", 404), ("/serve/a/b?port=x", 400), ("/serve/a/b?port=70000", 400)):
         with pytest.raises(BadRequest) as caught:
             parse_serve(target)
@@ -112,5 +113,26 @@ def test_the_kubelet_counts_answered_requests_as_cpu_in_its_summary():
         node.sync()
         await node.reconcile()  # the pod is gone: forgotten
         assert kubelet.serve("default", "web", 80, "node-2")[0] == 404 and kubelet.stats()["pods"] == []
+
+    asyncio.run(scenario())
+
+
+def test_a_pod_ip_reaches_the_pod_that_has_it_and_answers_name_its_server():
+    node = Node()
+    kubelet = Kubelet(node.hub, "node-1", clock=node.clock, timings=Timings(**WORKSHOP), config=KubeletConfig())
+    kubelet.worker = node.worker
+
+    async def scenario():
+        node.submit(manifest())
+        await node.reconcile()
+        ip = kubelet.worker.current("default", "web")[1].pod_ip
+        assert ip
+        code, body = kubelet.serve_ip(ip, 80, "node-2")
+        assert code == 200 and body["pod"] == "web" and body["namespace"] == "default" and body["server"] == "nginx"
+        assert kubelet.serve("default", "web", 9999, "node-2")[1]["server"] == "json", "no nginx on that port"
+        assert kubelet.serve_ip("10.244.9.9", 80, "node-2")[0] == 404
+        server = KubeletServer(kubelet.logs, serve=kubelet.serve, stats=kubelet.stats, serve_ip=kubelet.serve_ip)
+        assert server.route("POST", f"/serveIP/{ip}?port=80&from=node-2")[1]["pod"] == "web"
+        assert server.route("GET", f"/serveIP/{ip}")[0] == 405
 
     asyncio.run(scenario())

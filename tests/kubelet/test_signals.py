@@ -95,3 +95,20 @@ def test_a_signal_for_a_run_that_is_gone_is_forgotten():
     assert loads.signalled == {"run-1": 143}, "the first signal ends the process"
     loads.forget({"run-1"})
     assert loads.signalled == {}
+
+
+def test_kill_1_in_the_containers_own_command_ends_it_like_an_exec_kill_1():
+    node = Node()
+
+    async def scenario():
+        spec = {"containers": [{"name": "app", "image": "busybox", "command": ["sh", "-c", "sleep 5; kill 1"]}]}
+        node.submit(manifest(**spec))
+        await node.reconcile()
+        assert node.pod()["status"]["containerStatuses"][0]["state"].get("running") is not None
+        await node.clock.advance(6)
+        await node.reconcile()
+        status = node.pod()["status"]["containerStatuses"][0]
+        assert status["lastState"]["terminated"]["exitCode"] == 143, status
+        assert status["lastState"]["terminated"]["reason"] == "Error"
+
+    run(scenario)

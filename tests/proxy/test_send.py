@@ -236,3 +236,31 @@ def test_requests_are_paced_and_timed_on_the_proxy_clock():
     lines = asyncio.run(run())
     assert sent_at == pytest.approx([1000.0, 1000.5, 1001.0])
     assert [line["ms"] for line in lines[:3]] == pytest.approx([3.0, 3.0, 3.0])
+
+
+def podded(name="node-2", cidr="10.244.2.0/24"):
+    obj = node(name, ip="127.0.1.2")
+    obj["spec"] = {"podCIDR": cidr, "podCIDRs": [cidr]}
+    return obj
+
+
+def test_a_pod_ip_goes_to_the_kubelet_of_the_node_whose_pod_cidr_holds_it():
+    proxy = proxy_with(service(), endpoints(), node(), podded())
+    calls = []
+
+    async def forward(node_name, endpoint, namespace):
+        calls.append((node_name, endpoint, namespace))
+        return 200, {"pod": "solo", "namespace": "other", "server": "nginx"}
+
+    proxy.forward = forward
+    line = collect(proxy, target="10.244.2.9", namespace="default")[0]
+    assert calls == [("node-2", Endpoint("10.244.2.9", 80, "", "node-2"), "default")]
+    assert {k: line[k] for k in ("service", "clusterIP", "endpoint", "pod", "podNamespace", "podNode", "code",
+                                 "server")} == {
+        "service": "", "clusterIP": "", "endpoint": "10.244.2.9:80", "pod": "solo", "podNamespace": "other",
+        "podNode": "node-2", "code": 200, "server": "nginx"}
+    assert collect(proxy, target="10.244.2.9", port=8080)[0]["endpoint"] == "10.244.2.9:8080"
+    assert serve_path(calls[0][1], "default", "node-1") == "/serveIP/10.244.2.9?port=80&from=node-1"
+    outside = collect(proxy, target="10.9.9.9")[0]
+    assert outside["code"] == 503 and "no Service has the address" in outside["error"], "no node routes it"
+    assert collect(proxy, target="10.96.0.12")[0]["service"] == "default/web", "a ClusterIP is still a Service"

@@ -126,13 +126,17 @@ def _refusal(node: str, status: int, body: bytes) -> errors.ApiError:
 def request_record(line: dict[str, Any], *, who: str, node: str, run: str, user: str = "",
                    namespace: str = "default") -> dict[str, Any]:
     """The traffic record of one answered request, as the dashboard draws it; like every record it
-    names its `user` and its `scope`: the Service's namespace (from the line's `ns/name`)."""
+    names its `user` and its `scope`: the Service's namespace (from the line's `ns/name`), or for a
+    request sent to a pod IP the answering pod's (`podNamespace`) and resource "pods"."""
     record = {**line, "type": protocol.RECORD_SERVICE_REQUEST, "who": who, "node": node, "run": run, "ts": clock.now()}
     record["index"] = record.pop("seq", None)
     service = str(line.get("service") or "")
     record["user"] = user
-    record["scope"] = {"namespace": service.partition("/")[0] if "/" in service else namespace, "group": "",
-                       "resource": "services"}
+    if not service and line.get("podNamespace"):
+        record["scope"] = {"namespace": str(line["podNamespace"]), "group": "", "resource": "pods"}
+    else:
+        record["scope"] = {"namespace": service.partition("/")[0] if "/" in service else namespace, "group": "",
+                           "resource": "services"}
     return record
 
 

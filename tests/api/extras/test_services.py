@@ -201,3 +201,6 @@ def test_a_service_request_record_names_its_user_and_the_services_namespace():
     assert (record["user"], record["scope"]) == ("alice", {"namespace": "shop", "group": "", "resource": "services"})
     unroutable = request_record({**line, "service": ""}, who="kubectl", node="node-1", run="r", namespace="shop")
     assert unroutable["scope"]["namespace"] == "shop"  # no Service found: the namespace it was asked in
+    to_pod = request_record({**line, "service": "", "podNamespace": "kitchen"}, who="kubectl", node="node-1", run="r",
+                            namespace="shop")
+    assert to_pod["scope"] == {"namespace": "kitchen", "group": "", "resource": "pods"}  # a pod IP: the pod's

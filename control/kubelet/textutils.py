@@ -1,0 +1,176 @@
+"""The text filters courses pipe into (`env | grep KUBE`, `cat log | tail -n 2`, `ls | wc -l`):
+`grep`, `head`, `tail` and `wc`, reading their FILE operands or, without one, their stdin (the
+previous command of a pipeline, or exec's stdin).
+
+Guarantees (busybox's output and exit codes for what is simulated):
+- `grep [-i] [-v] [-c] [-n] [-q] [-F] {PATTERN | -e PATTERN...} [FILE...]`: a PATTERN is matched
+  as a plain substring (a line matching any -e PATTERN is selected) (not a regular expression), case-insensitively with -i; -v selects the lines that do
+  not match, -c prints their count, -n numbers them, -q prints nothing; with several files each
+  line (or count) is prefixed `FILE:`. Exit 0 when a line was selected, 1 when none, 2 on a
+  missing file (`grep: FILE: No such file or directory`) or a missing pattern / unknown option.
+- `head`/`tail [-n N | -N] [FILE]`: the first/last N lines (10 by default); a bad N is busybox's
+  `invalid number` (exit 1).
+- `wc [-l] [-w] [-c] [FILE]`: lines, words, bytes (all three without an option), the file's name
+  after them when one is named.
+A line is text up to `\\n`; a last line without one counts as a line for grep/head/tail (as they
+print it), not for `wc -l` (which counts newlines).
+"""
+
+from __future__ import annotations
+
+from control.kubelet.filesystem import FsError
+from control.kubelet.programs import STDIN_READERS, program
+from control.kubelet.shell import Shell, Streams
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """The lines of `data`, each with its newline (a last line without one stays without)."""
+    return data.splitlines(keepends=True)
+
+
+def _read(shell: Shell, name: str) -> bytes:
+    return shell.fs.read(shell.fs.resolve(shell.cwd, name))
+
+
+def _terminated(line: bytes) -> bytes:
+    return line if line.endswith(b"\n") else line + b"\n"
+
+
+@program("grep")
+async def grep(shell: Shell, args: list[str], io: Streams) -> int:
+    flags: set[str] = set()
+    pattern: str | None = None
+    patterns: list[str] = []  # -e PATTERN, as often as given: a line matching any is selected
+    files: list[str] = []
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--":
+            files += rest
+            break
+        if arg == "-e" and rest:
+            patterns.append(rest.pop(0))
+        elif arg.startswith("-") and len(arg) > 1 and pattern is None and not files:
+            unknown = set(arg[1:]) - set("ivcnqFs")
+            if unknown:
+                io.err(f"grep: invalid option -- '{sorted(unknown)[0]}'\n".encode())
+                return 2
+            flags |= set(arg[1:])
+        elif pattern is None and not patterns:
+            pattern = arg
+        else:
+            files.append(arg)
+    if pattern is not None:
+        patterns.append(pattern)
+    if not patterns:
+        io.err(b"BusyBox v1.36.1 multi-call binary.\n\nUsage: grep [-HhnlLoqvsrRiwFE] [-m N] [-A|B|C N] "
+               b"{ PATTERN | -e PATTERN... | -f FILE... } [FILE]...\n")
+        return 2
+    wanted = [p.lower() if "i" in flags else p for p in patterns]
+    selected, failed = False, False
+    sources = [(name, None) for name in files] or [("(standard input)", io.stdin)]
+    for name, data in sources:
+        if data is None:
+            try:
+                data = _read(shell, name)
+            except FsError:
+                if "s" not in flags:
+                    io.err(f"grep: {name}: No such file or directory\n".encode())
+                failed = True
+                continue
+        prefix = f"{name}:".encode() if len(sources) > 1 else b""
+        count = 0
+        for number, line in enumerate(_lines(data), 1):
+            text = line.decode(errors="replace")
+            found = any(p in (text.lower() if "i" in flags else text) for p in wanted)
+            if found == ("v" in flags):
+                continue
+            count += 1
+            if not flags & {"c", "q"}:
+                io.out(prefix + (f"{number}:".encode() if "n" in flags else b"") + _terminated(line))
+        if "c" in flags and "q" not in flags:
+            io.out(prefix + f"{count}\n".encode())
+        selected = selected or count > 0
+    if selected and "q" in flags:
+        return 0
+    return 2 if failed else (0 if selected else 1)
+
+
+def _count(program_name: str, args: list[str], io: Streams) -> tuple[int, list[str]] | None:
+    """(N, operands) of head/tail's `-n N`, `-nN` or `-N`; None (after busybox's message) when bad."""
+    count, operands, rest = "10", [], list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "-n" and rest:
+            count = rest.pop(0)
+        elif arg.startswith("-n") and len(arg) > 2:
+            count = arg[2:]
+        elif arg.startswith("-") and arg[1:].isdigit():
+            count = arg[1:]
+        elif arg.startswith("-") and len(arg) > 1:
+            io.err(f"{program_name}: invalid option -- '{arg[1]}'\n".encode())
+            return None
+        else:
+            operands.append(arg)
+    if not count.isdigit():
+        io.err(f"{program_name}: invalid number '{count}'\n".encode())
+        return None
+    return int(count), operands
+
+
+async def _ends(shell: Shell, name: str, args: list[str], io: Streams, first: bool) -> int:
+    parsed = _count(name, args, io)
+    if parsed is None:
+        return 1
+    count, operands = parsed
+    if operands:
+        try:
+            data = _read(shell, operands[0])
+        except FsError as exc:
+            io.err(f"{name}: can't open '{operands[0]}': {exc}\n".encode())
+            return 1
+    else:
+        data = io.stdin
+    lines = _lines(data)
+    chosen = lines[:count] if first else (lines[-count:] if count else [])
+    io.out(b"".join(chosen))
+    return 0
+
+
+@program("head")
+async def head(shell: Shell, args: list[str], io: Streams) -> int:
+    return await _ends(shell, "head", args, io, first=True)
+
+
+@program("tail")
+async def tail(shell: Shell, args: list[str], io: Streams) -> int:
+    return await _ends(shell, "tail", args, io, first=False)
+
+
+@program("wc")
+async def wc(shell: Shell, args: list[str], io: Streams) -> int:
+    flags = {c for a in args if a.startswith("-") and len(a) > 1 for c in a[1:]}
+    operands = [a for a in args if not (a.startswith("-") and len(a) > 1)]
+    if flags - set("lwc"):
+        io.err(f"wc: invalid option -- '{sorted(flags - set('lwc'))[0]}'\n".encode())
+        return 1
+    if operands:
+        try:
+            data = _read(shell, operands[0])
+        except FsError as exc:
+            io.err(f"wc: {operands[0]}: {exc}\n".encode())
+            return 1
+    else:
+        data = io.stdin
+    shown = [n for flag, n in (("l", data.count(b"\n")), ("w", len(data.split())), ("c", len(data)))
+             if not flags or flag in flags]
+    numbers = " ".join(f"{n:9d}" for n in shown) if len(shown) > 1 else str(shown[0])
+    io.out((numbers + (f" {operands[0]}" if operands else "") + "\n").encode())
+    return 0
+
+
+# Without a FILE operand they read stdin to its end (`kubectl exec -i POD -- grep x < file`).
+STDIN_READERS.update({"grep": lambda args: len([a for a in args if not a.startswith("-")]) < 2,
+                      "head": lambda args: not [a for a in args if not a.startswith("-") and not a.isdigit()],
+                      "tail": lambda args: not [a for a in args if not a.startswith("-") and not a.isdigit()],
+                      "wc": lambda args: not [a for a in args if not a.startswith("-")]})
