@@ -20,7 +20,7 @@ Guarantees:
   a controller ownerReference to the CronJob), named "X-manual-" and a suffix the hub generates.
 - `drain` starts `kubectl drain --ignore-daemonsets --delete-emptydir-data --force` in the
   background (`dashboard.drain`) and answers at once with an `Ongoing` line the page keeps asking
-  after until the drain ends.
+  after until the drain ends (in both wordings: the page shows the one of its mode).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class Ongoing(str):
 
     def __new__(cls, progress: Progress) -> "Ongoing":
         line = super().__new__(cls, progress.line())
-        line.node, line.ok = progress.node, progress.ok
+        line.node, line.ok, line.kitchen = progress.node, progress.ok, progress.line(kitchen=True)
         return line
 
 
