@@ -27,7 +27,7 @@ RECORD_TYPES = (RECORD_REQUEST, RECORD_WATCH, RECORD_SERVICE_REQUEST)
 SNAPSHOT_KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "endpoints",
                   "horizontalpodautoscalers", "customresourcedefinitions", "jobs", "cronjobs", "events",
                   "daemonsets", "statefulsets", "persistentvolumeclaims", "persistentvolumes", "poddisruptionbudgets",
-                  "configmaps", "secrets")
+                  "replicationcontrollers", "configmaps", "secrets")
 
 KITCHEN_GROUP = "kitchen.kubekitchen.dev"
 ORDER_LABEL = f"{KITCHEN_GROUP}/order"
