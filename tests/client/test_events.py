@@ -47,3 +47,24 @@ def test_similar_events_start_afresh_after_the_window_and_other_reasons_are_apar
     clock.t += 601
     record_all(recorder, rs, ["later"])
     assert not any(c.body["message"].startswith(COMBINED) for c in client.of("create", "events"))
+
+
+def test_the_queue_answers_at_once_and_records_in_the_background_in_order():
+    import asyncio
+
+    from control.client.events import EventQueue
+
+    client, rs = FakeClient(), replicaset("web")
+    queue = EventQueue(EventRecorder(client, "controller-manager", clock=FakeClock(START)), limit=2)
+
+    async def go() -> None:
+        for i in range(3):
+            await queue.record(rs, "Normal", "SuccessfulCreate", f"Created pod: web-{i}")
+        assert client.actions == [], "recording waits for no request"
+        assert queue.dropped == 1, "past the limit an event is dropped, as client-go's broadcaster does"
+        task = asyncio.create_task(queue.run())
+        for _ in range(10):
+            await asyncio.sleep(0)
+        task.cancel()
+    run(go())
+    assert [a.body["message"] for a in client.of("create", "events")] == ["Created pod: web-0", "Created pod: web-1"]
