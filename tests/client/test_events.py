@@ -1,9 +1,9 @@
-"""The event recorder against a fake hub: identical events counted on the first one, similar
-events (same object, type and reason, other messages) combined after ten, as client-go does."""
+"""The event recorder against a fake hub: identical events counted on the first one; the queue
+that records them in the background."""
 
 from __future__ import annotations
 
-from control.client.events import COMBINED, SIMILAR, EventRecorder
+from control.client.events import EventRecorder
 from control.clock import FakeClock
 from tests.controllers.fakes import START, FakeClient, replicaset, run
 
@@ -23,30 +23,6 @@ def test_an_identical_event_counts_up_on_the_first_one():
     assert created.body["message"] == "Error creating: no" and created.body["count"] == 1
     assert [p.body["count"] for p in client.of("patch", "events")] == [2, 3]
     assert all(p.name == created.body["metadata"]["name"] for p in client.of("patch", "events"))
-
-
-def test_similar_events_are_combined_after_the_limit_and_the_combined_one_counts_up():
-    client, rs = FakeClient(), replicaset("web")
-    recorder = EventRecorder(client, "replicaset-controller", clock=FakeClock(START))
-    messages = [f'Error creating: pods "web-{i}" is forbidden' for i in range(SIMILAR + 2)]
-    record_all(recorder, rs, messages)
-    created = client.of("create", "events")
-    assert [c.body["message"] for c in created] == messages[:SIMILAR - 1] + [COMBINED + messages[SIMILAR - 1]]
-    patches = client.of("patch", "events")
-    assert [p.name for p in patches] == [created[-1].body["metadata"]["name"]] * 2
-    assert [(p.body["count"], p.body["message"]) for p in patches] == [(2, COMBINED + messages[SIMILAR]),
-                                                                       (3, COMBINED + messages[SIMILAR + 1])]
-
-
-def test_similar_events_start_afresh_after_the_window_and_other_reasons_are_apart():
-    clock = FakeClock(START)
-    client, rs = FakeClient(), replicaset("web")
-    recorder = EventRecorder(client, "replicaset-controller", clock=clock, window=600)
-    record_all(recorder, rs, [f"m{i}" for i in range(SIMILAR - 1)])
-    run(recorder.record(rs, "Normal", "SuccessfulCreate", "Created pod"))
-    clock.t += 601
-    record_all(recorder, rs, ["later"])
-    assert not any(c.body["message"].startswith(COMBINED) for c in client.of("create", "events"))
 
 
 def test_the_queue_answers_at_once_and_records_in_the_background_in_order():
