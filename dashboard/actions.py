@@ -20,7 +20,7 @@ Guarantees:
   a controller ownerReference to the CronJob), named "X-manual-" and a suffix the hub generates.
 - `drain` starts `kubectl drain --ignore-daemonsets --delete-emptydir-data --force` in the
   background (`dashboard.drain`) and answers at once with an `Ongoing` line the page keeps asking
-  after until the drain ends.
+  after until the drain ends (in both wordings: the page shows the one of its mode).
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ from django.utils.translation import gettext as _
 
 from control import errors
 from control.client.http import HubClient
-from control.client.resources import CONFIGMAPS, CRONJOBS, DEPLOYMENTS, JOBS, NODES, PODS, Resource
+from control.client.resources import (
+    CONFIGMAPS, CRONJOBS, DEPLOYMENTS, JOBS, NODES, PODS, REPLICATIONCONTROLLERS, Resource,
+)
 from dashboard.custom import is_custom_group
 from dashboard.drain import DRAINS, Progress
 from dashboard.hub import SECOND_WRITER_AGENT, current_token
@@ -43,6 +45,7 @@ SPOKES = re.compile(r"^(scheduler|controller-manager|kubelet/[a-z0-9]([-a-z0-9.]
 API_VERSION = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)/(v[0-9a-z]+)$")
 PLURAL = re.compile(r"^[a-z][a-z0-9]{0,62}$")
 CRASH_AFTER_SECONDS = "1"
+SCALABLE = {"deployments": DEPLOYMENTS, "replicationcontrollers": REPLICATIONCONTROLLERS}  # the rows with −/+
 MAX_ORDER_COUNT = 50
 
 
@@ -55,7 +58,7 @@ class Ongoing(str):
 
     def __new__(cls, progress: Progress) -> "Ongoing":
         line = super().__new__(cls, progress.line())
-        line.node, line.ok = progress.node, progress.ok
+        line.node, line.ok, line.kitchen = progress.node, progress.ok, progress.line(kitchen=True)
         return line
 
 
@@ -112,11 +115,15 @@ async def uncordon(client: HubClient, form: dict[str, str]) -> str:
 async def scale(client: HubClient, form: dict[str, str]) -> str:
     namespace, name = _name(form, "namespace"), _name(form)
     delta = form_int(form, "delta")
-    current = await client.request("GET", DEPLOYMENTS.path(namespace, name, "scale"))
+    resource = SCALABLE.get(form.get("kind") or "deployments")
+    if resource is None:
+        raise ActionError(f"kind: {form.get('kind')!r} cannot be scaled here")
+    current = await client.request("GET", resource.path(namespace, name, "scale"))
     replicas = max(0, int((current.get("spec") or {}).get("replicas") or 0) + delta)
     patch = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]}, "spec": {"replicas": replicas}}
-    await client.patch(DEPLOYMENTS, name, patch, namespace, subresource="scale")
-    return f"deployment.apps/{name} scaled to {replicas}"
+    await client.patch(resource, name, patch, namespace, subresource="scale")
+    shown = resource.kind.lower() + (f".{resource.group}" if resource.group else "")  # as kubectl names it
+    return f"{shown}/{name} scaled to {replicas}"
 
 
 async def drain(client: HubClient, form: dict[str, str]) -> str:

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from django.utils.translation import gettext as _, ngettext
+from django.utils.translation import gettext_lazy, ngettext_lazy
 
 from control import errors
 from control.clock import REAL, Clock
@@ -69,36 +69,62 @@ class Progress:
     def ok(self) -> bool:
         return self.state != "failed" and not self.failed and self.state != "timed-out"
 
-    def line(self) -> str:
-        node, total, done = self.node, len(self.pods), len(self.evicted)
-        left = ngettext("%(n)d DaemonSet pod left in place", "%(n)d DaemonSet pods left in place",
-                        len(self.left)) % {"n": len(self.left)} if self.left else ""
-        budgets = ", ".join(sorted(set(self.blocked.values())))
-        if self.state == "cordoning":
-            return _("Draining %(node)s: cordoning it…") % {"node": node}
-        if self.state == "failed":
-            return _("Draining %(node)s failed: %(error)s") % {"node": node, "error": self.error}
+    def line(self, kitchen: bool = False) -> str:
+        """The progress in the active language: as kubectl says it, or with `kitchen` in the
+        restaurant's words (the node a stove being cleared, its pods dishes moved off, a
+        PodDisruptionBudget a staffing rule, DaemonSet pods the bread baskets that stay)."""
+        say = KITCHEN if kitchen else KUBERNETES
+        values = {"node": self.node, "total": len(self.pods), "done": len(self.evicted), "n": self.remaining,
+                  "seconds": int(self.timeout), "error": self.error}
+        if self.state in ("cordoning", "failed"):
+            return say[self.state] % values
         parts = []
         if self.state == "evicting":
-            parts.append(_("Draining %(node)s: %(done)d of %(total)d evicted") % {"node": node, "done": done, "total": total})
+            parts.append(say["evicting"] % values)
             for pod, budget in sorted(self.blocked.items()):
-                parts.append(_("%(pod)s blocked by budget %(budget)s, retrying") % {"pod": pod.split("/")[-1], "budget": budget})
+                parts.append(say["blocked"] % {"pod": pod.split("/")[-1], "budget": budget})
         elif self.state == "waiting":
-            parts.append(_("Draining %(node)s: %(done)d of %(total)d evicted, waiting for %(n)d to leave")
-                         % {"node": node, "done": done, "total": total, "n": self.remaining})
+            parts.append(say["waiting"] % values)
         elif self.state == "done":
-            parts.append(ngettext("node/%(node)s drained: %(n)d pod evicted", "node/%(node)s drained: %(n)d pods evicted",
-                                  done) % {"node": node, "n": done})
+            parts.append(say["done"] % {"node": self.node, "n": len(self.evicted)})
         else:  # timed-out
-            parts.append(_("Draining %(node)s gave up after %(seconds)d s: %(done)d of %(total)d evicted")
-                         % {"node": node, "seconds": int(self.timeout), "done": done, "total": total})
+            parts.append(say["timed-out"] % values)
+            budgets = ", ".join(sorted(set(self.blocked.values())))
             if budgets:
-                parts.append(_("still blocked by budget %(budgets)s") % {"budgets": budgets})
+                parts.append(say["still-blocked"] % {"budgets": budgets})
         for pod, message in sorted(self.failed.items()):
-            parts.append(f"{pod.split('/')[-1]}: {message}")
-        if left:
-            parts.append(left)
+            parts.append(f"{pod.split('/')[-1]}: {message}")  # the hub's own words, in either mode
+        if self.left:
+            parts.append(say["left"] % {"n": len(self.left)})
         return " · ".join(parts)
+
+
+# Each line of a drain twice (lazy: translated when a line is made, in the language active then).
+KUBERNETES: dict[str, Any] = {
+    "cordoning": gettext_lazy("Draining %(node)s: cordoning it…"),
+    "failed": gettext_lazy("Draining %(node)s failed: %(error)s"),
+    "evicting": gettext_lazy("Draining %(node)s: %(done)d of %(total)d evicted"),
+    "blocked": gettext_lazy("%(pod)s blocked by budget %(budget)s, retrying"),
+    "waiting": gettext_lazy("Draining %(node)s: %(done)d of %(total)d evicted, waiting for %(n)d to leave"),
+    "done": ngettext_lazy("node/%(node)s drained: %(n)d pod evicted", "node/%(node)s drained: %(n)d pods evicted", "n"),
+    "timed-out": gettext_lazy("Draining %(node)s gave up after %(seconds)d s: %(done)d of %(total)d evicted"),
+    "still-blocked": gettext_lazy("still blocked by budget %(budgets)s"),
+    "left": ngettext_lazy("%(n)d DaemonSet pod left in place", "%(n)d DaemonSet pods left in place", "n"),
+}
+KITCHEN: dict[str, Any] = {
+    "cordoning": gettext_lazy("Clearing stove %(node)s: closing it to new dishes…"),
+    "failed": gettext_lazy("Clearing stove %(node)s failed: %(error)s"),
+    "evicting": gettext_lazy("Clearing stove %(node)s: %(done)d of %(total)d dishes moved off"),
+    "blocked": gettext_lazy("%(pod)s held back by staffing rule %(budget)s, trying again"),
+    "waiting": gettext_lazy("Clearing stove %(node)s: %(done)d of %(total)d dishes moved off, "
+                            "waiting for %(n)d to leave"),
+    "done": ngettext_lazy("Stove %(node)s cleared: %(n)d dish moved off", "Stove %(node)s cleared: %(n)d dishes moved off",
+                          "n"),
+    "timed-out": gettext_lazy("Clearing stove %(node)s gave up after %(seconds)d s: %(done)d of %(total)d dishes "
+                              "moved off"),
+    "still-blocked": gettext_lazy("still held back by staffing rule %(budgets)s"),
+    "left": ngettext_lazy("%(n)d bread basket left on the stove", "%(n)d bread baskets left on the stove", "n"),
+}
 
 
 def _key(pod: dict[str, Any]) -> str:

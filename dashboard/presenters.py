@@ -117,6 +117,13 @@ def replicaset_vm(replicaset: Obj) -> Obj:
             "ready": int(status.get("readyReplicas") or 0)}
 
 
+def replicationcontroller_vm(controller: Obj) -> Obj:
+    """`kubectl get rc`: DESIRED, CURRENT, READY (its pods name it as owner: "rc/NAME")."""
+    spec, status = controller.get("spec") or {}, controller.get("status") or {}
+    return {**_base(controller), "desired": int(spec.get("replicas", 1) or 0),
+            "current": int(status.get("replicas") or 0), "ready": int(status.get("readyReplicas") or 0)}
+
+
 def _port_text(port: Obj) -> str:
     """A Service port as `kubectl get svc` prints it: "80/TCP", or "80:31234/TCP" with a nodePort."""
     node_port = f":{port['nodePort']}" if port.get("nodePort") else ""
@@ -261,6 +268,7 @@ PRESENTERS: dict[str, Callable[[Obj], Obj]] = {
     "customresourcedefinitions": custom.crd_vm, "jobs": job_vm, "cronjobs": cronjob_vm, "events": event_vm,
     "daemonsets": sets.daemonset_vm, "statefulsets": sets.statefulset_vm, "persistentvolumeclaims": sets.pvc_vm,
     "persistentvolumes": sets.pv_vm, "poddisruptionbudgets": sets.pdb_vm,
+    "replicationcontrollers": replicationcontroller_vm,
     "configmaps": configmap_or_spokes, "secrets": configs.secret_vm,
 }
 # The snapshot sends at most this many Events (the newest): the panel shows no more, and an old
@@ -272,7 +280,8 @@ KINDS = {"pods": "Pod", "nodes": "Node", "deployments": "Deployment", "replicase
          "horizontalpodautoscalers": "HorizontalPodAutoscaler",
          "customresourcedefinitions": "CustomResourceDefinition", "jobs": "Job", "cronjobs": "CronJob",
          "daemonsets": "DaemonSet", "statefulsets": "StatefulSet", "persistentvolumeclaims": "PersistentVolumeClaim",
-         "persistentvolumes": "PersistentVolume", "poddisruptionbudgets": "PodDisruptionBudget"}
+         "persistentvolumes": "PersistentVolume", "poddisruptionbudgets": "PodDisruptionBudget",
+         "replicationcontrollers": "ReplicationController"}
 
 
 def is_spokes_configmap(resource: str, namespace: str, name: str) -> bool:

@@ -6,7 +6,9 @@ Guarantees: the page and partials render in the language the browser chose (the 
 cookie set by Django's `set_language`, else Accept-Language); a partial always carries the hub's
 own message when the hub refused, with the hub's status code (htmx is configured to show it).
 The page carries the board of attendees for whoever may list pods in every namespace
-(`dashboard.attendees`). A drain answers at once and its line polls `drain/<node>/` while it runs.
+(`dashboard.attendees`). A drain answers at once and its line polls `drain/<node>/` while it runs; the
+line comes in both wordings (Kubernetes and restaurant), the page's mode shows one (CSS on the
+body's mode class).
 The forms need Django's CSRF token (sent by htmx in a header). The manifest form takes what the API
 takes (KK_MAX_BODY_BYTES of YAML, else 413) and reads the YAML on a worker thread, so a big form
 never pauses the event loop the API is served on.
@@ -110,9 +112,11 @@ async def action(request: HttpRequest, name: str) -> HttpResponse:
     except errors.ApiError as exc:
         message, status, ok = exc.message, exc.code, False
     # An action that goes on in the background (a drain): its line asks again until it ends.
-    poll = reverse("dashboard:drain", args=[message.node]) if isinstance(message, Ongoing) else ""
+    ongoing = isinstance(message, Ongoing)
+    poll = reverse("dashboard:drain", args=[message.node]) if ongoing else ""
     return render(request, "dashboard/_action_result.html",
-                  {"message": message, "ok": ok, "action": name, "poll": poll}, status=status)
+                  {"message": message, "kitchen": message.kitchen if ongoing else "", "ok": ok, "action": name,
+                   "poll": poll}, status=status)
 
 
 @require_GET
@@ -125,7 +129,8 @@ async def drain(request: HttpRequest, node: str) -> HttpResponse:
         raise Http404(node)
     poll = "" if progress.finished else reverse("dashboard:drain", args=[node])
     return render(request, "dashboard/_action_result.html",
-                  {"message": progress.line(), "ok": progress.ok, "action": "drain", "poll": poll})
+                  {"message": progress.line(), "kitchen": progress.line(kitchen=True), "ok": progress.ok,
+                   "action": "drain", "poll": poll})
 
 
 async def _attempt(call: Awaitable[Any]) -> tuple[Any, str, int]:

@@ -37,6 +37,7 @@ TERMS: dict[str, tuple[Any, Any]] = {
     "deployments": (_("Deployments and ReplicaSets"), _("Orders and their batches")),
     "deployment": (_("Deployment"), _("Order")),
     "replicaset": (_("ReplicaSet"), _("Batch")),
+    "replicationcontroller": (_("ReplicationController"), _("Old-style batch")),
     "services": (_("Services and endpoints"), _("Serving counters and ready plates")),
     "service": (_("Service"), _("Serving counter")),
     "endpoints": (_("Endpoints"), _("Ready plates")),

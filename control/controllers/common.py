@@ -2,9 +2,9 @@
 Time stamps, conditions, owner references and selectors are the object layer's: controllers import
 them from `control.kinds.meta` under their one name.
 
-Guarantees: nothing here does I/O; every function reads its arguments without changing them
-(cached objects are read-only), so any controller may call any helper from any handler or
-`reconcile`. `Wakeups` is the one stateful helper: at most one timed requeue per key is pending,
+Guarantees: every function reads its arguments without changing them (cached objects are
+read-only), so any controller may call any helper from any handler or `reconcile`; the only I/O
+is the writes and events a helper's name says it makes, through the client or recorder given. `Wakeups` is the one stateful helper: at most one timed requeue per key is pending,
 so events arriving while a key waits never multiply its timers.
 """
 
@@ -100,6 +100,23 @@ async def delete_pods(client: Any, pods: Resource, expectations: Any, key: str, 
             raise
 
     return list(await asyncio.gather(*(delete(p) for p in victims), return_exceptions=True))
+
+
+def namespace_terminating(exc: BaseException) -> bool:
+    """The create was refused because its namespace is being deleted (upstream's
+    `apierrors.HasStatusCause(err, NamespaceTerminatingCause)`): every later create fails too, so
+    controllers neither report it nor retry it."""
+    details = getattr(exc, "details", None) or {}
+    causes = details.get("causes") if isinstance(details, dict) else None
+    return any(isinstance(c, dict) and c.get("reason") == "NamespaceTerminating" for c in causes or [])
+
+
+async def record_failed_create(recorder: Any, owner: Obj, exc: BaseException) -> None:
+    """The Warning event upstream's pod control records on the owner when a pod create is refused
+    (`FailedCreate`, "Error creating: <the API's message>"), so `kubectl describe` shows why the
+    replicas are missing (a quota, a LimitRange); none for a terminating namespace."""
+    if recorder is not None and not namespace_terminating(exc):
+        await recorder.record(owner, "Warning", "FailedCreate", f"Error creating: {exc}")
 
 
 def pod_ready(pod: Obj) -> bool:

@@ -18,6 +18,9 @@ Guarantees:
   most maxUnavailable nodes are unavailable (unavailable old pods at once); with maxSurge, new
   pods start beside old ones on at most maxSurge nodes and old ones go when the new are
   available. OnDelete leaves old pods alone.
+- A refused create (a quota, a LimitRange) is a Warning `FailedCreate` event "Error creating:
+  <the API's message>" on the DaemonSet and a retry with the queue's back-off (none in a
+  terminating namespace).
 - Creates and deletes are expectations until the cache shows them; status (desired, current,
   ready, available, updated, misscheduled, unavailable, observedGeneration) is written through
   the status subresource only when it changed.
@@ -38,7 +41,10 @@ from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.claiming import claim
-from control.controllers.common import Obj, Wakeups, delete_pods, pod_available, pod_ready, terminating, uid_of, write_status
+from control.controllers.common import (
+    Obj, Wakeups, delete_pods, namespace_terminating, pod_available, pod_ready, record_failed_create, terminating, uid_of,
+    write_status,
+)
 from control.controllers.daemonsetpods import (
     REVISION_HASH_LABEL, compute_hash, compute_status, is_updated, new_pod, new_revision, oldest_first,
     revision_data, rolling_update, should_run, surge_and_unavailable, target_node,
@@ -273,6 +279,7 @@ class DaemonSetController:
             for result in results:
                 if isinstance(result, BaseException):
                     self.expectations.create_failed(key)
+                    await record_failed_create(self.recorder, ds, result)
                 elif self.recorder:
                     await self.recorder.record(ds, "Normal", "SuccessfulCreate",
                                                f"Created pod: {metadata(result)['name']}")
@@ -280,6 +287,8 @@ class DaemonSetController:
             if failures:
                 for _ in nodes[sent:]:
                     self.expectations.create_failed(key)  # never sent: do not wait for them
+                if namespace_terminating(failures[0]):
+                    return DONE  # every later create fails too (upstream ignores it)
                 if not isinstance(failures[0], errors.ApiError):
                     raise failures[0]
                 return retry(f"creating daemon pods for {key}: {failures[0]}")

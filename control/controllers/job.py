@@ -7,7 +7,9 @@ Guarantees (kube-controller-manager's job controller, `pkg/controller/job/job_co
   deleted by hand is no longer counted. Matching orphans are adopted, strays released (`claim`).
 - At most `parallelism` pods are active, and never more than the completions still missing;
   a work-queue Job (no `completions`) starts no new pod once one has succeeded. Creates are
-  remembered as expectations, so a lagging cache never over-creates.
+  remembered as expectations, so a lagging cache never over-creates. A refused create (a quota,
+  a LimitRange) is a Warning `FailedCreate` event "Error creating: <the API's message>" on the
+  Job and a retry with the queue's back-off; in a terminating namespace it is neither.
 - Indexed Jobs: each pod knows its index (see `jobpods.new_pod`); the lowest missing indexes are
   created first; `completedIndexes` lists the succeeded ones as "0-2,4".
 - Failures: after a failed pod, new pods wait 10 s, 20 s, 40 s ... (capped at 6 min) counted
@@ -43,7 +45,9 @@ from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.claiming import claim
-from control.controllers.common import Obj, Wakeups, created_at, pod_ready, terminating, uid_of, write_status
+from control.controllers.common import (
+    Obj, Wakeups, created_at, namespace_terminating, pod_ready, record_failed_create, terminating, uid_of, write_status,
+)
 from control.controllers.owned import PodsOfOwner
 from control.kinds.meta import format_time, is_condition_true, metadata, parse_time
 from control.controllers.jobpods import (
@@ -237,6 +241,7 @@ class JobController:
             for result in results:
                 if isinstance(result, BaseException):
                     self.expectations.create_failed(key)
+                    await record_failed_create(self.recorder, job, result)
                 elif self.recorder:
                     await self.recorder.record(job, "Normal", "SuccessfulCreate",
                                                f"Created pod: {metadata(result).get('name', '')}")
@@ -244,6 +249,8 @@ class JobController:
             if failures:
                 for _ in indexes[sent:]:
                     self.expectations.create_failed(key)
+                if namespace_terminating(failures[0]):
+                    return DONE  # every later create fails too (upstream ignores it)
                 if not isinstance(failures[0], errors.ApiError):
                     raise failures[0]
                 return retry(f"creating pods for {key}: {failures[0]}")

@@ -10,13 +10,19 @@ Guarantees (kube-controller-manager's replicaset controller):
   and stop at the first failure; at most `BURST` pods are created or deleted per pass.
 - Scaling down deletes the least valuable pods first: unscheduled, pending, not ready, most
   restarted, newest.
-- Status (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas, observedGeneration)
-  goes through the status subresource, only when it changed; a stale write (409) is retried by
-  the runner, never looped on here.
+- A refused create (a ResourceQuota's or LimitRange's 403/422) is recorded on the owner as a
+  Warning `FailedCreate` event ("Error creating: <the API's message>"), sets the `ReplicaFailure`
+  condition (reason FailedCreate, or FailedDelete for a refused delete, message the API's) and
+  sends the key back with the queue's rate-limited back-off, so the set heals by itself once the
+  quota allows it; the first pass that manages without an error removes the condition. A create
+  refused because the namespace is terminating is neither reported nor retried (upstream).
+- Status (replicas, fullyLabeledReplicas, readyReplicas, availableReplicas, observedGeneration,
+  conditions) goes through the status subresource, only when it changed, also after a failed
+  pass; a stale write (409) is retried by the runner, never looped on here.
 - The same logic serves every kind of the ReplicaSet's shape through a `Flavor` (its resource and
   how its selector reads): `control.controllers.replication` runs it for ReplicationControllers,
   as upstream's replication manager wraps this controller.
-Not done: pod-deletion-cost, ReplicaFailure conditions, the sort by co-located pods.
+Not done: pod-deletion-cost, the sort by co-located pods.
 """
 
 from __future__ import annotations
@@ -31,20 +37,22 @@ from control import errors
 from control.client.expectations import Expectations
 from control.client.informer import Handlers, Informer
 from control.client.resources import PODS, REPLICASETS, Resource, key_of
-from control.client.runner import DONE, Result, Runner, drop, retry
+from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.claiming import claim
 from control.controllers.common import (
-    Obj, Wakeups, created_at, delete_pods, pod_active, pod_available, pod_ready, restarts, terminating, uid_of, write_status,
+    Obj, Wakeups, created_at, delete_pods, namespace_terminating, pod_active, pod_available, pod_ready,
+    record_failed_create, restarts, terminating, uid_of, write_status,
 )
 from control.controllers.owned import PodsOfOwner
-from control.kinds.meta import get_condition, labels_of, metadata, parse_time, spec_selector
+from control.kinds.meta import find_condition, get_condition, labels_of, metadata, new_condition, parse_time, spec_selector
 from control.kinds.selectors import LabelSelector
 
 log = logging.getLogger(__name__)
 
 BURST = 500  # the most pods created or deleted in one pass (Kubernetes' burstReplicas)
+REPLICA_FAILURE = "ReplicaFailure"  # the condition type, the same for ReplicaSets and ReplicationControllers
 PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
@@ -98,7 +106,23 @@ def slow_start_batches(total: int, first: int = 1) -> list[int]:
     return out
 
 
-def compute_status(rs: Obj, pods: list[Obj], now: float) -> dict[str, Any]:
+def failure_conditions(rs: Obj, active: int, error: str | None, now: float) -> list[Obj] | None:
+    """`status.conditions` after a pass (upstream calculateStatus): a failed pass adds
+    ReplicaFailure when it is absent (an existing one is kept as it is, as upstream's SetCondition
+    keeps one of the same status and reason), a pass without error removes it; None: unchanged."""
+    conditions = list((rs.get("status") or {}).get("conditions") or [])
+    present = find_condition(conditions, REPLICA_FAILURE)
+    if error is not None and present is None:
+        diff = active - int((rs.get("spec") or {}).get("replicas", 1))
+        reason = "FailedCreate" if diff < 0 else "FailedDelete" if diff > 0 else ""
+        return conditions + [new_condition(REPLICA_FAILURE, "True", now, reason=reason, message=error)]
+    if error is None and present is not None:
+        return [c for c in conditions if c is not present]
+    return None
+
+
+def compute_status(rs: Obj, pods: list[Obj], now: float, error: str | None = None) -> dict[str, Any]:
+    """The status a pass leaves; `error` is the message of the create or delete that failed in it."""
     spec = rs.get("spec") or {}
     template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
     min_ready = int(spec.get("minReadySeconds") or 0)
@@ -110,6 +134,12 @@ def compute_status(rs: Obj, pods: list[Obj], now: float) -> dict[str, Any]:
         "availableReplicas": sum(1 for p in pods if pod_available(p, min_ready, now)),
         "observedGeneration": metadata(rs).get("generation", 0),
     })
+    conditions = failure_conditions(rs, len(pods), error, now)
+    if conditions is not None:
+        if conditions:
+            status["conditions"] = conditions
+        else:
+            status.pop("conditions", None)
     return status
 
 
@@ -154,7 +184,8 @@ class ReplicaSetController:
         outcome: Result = DONE
         if self.expectations.satisfied(key) and not terminating(rs):
             outcome = await self.manage_replicas(key, rs, active)
-        await self.update_status(rs, active)
+        # a retry from manage_replicas carries the API's message of the write it could not make
+        await self.update_status(rs, active, outcome.reason if outcome.outcome == "retry" else None)
         if outcome == DONE:
             return self._wake_for_availability(rs, active)
         return outcome
@@ -180,17 +211,18 @@ class ReplicaSetController:
             results = await asyncio.gather(*(self.client.create(PODS, new_pod(rs, self.flavor.resource), metadata(rs)["namespace"])
                                              for _ in range(size)), return_exceptions=True)
             failures = [r for r in results if isinstance(r, BaseException)]
-            for _ in failures:
+            for failure in failures:
                 self.expectations.create_failed(key)
+                await record_failed_create(self.recorder, rs, failure)
             if failures:
                 for _ in range(sum(batches[i + 1:])):  # never sent: do not wait for them
                     self.expectations.create_failed(key)
                 first = failures[0]
-                if isinstance(first, errors.Forbidden):
-                    return drop(f"cannot create pods: {first}")  # e.g. the namespace is terminating
+                if namespace_terminating(first):
+                    return DONE  # every later create fails too; the namespace's deletion ends the set
                 if not isinstance(first, errors.ApiError):
                     raise first
-                return retry(f"creating pods for {key}: {first}")
+                return retry(str(first))
         if self.recorder:
             await self.recorder.record(rs, "Normal", "SuccessfulCreate", f"Created {count} pod(s) for {metadata(rs)['name']}")
         return DONE
@@ -206,11 +238,12 @@ class ReplicaSetController:
         if failures:
             if not isinstance(failures[0], errors.ApiError):
                 raise failures[0]
-            return retry(f"deleting pods of {key}: {failures[0]}")
+            return retry(str(failures[0]))
         return DONE
 
-    async def update_status(self, rs: Obj, active: list[Obj]) -> None:
-        await write_status(self.client, self.flavor.resource, rs, compute_status(rs, active, self.clock.now()))  # 409 → retried
+    async def update_status(self, rs: Obj, active: list[Obj], error: str | None = None) -> None:
+        status = compute_status(rs, active, self.clock.now(), error)
+        await write_status(self.client, self.flavor.resource, rs, status)  # 409 → retried by the runner
 
     def _wake_for_availability(self, rs: Obj, active: list[Obj]) -> Result:
         """With minReadySeconds, look again when the next ready pod becomes available."""

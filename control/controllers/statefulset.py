@@ -27,6 +27,10 @@ Guarantees:
   currentRevision, updateRevision, observedGeneration, collisionCount) goes through the status
   subresource, only when it changed. Pods have fixed names, so a lagging cache cannot over-create:
   a create of an existing pod is a 409 AlreadyExists, retried after the cache catches up.
+- A refused pod or claim create (a quota, a LimitRange) is a Warning `FailedCreate` event as
+  upstream words it (`create Pod web-2 in StatefulSet web failed error: <the API's message>`);
+  status is still written and the key is retried with the queue's back-off (neither happens for
+  a terminating namespace, where every create fails).
 Not done: maxUnavailable (alpha upstream), the StatefulSetStartOrdinal-driven migration story.
 """
 
@@ -43,7 +47,7 @@ from control.client.runner import DONE, Result, Runner, retry
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.claiming import claim
-from control.controllers.common import Obj, pod_available, pod_ready, terminating, uid_of, write_status
+from control.controllers.common import Obj, namespace_terminating, pod_available, pod_ready, terminating, uid_of, write_status
 from control.controllers.owned import PodsOfOwner
 from control.controllers import statefulsetpods as sp
 from control.kinds.meta import controller_ref, labels_of, metadata
@@ -125,7 +129,10 @@ class StatefulSetController:
                 condemned.append(pod)
         condemned.sort(key=lambda p: sp.ordinal_of(sts, p) or 0, reverse=True)
         await self.update_claim_owners(sts, wanted, condemned)
-        outcome = await self.manage(sts, wanted, condemned, current, update)
+        try:
+            outcome = await self.manage(sts, wanted, condemned, current, update)
+        except errors.ApiError as exc:  # status and history are still brought up to date (upstream)
+            outcome = DONE if namespace_terminating(exc) else retry(f"{key_of(sts)}: {exc}")
         pods = list(wanted.values()) + condemned
         await self.update_status(sts, pods, current, update, collisions)
         await self.truncate_history(sts, history, pods, current, update)
@@ -192,6 +199,11 @@ class StatefulSetController:
                     await self.client.create(PERSISTENTVOLUMECLAIMS, body, namespace)
                 except errors.AlreadyExists:
                     continue  # made earlier; the cache will show it
+                except errors.ApiError as exc:
+                    if not namespace_terminating(exc):
+                        await self._event(sts, "Warning", "FailedCreate", f"create Claim {name} for Pod {pod_name} "
+                                          f"in StatefulSet {metadata(sts)['name']} failed error: {exc}")
+                    raise
                 await self._event(sts, "Normal", "SuccessfulCreate",
                                   f"create Claim {name} Pod {pod_name} in StatefulSet {metadata(sts)['name']} success")
         return ""
@@ -215,7 +227,15 @@ class StatefulSetController:
         why = await self.create_claims(sts, name)
         if why:
             return why
-        await self.client.create(PODS, sp.new_pod(sts, revision, ordinal), metadata(sts)["namespace"])
+        try:
+            await self.client.create(PODS, sp.new_pod(sts, revision, ordinal), metadata(sts)["namespace"])
+        except errors.AlreadyExists:
+            raise  # the cache has not seen it yet: no event, as upstream sinks these
+        except errors.ApiError as exc:
+            if not namespace_terminating(exc):
+                await self._event(sts, "Warning", "FailedCreate",
+                                  f"create Pod {name} in StatefulSet {metadata(sts)['name']} failed error: {exc}")
+            raise
         await self._event(sts, "Normal", "SuccessfulCreate",
                           f"create Pod {name} in StatefulSet {metadata(sts)['name']} successful")
         return ""

@@ -6,7 +6,7 @@
 import { ui } from "./words.js";
 
 const NAMESPACED = ["pods", "deployments", "replicasets", "services", "jobs", "cronjobs", "events", "daemonsets",
-  "statefulsets", "persistentvolumeclaims", "poddisruptionbudgets"];
+  "statefulsets", "persistentvolumeclaims", "poddisruptionbudgets", "replicationcontrollers"];
 const REFRESH_MS = 500; // looking through every object for its namespace: at most twice a second
 
 // A stable colour for an owner (the same on its row and on each of its pods' chips).

@@ -1,4 +1,4 @@
-// The live panels: nodes with their pods, Deployments with their ReplicaSets, Services with their
+// The live panels: nodes with their pods, the workloads table (workloads.js), Services with their
 // endpoints. Each object has one element, found by key; a frame updates only the objects that
 // changed since the last frame (a full redraw happens only after a snapshot or a change of labels).
 // Buttons carry data-action and are sent with htmx by app.js. Each node card has a switch that
@@ -11,6 +11,7 @@
 import { ownerColour } from "./namespaces.js";
 import { warningKey } from "./model.js";
 import { statusWord, term, ui } from "./words.js";
+import { WorkloadRows } from "./workloads.js";
 
 const DENSE_AT = 48;
 
@@ -90,8 +91,7 @@ export class Panels {
     this.controlPlane = document.getElementById("control-plane");
     this.cards = new Map();
     this.pods = new Map();
-    this.deployments = new Map();
-    this.replicasets = new Map();
+    this.workloads = new WorkloadRows(model, this.workloadRows);
     this.services = new Map();
   }
 
@@ -99,7 +99,8 @@ export class Panels {
     this.nodeList.replaceChildren();
     this.workloadRows.replaceChildren();
     this.serviceList.replaceChildren();
-    for (const map of [this.cards, this.pods, this.deployments, this.replicasets, this.services]) map.clear();
+    this.workloads.clear();
+    for (const map of [this.cards, this.pods, this.services]) map.clear();
   }
 
   // Everything again (after a snapshot or when the labels change).
@@ -109,8 +110,7 @@ export class Panels {
     for (const resource of Object.keys(objects)) this.model.take(resource);
     for (const key of objects.nodes.keys()) this.node(key);
     for (const key of objects.pods.keys()) this.pod(key);
-    for (const key of objects.deployments.keys()) this.deployment(key);
-    for (const key of objects.replicasets.keys()) this.replicaset(key);
+    this.workloads.renderAll();
     for (const key of objects.services.keys()) this.service(key);
     this.spokes();
   }
@@ -118,8 +118,7 @@ export class Panels {
   render() {
     for (const key of this.model.take("nodes")) this.node(key);
     for (const key of this.model.take("pods")) this.pod(key);
-    for (const key of this.model.take("deployments")) this.deployment(key);
-    for (const key of this.model.take("replicasets")) this.replicaset(key);
+    this.workloads.render();
     const services = this.model.take("services");
     for (const key of this.model.take("endpoints")) services.add(key);
     for (const key of services) this.service(key);
@@ -267,70 +266,6 @@ export class Panels {
   ownerTag(vm) {
     const rs = vm.ownerKind === "rs" ? this.model.objects.replicasets.get(`${vm.ns}/${vm.owner}`) : null;
     return rs && rs.owner && rs.revision ? `${rs.owner} #${rs.revision}` : `${vm.ownerKind}/${vm.owner}`;
-  }
-
-  // --- deployments and replicasets ---------------------------------------------------------
-
-  deployment(key) {
-    const vm = this.model.objects.deployments.get(key);
-    let row = this.deployments.get(key);
-    if (!vm) {
-      if (row) row.remove();
-      this.deployments.delete(key);
-      return;
-    }
-    if (!row) {
-      row = h("tr", "deployment");
-      row.dataset.key = key;
-      this.deployments.set(key, row);
-      this.workloadRows.append(row);
-      for (const rs of this.replicasets.values()) if (rs.dataset.owner === key) row.after(rs);
-    }
-    // The −/+ buttons follow the name in its cell (on the next line when the name is long), so
-    // at any width the row fits its panel and the buttons stay whole.
-    const name = h("th", "");
-    const buttons = h("span", "buttons");
-    buttons.append(
-      button("scale", "−", { namespace: vm.ns, name: vm.name, delta: "-1" }),
-      button("scale", "+", { namespace: vm.ns, name: vm.name, delta: "1" }),
-    );
-    buttons.firstChild.title = term("scale-down");
-    buttons.lastChild.title = term("scale-up");
-    buttons.append(button("stale-write", "409", { namespace: vm.ns, name: vm.name }, "stale-write"));
-    buttons.lastChild.title = ui("stale-write");
-    row.dataset.ns = vm.ns;
-    name.append(...[h("span", "kind", term("deployment")), nsTag(vm.ns), vm.name, buttons].filter(Boolean));
-    row.replaceChildren(name, h("td", "num", String(vm.desired)), h("td", "num", String(vm.current)),
-      h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)));
-  }
-
-  replicaset(key) {
-    const vm = this.model.objects.replicasets.get(key);
-    let row = this.replicasets.get(key);
-    if (!vm) {
-      if (row) row.remove();
-      this.replicasets.delete(key);
-      return;
-    }
-    const owner = vm.owner ? `${vm.ns}/${vm.owner}` : "";
-    if (!row) {
-      row = h("tr", "replicaset");
-      row.dataset.key = key;
-      row.dataset.owner = owner;
-      this.replicasets.set(key, row);
-      const parent = this.deployments.get(owner);
-      if (parent) parent.after(row);
-      else this.workloadRows.append(row);
-    }
-    row.classList.toggle("idle", vm.desired === 0 && vm.current === 0);
-    const label = h("th", "");
-    row.dataset.ns = vm.ns;
-    // The same colour as its pods' owner tags.
-    const swatch = h("i", "owner-swatch");
-    swatch.style.setProperty("--owner", ownerColour(vm.ns, vm.name));
-    label.append(swatch, h("span", "kind", `${term("replicaset")}${vm.revision ? ` #${vm.revision}` : ""}`), vm.name);
-    row.replaceChildren(label, h("td", "num", String(vm.desired)), h("td", "num", String(vm.current)),
-      h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)));
   }
 
   // --- services and endpoints --------------------------------------------------------------

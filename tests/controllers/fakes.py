@@ -138,6 +138,31 @@ class FakeClient:
         return {}
 
 
+class Recorder:
+    """Keeps the events a controller records, as (object name, type, reason, message)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, str, str]] = []
+
+    async def record(self, obj: Obj, type_: str, reason: str, message: str) -> None:
+        self.events.append((obj["metadata"]["name"], type_, reason, message))
+
+
+def quota_refusal(pod_name: str = "web-x") -> errors.Forbidden:
+    """The 403 the hub's ResourceQuota admission answers a pod create with, as the client raises it."""
+    return errors.Forbidden(f'pods "{pod_name}" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, '
+                            "limited: pods=2", details={"name": pod_name, "kind": "pods"})
+
+
+def terminating_refusal(namespace: str = "default") -> errors.Forbidden:
+    """The 403 NamespaceLifecycle answers a create in a namespace being deleted (with its cause)."""
+    return errors.Forbidden(f'pods "x" is forbidden: unable to create new content in namespace {namespace} because '
+                            "it is being terminated",
+                            details={"name": "x", "kind": "pods",
+                                     "causes": [{"reason": "NamespaceTerminating", "field": "metadata.namespace",
+                                                 "message": f"namespace {namespace} is being terminated"}]})
+
+
 # --- caches ------------------------------------------------------------------------------------
 
 def informers(clock: FakeClock | None = None) -> SharedInformers:

@@ -14,7 +14,7 @@ from control.controllers.daemonsetpods import (
 )
 from control.kinds.daemonsets import TEMPLATE_GENERATION
 
-from .fakes import START, FakeClient, fill, informers, metadata, observe, pod, run, template
+from .fakes import START, FakeClient, fill, informers, metadata, observe, pod, quota_refusal, run, template, terminating_refusal
 
 LABELS = {"app": "agent"}
 
@@ -239,3 +239,25 @@ def test_a_rollback_renumbers_the_matching_revision_and_old_history_is_trimmed()
     assert client.of("create", "controllerrevisions") == []
     assert [a.name for a in client.of("delete", "controllerrevisions")] == [f"agent-{hash_of(second)}"], \
         "revision 3 is still used by a pod"
+
+
+def test_a_refused_create_is_a_failed_create_event_and_a_retry():
+    ds = daemonset()
+    controller, client = setup(ds, node("n1"), node("n2"), node("n3"), revision_for(ds))
+    refusal = quota_refusal("agent-x")
+    client.fail("create", "pods", refusal)
+    assert run(controller.reconcile("default/agent")).outcome == "retry"
+    assert created_nodes(client) == ["n1"], "slow start: nothing more after the first refusal"
+    assert ("Warning", "FailedCreate", f"Error creating: {refusal.message}") in controller.recorder.events
+    assert controller.expectations.satisfied("default/agent")
+    assert status_of(client)["desiredNumberScheduled"] == 3, "status is written on a failed pass too"
+    assert run(controller.reconcile("default/agent")).outcome == "done"
+    assert sorted(created_nodes(client)) == ["n1", "n1", "n2", "n3"], "the next pass tries again"
+
+
+def test_a_terminating_namespace_is_neither_reported_nor_retried():
+    ds = daemonset()
+    controller, client = setup(ds, node("n1"), node("n2"), revision_for(ds))
+    client.fail("create", "pods", terminating_refusal())
+    assert run(controller.reconcile("default/agent")).outcome == "done"
+    assert not [e for e in controller.recorder.events if e[1] == "FailedCreate"]

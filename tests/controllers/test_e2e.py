@@ -83,6 +83,36 @@ def test_a_deployment_gets_a_replicaset_and_pods_and_scales(cluster, api, ns):
     assert status["updatedReplicas"] == 5 and status["observedGeneration"] == 2
 
 
+def test_a_quota_that_refuses_a_pod_is_reported_and_the_set_heals_when_it_is_raised(cluster, api, ns):
+    cluster.kubectl("create", "quota", "q", "--hard=pods=2", "-n", ns)
+    replicaset = """
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: "nginx:1.25"}]}
+"""
+    cluster.kubectl("apply", "-n", ns, "-f", "-", input=replicaset)
+    pods = f"/api/v1/namespaces/{ns}/pods"
+    eventually(lambda: "FailedCreate" in cluster.kubectl("get", "events", "-n", ns).stdout, timeout=30)
+    assert len(items(api, pods)) == 2
+    events = cluster.kubectl("get", "events", "-n", ns, "--field-selector", "reason=FailedCreate", "-o", "json").stdout
+    event = json.loads(events)["items"][0]  # one per refused create (each names its generated pod)
+    assert event["type"] == "Warning" and event["involvedObject"]["name"] == "web"
+    assert event["message"].startswith("Error creating: pods ") and "exceeded quota: q" in event["message"]
+    described = cluster.kubectl("describe", "rs", "web", "-n", ns).stdout
+    assert "ReplicaFailure" in described and "FailedCreate" in described and "exceeded quota: q" in described
+    cluster.kubectl("patch", "quota", "q", "-n", ns, "--type=merge", "-p", '{"spec":{"hard":{"pods":"3"}}}')
+    eventually(lambda: len(items(api, pods)) == 3, timeout=90, interval=0.5)  # the back-off, not the RS, brings it
+    rs = api.get(f"/apis/apps/v1/namespaces/{ns}/replicasets/web").json()
+    assert rs["metadata"]["generation"] == 1, "the ReplicaSet was not touched"
+    eventually(lambda: not api.get(f"/apis/apps/v1/namespaces/{ns}/replicasets/web").json()["status"].get("conditions"))
+
+
 def test_deleting_a_deployment_takes_its_replicaset_and_pods(cluster, api, ns):
     cluster.kubectl("apply", "-n", ns, "-f", "-", input=deployment("web", 2))
     eventually(lambda: len(items(api, f"/api/v1/namespaces/{ns}/pods")) == 2, timeout=20)

@@ -11,7 +11,7 @@ from control.controllers.jobpods import index_ranges, new_pod
 from control.controllers.ttlafterfinished import TTLAfterFinishedController
 from control.kinds.meta import format_time
 
-from .fakes import START, FakeClient, fill, informers, metadata, observe, ref, run
+from .fakes import START, FakeClient, Recorder, fill, informers, metadata, observe, quota_refusal, ref, run, terminating_refusal
 
 UID_LABEL = "batch.kubernetes.io/controller-uid"
 
@@ -335,3 +335,25 @@ def test_pod_failure_policy_fail_job_ignore_and_count():
     controller, client = setup(j, failed_with(j, "plain", 3))
     run(controller.reconcile("default/pi"))
     assert conditions(status_written(client))[-1] == ("Failed", "True", "BackoffLimitExceeded")
+
+
+def test_a_refused_create_is_a_failed_create_event_and_a_retry():
+    j = job(completions=3, parallelism=2)
+    controller, client = setup(j)
+    controller.recorder = recorder = Recorder()
+    refusal = quota_refusal("pi-x")
+    client.fail("create", "pods", refusal)
+    result = run(controller.reconcile("default/pi"))
+    assert result.outcome == "retry"
+    assert len(client.of("create", "pods")) == 1, "slow start: the first create failed, the second was not sent"
+    assert recorder.events == [("pi", "Warning", "FailedCreate", f"Error creating: {refusal.message}")]
+    assert controller.expectations.satisfied("default/pi")
+    assert "startTime" in status_written(client), "status is written on a failed pass too"
+
+
+def test_a_terminating_namespace_stops_the_job_creating_quietly():
+    controller, client = setup(job(completions=3, parallelism=2))
+    controller.recorder = recorder = Recorder()
+    client.fail("create", "pods", terminating_refusal())
+    assert run(controller.reconcile("default/pi")).outcome != "retry"
+    assert recorder.events == []

@@ -6,10 +6,13 @@ from __future__ import annotations
 from control import errors
 from control.clock import FakeClock
 from control.client.resources import PODS, REPLICASETS
+from control.client.runner import Runner
 from control.controllers.replicaset import ReplicaSetController, slow_start_batches
 from control.kinds.meta import format_time
 
-from .fakes import START, FakeClient, fill, informers, observe, pod, replicaset, run, vanish
+from .fakes import (
+    START, FakeClient, Recorder, fill, informers, observe, pod, quota_refusal, replicaset, run, terminating_refusal, vanish,
+)
 
 
 def setup(*objs, clock=None):
@@ -170,3 +173,71 @@ def test_a_deleted_replicaset_forgets_its_expectations():
     vanish(controller.replicasets, rs)
     assert controller.expectations.satisfied("default/web")
     assert run(controller.reconcile("default/web")).outcome == "done"
+
+
+def test_a_refused_create_is_an_event_a_condition_and_a_rate_limited_retry():
+    rs = replicaset("web", 3)
+    clock = FakeClock(START)
+    controller, client = setup(rs, pod("web-a", owners=[rs]), pod("web-b", owners=[rs]), clock=clock)
+    controller.recorder = recorder = Recorder()
+    refusal = quota_refusal()
+    client.fail("create", "pods", refusal)
+    runner = Runner("replicaset", controller.reconcile, controller.queue, [])
+    result = run(runner.process("default/web"))
+    assert result.outcome == "retry" and result.reason == refusal.message
+    assert recorder.events == [("web", "Warning", "FailedCreate", f"Error creating: {refusal.message}")]
+    status = client.of("replace/status", "replicasets")[-1].body["status"]
+    assert status["conditions"] == [{"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate",
+                                     "message": refusal.message, "lastTransitionTime": format_time(START)}]
+    assert controller.expectations.satisfied("default/web"), "the refused pod is not waited for"
+    assert controller.queue.failures("default/web") == 1, "the key went back through the rate limiter"
+
+    async def back_off() -> list[str]:
+        await clock.advance(60)  # no pod changed: only the back-off brings the key back
+        return [await controller.queue.get()] if len(controller.queue) else []
+    assert run(back_off()) == ["default/web"]
+
+
+def test_the_set_heals_when_the_quota_allows_and_the_condition_goes():
+    rs = replicaset("web", 3)
+    controller, client = setup(rs, pod("web-a", owners=[rs]), pod("web-b", owners=[rs]))
+    client.fail("create", "pods", quota_refusal())
+    run(controller.reconcile("default/web"))
+    failed = client.of("replace/status", "replicasets")[-1].body
+    controller.replicasets.cache.put(failed)  # the cache shows the condition it wrote
+    assert run(controller.reconcile("default/web")).outcome == "done", "the quota allows it now"
+    assert len(client.of("create", "pods")) == 2
+    status = client.of("replace/status", "replicasets")[-1].body["status"]
+    assert "conditions" not in status, "a pass without error removes ReplicaFailure"
+
+
+def test_a_failure_condition_is_kept_as_it_is_while_creates_keep_failing():
+    rs = replicaset("web", 3)
+    controller, client = setup(rs, pod("web-a", owners=[rs]))
+    client.fail("create", "pods", quota_refusal("first"), quota_refusal("second"))
+    run(controller.reconcile("default/web"))
+    controller.replicasets.cache.put(client.of("replace/status", "replicasets")[-1].body)
+    writes = len(client.of("replace/status", "replicasets"))
+    assert run(controller.reconcile("default/web")).outcome == "retry"
+    assert len(client.of("replace/status", "replicasets")) == writes, "same condition: nothing to write"
+
+
+def test_a_refused_delete_sets_the_condition_with_reason_failed_delete():
+    rs = replicaset("web", 1)
+    controller, client = setup(rs, pod("web-a", owners=[rs]), pod("web-b", owners=[rs]))
+    client.fail("delete", "pods", errors.Forbidden('pods "web-b" is forbidden: no'))
+    assert run(controller.reconcile("default/web")).outcome == "retry"
+    condition = client.of("replace/status", "replicasets")[-1].body["status"]["conditions"][0]
+    assert (condition["reason"], condition["message"]) == ("FailedDelete", 'pods "web-b" is forbidden: no')
+
+
+def test_a_terminating_namespace_is_neither_reported_nor_retried():
+    rs = replicaset("web", 3)
+    controller, client = setup(rs)
+    controller.recorder = recorder = Recorder()
+    client.fail("create", "pods", terminating_refusal())
+    assert run(controller.reconcile("default/web")).outcome == "done"
+    assert len(created(client)) == 1, "no more creates after the first refusal"
+    assert recorder.events == []
+    assert "conditions" not in client.of("replace/status", "replicasets")[-1].body["status"]
+    assert controller.expectations.satisfied("default/web")

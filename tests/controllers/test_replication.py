@@ -9,7 +9,9 @@ from control.controllers import replication
 from control.controllers.replicaset import ReplicaSetController
 from control.kinds.meta import format_time
 
-from .fakes import START, FakeClient, fill, informers, metadata, observe, pod, replicaset, run, template, vanish
+from .fakes import (
+    START, FakeClient, Recorder, fill, informers, metadata, observe, pod, quota_refusal, replicaset, run, template, vanish,
+)
 
 
 def rc(name: str = "web", replicas: int = 3, *, labels: dict | None = None, selector: dict | None = None) -> dict:
@@ -118,3 +120,15 @@ def test_the_controller_manager_runs_it_under_its_own_name():
     runner = replication.build(client=FakeClient(), informers=informers(), clock=FakeClock(START), timings=None,
                                recorder=None)
     assert runner.name == "replicationcontroller"
+
+
+def test_a_refused_create_is_reported_on_the_rc_and_retried():
+    owner = rc("web", 3)
+    controller, client = setup(owner, pod("web-a", owners=[owner]))
+    controller.recorder = recorder = Recorder()
+    refusal = quota_refusal()
+    client.fail("create", "pods", refusal)
+    assert run(controller.reconcile("default/web")).outcome == "retry"
+    assert recorder.events == [("web", "Warning", "FailedCreate", f"Error creating: {refusal.message}")]
+    condition = client.of("replace/status", "replicationcontrollers")[-1].body["status"]["conditions"][0]
+    assert (condition["type"], condition["reason"]) == ("ReplicaFailure", "FailedCreate")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 
+from control import errors
 from control.clock import FakeClock
 from control.client.resources import CONTROLLERREVISIONS, PERSISTENTVOLUMECLAIMS, PODS, STATEFULSETS
 from control.controllers import statefulsetpods as sp
@@ -13,7 +14,7 @@ from control.controllers.statefulset import StatefulSetController
 from control.kinds.meta import format_time
 from control.kinds.statefulsets import statefulset_defaults
 
-from .fakes import START, FakeClient, fill, informers, metadata, pod, run, template
+from .fakes import START, FakeClient, Recorder, fill, informers, metadata, pod, quota_refusal, run, template
 
 
 def statefulset(name: str = "web", replicas: int = 3, *, policy: str = "OrderedReady", image: str = "nginx:1.25",
@@ -325,3 +326,40 @@ def test_only_orphans_named_as_members_are_adopted():
     controller, client = setup(sts, rev, named, other)
     run(controller.reconcile("default/web"))
     assert names(client, "patch", "pods")[0] == "web-0" and "web-abc" not in names(client, "patch", "pods")
+
+
+def test_a_refused_pod_create_is_upstreams_failed_create_event_and_a_retry_after_the_status():
+    sts = statefulset(claims=False)
+    rev = revision(sts)
+    controller, client = setup(sts, rev, member(sts, 0, rev))
+    controller.recorder = recorder = Recorder()
+    refusal = quota_refusal("web-1")
+    client.fail("create", "pods", refusal)
+    result = run(controller.reconcile("default/web"))
+    assert result.outcome == "retry"
+    assert recorder.events == [("web", "Warning", "FailedCreate",
+                                f"create Pod web-1 in StatefulSet web failed error: {refusal.message}")]
+    assert client.of("replace/status", "statefulsets")[-1].body["status"]["replicas"] == 1
+
+
+def test_a_refused_claim_create_is_reported_and_no_pod_is_made():
+    sts = statefulset()
+    rev = revision(sts)
+    controller, client = setup(sts, rev)
+    controller.recorder = recorder = Recorder()
+    refusal = errors.Forbidden('persistentvolumeclaims "data-web-0" is forbidden: exceeded quota: q')
+    client.fail("create", "persistentvolumeclaims", refusal)
+    assert run(controller.reconcile("default/web")).outcome == "retry"
+    assert not client.of("create", "pods")
+    assert recorder.events == [("web", "Warning", "FailedCreate", "create Claim data-web-0 for Pod web-0 in "
+                                f"StatefulSet web failed error: {refusal.message}")]
+
+
+def test_a_pod_that_already_exists_is_retried_without_an_event():
+    sts = statefulset(claims=False)
+    rev = revision(sts)
+    controller, client = setup(sts, rev)
+    controller.recorder = recorder = Recorder()
+    client.fail("create", "pods", errors.AlreadyExists('pods "web-0" already exists'))
+    assert run(controller.reconcile("default/web")).outcome == "retry"
+    assert recorder.events == []

@@ -150,3 +150,54 @@ def test_a_drain_a_budget_blocks_says_so_in_korean_then_goes_on_when_the_budget_
         assert page.locator(".node-card[data-node='node-2'] .pod.terminating").count() == 1
         page.click("button[name=language][value=en]")
         page.wait_for_selector("html[lang=en]")
+
+
+RC = """
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: rolls}
+spec:
+  replicas: 2
+  selector: {app: rolls}
+  template:
+    metadata: {labels: {app: rolls}}
+    spec: {containers: [{name: c, image: nginx}]}
+"""
+
+
+def test_a_replication_controller_has_its_row_and_scales_and_the_drain_line_speaks_restaurant(browser, stage):
+    stage.kubectl("apply", "-f", "-", input=RC)
+    stage.kubectl("patch", "rc", "rolls", "--subresource=status", "--type=merge", "-p",
+                  '{"status": {"replicas": 2, "readyReplicas": 1}}')
+    with dashboard_page(browser, stage.url, {"width": 1280, "height": 720}) as page:
+        row = "#workload-rows tr.replicationcontroller[data-key='default/rolls']"
+        page.wait_for_selector(f"{row} >> text=ReplicationController")
+        cells = page.eval_on_selector_all(f"{row} td", "tds => tds.map(td => td.textContent)")
+        assert cells == ["2", "2", "1"], "desired, current, ready"
+        assert "short" in page.get_attribute(f"{row} td:nth-child(4)", "class"), "fewer ready than desired"
+        page.click(f"{row} button[data-delta='1']")
+        page.wait_for_selector("#action-result .result.ok >> text=replicationcontroller/rolls scaled to 3")
+        wait_for(lambda: page.eval_on_selector_all(f"{row} td", "tds => tds.map(td => td.textContent)")[0] == "3",
+                 timeout=10, interval=0.1, what="the row following the new spec.replicas")
+        assert stage.kubectl("get", "rc", "rolls", "-o", "jsonpath={.spec.replicas}").stdout == "3"
+        assert page.evaluate(OVERFLOWING) == []
+        page.screenshot(path="/tmp/wl12-rc-k8s.png")
+
+        page.click("[data-mode=kitchen]")
+        page.wait_for_selector(f"{row} >> text=Old-style batch")
+        page.click(".node-card[data-node='node-1'] button[data-action='drain']")
+        page.wait_for_selector("#action-result .result >> text=Stove node-1 cleared: 0 dishes moved off")
+        assert not page.is_visible("#action-result .result >> text=node/node-1 drained"), "one wording at a time"
+        page.screenshot(path="/tmp/wl12-rc-drain-kitchen.png")
+        page.click("button[name=language][value=ko]")
+        page.wait_for_selector("html[lang=ko]")
+        page.wait_for_function("window.kubeKitchen.model.revision !== null")
+        page.click("[data-mode=kitchen]")
+        page.wait_for_selector(f"{row} >> text=옛날식 조리 묶음")
+        page.click(".node-card[data-node='node-1'] button[data-action='drain']")
+        page.wait_for_selector("#action-result .result >> text=화구 node-1 비움: 요리 0개 옮김")
+        page.screenshot(path="/tmp/wl12-rc-drain-kitchen-ko.png")
+        page.click("[data-mode=k8s]")
+        page.wait_for_selector("#action-result .result >> text=node/node-1 드레인 완료: 파드 0개 축출")
+        page.click("button[name=language][value=en]")
+        page.wait_for_selector("html[lang=en]")

@@ -216,6 +216,35 @@ async def test_one_drain_per_node_at_a_time():
     await asyncio.sleep(0)
 
 
+def test_every_line_has_its_restaurant_wording_in_english_and_korean():
+    cases = [
+        (Progress("node-1"), "Clearing stove node-1: closing it to new dishes…", "화구 node-1 비우는 중"),
+        (Progress("node-1", state="evicting", pods=["default/tables-0", "default/web-1"], evicted=["default/web-1"],
+                  blocked={"default/tables-0": "tables-pdb"}),
+         "Clearing stove node-1: 1 of 2 dishes moved off · tables-0 held back by staffing rule tables-pdb, trying again",
+         "최소 인원 규칙 tables-pdb"),
+        (Progress("node-1", state="waiting", pods=["default/a"], evicted=["default/a"], remaining=1),
+         "Clearing stove node-1: 1 of 1 dishes moved off, waiting for 1 to leave", "1개가 떠나기를 기다리는 중"),
+        (Progress("node-1", state="done", pods=["default/a"], evicted=["default/a"], left=["default/bread-x"]),
+         "Stove node-1 cleared: 1 dish moved off · 1 bread basket left on the stove", "빵 바구니 1개"),
+        (Progress("node-1", state="timed-out", pods=["default/a"], blocked={"default/a": "pdb"}, timeout=30),
+         "Clearing stove node-1 gave up after 30 s: 0 of 1 dishes moved off · still held back by staffing rule pdb",
+         "30초 후 중단"),
+        (Progress("node-1", state="failed", error='nodes "node-1" not found'),
+         'Clearing stove node-1 failed: nodes "node-1" not found', "화구 node-1 비우기 실패"),
+    ]
+    for progress, english, korean in cases:
+        with translation.override("en"):
+            assert progress.line(kitchen=True) == english
+            assert "stove" not in progress.line().lower(), "the Kubernetes line keeps kubectl's words"
+        with translation.override("ko"):
+            assert korean in progress.line(kitchen=True)
+    plural = Progress("node-1", state="done", pods=["default/a", "default/b"], evicted=["default/a", "default/b"],
+                      left=["default/x", "default/y"])
+    with translation.override("en"):
+        assert plural.line(kitchen=True) == "Stove node-1 cleared: 2 dishes moved off · 2 bread baskets left on the stove"
+
+
 @pytest.fixture(autouse=True)
 def _english():
     with translation.override("en"):
@@ -240,5 +269,8 @@ def test_the_drain_line_polls_while_it_runs_and_stops_when_it_ends(monkeypatch):
     assert "tables-0 blocked by budget tables-pdb, retrying" in running
     drains.progress["node-1"].state = "done"
     drains.progress["node-1"].evicted, drains.progress["node-1"].blocked = ["default/tables-0"], {}
+    assert '<span class="words-kitchen" title="' in running, "both wordings: the page's mode shows one"
+    assert "tables-0 held back by staffing rule tables-pdb, trying again" in running
     done = client.get("/drain/node-1/", HTTP_ACCEPT_LANGUAGE="ko").content.decode()
     assert "hx-get" not in done and "node/node-1 드레인 완료: 파드 1개 축출" in done
+    assert "화구 node-1 비움: 요리 1개 옮김" in done

@@ -206,6 +206,17 @@ def test_a_replication_controllers_pod_names_it_as_rc():
                                    "controller": True}], [{"name": "nginx", "image": "nginx"}]))
     assert (vm["ownerKind"], vm["owner"], vm["image"]) == ("rc", "nginx", "nginx")
 
+
+def test_a_replication_controller_shows_desired_current_ready_like_kubectl_get_rc():
+    rc = {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "nginx", "namespace": "shop"},
+          "spec": {"replicas": 3, "selector": {"app": "nginx"}}, "status": {"replicas": 2, "readyReplicas": 1}}
+    assert presenters.present("replicationcontrollers", rc) == {"key": "shop/nginx", "ns": "shop", "name": "nginx",
+                                                                "desired": 3, "current": 2, "ready": 1}
+    assert presenters.replicationcontroller_vm({"metadata": {"name": "new"}, "spec": {}})["desired"] == 1
+    change = presenters.change_item({"revision": 9, "type": "ADDED", "resource": "replicationcontrollers", "group": "",
+                                     "namespace": "shop", "name": "nginx", "object": rc})
+    assert change["kind"] == "ReplicationController" and change["vm"]["desired"] == 3
+
 def test_the_controller_reference_wins_over_other_owners_and_any_kind_is_named():
     owners = [{"kind": "ConfigMap", "name": "extra"}, {"kind": "StatefulSet", "name": "db", "controller": True}]
     vm = presenters.pod_vm(a_pod(owners, [{"name": "a", "image": "postgres"}, {"name": "b", "image": "busybox"}]))

@@ -146,6 +146,18 @@ def test_scaling_reads_the_scale_then_writes_it_with_the_resourceversion_read(fa
     assert fake.requests[-1].body == {"metadata": {"resourceVersion": "41"}, "spec": {"replicas": 2}}
 
 
+def test_a_replicationcontroller_is_scaled_through_its_core_v1_scale(fake, client):
+    scale_path = "/api/v1/namespaces/default/replicationcontrollers/nginx/scale"
+    fake.answers[("GET", scale_path)] = (200, {"metadata": {"name": "nginx", "resourceVersion": "7"},
+                                               "spec": {"replicas": 2}})
+    fake.answers[("PATCH", scale_path)] = (200, {"spec": {"replicas": 3}})
+    response = client.post("/actions/scale/", {"namespace": "default", "name": "nginx", "delta": "1",
+                                               "kind": "replicationcontrollers"})
+    assert response.status_code == 200 and "replicationcontroller/nginx scaled to 3" in response.content.decode()
+    assert [(r.method, r.path) for r in fake.requests] == [("GET", scale_path), ("PATCH", scale_path)]
+    assert fake.requests[-1].body == {"metadata": {"resourceVersion": "7"}, "spec": {"replicas": 3}}
+
+
 def test_the_hubs_refusal_of_an_action_is_shown_with_its_code(fake, client):
     response = client.post("/actions/delete-pod/", {"namespace": "default", "name": "gone"})
     assert response.status_code == 404
@@ -166,6 +178,7 @@ def test_a_stopped_spoke_without_the_configmap_creates_it(fake, client):
     ("spoke", {"spoke": "etcd", "state": "stopped"}),
     ("spoke", {"spoke": "scheduler", "state": "paused"}),
     ("scale", {"namespace": "default", "name": "pasta", "delta": "many"}),
+    ("scale", {"namespace": "default", "name": "pasta", "delta": "1", "kind": "nodes"}),
     ("delete-custom", {"apiVersion": "v1", "plural": "pods", "namespace": "default", "name": "p"}),
     ("delete-custom", {"apiVersion": "apps/v1", "plural": "deployments", "namespace": "default", "name": "p"}),
     ("delete-custom", {"apiVersion": "kitchen.kubekitchen.dev/v1", "plural": "dishes/x", "namespace": "default",
