@@ -283,11 +283,13 @@ async def _read_body(scope: dict[str, Any], receive: Callable) -> bytes | None:
 
 
 def _headers(content_type: str, extra: dict[str, str], length: int | None = None) -> list[tuple[bytes, bytes]]:
-    headers = [(b"content-type", content_type.encode()), (b"cache-control", b"no-cache, private")]
+    given = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in extra.items()]
+    headers = [(b"content-type", content_type.encode())]
+    if not any(name == b"cache-control" for name, _ in given):  # each header once (a watch sets its own)
+        headers.append((b"cache-control", b"no-cache, private"))
     if length is not None:
         headers.append((b"content-length", str(length).encode()))
-    headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in extra.items()]
-    return headers
+    return headers + given
 
 
 async def _caught_up(backlog: Any) -> bool:

@@ -69,3 +69,14 @@ def test_the_extras_are_entries_before_the_generic_resource_path():
 def test_the_service_paths_keep_their_own_methods(api):
     answer = api.request("POST", "/kubekitchen/resolve")
     assert answer.status_code == 405 and "POST" in _status(answer)["message"]
+
+
+def test_each_header_is_sent_once_when_an_answer_sets_its_own_cache_control():
+    """A watch sets Cache-Control itself; the wire view showed it twice."""
+    from control.api.app import _headers
+
+    names = [name for name, _ in _headers("application/json", {"Cache-Control": "no-cache, private",
+                                                                "X-Content-Type-Options": "nosniff"})]
+    assert names.count(b"cache-control") == 1 and b"x-content-type-options" in names
+    assert [name for name, _ in _headers("application/json", {}, 5)] == [b"content-type", b"cache-control",
+                                                                          b"content-length"]
