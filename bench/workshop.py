@@ -27,7 +27,7 @@ Figures (one JSON line on stdout, progress on stderr), with their targets beside
   the end; `hub_mb_per_attendee` = the growth / N; target <= 20.
 - `hub_cpu_ms_per_request`: the hub processes' CPU over each half of the window divided by the
   requests the hubs answered in it (`hub_requests`: their traffic records, spokes' requests too,
-  as the first attendee's dashboard receives them), before and during the loop. Authorization's
+  as the instructor's dashboard receives them: an attendee's gets only their own), before and during the loop. Authorization's
   cost is this figure with `--auth on` against `--auth off` (`--auth both` runs the room twice and
   prints `auth_cpu_overhead_pct`; target <= 10 %). `--auth off` runs the hub with
   KK_AUTHENTICATION=off (then every request is one user to fairness, so latencies during the loop
@@ -56,6 +56,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "control.settings")
 
 from control import workshop  # noqa: E402
 from control.auth import tokenfile  # noqa: E402
+from control.auth.tokenfile import admin_token  # noqa: E402
 from workshop_room import INTERVAL, REPLICAS, RUNAWAY, Attendee, Room, runaway  # noqa: E402
 
 TARGETS = {"mutating_p99_ms": 1000, "watch_delivery_p99_ms": 200, "hub_mb_per_attendee": 20,
@@ -75,7 +76,10 @@ async def run(room: Room, count: int, minutes: float, loop_connections: int, aut
         return tokenfile.token_of(room.data, name, (workshop.ATTENDEES,)) if auth else ""
 
     attendees = [Attendee(name, urls[i % len(urls)], token(name), codes[name], auth) for i, name in enumerate(names)]
-    attendees[0].counts_requests = True
+    # The hub's requests are counted on the instructor's page: an attendee's receives only their own.
+    instructor = Attendee("instructor", urls[0], admin_token(room.data) if auth else "",
+                          workshop.instructor_code(room.data) if auth else "", auth)
+    instructor.counts_requests = True
     await asyncio.gather(*(a.deploy() for a in attendees))
     deadline = time.monotonic() + 60 + 3 * count
     while not all(await asyncio.gather(*(a.ready() for a in attendees))):
@@ -86,7 +90,8 @@ async def run(room: Room, count: int, minutes: float, loop_connections: int, aut
     stop, stop_threads = asyncio.Event(), threading.Event()
     executor = ThreadPoolExecutor(max_workers=2 * count + 8)
     watches = [asyncio.ensure_future(a.watch(stop)) for a in attendees]
-    dashboards = [threading.Thread(target=a.dashboard, args=(stop_threads,), daemon=True) for a in attendees]
+    dashboards = [threading.Thread(target=a.dashboard, args=(stop_threads,), daemon=True)
+                  for a in (*attendees, instructor)]
     for thread in dashboards:
         thread.start()
     await asyncio.sleep(3.0)  # the snapshots are in, the watches open
@@ -116,7 +121,7 @@ async def run(room: Room, count: int, minutes: float, loop_connections: int, aut
     executor.shutdown(wait=True)
     for a in attendees:
         await a.pool.close()
-    served = attendees[0].request_times
+    served = instructor.request_times
     hub_requests = (sum(1 for ts in served if marks[0] <= ts < marks[1]), sum(1 for ts in served if marks[1] <= ts < marks[2]))
     return figures(attendees, loop_codes, idle_rss, end_rss, (cpu0, cpu_half, cpu1), wall, machine1 - machine0,
                    count, hub_requests)
