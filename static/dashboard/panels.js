@@ -8,6 +8,7 @@
 // the owner's own colour, the same on the owner's row: old and new ReplicaSets' pods told apart
 // during a rollout) and its image. Every namespaced element carries data-ns (the namespace
 // filter hides the others) and names its namespace when it is not "default".
+import { button, h, nsTag } from "./dom.js";
 import { ownerColour } from "./namespaces.js";
 import { warningKey } from "./model.js";
 import { statusWord, term, ui } from "./words.js";
@@ -15,29 +16,9 @@ import { WorkloadRows } from "./workloads.js";
 
 const DENSE_AT = 48;
 
-function h(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function button(action, label, data, className = "") {
-  const node = h("button", `act ${className}`.trim(), label);
-  node.type = "button";
-  node.dataset.action = action;
-  for (const [key, value] of Object.entries(data)) node.dataset[key] = value;
-  return node;
-}
-
 function shortName(vm) {
   if (vm.owner && vm.name.startsWith(`${vm.owner}-`)) return vm.name.slice(vm.owner.length + 1);
   return vm.name;
-}
-
-// The namespace, as a small tag, where it is not "default" (the one a beginner assumes).
-function nsTag(ns) {
-  return ns && ns !== "default" ? h("span", "ns-tag", ns) : null;
 }
 
 // STATUS words (kubectl's, computed by the hub's table converter) that mean a container is stuck

@@ -4,28 +4,9 @@
 // nothing above it scales it. One row per object, found by key; a frame redraws only the rows whose
 // object changed. Every row carries data-ns (the namespace filter hides the others); the swatch of a
 // ReplicaSet's or ReplicationController's row has the colour of its pods' owner tags.
+import { button, h, nsTag } from "./dom.js";
 import { ownerColour } from "./namespaces.js";
 import { term, ui } from "./words.js";
-
-function h(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function button(action, label, data, className = "") {
-  const node = h("button", `act ${className}`.trim(), label);
-  node.type = "button";
-  node.dataset.action = action;
-  for (const [key, value] of Object.entries(data)) node.dataset[key] = value;
-  return node;
-}
-
-// The namespace, as a small tag, where it is not "default" (the one a beginner assumes).
-function nsTag(ns) {
-  return ns && ns !== "default" ? h("span", "ns-tag", ns) : null;
-}
 
 export class WorkloadRows {
   constructor(model, tbody) {
