@@ -204,15 +204,11 @@ async def wget(shell: Shell, args: list[str], io: Streams) -> int:
         return 1
     body = answer.body
     target = output or "index.html"
-    if target == "-":
-        io.out(body)
-        return 0
-    try:
-        shell.fs.write(shell.fs.resolve(shell.cwd, target), body)
-    except FsError as exc:
-        io.err(f"wget: can't open '{target}': {exc}\n".encode())
+    failed = _deliver(shell, io, target, body)
+    if failed is not None:
+        io.err(f"wget: can't open '{target}': {failed}\n".encode())
         return 1
-    if not quiet:
+    if not quiet and target != "-":
         io.err(f"saving to '{target}'\n'{target}' saved\n".encode())
     return 0
 
@@ -248,12 +244,20 @@ async def curl(shell: Shell, args: list[str], io: Streams) -> int:
         return code
     answer = response(line, parse_url(urls[0])[2], shell.clock.now())
     body = answer.head() if head_only else (answer.head() if include else b"") + answer.body
-    if output is None or output == "-":
-        io.out(body)
-        return 0
-    try:
-        shell.fs.write(shell.fs.resolve(shell.cwd, output), body)
-    except FsError as exc:
-        io.err(f"curl: (23) Failure writing output to destination: {exc}\n".encode())
+    failed = _deliver(shell, io, output or "-", body)
+    if failed is not None:
+        io.err(f"curl: (23) Failure writing output to destination: {failed}\n".encode())
         return 23
     return 0
+
+
+def _deliver(shell: Shell, io: Streams, target: str, body: bytes) -> FsError | None:
+    """`body` to standard output ("-") or into the file `target`; the file system's refusal, if any."""
+    if target == "-":
+        io.out(body)
+        return None
+    try:
+        shell.fs.write(shell.fs.resolve(shell.cwd, target), body)
+    except FsError as exc:
+        return exc
+    return None
