@@ -291,6 +291,18 @@ def objects_of(resources: list[str]) -> tuple[dict[str, list[str]], int]:
     return found, int(rows[0][0]) if rows else 0
 
 
+def fingerprint(resources: list[str]) -> tuple[int, int]:
+    """(how many objects, their newest revision) of several resources. It is back to an earlier
+    value only when the objects are back to that moment's (revisions only grow, so the newest is
+    back only when every object created or changed since is gone again; a deleted older one would
+    lower the count): a cache of them can tell it is current without reading them."""
+    marks = ", ".join(["%s"] * len(resources))
+    cursor = connection.cursor()
+    cursor.execute(f"SELECT COUNT(*), MAX(revision) FROM {_OBJ} WHERE resource IN ({marks})", list(resources))
+    count, newest = cursor.fetchone()
+    return int(count or 0), int(newest or 0)
+
+
 def writes_held() -> None:
     """Inside a transaction: take the revision row now, as every write does before it commits, so
     no other write commits until this transaction ends. For a write that decides from what is
