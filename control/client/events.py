@@ -65,19 +65,33 @@ class EventRecorder:
 class EventQueue:
     """Records events from a background task, so a worker never waits on them. When more than
     `limit` are waiting, new ones are dropped (and counted), as client-go's broadcaster does:
-    an event is worth less than the work it describes."""
+    an event is worth less than the work it describes.
+
+    One queue (one broadcaster) serves a process; `named(component)` gives a recorder whose events
+    carry their own `source.component`, as each controller of kube-controller-manager has its own
+    (`job-controller`, `replicaset-controller`, ...), through the same queue and task."""
 
     def __init__(self, recorder: EventRecorder, *, limit: int = 1000):
         self.recorder, self.limit = recorder, limit
-        self.waiting: deque[tuple[dict[str, Any], str, str, str]] = deque()
+        self.waiting: deque[tuple[EventRecorder, dict[str, Any], str, str, str]] = deque()
         self.dropped = 0
         self._wake = asyncio.Event()
+        self._named: dict[str, EventRecorder] = {}
 
     async def record(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        self._enqueue(self.recorder, obj, type_, reason, message)
+
+    def named(self, component: str) -> "NamedEvents":
+        if component not in self._named:
+            base = self.recorder
+            self._named[component] = EventRecorder(base.client, component, base.host, clock=base.clock, window=base.window)
+        return NamedEvents(self, self._named[component])
+
+    def _enqueue(self, recorder: EventRecorder, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
         if len(self.waiting) >= self.limit:
             self.dropped += 1
             return
-        self.waiting.append((obj, type_, reason, message))
+        self.waiting.append((recorder, obj, type_, reason, message))
         self._wake.set()
 
     async def run(self) -> None:
@@ -85,4 +99,19 @@ class EventQueue:
             await self._wake.wait()
             self._wake.clear()
             while self.waiting:
-                await self.recorder.record(*self.waiting.popleft())
+                recorder, *event = self.waiting.popleft()
+                await recorder.record(*event)
+
+
+class NamedEvents:
+    """A component's door into a shared `EventQueue` (what controllers are given as `recorder`)."""
+
+    def __init__(self, queue: EventQueue, recorder: EventRecorder):
+        self.queue, self.recorder = queue, recorder
+
+    @property
+    def component(self) -> str:
+        return self.recorder.component
+
+    async def record(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+        self.queue._enqueue(self.recorder, obj, type_, reason, message)

@@ -4,7 +4,9 @@ Guarantees: every controller module exposes `build(*, client, informers, clock, 
 -> Runner`; controllers share one watch per resource; the process identifies itself as
 `kube-controller-manager`, and runs until cancelled. Events are recorded from a background task
 (`EventQueue`, as client-go's broadcaster does), so a controller never waits on one: a DaemonSet
-creating 50 pods does not wait for 50 `SuccessfulCreate` events between its batches.
+creating 50 pods does not wait for 50 `SuccessfulCreate` events between its batches. Each
+controller's events carry the source component its upstream counterpart names
+(`EVENT_SOURCES`: what `kubectl describe` shows under "From", e.g. `job-controller`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,27 @@ CONTROLLERS = {
     "resourcequota": "control.controllers.resourcequota",
 }
 
+# The `source.component` of each controller's events, as kube-controller-manager's controllers
+# name their recorders (`pkg/controller/*`: e.g. job_controller.go "job-controller"; the disruption
+# controller's is "controllermanager"); controllers not listed record none of their own.
+EVENT_SOURCES = {
+    "replicaset": "replicaset-controller",
+    "replicationcontroller": "replication-controller",
+    "deployment": "deployment-controller",
+    "endpoints": "endpoint-controller",
+    "garbagecollector": "garbage-collector-controller",
+    "namespace": "namespace-controller",
+    "nodelifecycle": "node-controller",
+    "servicelb": "service-controller",
+    "horizontalpodautoscaling": "horizontal-pod-autoscaler",
+    "job": "job-controller",
+    "cronjob": "cronjob-controller",
+    "disruption": "controllermanager",
+    "daemonset": "daemonset-controller",
+    "statefulset": "statefulset-controller",
+    "persistentvolume-binder": "persistentvolume-controller",
+}
+
 
 async def run_controller_manager(server: str, *, controllers: list[str] | None = None, clock: Clock | None = None,
                                  timings: Timings | None = None) -> None:
@@ -55,5 +78,6 @@ async def run_controller_manager(server: str, *, controllers: list[str] | None =
         if name not in CONTROLLERS:
             raise ValueError(f"unknown controller {name!r}; choose from {', '.join(CONTROLLERS)}")
         module = importlib.import_module(CONTROLLERS[name])
-        runners.append(module.build(client=client, informers=informers, clock=clock, timings=timings, recorder=recorder))
+        events = recorder.named(EVENT_SOURCES.get(name, name + "-controller"))
+        runners.append(module.build(client=client, informers=informers, clock=clock, timings=timings, recorder=events))
     await run_all(client, [informers.run(), recorder.run(), *(runner.run() for runner in runners)])
