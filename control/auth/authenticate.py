@@ -10,7 +10,10 @@ Guarantees:
 - any other token raises `Unauthorized` (401, message `Unauthorized`, as upstream's body);
 - every authenticated user is also in `system:authenticated`; the anonymous user is
   `system:anonymous` in `system:unauthenticated`;
-- the token file is re-read when it changes on disk (a new node's kubelet token), never per request.
+- the token file is re-read when it changes on disk (a new node's kubelet token), never per request:
+  a token not in the memory copy has the file looked at again at once (a token added a moment ago
+  works on its first request), a known one at most every `TokenFile.RECHECK` seconds (a token
+  removed from the file stops working within that).
 """
 
 from __future__ import annotations
@@ -43,15 +46,26 @@ def unauthorized() -> errors.Unauthorized:
 class TokenFile:
     """The folder's token file, read again only when its modification time changes."""
 
-    def __init__(self, folder: Path):
-        self.folder = Path(folder)
+    RECHECK = 1.0  # seconds a known token is trusted without looking at the file
+
+    def __init__(self, folder: Path, clock: Clock = REAL):
+        self.folder, self.clock = Path(folder), clock
         self._seen: tuple[float, int] | None = None
         self._entries: dict[str, tokenfile.Entry] = {}
+        self._checked_at = float("-inf")
         self._lock = threading.Lock()
+
+    def lookup(self, token: str) -> tokenfile.Entry | None:
+        """The token's entry: from memory while the file was looked at within RECHECK seconds."""
+        entry = self._entries.get(token)
+        if entry is not None and self.clock.monotonic() - self._checked_at < self.RECHECK:
+            return entry
+        return self.entries().get(token)
 
     def entries(self) -> dict[str, tokenfile.Entry]:
         target = tokenfile.path(self.folder)
         with self._lock:
+            self._checked_at = self.clock.monotonic()
             try:
                 stat = target.stat()
             except FileNotFoundError:
@@ -120,7 +134,7 @@ def bearer_token(authorization: str) -> str | None:
 class Authenticator:
     def __init__(self, folder: Path, clock: Clock = REAL):
         self.folder, self.clock = Path(folder), clock
-        self.tokens = TokenFile(folder)
+        self.tokens = TokenFile(folder, clock)
         self._public_key: Any = None
 
     def public_key(self) -> Any:
@@ -132,7 +146,7 @@ class Authenticator:
         token = bearer_token(authorization)
         if token is None:
             return ANONYMOUS
-        entry = self.tokens.entries().get(token) if token else None
+        entry = self.tokens.lookup(token) if token else None
         if entry is not None:
             return _with_authenticated(entry.user, entry.uid, entry.groups)
         if token and looks_like_jwt(token):

@@ -97,6 +97,9 @@ def applies_to(user: User, subjects: Any, binding_namespace: str) -> bool:
     return False
 
 
+RULES_MEMO = 10_000  # (user, namespace) pairs remembered per snapshot
+
+
 @dataclass
 class Policy:
     """The stored RBAC objects: ClusterRoles by name, Roles by (namespace, name), the bindings."""
@@ -105,6 +108,9 @@ class Policy:
     roles: dict[tuple[str, str], Obj] = field(default_factory=dict)
     cluster_role_bindings: list[Obj] = field(default_factory=list)
     role_bindings: dict[str, list[Obj]] = field(default_factory=dict)
+    # (user, groups, namespace) -> the rules that apply: a snapshot never changes, so neither do they
+    _rules: dict[tuple[str, tuple[str, ...], str], tuple[Obj, ...]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def of(cls, cluster_roles: Iterable[Obj], roles: Iterable[Obj], cluster_role_bindings: Iterable[Obj],
@@ -138,10 +144,21 @@ class Policy:
                 if applies_to(user, binding.get("subjects"), namespace):
                     yield from self.role_rules(binding.get("roleRef"), namespace)
 
+    def rules_of(self, user: User, namespace: str) -> tuple[Obj, ...]:
+        """`rules_for`, worked out once per user, groups and namespace for this snapshot (a room
+        of attendees asks the same few questions thousands of times)."""
+        key = (user.name, tuple(user.groups), namespace)
+        rules = self._rules.get(key)
+        if rules is None:
+            if len(self._rules) >= RULES_MEMO:
+                self._rules.clear()
+            rules = self._rules[key] = tuple(self.rules_for(user, namespace))
+        return rules
+
     def allowed(self, user: User, attrs: Attributes) -> bool:
         if MASTERS in user.groups:
             return True
-        return any(rule_allows(attrs, rule) for rule in self.rules_for(user, attrs.namespace))
+        return any(rule_allows(attrs, rule) for rule in self.rules_of(user, attrs.namespace))
 
 
 def forbidden_message(user: User, attrs: Attributes) -> str:

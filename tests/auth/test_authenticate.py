@@ -89,3 +89,16 @@ def test_the_token_file_is_read_again_when_it_changes(authn, tmp_path):
     with tokenfile.path(tmp_path).open("a") as f:
         f.write("late,latecomer,l1,team\n")
     assert authn.user("Bearer late", stored()).groups == ("team", "system:authenticated")
+
+
+def test_a_known_token_is_trusted_from_memory_and_a_removed_one_stops_within_the_recheck(authn, tmp_path):
+    tokenfile.ensure(tmp_path)
+    with tokenfile.path(tmp_path).open("a") as f:
+        f.write("gone-soon,leaver,u1,team\n")
+    assert authn.user("Bearer gone-soon", stored()).name == "leaver"
+    target = tokenfile.path(tmp_path)
+    target.write_text("".join(line + "\n" for line in target.read_text().splitlines() if "gone-soon" not in line))
+    assert authn.user("Bearer gone-soon", stored()).name == "leaver"  # within RECHECK: from memory, no stat
+    authn.clock.t += authn.tokens.RECHECK
+    with pytest.raises(errors.Unauthorized):
+        authn.user("Bearer gone-soon", stored())
