@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -22,9 +23,24 @@ KUBECTL = "/usr/bin/kubectl"
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A free loopback port below the kernel's ephemeral range: a port the kernel hands out (bind to
+    0) may be taken again, before the server binds it, as the local port of any outgoing connection
+    (a spoke's to its hub), which ends in "Address already in use"; `runcluster` also takes the
+    next port for HTTPS."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    for _ in range(200):
+        port = random.randint(max(1024, low - 12_000), low - 2)
+        with socket.socket() as sock, socket.socket() as after:
+            try:
+                sock.bind(("127.0.0.1", port))
+                after.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free loopback port below the ephemeral range")
 
 
 DATA_DIRS: dict[str, Path] = {}  # hub URL -> its data folder, for `login_url`

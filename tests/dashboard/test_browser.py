@@ -364,6 +364,11 @@ spec:
 def test_a_long_delete_story_keeps_its_cause_and_newest_steps_at_1280(browser, cluster):
     # kubectl deletes a Deployment of 9: the garbage collector deletes its ReplicaSet and its pods,
     # each kubelet removes its own. At 1280 wide the story is longer than the line's two lines.
+    # An earlier test's crash-looping pod (soup) would go on telling BackOff stories, and one would
+    # become the newest line while this test reads the delete's: it goes first.
+    cluster.kubectl("delete", "deployment", "soup", "--ignore-not-found", "--wait=false")
+    wait_for(lambda: not json.loads(cluster.kubectl("get", "pods", "-l", "app=soup", "-o", "json").stdout)["items"],
+             timeout=60, what="soup's pods gone")
     with dashboard_page(browser, cluster.url, {"width": 1280, "height": 720}) as page:
         cluster.kubectl("apply", "-f", "-", input=BROTH)
         page.wait_for_function("document.querySelectorAll(\".pod[data-name^='broth-'].phase-ready:not(.terminating)\")"
