@@ -214,6 +214,10 @@ class ReplicaSetController:
             for failure in failures:
                 self.expectations.create_failed(key)
                 await record_failed_create(self.recorder, rs, failure)
+            if self.recorder:  # one event per pod, as upstream's RealPodControl records them
+                for created in (r for r in results if not isinstance(r, BaseException)):
+                    await self.recorder.record(rs, "Normal", "SuccessfulCreate",
+                                               f"Created pod: {metadata(created).get('name', '')}")
             if failures:
                 for _ in range(sum(batches[i + 1:])):  # never sent: do not wait for them
                     self.expectations.create_failed(key)
@@ -223,8 +227,6 @@ class ReplicaSetController:
                 if not isinstance(first, errors.ApiError):
                     raise first
                 return retry(str(first))
-        if self.recorder:
-            await self.recorder.record(rs, "Normal", "SuccessfulCreate", f"Created {count} pod(s) for {metadata(rs)['name']}")
         return DONE
 
     async def delete_pods(self, key: str, rs: Obj, victims: list[Obj]) -> Result:
@@ -232,9 +234,9 @@ class ReplicaSetController:
         results = await delete_pods(self.client, PODS, self.expectations, key, victims)
         failures = [r for r in results if isinstance(r, BaseException) and not isinstance(r, errors.NotFound)]
         if self.recorder:
-            names = ", ".join(metadata(p)["name"] for p, r in zip(victims, results) if not isinstance(r, BaseException))
-            if names:
-                await self.recorder.record(rs, "Normal", "SuccessfulDelete", f"Deleted pod(s): {names}")
+            for pod, result in zip(victims, results):
+                if not isinstance(result, BaseException):
+                    await self.recorder.record(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {metadata(pod)['name']}")
         if failures:
             if not isinstance(failures[0], errors.ApiError):
                 raise failures[0]

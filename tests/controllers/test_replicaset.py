@@ -3,6 +3,8 @@ adoption, status."""
 
 from __future__ import annotations
 
+import re
+
 from control import errors
 from control.clock import FakeClock
 from control.client.resources import PODS, REPLICASETS
@@ -241,3 +243,20 @@ def test_a_terminating_namespace_is_neither_reported_nor_retried():
     assert recorder.events == []
     assert "conditions" not in client.of("replace/status", "replicasets")[-1].body["status"]
     assert controller.expectations.satisfied("default/web")
+
+
+def test_every_pod_created_or_deleted_is_its_own_event_as_upstreams_pod_control_records():
+    rs = replicaset("web", 2)
+    controller, client = setup(rs)
+    controller.recorder = recorder = Recorder()
+    run(controller.reconcile("default/web"))
+    created = [e for e in recorder.events if e[2] == "SuccessfulCreate"]
+    assert len(created) == 2 and all(e[0] == "web" and re.fullmatch(r"Created pod: web-\S+", e[3]) for e in created)
+    assert len({e[3] for e in created}) == 2, "each names its own pod"
+
+    shrunk = replicaset("web", 1)
+    controller, client = setup(shrunk, pod("web-a", owners=[shrunk]), pod("web-b", owners=[shrunk]))
+    controller.recorder = recorder = Recorder()
+    run(controller.reconcile("default/web"))
+    deleted = [e for e in recorder.events if e[2] == "SuccessfulDelete"]
+    assert len(deleted) == 1 and deleted[0][3] in ("Deleted pod: web-a", "Deleted pod: web-b")
