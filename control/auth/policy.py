@@ -173,6 +173,10 @@ def cluster_roles() -> list[Obj]:
         _role("system:public-info-viewer", [rule(["get"], urls=PUBLIC_URLS)]),
         _role("system:kube-controller-manager", _controller_manager_rules()),
         _role("system:kube-scheduler", _scheduler_rules()),
+        # upstream's role for the scheduler's VolumeBinding plugin (it names a claim's node)
+        _role("system:volume-scheduler", [
+            rule(["get", "list", "watch", "patch", "update"], [""], ["persistentvolumes", "persistentvolumeclaims"]),
+            rule(["get", "list", "watch"], ["storage.k8s.io"], ["storageclasses"])]),
         _role("system:node", _node_rules()),
         _role("system:node-proxier", _node_proxier_rules()),
         # What our spokes do beyond their real counterparts: the scheduler records PodScheduled
@@ -223,6 +227,7 @@ def cluster_role_bindings() -> list[Obj]:
         _binding("system:kube-controller-manager", "system:kube-controller-manager",
                  [_user("system:kube-controller-manager")]),
         _binding("system:kube-scheduler", "system:kube-scheduler", [_user("system:kube-scheduler")]),
+        _binding("system:volume-scheduler", "system:volume-scheduler", [_user("system:kube-scheduler")]),
         # upstream binds system:node to no one (the Node authorizer decides); without that
         # authorizer, the group is bound and the node restriction (control.auth.restriction) narrows it.
         _binding("system:node", "system:node", [_group("system:nodes")]),

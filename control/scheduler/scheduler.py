@@ -20,6 +20,12 @@ Guarantees:
   labels or `unschedulable`, and when a counted pod is deleted or finishes (those with pod
   affinity or spread constraints also when a pod lands on a node); and periodically
   with backoff from `initial_backoff` doubling to `max_backoff` (60 s).
+- Volumes (`volumes`, upstream's VolumeBinding): a pod whose claim is missing, being deleted or
+  unbound with an Immediate class is unschedulable with upstream's message, and retried when a
+  claim changes; a pod with unbound WaitForFirstConsumer claims is placed, and before it is bound
+  its node is named on each claim (`volume.kubernetes.io/selected-node`) and the binding waits
+  (at most `volume_bind_timeout`, upstream's 600 s) until the claims are bound. So a kubelet is
+  never given a pod whose claim is unbound.
 - Many workers (KK_SCHEDULER_WORKERS, default 32) overlap bindings; the hub's write rate, not
   the decisions (about 0.3 ms per pod for 10 nodes), bounds the throughput.
 """
@@ -37,7 +43,7 @@ from control.client.component import connect, run_all
 from control.client.events import EventRecorder
 from control.client.http import HubClient
 from control.client.informer import Handlers
-from control.client.resources import NODES, PODS, key_of, split_key
+from control.client.resources import NODES, PERSISTENTVOLUMECLAIMS, PODS, STORAGECLASSES, key_of, split_key
 from control.client.runner import DONE, Result, Runner, requeue_after
 from control.client.shared import SharedInformers
 from control.client.workqueue import WorkQueue
@@ -47,6 +53,7 @@ from control.scheduler.demand import Obj, pod_requests
 from control.scheduler.filter import failure_message, node_reasons
 from control.scheduler.interpod import ClusterFilters
 from control.scheduler.score import pick_node
+from control.scheduler.volumes import SELECTED_NODE, check_claims, is_bound, prefilter_message
 
 log = logging.getLogger(__name__)
 
@@ -126,13 +133,17 @@ class EventSender:
 class Scheduler:
     def __init__(self, client: HubClient, informers: SharedInformers, *, clock: Clock | None = None,
                  recorder: EventRecorder | None = None, workers: int = DEFAULT_WORKERS, assumed_ttl: float = 30.0,
-                 initial_backoff: float = 1.0, max_backoff: float = 60.0):
+                 initial_backoff: float = 1.0, max_backoff: float = 60.0, volume_bind_timeout: float = 600.0):
         self.client = client
         self.clock = clock or REAL
         self.events = EventSender(recorder or EventRecorder(client, SCHEDULER_NAME, clock=self.clock))
         self.initial_backoff, self.max_backoff = initial_backoff, max_backoff
         self.pods = informers.get(PODS)
         self.nodes = informers.get(NODES)
+        self.claims = informers.get(PERSISTENTVOLUMECLAIMS)
+        self.classes = informers.get(STORAGECLASSES)
+        self.volume_bind_timeout = volume_bind_timeout
+        self._claim_waiters: set[asyncio.Event] = set()
         self.cache = SchedulerCache(clock=self.clock, ttl=assumed_ttl)
         self.queue = WorkQueue(clock=self.clock)
         self.unschedulable: set[str] = set()
@@ -141,7 +152,11 @@ class Scheduler:
         self.pods.add_handlers(Handlers(on_add=self._pod_seen, on_update=self._pod_updated, on_delete=self._pod_gone))
         self.nodes.add_handlers(Handlers(on_add=self._node_added, on_update=self._node_updated,
                                          on_delete=self._node_gone))
-        self.runner = Runner("scheduler", self.reconcile, self.queue, [self.pods, self.nodes], workers=workers)
+        self.claims.add_handlers(Handlers(on_add=self._claim_changed, on_update=lambda old, new: self._claim_changed(new),
+                                          on_delete=self._claim_changed))
+        self.classes.add_handlers(Handlers(on_add=self._claim_changed, on_update=lambda old, new: self._claim_changed(new)))
+        self.runner = Runner("scheduler", self.reconcile, self.queue, [self.pods, self.nodes, self.claims, self.classes],
+                             workers=workers)
 
     async def run(self) -> None:
         await asyncio.gather(self.runner.run(), self.events.run())
@@ -184,6 +199,11 @@ class Scheduler:
     def _node_gone(self, node: Obj) -> None:
         self.cache.remove_node(node["metadata"]["name"])
 
+    def _claim_changed(self, obj: Obj) -> None:
+        for waiter in self._claim_waiters:
+            waiter.set()
+        self.retry_unschedulable("a claim or storage class changed")
+
     def retry_unschedulable(self, why: str) -> None:
         if self.unschedulable:
             log.debug("retrying %d unschedulable pods: %s", len(self.unschedulable), why)
@@ -215,6 +235,9 @@ class Scheduler:
 
         requests = pod_requests(pod)
         infos = self.cache.nodes()
+        volumes = check_claims(pod, lambda ns, name: self.claims.cache.get(f"{ns}/{name}"), self.classes.cache.list())
+        if volumes.unresolvable:
+            return await self._unschedulable(key, pod, prefilter_message(len(infos), volumes.unresolvable))
         others = ClusterFilters(pod, infos, self.cache.anti_affinity)
         cluster = others.reason if others.active else None
         feasible, reasons = [], {}
@@ -231,6 +254,9 @@ class Scheduler:
         self.cache.assume(pod, node)
         namespace, name = split_key(key)
         try:
+            if volumes.delayed and not await self._claims_bound_on(node, volumes.delayed):
+                self.cache.forget(key)
+                return await self._unschedulable(key, pod, "binding volumes: timed out waiting for the condition")
             await self.client.bind(namespace, name, node)
         except (errors.Conflict, errors.NotFound) as exc:
             self.cache.forget(key)
@@ -243,6 +269,34 @@ class Scheduler:
         self._settled(key)
         self.events.emit(_as_pod(pod), "Normal", "Scheduled", f"Successfully assigned {key} to {node}")
         return DONE
+
+    async def _claims_bound_on(self, node: str, claims: list[Obj]) -> bool:
+        """PreBind: name the node on each delayed claim, then wait until every one is bound."""
+        for claim in claims:
+            meta = claim["metadata"]
+            if (meta.get("annotations") or {}).get(SELECTED_NODE) != node:
+                await self.client.patch(PERSISTENTVOLUMECLAIMS, meta["name"],
+                                        {"metadata": {"annotations": {SELECTED_NODE: node}}}, meta.get("namespace"))
+        keys = [key_of(claim) for claim in claims]
+        deadline = self.clock.monotonic() + self.volume_bind_timeout
+        while True:
+            current = [self.claims.cache.get(key) for key in keys]
+            if any(c is None or (c.get("metadata") or {}).get("deletionTimestamp") for c in current):
+                return False
+            if all(is_bound(c) for c in current if c is not None):
+                return True
+            remaining = deadline - self.clock.monotonic()
+            if remaining <= 0:
+                return False
+            changed = asyncio.Event()
+            self._claim_waiters.add(changed)
+            try:
+                waits = [asyncio.ensure_future(changed.wait()), asyncio.ensure_future(self.clock.sleep(remaining))]
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                for waiting in waits:
+                    waiting.cancel()
+            finally:
+                self._claim_waiters.discard(changed)
 
     async def _unschedulable(self, key: str, pod: Obj, message: str) -> Result:
         self.unschedulable.add(key)  # before any await: a node event from now on retries it

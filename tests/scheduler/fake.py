@@ -8,7 +8,7 @@ from typing import Any
 
 from control import errors
 from control.clock import FakeClock
-from control.client.resources import EVENTS, PODS
+from control.client.resources import EVENTS, PERSISTENTVOLUMECLAIMS, PODS
 from control.client.shared import SharedInformers
 from control.scheduler.scheduler import Scheduler
 from tests.scheduler.objects import next_rv
@@ -20,6 +20,7 @@ class FakeClient:
         self.events: list[dict[str, Any]] = []
         self.event_patches: list[dict[str, Any]] = []
         self.status_patches: list[tuple[str, Any, str]] = []
+        self.claim_patches: list[tuple[str, Any]] = []
         self.bind_errors: dict[str, Exception] = {}
 
     async def bind(self, namespace: str, pod: str, node: str) -> None:
@@ -39,6 +40,9 @@ class FakeClient:
         if resource is EVENTS:
             self.event_patches.append(patch)
             return patch
+        if resource is PERSISTENTVOLUMECLAIMS:
+            self.claim_patches.append((f"{namespace}/{name}", patch))
+            return patch
         assert resource is PODS and subresource == "status"
         self.status_patches.append((f"{namespace}/{name}", patch, patch_type))
         return patch
@@ -56,21 +60,22 @@ class Harness:
         self._echoed = 0
         self.scheduler = Scheduler(self.client, SharedInformers(self.client, clock=self.clock), clock=self.clock, **options)
 
+    def informer_of(self, obj: dict):
+        return {"Node": self.scheduler.nodes, "PersistentVolumeClaim": self.scheduler.claims,
+                "StorageClass": self.scheduler.classes}.get(obj.get("kind"), self.scheduler.pods)
+
     def add(self, *objects: dict) -> None:
         for obj in objects:
-            informer = self.scheduler.nodes if obj.get("kind") == "Node" else self.scheduler.pods
-            informer.apply({"type": "ADDED", "object": obj})
+            self.informer_of(obj).apply({"type": "ADDED", "object": obj})
 
     def modify(self, obj: dict) -> dict:
         obj = copy.deepcopy(obj)
         obj["metadata"]["resourceVersion"] = next_rv()
-        informer = self.scheduler.nodes if obj.get("kind") == "Node" else self.scheduler.pods
-        informer.apply({"type": "MODIFIED", "object": obj})
+        self.informer_of(obj).apply({"type": "MODIFIED", "object": obj})
         return obj
 
     def delete(self, obj: dict) -> None:
-        informer = self.scheduler.nodes if obj.get("kind") == "Node" else self.scheduler.pods
-        informer.apply({"type": "DELETED", "object": obj})
+        self.informer_of(obj).apply({"type": "DELETED", "object": obj})
 
     def confirm_binds(self) -> None:
         """The watch catches up: every bound pod comes back with its nodeName."""
