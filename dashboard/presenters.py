@@ -80,6 +80,15 @@ def pod_image(pod: Obj) -> str:
     return first + more
 
 
+def _ready_since(pod: Obj) -> str:
+    """When a Ready pod last became Ready ("" when it is not): a Warning from before that moment
+    (a FailedScheduling while its claim was being bound) is history, not its state."""
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if isinstance(condition, dict) and condition.get("type") == "Ready" and condition.get("status") == "True":
+            return str(condition.get("lastTransitionTime") or "")
+    return ""
+
+
 def pod_vm(pod: Obj) -> Obj:
     status = pod.get("status") or {}
     owner_kind, owner = controller_of(pod)
@@ -87,7 +96,7 @@ def pod_vm(pod: Obj) -> Obj:
     annotations = _meta(pod).get("annotations") or {}
     return {**_base(pod), "node": (pod.get("spec") or {}).get("nodeName", ""),
             "phase": status.get("phase") or "Pending", "status": pod_status(pod),
-            "ready": _condition(pod, "Ready") == "True", "restarts": restarts,
+            "ready": _condition(pod, "Ready") == "True", "readySince": _ready_since(pod), "restarts": restarts,
             "terminating": bool(_meta(pod).get("deletionTimestamp")), "ip": status.get("podIP", ""),
             "owner": owner, "ownerKind": OWNER_SHORT.get(owner_kind, owner_kind.lower()),
             "image": pod_image(pod), "crashing": CRASH_ANNOTATION in annotations,

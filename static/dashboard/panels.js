@@ -227,7 +227,9 @@ export class Panels {
     if (answered) parts.push(answeredBadge(answered));
     if (vm.restarts) parts.push(h("span", "restarts", `↻${vm.restarts}`));
     const warning = this.model.warnings.get(warningKey("Pod", vm.ns, vm.name));
-    if (warning) {
+    // a Warning from before the pod last became Ready is its history (Events panel), not its state
+    const past = warning && vm.ready && vm.readySince && warning.last && warning.last <= vm.readySince;
+    if (warning && !past) {
       const mark = h("span", "warning", `⚠ ${warning.reason}`);
       mark.title = warning.message;
       parts.push(mark);

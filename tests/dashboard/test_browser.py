@@ -402,3 +402,33 @@ def test_a_long_delete_story_keeps_its_cause_and_newest_steps_at_1280(browser, c
         assert len(text) < len(story)
         assert page.eval_on_selector("#narration", "e => e.scrollHeight <= e.clientHeight + 1"), "two lines"
         assert page.eval_on_selector(".narration-row", "e => JSON.stringify(e.getBoundingClientRect())") == row
+
+
+CELLAR = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: cellar}
+spec:
+  serviceName: cellar
+  replicas: 1
+  selector: {matchLabels: {app: cellar}}
+  template:
+    metadata: {labels: {app: cellar}}
+    spec: {containers: [{name: c, image: nginx, volumeMounts: [{name: data, mountPath: /data}]}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+"""
+
+
+def test_a_warning_from_before_a_pod_became_ready_is_not_drawn_on_it(page, cluster):
+    # The set's claim is bound a moment after its pod is created: the scheduler says
+    # FailedScheduling (unbound immediate claim) once, then places it. Ready, it shows no warning.
+    cluster.kubectl("apply", "-f", "-", input=CELLAR)
+    page.wait_for_selector(".pod[data-name='cellar-0'].phase-ready:not(.terminating)", timeout=60_000)
+    events = json.loads(cluster.kubectl("get", "events", "--field-selector", "involvedObject.name=cellar-0",
+                                        "-o", "json").stdout)["items"]
+    if any(e["reason"] == "FailedScheduling" for e in events):  # the claim may also be bound first
+        assert page.locator("#event-list .event.type-warning >> text=FailedScheduling").count() >= 1
+    assert page.locator(".pod[data-name='cellar-0'] .warning").count() == 0
+    cluster.kubectl("delete", "statefulset", "cellar", "--wait=false")

@@ -232,3 +232,13 @@ def test_images_are_shortened_to_their_last_path_part_and_a_short_digest():
     assert presenters.short_image("docker.io/library/nginx:1.25") == "nginx:1.25"
     assert presenters.short_image("localhost:5000/team/app@sha256:0123456789abcdef") == "app@0123456"
     assert presenters.short_image("") == ""
+
+
+def test_a_ready_pod_says_since_when_and_an_unready_one_does_not():
+    from dashboard.presenters import pod_vm
+
+    ready = {"metadata": {"name": "db-0", "namespace": "default"}, "spec": {}, "status": {"phase": "Running",
+             "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-28T11:00:05Z"}]}}
+    assert pod_vm(ready)["readySince"] == "2026-11-28T11:00:05Z"
+    ready["status"]["conditions"][0]["status"] = "False"
+    assert pod_vm(ready)["readySince"] == ""
