@@ -2,7 +2,8 @@
 // nearest edge LABEL_GAP from the circle, whatever the angle: beside the circle on the sides, under
 // it at the bottom), pushed further out step by step, and a little sideways along the ring, while it
 // would cover anything already taken (the hub, the store, a circle, a label placed before) or leave
-// the picture. A label too wide for the room left to the picture's edge is shrunk, never grown.
+// the picture; and smaller, step by step, when no place fits it. A label too wide for the room left
+// to the picture's edge is shrunk, never grown.
 // Pure geometry in the picture's units (the SVG viewBox): no DOM here.
 export const HALF_WIDTH = 630; // the viewBox reaches ±640: labels must end before that
 const TOP = -420; // the viewBox's top and bottom
@@ -12,6 +13,7 @@ const PUSH_STEP = 6; // how far a label moves out each time it would cover somet
 const MAX_PUSH = 150;
 const SIDEWAYS = [0, 20, -20, 40, -40];
 const SMALLEST = 0.2;
+const SHRINK = [1, 0.85, 0.7, 0.55]; // the sizes tried, of the widest that fits the picture
 
 // A box of this width and height centred on (x, y).
 export function box(x, y, width, height) {
@@ -34,7 +36,20 @@ export function labelSpot(spoke, own, size, taken) {
   // |centre x| + w/2 = base + scale * (W (1 + cos²) / 2 + |cos sin| H / 2) must not pass HALF_WIDTH.
   const base = Math.abs(x + (radius + LABEL_GAP) * cos);
   const per = (own.width * (1 + cos * cos)) / 2 + (Math.abs(cos * sin) * own.height) / 2;
-  const scale = per > 0 ? Math.max(SMALLEST, Math.min(size, (HALF_WIDTH - base) / per)) : size;
+  const widest = per > 0 ? Math.max(SMALLEST, Math.min(size, (HALF_WIDTH - base) / per)) : size;
+  // A tall label (the controller-manager's list of controllers) near the top may find no room at
+  // its size: smaller, it may. Only when no size fits does it take its first place.
+  for (const shrink of SHRINK) {
+    const found = freeSpot(spoke, own, Math.max(SMALLEST, widest * shrink), taken);
+    if (found) return found;
+  }
+  const [w, h] = [own.width * widest, own.height * widest];
+  const out = radius + LABEL_GAP + Math.abs(cos) * (w / 2) + Math.abs(sin) * (h / 2);
+  return { spot: box(x + out * cos, y + out * sin, w, h), scale: widest };
+}
+
+// The first free box for the label at this scale, or null.
+function freeSpot({ x, y, radius, cos, sin }, own, scale, taken) {
   const w = own.width * scale;
   const h = own.height * scale;
   const reach = (extra) => radius + LABEL_GAP + extra + Math.abs(cos) * (w / 2) + Math.abs(sin) * (h / 2);
@@ -45,5 +60,5 @@ export function labelSpot(spoke, own, size, taken) {
       if (within(spot) && !taken.some((other) => overlaps(spot, other))) return { spot, scale };
     }
   }
-  return { spot: box(x + reach(0) * cos, y + reach(0) * sin, w, h), scale };
+  return null;
 }

@@ -235,8 +235,15 @@ export class Picture {
   place(spoke, size, taken) {
     for (const text of [spoke.name, spoke.counts, spoke.controllers]) if (text) text.setAttribute("text-anchor", "middle");
     spoke.label.setAttribute("transform", "");
-    const own = spoke.label.getBBox();
-    const { spot, scale } = labelSpot(spoke, own, size, taken);
+    let own = spoke.label.getBBox();
+    let { spot, scale } = labelSpot(spoke, own, size, taken);
+    // The controllers under their manager are the first words to go when the label would have to
+    // shrink to fit (near the store): a name that stays readable matters more.
+    if (spoke.controllers && spoke.controllers.style.display !== "none" && scale < 0.95 * size) {
+      spoke.controllers.style.display = "none";
+      own = spoke.label.getBBox();
+      ({ spot, scale } = labelSpot(spoke, own, size, taken));
+    }
     // The label's own box centre lands on the spot's centre, relative to the spoke.
     const lx = (spot.l + spot.r) / 2 - spoke.x - (own.x + own.width / 2) * scale;
     const ly = (spot.t + spot.b) / 2 - spoke.y - (own.y + own.height / 2) * scale;
