@@ -23,10 +23,18 @@ KUBECTL = "/usr/bin/kubectl"
 
 
 def free_port() -> int:
-    """A free loopback port below the kernel's ephemeral range: a port the kernel hands out (bind to
-    0) may be taken again, before the server binds it, as the local port of any outgoing connection
-    (a spoke's to its hub), which ends in "Address already in use"; `runcluster` also takes the
-    next port for HTTPS."""
+    """A free loopback port from the kernel (its ephemeral range: where a fake kubelet's port must
+    be, as the hub's node-address gate allows only the usual ports and that range)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def free_server_port() -> int:
+    """A free loopback port for a hub, below the kernel's ephemeral range, with the next one free
+    too (`runcluster` serves HTTPS there): a port from the ephemeral range may be taken again,
+    before the hub binds it, as the local port of any outgoing connection (a spoke's to its hub),
+    which ends in "Address already in use"."""
     try:
         low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     except (OSError, ValueError, IndexError):
@@ -64,7 +72,7 @@ class Hub:
 
     def __init__(self, env: dict[str, str] | None = None):
         self.dir = Path(tempfile.mkdtemp(prefix="kk-hub-"))
-        self.port = free_port()
+        self.port = free_server_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "KK_DATA_DIR": str(self.dir), **(env or {})}
         self.env.pop("KK_SQLITE_PATH", None)
@@ -74,7 +82,7 @@ class Hub:
     def start(self) -> "Hub":
         manage = [sys.executable, str(ROOT / "manage.py")]
         subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=self.env, check=True, cwd=ROOT)
-        self.secure_port = free_port()
+        self.secure_port = free_server_port()
         self.process = subprocess.Popen([*manage, "runhub", "--addr", f"127.0.0.1:{self.port}",
                                          "--secure-addr", f"127.0.0.1:{self.secure_port}"], env=self.env,
                                         cwd=ROOT, stdout=self.log.open("wb"), stderr=subprocess.STDOUT)

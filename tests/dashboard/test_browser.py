@@ -246,9 +246,9 @@ def test_stopping_a_kubelet_from_its_node_card(browser):
 
     from pathlib import Path
 
-    from tests.conftest import DATA_DIRS, ROOT, free_port
+    from tests.conftest import DATA_DIRS, ROOT, free_server_port
 
-    port = free_port()
+    port = free_server_port()
     url = f"http://127.0.0.1:{port}"
     data = tempfile.mkdtemp(prefix="kk-dashboard-")
     DATA_DIRS[url] = Path(data)

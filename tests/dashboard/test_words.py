@@ -48,7 +48,7 @@ def test_pod_view_models_say_what_kubectl_says():
                       "containerStatuses": [{"restartCount": 2, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}}
     vm = presenters.pod_vm(pod)
     assert vm == {"key": "default/p", "ns": "default", "name": "p", "node": "node-1", "phase": "Running",
-                  "status": "CrashLoopBackOff", "ready": False, "restarts": 2, "terminating": False,
+                  "status": "CrashLoopBackOff", "ready": False, "readySince": "", "restarts": 2, "terminating": False,
                   "ip": "10.0.0.5", "owner": "rs", "ownerKind": "rs", "image": "", "crashing": False,
                   "containers": ["app", "sidecar"], "uses": []}
     pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from control.auth.tokenfile import admin_token, bearer
-from tests.conftest import ROOT, free_port, wait_for
+from tests.conftest import ROOT, free_server_port, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +32,7 @@ def spoke_running(url: str, name: str) -> bool:
 
 
 def test_runcluster_serves_and_the_supervisor_follows_the_configmap(tmp_path):
-    port = free_port()
+    port = free_server_port()
     url = f"http://127.0.0.1:{port}"
     data = str(tmp_path)
     process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runcluster", "--addr", f"127.0.0.1:{port}",
@@ -99,7 +99,7 @@ class StartedCluster:
     """`runcluster` in its own process group (as a terminal would start it), one node, workshop pace."""
 
     def __init__(self):
-        self.port = free_port()
+        self.port = free_server_port()
         self.marker = f"127.0.0.1:{self.port}"
         self.url = f"http://{self.marker}"
         self.data = tempfile.mkdtemp(prefix="kk-stop-")

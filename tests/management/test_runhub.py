@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from control.management.commands.runhub import split_addr
-from tests.conftest import ROOT, free_port
+from tests.conftest import ROOT, free_server_port
 
 
 def test_split_addr_refuses_what_is_not_host_and_port():
@@ -41,7 +41,7 @@ def test_log_compaction_runs_before_any_request_and_sigterm_stops_the_hub():
     subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=ROOT, check=True)
     database = data / "cluster.sqlite3"
     assert _compacted(database) == 0  # the migration wrote the system namespaces, nothing compacted them
-    hub = subprocess.Popen([*manage, "runhub", "--addr", f"127.0.0.1:{free_port()}"], env=env, cwd=ROOT,
+    hub = subprocess.Popen([*manage, "runhub", "--addr", f"127.0.0.1:{free_server_port()}"], env=env, cwd=ROOT,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 30
