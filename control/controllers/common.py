@@ -119,6 +119,23 @@ async def record_failed_create(recorder: Any, owner: Obj, exc: BaseException) ->
         await recorder.record(owner, "Warning", "FailedCreate", f"Error creating: {exc}")
 
 
+async def record_creates(recorder: Any, owner: Obj, results: Iterable[Any]) -> None:
+    """Upstream pod control's events for a batch of pod creates, in order: `SuccessfulCreate`
+    "Created pod: NAME" for each pod made, `FailedCreate` (`record_failed_create`) for each refusal."""
+    for result in results:
+        if isinstance(result, BaseException):
+            await record_failed_create(recorder, owner, result)
+        elif recorder is not None:
+            await recorder.record(owner, "Normal", "SuccessfulCreate", f"Created pod: {metadata(result).get('name', '')}")
+
+
+async def record_deletes(recorder: Any, owner: Obj, victims: list[Obj], results: list[Any]) -> None:
+    """`SuccessfulDelete` "Deleted pod: NAME" for each victim whose delete was not refused."""
+    for pod, result in zip(victims, results):
+        if recorder is not None and not isinstance(result, BaseException):
+            await recorder.record(owner, "Normal", "SuccessfulDelete", f"Deleted pod: {metadata(pod)['name']}")
+
+
 def pod_ready(pod: Obj) -> bool:
     return is_condition_true(pod, "Ready")
 

@@ -42,8 +42,8 @@ from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.claiming import claim
 from control.controllers.common import (
-    Obj, Wakeups, delete_pods, namespace_terminating, pod_available, pod_ready, record_failed_create, terminating, uid_of,
-    write_status,
+    Obj, Wakeups, delete_pods, namespace_terminating, pod_available, pod_ready, record_creates, record_deletes,
+    terminating, uid_of, write_status,
 )
 from control.controllers.daemonsetpods import (
     REVISION_HASH_LABEL, compute_hash, compute_status, is_updated, new_pod, new_revision, oldest_first,
@@ -276,14 +276,10 @@ class DaemonSetController:
             sent += size
             results = await asyncio.gather(*(self.client.create(PODS, new_pod(ds, node, hash_), namespace)
                                              for node in batch), return_exceptions=True)
-            for result in results:
-                if isinstance(result, BaseException):
-                    self.expectations.create_failed(key)
-                    await record_failed_create(self.recorder, ds, result)
-                elif self.recorder:
-                    await self.recorder.record(ds, "Normal", "SuccessfulCreate",
-                                               f"Created pod: {metadata(result)['name']}")
             failures = [r for r in results if isinstance(r, BaseException)]
+            for _ in failures:
+                self.expectations.create_failed(key)
+            await record_creates(self.recorder, ds, results)
             if failures:
                 for _ in nodes[sent:]:
                     self.expectations.create_failed(key)  # never sent: do not wait for them
@@ -296,9 +292,7 @@ class DaemonSetController:
 
     async def _delete(self, key: str, ds: Obj, victims: list[Obj]) -> Result | None:
         results = await delete_pods(self.client, PODS, self.expectations, key, victims)
-        for pod, result in zip(victims, results):
-            if not isinstance(result, BaseException) and self.recorder:
-                await self.recorder.record(ds, "Normal", "SuccessfulDelete", f"Deleted pod: {metadata(pod)['name']}")
+        await record_deletes(self.recorder, ds, victims, results)
         failures = [r for r in results if isinstance(r, BaseException) and not isinstance(r, errors.NotFound)]
         if failures:
             if not isinstance(failures[0], errors.ApiError):

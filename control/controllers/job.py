@@ -46,7 +46,7 @@ from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.claiming import claim
 from control.controllers.common import (
-    Obj, Wakeups, created_at, namespace_terminating, pod_ready, record_failed_create, terminating, uid_of, write_status,
+    Obj, Wakeups, created_at, namespace_terminating, pod_ready, record_creates, terminating, uid_of, write_status,
 )
 from control.controllers.owned import PodsOfOwner
 from control.kinds.meta import format_time, is_condition_true, metadata, parse_time
@@ -238,14 +238,10 @@ class JobController:
             batch, sent = indexes[sent:sent + size], sent + size
             results = await asyncio.gather(*(self.client.create(PODS, new_pod(job, i), metadata(job)["namespace"])
                                              for i in batch), return_exceptions=True)
-            for result in results:
-                if isinstance(result, BaseException):
-                    self.expectations.create_failed(key)
-                    await record_failed_create(self.recorder, job, result)
-                elif self.recorder:
-                    await self.recorder.record(job, "Normal", "SuccessfulCreate",
-                                               f"Created pod: {metadata(result).get('name', '')}")
             failures = [r for r in results if isinstance(r, BaseException)]
+            for _ in failures:
+                self.expectations.create_failed(key)
+            await record_creates(self.recorder, job, results)
             if failures:
                 for _ in indexes[sent:]:
                     self.expectations.create_failed(key)

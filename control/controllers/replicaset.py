@@ -43,7 +43,7 @@ from control.clock import Clock
 from control.controllers.claiming import claim
 from control.controllers.common import (
     Obj, Wakeups, created_at, delete_pods, namespace_terminating, pod_active, pod_available, pod_ready,
-    record_failed_create, restarts, terminating, uid_of, write_status,
+    record_creates, record_deletes, restarts, terminating, uid_of, write_status,
 )
 from control.controllers.owned import PodsOfOwner
 from control.kinds.meta import find_condition, get_condition, labels_of, metadata, new_condition, parse_time, spec_selector
@@ -211,13 +211,9 @@ class ReplicaSetController:
             results = await asyncio.gather(*(self.client.create(PODS, new_pod(rs, self.flavor.resource), metadata(rs)["namespace"])
                                              for _ in range(size)), return_exceptions=True)
             failures = [r for r in results if isinstance(r, BaseException)]
-            for failure in failures:
+            for _ in failures:
                 self.expectations.create_failed(key)
-                await record_failed_create(self.recorder, rs, failure)
-            if self.recorder:  # one event per pod, as upstream's RealPodControl records them
-                for created in (r for r in results if not isinstance(r, BaseException)):
-                    await self.recorder.record(rs, "Normal", "SuccessfulCreate",
-                                               f"Created pod: {metadata(created).get('name', '')}")
+            await record_creates(self.recorder, rs, results)
             if failures:
                 for _ in range(sum(batches[i + 1:])):  # never sent: do not wait for them
                     self.expectations.create_failed(key)
@@ -233,10 +229,7 @@ class ReplicaSetController:
         self.expectations.expect(key, deletes={uid_of(p) for p in victims})
         results = await delete_pods(self.client, PODS, self.expectations, key, victims)
         failures = [r for r in results if isinstance(r, BaseException) and not isinstance(r, errors.NotFound)]
-        if self.recorder:
-            for pod, result in zip(victims, results):
-                if not isinstance(result, BaseException):
-                    await self.recorder.record(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {metadata(pod)['name']}")
+        await record_deletes(self.recorder, rs, victims, results)
         if failures:
             if not isinstance(failures[0], errors.ApiError):
                 raise failures[0]
