@@ -44,17 +44,22 @@ export function labelSpot(spoke, own, size, taken) {
     if (found) return found;
   }
   const [w, h] = [own.width * widest, own.height * widest];
-  const out = radius + LABEL_GAP + Math.abs(cos) * (w / 2) + Math.abs(sin) * (h / 2);
+  const out = reach(spoke, w, h, 0);
   return { spot: box(x + out * cos, y + out * sin, w, h), scale: widest };
 }
 
+// How far from the spoke's centre a w × h label's centre sits, `extra` beyond the nearest place.
+function reach({ radius, cos, sin }, w, h, extra) {
+  return radius + LABEL_GAP + extra + Math.abs(cos) * (w / 2) + Math.abs(sin) * (h / 2);
+}
+
 // The first free box for the label at this scale, or null.
-function freeSpot({ x, y, radius, cos, sin }, own, scale, taken) {
+function freeSpot(spoke, own, scale, taken) {
+  const { x, y, cos, sin } = spoke;
   const w = own.width * scale;
   const h = own.height * scale;
-  const reach = (extra) => radius + LABEL_GAP + extra + Math.abs(cos) * (w / 2) + Math.abs(sin) * (h / 2);
   for (let extra = 0; extra <= MAX_PUSH; extra += PUSH_STEP) {
-    const out = reach(extra);
+    const out = reach(spoke, w, h, extra);
     for (const side of SIDEWAYS) {
       const spot = box(x + out * cos - side * sin, y + out * sin + side * cos, w, h);
       if (within(spot) && !taken.some((other) => overlaps(spot, other))) return { spot, scale };
