@@ -56,7 +56,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "control.settings")
 
 from control import workshop  # noqa: E402
 from control.auth import tokenfile  # noqa: E402
-from control.auth.tokenfile import admin_token  # noqa: E402
 from workshop_room import INTERVAL, REPLICAS, RUNAWAY, Attendee, Room, runaway  # noqa: E402
 
 TARGETS = {"mutating_p99_ms": 1000, "watch_delivery_p99_ms": 200, "hub_mb_per_attendee": 20,
@@ -77,7 +76,7 @@ async def run(room: Room, count: int, minutes: float, loop_connections: int, aut
 
     attendees = [Attendee(name, urls[i % len(urls)], token(name), codes[name], auth) for i, name in enumerate(names)]
     # The hub's requests are counted on the instructor's page: an attendee's receives only their own.
-    instructor = Attendee("instructor", urls[0], admin_token(room.data) if auth else "",
+    instructor = Attendee("instructor", urls[0], tokenfile.admin_token(room.data) if auth else "",
                           workshop.instructor_code(room.data) if auth else "", auth)
     instructor.counts_requests = True
     await asyncio.gather(*(a.deploy() for a in attendees))

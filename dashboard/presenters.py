@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from control.kinds.meta import (condition_status as _condition, metadata as _meta, owner_name as _owner,
-                                parse_time as _parse_time)
+from control.kinds.meta import (condition_status as _condition, get_condition as _get_condition, metadata as _meta,
+                                owner_name as _owner, parse_time as _parse_time)
 from control.kinds.pods import pod_display_status, pod_restarts
 from dashboard import configs, custom, sets
 
@@ -83,10 +83,8 @@ def pod_image(pod: Obj) -> str:
 def _ready_since(pod: Obj) -> str:
     """When a Ready pod last became Ready ("" when it is not): a Warning from before that moment
     (a FailedScheduling while its claim was being bound) is history, not its state."""
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if isinstance(condition, dict) and condition.get("type") == "Ready" and condition.get("status") == "True":
-            return str(condition.get("lastTransitionTime") or "")
-    return ""
+    ready = _get_condition(pod, "Ready")
+    return str(ready.get("lastTransitionTime") or "") if ready and ready.get("status") == "True" else ""
 
 
 def pod_vm(pod: Obj) -> Obj:
