@@ -235,7 +235,7 @@ class Scheduler:
 
         requests = pod_requests(pod)
         infos = self.cache.nodes()
-        volumes = check_claims(pod, lambda ns, name: self.claims.cache.get(f"{ns}/{name}"), self.classes.cache.list())
+        volumes = check_claims(pod, lambda ns, name: self.claims.cache.get(f"{ns}/{name}"), self.classes.cache.list)
         if volumes.unresolvable:
             return await self._unschedulable(key, pod, prefilter_message(len(infos), volumes.unresolvable))
         others = ClusterFilters(pod, infos, self.cache.anti_affinity)

@@ -62,8 +62,10 @@ def class_of(claim: Obj, classes: list[Obj]) -> Obj | None:
                  if ((c.get("metadata") or {}).get("annotations") or {}).get(DEFAULT_CLASS) == "true"), None)
 
 
-def check_claims(pod: Obj, get_claim: Callable[[str, str], Obj | None], classes: list[Obj]) -> ClaimCheck:
-    """What the pod's claims allow now (see the module's guarantees)."""
+def check_claims(pod: Obj, get_claim: Callable[[str, str], Obj | None],
+                 classes: Callable[[], list[Obj]]) -> ClaimCheck:
+    """What the pod's claims allow now (see the module's guarantees). `classes()` is asked only for
+    an unbound claim: most pods have no claim, and every pod passes here."""
     namespace = (pod.get("metadata") or {}).get("namespace", "default")
     check = ClaimCheck()
     unbound_immediate = False
@@ -78,7 +80,7 @@ def check_claims(pod: Obj, get_claim: Callable[[str, str], Obj | None], classes:
             return check
         if is_bound(claim):
             continue
-        storage_class = class_of(claim, classes)
+        storage_class = class_of(claim, classes())
         if storage_class is not None and storage_class.get("volumeBindingMode") == "WaitForFirstConsumer":
             check.delayed.append(claim)
         else:

@@ -39,7 +39,7 @@ def with_claim(name: str, claim_name: str) -> dict:
 
 def check(p: dict, claims: list[dict], classes: list[dict]):
     table = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in claims}
-    return check_claims(p, lambda ns, name: table.get((ns, name)), classes)
+    return check_claims(p, lambda ns, name: table.get((ns, name)), lambda: classes)
 
 
 def test_what_each_claim_allows():
