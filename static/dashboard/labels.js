@@ -29,8 +29,9 @@ function within(a) {
 }
 
 // spoke: {x, y, radius, cos, sin} (cos, sin: the spoke's direction from the hub); own: the label's
-// unscaled size {width, height}; size: the scale wanted. {spot: the box found, scale: the one used}.
-// When nothing is free within MAX_PUSH the label takes its first place (better shown than lost).
+// unscaled size {width, height}; size: the scale wanted. {spot: the box found, scale: the one used,
+// free: whether it covers nothing}. When nothing is free within MAX_PUSH at any size the label takes
+// its first place (better shown than lost), not free.
 export function labelSpot(spoke, own, size, taken) {
   const { x, y, radius, cos, sin } = spoke;
   // |centre x| + w/2 = base + scale * (W (1 + cos²) / 2 + |cos sin| H / 2) must not pass HALF_WIDTH.
@@ -45,7 +46,7 @@ export function labelSpot(spoke, own, size, taken) {
   }
   const [w, h] = [own.width * widest, own.height * widest];
   const out = reach(spoke, w, h, 0);
-  return { spot: box(x + out * cos, y + out * sin, w, h), scale: widest };
+  return { spot: box(x + out * cos, y + out * sin, w, h), scale: widest, free: false };
 }
 
 // How far from the spoke's centre a w × h label's centre sits, `extra` beyond the nearest place.
@@ -62,7 +63,7 @@ function freeSpot(spoke, own, scale, taken) {
     const out = reach(spoke, w, h, extra);
     for (const side of SIDEWAYS) {
       const spot = box(x + out * cos - side * sin, y + out * sin + side * cos, w, h);
-      if (within(spot) && !taken.some((other) => overlaps(spot, other))) return { spot, scale };
+      if (within(spot) && !taken.some((other) => overlaps(spot, other))) return { spot, scale, free: true };
     }
   }
   return null;

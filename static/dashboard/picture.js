@@ -236,10 +236,10 @@ export class Picture {
     for (const text of [spoke.name, spoke.counts, spoke.controllers]) if (text) text.setAttribute("text-anchor", "middle");
     spoke.label.setAttribute("transform", "");
     let own = spoke.label.getBBox();
-    let { spot, scale } = labelSpot(spoke, own, size, taken);
+    let { spot, scale, free } = labelSpot(spoke, own, size, taken);
     // The controllers under their manager are the first words to go when the label would have to
-    // shrink to fit (near the store): a name that stays readable matters more.
-    if (spoke.controllers && spoke.controllers.style.display !== "none" && scale < 0.95 * size) {
+    // shrink to fit, or finds no free place at all (near the store): a readable name matters more.
+    if (spoke.controllers && spoke.controllers.style.display !== "none" && (!free || scale < 0.95 * size)) {
       spoke.controllers.style.display = "none";
       own = spoke.label.getBBox();
       ({ spot, scale } = labelSpot(spoke, own, size, taken));
