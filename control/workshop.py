@@ -22,12 +22,20 @@ Guarantees:
 - Codes are `CODE_LENGTH` characters of an alphabet without look-alikes (no 0/O, 1/I/L), read
   case-insensitively, spaces and dashes ignored; `redeem` of an unknown code is None, never an error.
 - `redeem` answers the user and their token from the token file (`control.auth.tokenfile`), so a
-  code is worth exactly what that user's token is worth, and RBAC applies to it.
+  code is worth exactly what that user's token is worth, and RBAC applies to it. Codes are compared
+  in constant time (`hmac.compare_digest`, every stored code compared, no early exit), so timing
+  says nothing about how much of a guess was right. `peek` says whom a code stands for without
+  using it up.
+- A name is claimed once: `claim(data, name)` is True for exactly one caller, also among several hub
+  processes sharing the data folder (an exclusive create of `<data>/workshop/claims/<name>`: the
+  file system decides the race); later callers get False until `release(data, name)` (the
+  instructor's). `claimed(data)` lists the claimed names. The claims survive restarts.
 """
 
 from __future__ import annotations
 
 import csv
+import hmac
 import io
 import os
 import re
@@ -44,6 +52,7 @@ from control.auth import tokenfile
 
 FOLDER = "workshop"
 CODES = "codes.csv"
+CLAIMS = "claims"
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
 JOIN, ONCE = "join", "once"
@@ -129,15 +138,30 @@ def attendee_codes(data: Path) -> dict[str, str]:
     return {c.user: c.code for c in _read(data) if c.use == JOIN}
 
 
-def redeem(data: Path, code: str) -> tuple[str, str] | None:
-    """(user, token) the code stands for, or None; a one-time code is used up."""
-    wanted = normalized(code)
-    if not wanted:
+def matching(codes: list[Code], code: str) -> Code | None:
+    """The stored code equal to `code`, compared in constant time against every one."""
+    wanted = normalized(code).encode()
+    found = None
+    for known in codes:
+        if hmac.compare_digest(known.code.encode(), wanted) and wanted:
+            found = known  # no early exit: every code costs the same comparison
+    return found
+
+
+def peek(data: Path, code: str) -> Code | None:
+    """Whom `code` stands for (and its use), without using it up; None when unknown."""
+    return matching(_read(data), code)
+
+
+def redeem(data: Path, code: str, uses: tuple[str, ...] = (JOIN, ONCE)) -> tuple[str, str] | None:
+    """(user, token) the code stands for, or None; a one-time code is used up. Only codes whose
+    use is in `uses` count (the join page takes no instructor code)."""
+    if not normalized(code):
         return None
     with _lock:
         codes = _read(data)
-        found = next((c for c in codes if c.code == wanted), None)
-        if found is None:
+        found = matching(codes, code)
+        if found is None or found.use not in uses:
             return None
         if found.use == ONCE:
             _write(data, [c for c in codes if c is not found])
@@ -145,6 +169,40 @@ def redeem(data: Path, code: str) -> tuple[str, str] | None:
         if entry.user == found.user:
             return found.user, entry.token
     return None  # the token file lost that user: the code is worth nothing
+
+
+def _claims(data: Path) -> Path:
+    return folder_of(data) / CLAIMS
+
+
+def claim(data: Path, name: str) -> bool:
+    """True when this call claimed `name`; False when it was claimed already (or is no name)."""
+    if not LABEL.match(name or ""):
+        return False
+    folder = _claims(data)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        # O_EXCL: of any number of threads or processes creating the file, exactly one succeeds
+        os.close(os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        return False
+    return True
+
+
+def release(data: Path, name: str) -> bool:
+    """Free a claimed name (the instructor's decision); True when it was claimed."""
+    if not LABEL.match(name or ""):
+        return False
+    try:
+        (_claims(data) / name).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def claimed(data: Path) -> set[str]:
+    folder = _claims(data)
+    return {entry.name for entry in folder.iterdir() if LABEL.match(entry.name)} if folder.is_dir() else set()
 
 
 class WorkshopError(RuntimeError):

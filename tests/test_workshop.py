@@ -110,3 +110,22 @@ def test_codes_log_in_and_the_instructors_works_once(tmp_path):
     assert workshop.redeem(tmp_path, once) is None
     assert workshop.redeem(tmp_path, "") is None and workshop.redeem(tmp_path, "ZZZZZZ") is None
     assert workshop.attendee_codes(tmp_path) == {"alice": code}
+
+
+def test_a_name_is_claimed_once_until_released_and_the_claim_is_kept_on_disk(tmp_path):
+    assert workshop.claim(tmp_path, "alice") is True
+    assert workshop.claim(tmp_path, "alice") is False
+    assert workshop.claimed(tmp_path) == {"alice"}
+    assert (tmp_path / "workshop" / "claims" / "alice").exists()  # another hub process sees it too
+    assert workshop.claim(tmp_path, "../alice") is False and workshop.release(tmp_path, "../x") is False
+    assert workshop.release(tmp_path, "alice") is True and workshop.release(tmp_path, "alice") is False
+    assert workshop.claim(tmp_path, "alice") is True
+
+
+def test_only_the_uses_asked_for_are_redeemed_and_peek_uses_nothing(tmp_path):
+    tokenfile.token_of(tmp_path, "alice")
+    once = workshop.instructor_code(tmp_path)
+    assert workshop.peek(tmp_path, once.lower()).use == workshop.ONCE
+    assert workshop.redeem(tmp_path, once, (workshop.JOIN,)) is None
+    assert workshop.redeem(tmp_path, once, (workshop.ONCE,))[0] == tokenfile.ADMIN
+    assert workshop.peek(tmp_path, once) is None
