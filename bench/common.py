@@ -113,11 +113,9 @@ class Hub:
     def login_url(self, next_path: str = "/") -> str:
         """A link that logs a browser into this hub's dashboard as the cluster admin, once (a
         one-time code, as `runcluster` prints: the dashboard and its /ws/live/ need a session)."""
-        from urllib.parse import quote
-
         from control import workshop
 
-        return f"{self.url}/login/?code={workshop.instructor_code(self.dir)}&next={quote(next_path)}"
+        return f"{self.url}{next_path}{'&' if '?' in next_path else '?'}code={workshop.instructor_code(self.dir)}"
 
     @property
     def pid(self) -> int:

@@ -3,11 +3,19 @@ view and websocket of a logged-in browser acts as that user at the hub.
 
 Guarantees:
 - `/login/` takes a bearer token or a code (`control.workshop`: an attendee's join code, or the
-  instructor's one-time code, also as a link `/login/?code=...`). The token is checked at the hub
-  (a SelfSubjectReview made with it: the hub names the user, as `kubectl auth whoami` asks); a
-  token or code the hub does not accept is refused with the reason on the form (401), and nothing
-  is stored. On success the session key is cycled, the CSRF token rotated, and the session holds
-  the user's name and token (the token never reaches the browser: the cookie holds only the key).
+  instructor's one-time code) by POST only (CSRF-checked). `GET /login/?code=...` logs nobody in:
+  it shows the form with the code filled in and a button to confirm, so another site cannot log a
+  visitor into an account of its choosing (login CSRF). The token is checked at the hub (a
+  SelfSubjectReview made with it: the hub names the user, as `kubectl auth whoami` asks); a token
+  or code the hub does not accept is refused with the reason on the form (401), and nothing is
+  stored. On success the session key is cycled, the CSRF token rotated, and the session holds the
+  user's name and token (the token never reaches the browser: the cookie holds only the key).
+- Wrong tokens and codes are counted per client address and overall (`dashboard.throttle`); past
+  the limit the form answers 429 with `Retry-After` and the wait on the page, and tries nothing.
+- The start address: with authentication on, any page opened with `?code=<the instructor's one-time
+  code>` logs that browser in and drops the code from the address (as Jupyter's tokenised start
+  URL). That code is unguessable and works once, so this GET is not the login-CSRF hole; any other
+  code there only leads to the confirm form above. With authentication off `?code=` means nothing.
 - `/logout/` (POST, CSRF-checked) forgets the session.
 - `login_required` wraps every dashboard view: when authentication is on (`control.auth.enabled`)
   and the browser is not logged in, a page is redirected to `/login/?next=...` and a fragment
@@ -36,7 +44,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from control import errors, workshop
 from control.auth import enabled
-from dashboard import hub
+from dashboard import hub, throttle
 
 SESSION_USER, SESSION_TOKEN = "kk_user", "kk_token"
 REVIEW_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
@@ -71,10 +79,11 @@ def _next(request: HttpRequest, value: str) -> str:
     return value if value and ok else "/"
 
 
-async def identify(request: HttpRequest, token: str, code: str) -> hub.Identity:
+async def identify(request: HttpRequest, token: str, code: str,
+                   uses: tuple[str, ...] = (workshop.JOIN, workshop.ONCE)) -> hub.Identity:
     """The identity a form names, checked at the hub; ValueError with the reason when refused."""
     if code and not token:
-        redeemed = workshop.redeem(settings.DATA_DIR, code)
+        redeemed = workshop.redeem(settings.DATA_DIR, code, uses)
         if redeemed is None:
             raise ValueError(_("Unknown or used code."))
         token = redeemed[1]
@@ -87,21 +96,54 @@ async def identify(request: HttpRequest, token: str, code: str) -> hub.Identity:
     return hub.Identity(user or "unknown", token)
 
 
+def wait_message(seconds: int) -> str:
+    return _("Too many wrong codes: try again in %(seconds)d s.") % {"seconds": seconds}
+
+
 @require_http_methods(["GET", "POST"])
 async def login_view(request: HttpRequest) -> HttpResponse:
     with translation.override(translation.get_language_from_request(request)):
         source = request.POST if request.method == "POST" else request.GET
         token, code = source.get("token", "").strip(), source.get("code", "").strip()
         target = _next(request, source.get("next", ""))
-        if request.method == "GET" and not code:
-            return render(request, "dashboard/login.html", {"next": target, "required": enabled()})
+        page = {"next": target, "required": enabled(), "code": code}
+        if request.method == "GET":  # never a login: at most the form filled in, to confirm
+            return render(request, "dashboard/login.html", {**page, "confirm": bool(code)})
+        client = throttle.client_of(request)
+        wait = throttle.FRONT_DOOR.retry_after(client)
+        if wait:
+            answer = render(request, "dashboard/login.html", {**page, "error": wait_message(wait)}, status=429)
+            answer["Retry-After"] = str(wait)
+            return answer
         try:
             identity = await identify(request, token, code)
         except ValueError as exc:
-            return render(request, "dashboard/login.html",
-                          {"next": target, "error": str(exc), "required": enabled()}, status=401)
+            throttle.FRONT_DOOR.failed(client)
+            return render(request, "dashboard/login.html", {**page, "error": str(exc)}, status=401)
         await log_in(request, identity)
         return HttpResponseRedirect(target)
+
+
+async def start_address(request: HttpRequest) -> HttpResponse:
+    """A page opened with `?code=`: the instructor's one-time code logs in here and now; any other
+    code is only filled into the login form, to be confirmed there by POST."""
+    code = request.GET.get("code", "")
+    rest = request.GET.copy()
+    rest.pop("code", None)
+    here = request.path + (f"?{rest.urlencode()}" if rest else "")
+    client = throttle.client_of(request)
+    known = None if throttle.FRONT_DOOR.retry_after(client) else workshop.peek(settings.DATA_DIR, code)
+    if known is not None and known.use == workshop.ONCE:
+        try:
+            identity = await identify(request, "", code, (workshop.ONCE,))
+        except ValueError:
+            identity = None  # used meanwhile, or the hub refused: the form says why on confirm
+        if identity is not None:
+            await log_in(request, identity)
+            return HttpResponseRedirect(here)
+    elif known is None:
+        throttle.FRONT_DOOR.failed(client)
+    return HttpResponseRedirect("/login/?" + urlencode({"code": code, "next": here}))
 
 
 @require_POST
@@ -118,6 +160,8 @@ def _is_fragment(request: HttpRequest) -> bool:
 def login_required(view: View) -> View:
     @functools.wraps(view)
     async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if enabled() and request.method == "GET" and request.GET.get("code"):
+            return await start_address(request)
         identity = await identity_of(getattr(request, "session", None))
         if identity is None and enabled():
             if _is_fragment(request):

@@ -55,16 +55,15 @@ DATA_DIRS: dict[str, Path] = {}  # hub URL -> its data folder, for `login_url`
 
 
 def login_url(url: str, next_path: str = "/") -> str:
-    """A link that logs a browser into the dashboard of the hub at `url` as the cluster admin (a
-    one-time code, as `runcluster` prints); the hub's own URL when this test run did not start it."""
-    from urllib.parse import quote
-
+    """A link that logs a browser into the dashboard of the hub at `url` as the cluster admin (the
+    start address `runcluster` prints: a page with a one-time code); the hub's own URL when this
+    test run did not start it."""
     from control import workshop
 
     folder = DATA_DIRS.get(url.rstrip("/"))
     if folder is None:
         return f"{url}{next_path}"
-    return f"{url}/login/?code={workshop.instructor_code(folder)}&next={quote(next_path)}"
+    return f"{url}{next_path}{'&' if '?' in next_path else '?'}code={workshop.instructor_code(folder)}"
 
 
 class Hub:

@@ -123,6 +123,7 @@ def test_an_attendees_page_has_no_board(browser, room):
     try:
         page = context.new_page()
         page.goto(f"{room.url}/login/?code={workshop.join_code(room.dir, 'alice')}&next=/")
+        page.click("main.login button.primary")  # an attendee's code logs in on the confirm's POST only
         page.wait_for_selector("#connection[data-state=connected]")
         assert page.inner_text("#whoami") == "alice"
         assert page.query_selector("#attendee-board") is None and page.query_selector("#kk-attendees") is None

@@ -18,7 +18,8 @@ from django.test import Client
 
 from control import workshop
 from control.auth import tokenfile
-from dashboard import login
+from control.clock import FakeClock
+from dashboard import login, throttle
 from dashboard.consumers import LiveConsumer
 from tests.dashboard.fakehub import FakeHub, running, status
 
@@ -36,6 +37,13 @@ def fake(settings):
     with running(fake) as url:
         settings.KK_HUB_URL = url
         yield fake
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(throttle, "FRONT_DOOR", throttle.Failures(clock=clock))
+    return clock
 
 
 @pytest.fixture
@@ -80,17 +88,62 @@ def test_an_open_redirect_is_not_followed(fake, browser):
     assert answer["Location"] == "/"
 
 
-def test_join_codes_and_the_instructors_one_time_code_log_in(fake, browser):
+def test_a_code_logs_in_by_post_and_a_get_only_shows_the_confirm_button(fake, browser):
     alice_token = tokenfile.token_of(settings.DATA_DIR, "alice")
     code = workshop.join_code(settings.DATA_DIR, "alice")
-    assert browser.post("/login/", {"code": code.lower()}).status_code == 302
+    shown = browser.get(f"/login/?code={code}&next=/lessons/")
+    page = shown.content.decode()
+    assert shown.status_code == 200 and 'id="login-confirm"' in page and f'value="{code}"' in page
+    assert fake.requests == [] and browser.get("/", HTTP_ACCEPT="text/html").status_code == 302, \
+        "a link another site makes a visitor open logs nobody in (login CSRF)"
+    answer = browser.post("/login/", {"code": code.lower(), "next": "/lessons/"})
+    assert answer.status_code == 302 and answer["Location"] == "/lessons/"
     assert fake.requests[-1].authorization == f"Bearer {alice_token}"
+
+
+def test_the_login_post_is_csrf_checked():
+    strict = Client(enforce_csrf_checks=True)
+    code = workshop.join_code(settings.DATA_DIR, "alice")
+    assert strict.post("/login/", {"code": code}).status_code == 403
+
+
+def test_the_start_address_logs_the_instructor_in_once(fake, browser):
+    fake.answers[REVIEW] = (201, {"status": {"userInfo": {"username": tokenfile.ADMIN}}})
     once = workshop.instructor_code(settings.DATA_DIR)
-    fresh = Client()
-    assert fresh.get(f"/login/?code={once}").status_code == 302  # the link printed at start
+    landed = browser.get(f"/?code={once}", HTTP_ACCEPT="text/html")
+    assert landed.status_code == 302 and landed["Location"] == "/"  # the code leaves the address bar
     assert fake.requests[-1].authorization == f"Bearer {tokenfile.admin_token(settings.DATA_DIR)}"
-    again = Client().get(f"/login/?code={once}")
-    assert again.status_code == 401 and "Unknown or used code" in again.content.decode()
+    assert browser.get("/", HTTP_ACCEPT="text/html").status_code == 200
+    again = Client().get(f"/?code={once}", HTTP_ACCEPT="text/html")
+    assert again.status_code == 302 and again["Location"].startswith("/login/?code=")
+    used = Client().post("/login/", {"code": once})
+    assert used.status_code == 401 and "Unknown or used code" in used.content.decode()
+
+
+def test_an_attendee_code_in_the_start_address_only_fills_the_form(fake):
+    code = workshop.join_code(settings.DATA_DIR, "alice")
+    visitor = Client()
+    landed = visitor.get(f"/?code={code}", HTTP_ACCEPT="text/html")
+    assert landed.status_code == 302 and landed["Location"].startswith(f"/login/?code={code}")
+    assert fake.requests == [] and visitor.get("/", HTTP_ACCEPT="text/html").status_code == 302
+
+
+def test_with_authentication_off_the_start_address_changes_nothing(fake, settings):
+    settings.KK_AUTHENTICATION = "off"
+    once = workshop.instructor_code(settings.DATA_DIR)
+    assert Client().get(f"/?code={once}", HTTP_ACCEPT="text/html").status_code == 200
+    assert workshop.peek(settings.DATA_DIR, once) is not None, "the code was not used"
+
+
+def test_wrong_tokens_and_codes_are_throttled(fake, browser, clock):
+    fake.answers[REVIEW] = (401, status(401, "Unauthorized", "Unauthorized"))
+    for _ in range(throttle.PER_CLIENT):
+        assert browser.post("/login/", {"token": "guess"}).status_code == 401
+    held = browser.post("/login/", {"token": "tok-alice"})
+    assert held.status_code == 429 and held["Retry-After"] == "60" and 'id="login-error"' in held.content.decode()
+    clock.t += 60
+    fake.answers[REVIEW] = (201, {"status": {"userInfo": {"username": "alice"}}})
+    assert browser.post("/login/", {"token": "tok-alice"}).status_code == 302
 
 
 def test_logout_ends_the_session(fake, browser):
@@ -133,3 +186,17 @@ def test_the_live_websocket_needs_a_login_and_lists_as_the_user(fake):
     asyncio.run(asyncio.wait_for(scenario(), timeout=10))
     snapshot = next(r for r in fake.requests if r.path == "/kubekitchen/snapshot")
     assert snapshot.authorization == "Bearer tok-alice" and snapshot.agent.startswith("dashboard/alice ")
+
+
+def test_another_users_drain_progress_is_not_readable(fake, monkeypatch):
+    from dashboard import drain, views
+
+    drains = drain.Drains()
+    monkeypatch.setattr(views, "DRAINS", drains)
+    drains.progress[("alice", "node-1")] = drain.Progress("node-1", state="evicting", pods=["default/web-0"])
+    alice, bob = Client(), Client()
+    alice.post("/login/", {"token": "tok-alice"})
+    fake.answers[REVIEW] = (201, {"status": {"userInfo": {"username": "bob"}}})
+    bob.post("/login/", {"token": "tok-bob"})
+    assert alice.get("/drain/node-1/").status_code == 200
+    assert bob.get("/drain/node-1/").status_code == 404

@@ -227,7 +227,7 @@ def test_the_dashboard_opened_on_the_https_port_logs_in_and_reads_the_hub(hub):
     from control import workshop
 
     with httpx.Client(base_url=secure(hub), verify=ca(hub), http2=True, follow_redirects=True, timeout=20) as browser:
-        landed = browser.get(f"/login/?code={workshop.instructor_code(hub.dir)}")
+        landed = browser.get(f"/?code={workshop.instructor_code(hub.dir)}")
         assert landed.status_code == 200, landed.text[-500:]
         assert landed.url.path == "/" and "kubernetes-admin" in landed.text
 
