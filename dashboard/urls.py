@@ -15,6 +15,7 @@ urlpatterns = [
     path("session/token/", login.session_token, name="session_token"),
     path("join/", join.join, name="join"),
     path("join/qr.svg", join.qr, name="join_qr"),
+    path("join/release/", join.release, name="join_release"),
     path("join/<str:code>/kubeconfig", join.kubeconfig, name="join_kubeconfig"),
     path("apply/", views.apply, name="apply"),
     path("actions/<slug:name>/", views.action, name="action"),

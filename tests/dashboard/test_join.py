@@ -1,8 +1,11 @@
-"""The join page against the fake hub (authentication on): an attendee picks their name or types
-their code, is logged in as themselves and gets their kubeconfig (download and one-liner); the
-instructor's page shows the QR code of the join page; unknown names and codes are refused."""
+"""The join page against the fake hub (authentication on): a name is claimed once (the first browser
+gets it, the next is told it is taken and gets neither the session nor the kubeconfig), a code
+still gets in, the instructor releases a claim; codes mode lists no names; wrong codes are
+throttled (fake clock); the QR code and the one-liner carry the address attendees can reach."""
 
 from __future__ import annotations
+
+import threading
 
 import pytest
 from django.conf import settings
@@ -10,7 +13,8 @@ from django.test import Client
 
 from control import workshop
 from control.auth import tokenfile
-from dashboard import join, login
+from control.clock import FakeClock
+from dashboard import attendees, join, login, reach, throttle
 from tests.dashboard.fakehub import FakeHub, running
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -19,10 +23,28 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def fake(settings):
     settings.KK_AUTHENTICATION = "on"
+    settings.KK_JOIN = "names"
     fake = FakeHub()
     with running(fake) as url:
         settings.KK_HUB_URL = url
         yield fake
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(throttle, "FRONT_DOOR", throttle.Failures(clock=clock))
+    return clock
+
+
+@pytest.fixture(autouse=True)
+def no_claims():
+    """The tests share one data folder: each starts with every name free, and leaves them free."""
+    for name in workshop.claimed(settings.DATA_DIR):
+        workshop.release(settings.DATA_DIR, name)
+    yield
+    for name in workshop.claimed(settings.DATA_DIR):
+        workshop.release(settings.DATA_DIR, name)
 
 
 @pytest.fixture
@@ -36,32 +58,148 @@ def says(fake: FakeHub, user: str) -> None:
     fake.answers[("POST", login.REVIEW_PATH)] = (201, {"status": {"userInfo": {"username": user}}})
 
 
+def logged_in(browser: Client) -> bool:
+    return browser.get("/", HTTP_ACCEPT="text/html").status_code == 200
+
+
 def test_picking_a_name_logs_in_and_shows_the_kubeconfig(fake, alice):
     token, code = alice
     says(fake, "alice")
     browser = Client()
     page = browser.get("/join/").content.decode()
-    assert 'name="name" value="alice"' in page
+    assert 'name="name" value="alice">' in page
     answer = browser.post("/join/", {"name": "alice"})
     assert answer.status_code == 302 and answer["Location"] == "/join/"
     assert fake.requests[-1].authorization == f"Bearer {token}"
     page = browser.get("/join/").content.decode()
-    assert 'data-user="alice"' in page and f"/join/{code}/kubeconfig" in page
+    assert 'data-user="alice"' in page and f"/join/{code}/kubeconfig" in page and f'id="my-code" class="code">{code}' in page
     assert f"curl -fsSo kitchen-alice.kubeconfig http://testserver/join/{code}/kubeconfig" in page
     download = Client().get(f"/join/{code}/kubeconfig")
     assert download.status_code == 200 and "namespace: alice" in download.content.decode()
     assert download["Content-Disposition"] == 'attachment; filename="kitchen-alice.kubeconfig"'
-    assert browser.get("/", HTTP_ACCEPT="text/html").status_code == 200  # the dashboard is logged in too
+    assert logged_in(browser)  # the dashboard is logged in too
 
 
-def test_a_typed_code_joins_too_and_unknown_ones_are_refused(fake, alice):
+def test_two_browsers_race_for_one_name_and_one_wins(fake, alice):
     says(fake, "alice")
-    assert Client().post("/join/", {"code": alice[1].lower()}).status_code == 302
+    first, second = Client(), Client()
+    assert 'value="alice">' in second.get("/join/").content.decode()  # both saw it free
+    assert first.post("/join/", {"name": "alice"}).status_code == 302
+    lost = second.post("/join/", {"name": "alice"})
+    page = lost.content.decode()
+    assert lost.status_code == 409 and "alice is taken" in page and 'id="join-error"' in page
+    assert alice[1] not in page and "kubeconfig" not in page.lower()
+    assert not logged_in(second)
+    # the claim is kept in the data folder: a new page (and a new process) sees it taken
+    assert 'value="alice" disabled' in Client().get("/join/").content.decode()
+    assert workshop.claimed(settings.DATA_DIR) == {"alice"}
+    assert logged_in(first) and 'data-user="alice"' in first.get("/join/").content.decode()
+
+
+def test_many_threads_claiming_one_name_give_it_to_exactly_one(tmp_path):
+    barrier, won = threading.Barrier(8), []
+
+    def pick():
+        barrier.wait()
+        won.append(workshop.claim(tmp_path, "alice"))
+
+    threads = [threading.Thread(target=pick) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(won) == [False] * 7 + [True]
+
+
+def test_the_code_still_gets_in_for_a_taken_name(fake, alice):
+    says(fake, "alice")
+    assert Client().post("/join/", {"name": "alice"}).status_code == 302
+    laptop = Client()
+    assert laptop.post("/join/", {"code": alice[1].lower()}).status_code == 302
+    assert logged_in(laptop)
+
+
+def test_the_instructor_releases_a_claim_and_the_name_can_be_picked_again(fake, alice):
+    says(fake, "alice")
+    attendee = Client()
+    attendee.post("/join/", {"name": "alice"})
+    fake.answers[("POST", attendees.REVIEWS)] = (201, {"status": {"allowed": False}})
+    refused = attendee.post("/join/release/", {"name": "alice"})
+    assert refused.status_code == 403 and workshop.claimed(settings.DATA_DIR) == {"alice"}
+    admin = Client()
+    says(fake, tokenfile.ADMIN)
+    admin.post("/login/", {"token": tokenfile.admin_token(settings.DATA_DIR)})
+    fake.answers[("POST", attendees.REVIEWS)] = (201, {"status": {"allowed": True}})
+    board = admin.get("/", HTTP_ACCEPT="text/html").content.decode()
+    assert 'hx-post="/join/release/"' in board and "<option>alice</option>" in board
+    assert admin.post("/join/release/", {"name": "nobody"}).status_code == 404
+    released = admin.post("/join/release/", {"name": "alice"})
+    assert released.status_code == 200 and "alice is free" in released.content.decode()
+    assert workshop.claimed(settings.DATA_DIR) == set()
+    says(fake, "alice")
+    assert Client().post("/join/", {"name": "alice"}).status_code == 302
+
+
+def test_codes_mode_lists_no_names_and_takes_only_a_code(fake, alice, settings):
+    settings.KK_JOIN = "codes"
+    says(fake, "alice")
+    page = Client().get("/join/").content.decode()
+    assert 'name="name"' not in page and "alice" not in page and 'name="code"' in page
+    picked = Client().post("/join/", {"name": "alice"})
+    assert picked.status_code == 400 and workshop.claimed(settings.DATA_DIR) == set()
+    assert Client().post("/join/", {"code": alice[1]}).status_code == 302
+    assert workshop.claimed(settings.DATA_DIR) == {"alice"}
+
+
+def test_unknown_names_and_codes_are_refused_next_to_the_control(fake, alice):
+    says(fake, "alice")
     assert Client().post("/join/", {"name": "mallory"}).status_code == 401
-    assert Client().post("/join/", {"code": "ZZZZZZ"}).status_code == 401
+    wrong = Client().post("/join/", {"code": "ZZZZZZ"})
+    assert wrong.status_code == 401 and 'id="join-error"' in wrong.content.decode()
     once = workshop.instructor_code(settings.DATA_DIR)
     assert Client().post("/join/", {"code": once}).status_code == 401  # not a join code
+    assert workshop.peek(settings.DATA_DIR, once) is not None, "and it was not used up"
+    assert Client().post("/join/", {"code": ""}).status_code == 400
     assert Client().get("/join/ZZZZZZ/kubeconfig").status_code == 404
+    assert workshop.claimed(settings.DATA_DIR) == set()
+
+
+def test_guessing_is_answered_429_with_retry_after_until_the_minute_passes(fake, alice, clock):
+    says(fake, "alice")
+    for guess in range(throttle.PER_CLIENT):
+        assert Client().post("/join/", {"code": f"WRONG{guess}"}).status_code == 401
+    blocked = Client().post("/join/", {"code": alice[1]})  # even the right code waits
+    assert blocked.status_code == 429 and blocked["Retry-After"] == "60"
+    assert "try again in 60 s" in blocked.content.decode()
+    download = Client().get(f"/join/{alice[1]}/kubeconfig")
+    assert download.status_code == 429 and download["Retry-After"] == "60"
+    assert Client().post("/login/", {"code": alice[1]}).status_code == 429
+    other = Client(REMOTE_ADDR="10.0.0.7")
+    assert other.post("/join/", {"code": alice[1]}).status_code == 302, "another address is not held back"
+    clock.t += 61
+    assert Client().post("/join/", {"code": alice[1]}).status_code == 302
+
+
+def test_wrong_kubeconfig_codes_count_as_failures(fake, alice):
+    for guess in range(throttle.PER_CLIENT):
+        assert Client().get(f"/join/WRONG{guess}/kubeconfig").status_code == 404
+    assert Client().get(f"/join/{alice[1]}/kubeconfig").status_code == 429
+
+
+def test_codes_are_compared_in_constant_time_against_every_code(tmp_path, monkeypatch):
+    codes = {name: workshop.join_code(tmp_path, name) for name in ("alice", "bob", "carol")}
+    tokenfile.token_of(tmp_path, "alice", (workshop.ATTENDEES,))
+    compared = []
+    real = workshop.hmac.compare_digest
+
+    def recording(a, b):
+        compared.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(workshop.hmac, "compare_digest", recording)
+    assert workshop.redeem(tmp_path, codes["alice"].lower())[0] == "alice"
+    assert len(compared) == 3, "every stored code compared, none skipped after a match"
+    assert workshop.redeem(tmp_path, "ZZZZZZ") is None and len(compared) == 6
 
 
 def test_the_join_page_speaks_korean(fake, alice):
@@ -82,3 +220,29 @@ def test_the_instructor_sees_the_qr_code_and_an_attendee_does_not(fake, alice):
     svg = Client().get("/join/qr.svg")
     assert svg["Content-Type"] == "image/svg+xml" and svg.content.lstrip().startswith(b"<?xml")
     assert b"<path" in svg.content and join.qr_svg("http://a/join/") != join.qr_svg("http://b/join/")
+
+
+def test_on_loopback_the_join_panel_says_attendees_cannot_reach_it(fake, alice, settings):
+    settings.KK_BIND_HOST = "127.0.0.1"
+    admin = Client()
+    says(fake, tokenfile.ADMIN)
+    admin.post("/login/", {"token": tokenfile.admin_token(settings.DATA_DIR)})
+    page = admin.get("/", HTTP_ACCEPT="text/html").content.decode()
+    assert 'id="join-unreachable"' in page and "--addr 0.0.0.0:8000" in page and "join/qr.svg" not in page
+
+
+def test_on_every_address_the_links_carry_the_lan_address(fake, alice, settings, monkeypatch):
+    settings.KK_BIND_HOST = "0.0.0.0"
+    monkeypatch.setattr(reach, "lan_address", lambda: "192.168.1.20")
+    admin = Client()
+    says(fake, tokenfile.ADMIN)
+    admin.post("/login/", {"token": tokenfile.admin_token(settings.DATA_DIR)}, HTTP_HOST="127.0.0.1:8000")
+    page = admin.get("/", HTTP_ACCEPT="text/html", HTTP_HOST="127.0.0.1:8000").content.decode()
+    assert '<a href="http://192.168.1.20:8000/join/">' in page
+    svg = Client().get("/join/qr.svg", HTTP_HOST="127.0.0.1:8000").content
+    assert svg == join.qr_svg("http://192.168.1.20:8000/join/")
+    says(fake, "alice")
+    attendee = Client()
+    attendee.post("/join/", {"code": alice[1]}, HTTP_HOST="localhost:8000")
+    assert f"http://192.168.1.20:8000/join/{alice[1]}/kubeconfig" in attendee.get(
+        "/join/", HTTP_HOST="localhost:8000").content.decode()

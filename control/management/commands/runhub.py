@@ -71,6 +71,7 @@ class Command(BaseCommand):
 
         ensure(settings.DATA_DIR)  # the token file (admin and spoke identities) before the first request
         allow_bind_address(host)
+        settings.KK_BIND_HOST = host  # where attendees can reach the join page (dashboard.reach)
         endpoints = build_endpoint_description_strings(host=host, port=port)
         if secure_addr:
             from control.auth.serving import advertise, serving_files
