@@ -15,8 +15,10 @@ Guarantees:
 - Once every pod is evicted it waits until they have left the node (gone, or a new pod with
   another uid), polling every `POLL_SECONDS`. The whole drain stops at `timeout` seconds of the
   injected clock, saying so; it never raises: whatever happens is on the `Progress`.
-- `Drains` runs at most one drain per node at a time (a second click shows the running one); it
-  holds the asyncio tasks so they finish even after the request that started them has answered.
+- `Drains` runs at most one drain per user and node at a time (a second click shows the running
+  one); it holds the asyncio tasks so they finish even after the request that started them has
+  answered. Progress is kept per user (the user the dashboard acts as, `hub.acting()`): another
+  user asking for the same node's drain gets None, never someone else's progress.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from django.utils.translation import gettext_lazy, ngettext_lazy
 from control import errors
 from control.clock import REAL, Clock
 from control.client.resources import NODES, PODS
+from dashboard import hub
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 RETRY_FIRST = 1.0
@@ -209,27 +212,34 @@ async def drain(client: Client, progress: Progress, *, clock: Clock = REAL, time
         progress.state, progress.error = "failed", f"{type(exc).__name__}: {exc}"
 
 
+def _acting_user() -> str:
+    identity = hub.acting()
+    return identity.user if identity else ""  # "" = the dashboard's own identity (authentication off)
+
+
 class Drains:
-    """The drains of one process: one per node at a time, each an asyncio task held until it ends."""
+    """The drains of one process, per user: one per user and node at a time, each an asyncio task
+    held until it ends."""
 
     def __init__(self, *, clock: Clock = REAL, timeout: float = TIMEOUT_SECONDS):
         self.clock, self.timeout = clock, timeout
-        self.progress: dict[str, Progress] = {}
+        self.progress: dict[tuple[str, str], Progress] = {}
         self.tasks: set[asyncio.Task[None]] = set()
 
-    def start(self, client: Client, node: str) -> Progress:
-        """The node's running drain, or a new one started in the background."""
-        held = self.progress.get(node)
+    def start(self, client: Client, node: str, owner: str | None = None) -> Progress:
+        """The owner's running drain of the node, or a new one started in the background."""
+        key = (_acting_user() if owner is None else owner, node)
+        held = self.progress.get(key)
         if held is not None and not held.finished:
             return held
-        progress = self.progress[node] = Progress(node)
+        progress = self.progress[key] = Progress(node)
         task = asyncio.get_running_loop().create_task(drain(client, progress, clock=self.clock, timeout=self.timeout))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         return progress
 
-    def get(self, node: str) -> Progress | None:
-        return self.progress.get(node)
+    def get(self, node: str, owner: str | None = None) -> Progress | None:
+        return self.progress.get((_acting_user() if owner is None else owner, node))
 
 
 DRAINS = Drains()

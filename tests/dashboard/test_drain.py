@@ -216,6 +216,25 @@ async def test_one_drain_per_node_at_a_time():
     await asyncio.sleep(0)
 
 
+@sync
+async def test_a_drains_progress_is_its_users_alone():
+    from dashboard import hub as dashboard_hub
+
+    hub = FakeHub([pod("tables-0", owner="StatefulSet")])
+    hub.refuse["tables-0"] = [budget_refusal("tables-pdb")] * 100
+    drains = Drains(clock=FakeClock(), timeout=10.0)
+    with dashboard_hub.acting_as(dashboard_hub.Identity("alice", "tok-alice")):
+        mine = drains.start(hub, "node-1")
+        assert drains.get("node-1") is mine
+    with dashboard_hub.acting_as(dashboard_hub.Identity("bob", "tok-bob")):
+        assert drains.get("node-1") is None, "bob cannot read alice's drain"
+        assert drains.start(hub, "node-1") is not mine
+    assert drains.get("node-1") is None and drains.get("node-1", owner="alice") is mine
+    for task in list(drains.tasks):
+        task.cancel()
+    await asyncio.sleep(0)
+
+
 def test_every_line_has_its_restaurant_wording_in_english_and_korean():
     cases = [
         (Progress("node-1"), "Clearing stove node-1: closing it to new dishes…", "화구 node-1 비우는 중"),
@@ -262,13 +281,13 @@ def test_the_drain_line_polls_while_it_runs_and_stops_when_it_ends(monkeypatch):
     monkeypatch.setattr(views, "DRAINS", drains)
     client = Client()
     assert client.get("/drain/node-1/").status_code == 404
-    drains.progress["node-1"] = Progress("node-1", state="evicting", pods=["default/tables-0"],
+    drains.progress[("", "node-1")] = Progress("node-1", state="evicting", pods=["default/tables-0"],
                                          blocked={"default/tables-0": "tables-pdb"})
     running = client.get("/drain/node-1/").content.decode()
     assert 'hx-get="/drain/node-1/"' in running and 'hx-trigger="every 1s"' in running
     assert "tables-0 blocked by budget tables-pdb, retrying" in running
-    drains.progress["node-1"].state = "done"
-    drains.progress["node-1"].evicted, drains.progress["node-1"].blocked = ["default/tables-0"], {}
+    drains.progress[("", "node-1")].state = "done"
+    drains.progress[("", "node-1")].evicted, drains.progress[("", "node-1")].blocked = ["default/tables-0"], {}
     assert '<span class="words-kitchen" title="' in running, "both wordings: the page's mode shows one"
     assert "tables-0 held back by staffing rule tables-pdb, trying again" in running
     done = client.get("/drain/node-1/", HTTP_ACCEPT_LANGUAGE="ko").content.decode()
