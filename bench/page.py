@@ -166,7 +166,7 @@ def summary_ms(values: list[float]) -> dict[str, Any]:
 def sample(page, cdp, started: float) -> dict[str, Any]:
     """Pause the load, wait for its last batch to be painted, force a GC, read the metrics, resume."""
     page.evaluate("window.__pageBench.state.hold = true")
-    page.wait_for_function("window.__pageBench.state.inFlight === 0", timeout=30_000)
+    page.wait_for_function("() => window.__pageBench.state.inFlight === 0", timeout=30_000)
     cdp.send("HeapProfiler.collectGarbage")
     metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
     sizes = page.evaluate(SIZES)
@@ -204,7 +204,7 @@ def main() -> None:
             page.on("pageerror", lambda error: errors.append(str(error)))
             page.goto(hub.login_url("/"))
             page.wait_for_selector("#connection[data-state=connected]", timeout=60_000)
-            page.wait_for_function("window.kubeKitchen.model.revision !== null", timeout=60_000)
+            page.wait_for_function("() => window.kubeKitchen.model.revision !== null", timeout=60_000)
             page.uncheck("#log-quiet")  # every change in the version log, as in the browser test
             cdp = page.context.new_cdp_session(page)
             cdp.send("Performance.enable")

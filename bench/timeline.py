@@ -102,7 +102,7 @@ def main() -> None:
             try:
                 page = browser.new_page(viewport={"width": 1280, "height": 720})
                 page.goto(hub.login_url("/"))  # the dashboard needs a login (authentication is on)
-                page.wait_for_function("window.kubeKitchen.model.revision !== null", timeout=60_000)
+                page.wait_for_function("() => window.kubeKitchen.model.revision !== null", timeout=60_000)
                 page.evaluate(f"window.kubeKitchen.timeline.goTo({positions[0]})")  # warm: code paths, connections
                 seconds, drawn = [], []
                 for position in positions:

@@ -39,12 +39,19 @@ MIDDLEWARE: list[str] = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "dashboard.security.ContentSecurityPolicy",
 ]
 X_FRAME_OPTIONS = "DENY"
 # A login lasts a working day, in an HttpOnly cookie the page's scripts cannot read (SameSite=Lax).
 SESSION_COOKIE_AGE = 12 * 3600
 SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_NAME = "kk_session"
+# The CSRF token reaches htmx through the page (hx-headers), never through script reading the cookie.
+CSRF_COOKIE_HTTPONLY = True
+CSRF_COOKIE_SAMESITE = "Strict"
+# The join page: "names" lists the attendees (a name is claimed once), "codes" only takes a code.
+KK_JOIN = os.environ.get("KK_JOIN", "names")
 
 ROOT_URLCONF = "control.urls"
 ASGI_APPLICATION = "control.asgi.application"

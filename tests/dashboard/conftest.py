@@ -25,6 +25,13 @@ def browser():
         chromium.close()
 
 
+def watch_policy(page, errors: list[str]) -> None:
+    """Every Content-Security-Policy refusal the page meets goes to `errors` (Chromium reports them
+    on the console, not as page errors)."""
+    page.on("console", lambda message: errors.append(message.text)
+            if "Content Security Policy" in message.text else None)
+
+
 @contextmanager
 def dashboard_page(browser, url: str, viewport: dict[str, int]) -> Iterator:
     """The dashboard at `url`, connected and with its snapshot in; no page error while it is open."""
@@ -32,9 +39,10 @@ def dashboard_page(browser, url: str, viewport: dict[str, int]) -> Iterator:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    watch_policy(page, errors)
     page.goto(login_url(url))  # logged in as the cluster admin (authentication is on)
     page.wait_for_selector("#connection[data-state=connected]")
-    page.wait_for_function("window.kubeKitchen.model.revision !== null")  # the snapshot is in
+    page.wait_for_function("() => window.kubeKitchen.model.revision !== null")  # the snapshot is in
     yield page
     context.close()
     assert errors == [], errors

@@ -74,7 +74,7 @@ def test_the_workshop_in_the_browser(page, cluster):
     # An order: the Deployment example, submitted through the form (htmx), applied by the dashboard.
     page.click("[data-example=deployment]")
     assert "deployment.apps/pasta\ncreated" in apply_in_form(page).replace(" created", "\ncreated")
-    page.wait_for_function(f"document.querySelectorAll({READY_PODS!r}).length === 3", timeout=30_000)
+    page.wait_for_function(f"() => document.querySelectorAll({READY_PODS!r}).length === 3", timeout=30_000)
     expect(page.locator("#workload-rows tr.deployment[data-key='default/pasta'] td.num")).to_have_text(["3", "3", "3"])
     page.uncheck("#log-quiet")
     text = log_text(page)
@@ -96,7 +96,7 @@ def test_the_workshop_in_the_browser(page, cluster):
     page.wait_for_selector(f".pod[data-name='{name}'].terminating, #log-list .entry.deleted", timeout=15_000)
     shoot(page, "02-pod-dropped")
     page.wait_for_selector(f".pod[data-name='{name}']", state="detached", timeout=30_000)
-    page.wait_for_function(f"document.querySelectorAll({READY_PODS!r}).length === 3", timeout=30_000)
+    page.wait_for_function(f"() => document.querySelectorAll({READY_PODS!r}).length === 3", timeout=30_000)
     names = [el.get_attribute("data-name") for el in page.locator(READY_PODS).all()]
     assert name not in names and len(set(names)) == 3
     assert re.search(rf"DELETED\s+Pod/{re.escape(name)}\s", log_text(page))
@@ -105,10 +105,10 @@ def test_the_workshop_in_the_browser(page, cluster):
     # The version log can be paused for reading: it stands still while the ring keeps filling.
     page.click("#log-pause")
     cluster.kubectl("create", "configmap", "written-while-paused")
-    page.wait_for_function("document.querySelector('#log-waiting').textContent.includes('+')")
+    page.wait_for_function("() => document.querySelector('#log-waiting').textContent.includes('+')")
     assert "written-while-paused" not in log_text(page)
     page.click("#log-pause")
-    page.wait_for_function("document.querySelector('#log-list').innerText.includes('written-while-paused')")
+    page.wait_for_function("() => document.querySelector('#log-list').innerText.includes('written-while-paused')")
 
     # The dashboard is a client like any other: its requests (as the user logged in) are counted on
     # that user's own spoke.
@@ -128,7 +128,7 @@ def test_the_workshop_in_the_browser(page, cluster):
     page.wait_for_selector("#connection[data-state=connected]")
     # After a reload the spokes come back at once: the version log's history names its clients.
     page.wait_for_selector("#spokes .spoke[data-who='node/node-3']", timeout=5_000)
-    page.wait_for_function(f"document.querySelectorAll({READY_PODS!r}).length === 3", timeout=15_000)
+    page.wait_for_function(f"() => document.querySelectorAll({READY_PODS!r}).length === 3", timeout=15_000)
     assert page.text_content("#hub .hub-name").startswith("웨이터")
     assert "메모장" in page.text_content("#store-spoke .spoke-name")
     shoot(page, "05-restaurant-korean")
@@ -142,7 +142,7 @@ def test_the_workshop_in_the_browser(page, cluster):
 
 def test_buttons_crash_cordon_and_scale(page, cluster):
     cluster.kubectl("apply", "-f", "-", input=DEPLOYMENT.format(name="soup", replicas=2))
-    page.wait_for_function("document.querySelectorAll(\".pod[data-name^='soup-'].phase-ready\").length === 2",
+    page.wait_for_function("() => document.querySelectorAll(\".pod[data-name^='soup-'].phase-ready\").length === 2",
                            timeout=30_000)
     # Crash a container: the kubelet restarts it, the restart count shows on the pod.
     pod = page.locator(".pod[data-name^='soup-']").first
@@ -157,7 +157,7 @@ def test_buttons_crash_cordon_and_scale(page, cluster):
     page.wait_for_selector(".node-card[data-node='node-1']:not(.cordoned)")
     # Scale up by one from the table.
     page.click("#workload-rows tr.deployment[data-key='default/soup'] button[data-delta='1']")
-    page.wait_for_function("document.querySelectorAll(\".pod[data-name^='soup-']:not(.terminating)\").length === 3",
+    page.wait_for_function("() => document.querySelectorAll(\".pod[data-name^='soup-']:not(.terminating)\").length === 3",
                            timeout=30_000)
     # Stop the scheduler: the desired state goes into the supervisor's ConfigMap.
     page.click("#control-plane button[data-spoke=scheduler]")
@@ -201,7 +201,7 @@ def test_a_dropped_connection_resumes_without_missing_or_repeating_a_change(page
     page.evaluate("window.kubeKitchen.live.drop()")
     cluster.kubectl("create", "configmap", "written-while-away", "--from-literal=a=1")
     page.wait_for_selector("#connection[data-state=connected]")
-    page.wait_for_function("document.querySelector('#log-list').innerText.includes('ConfigMap/written-while-away')",
+    page.wait_for_function("() => document.querySelector('#log-list').innerText.includes('ConfigMap/written-while-away')",
                            timeout=15_000)
     revisions = page.evaluate("window.kubeKitchen.versionLog.ring.newest(5000).map(i => i.rv)")
     seen = sorted(revisions)
@@ -227,7 +227,7 @@ def test_the_traffic_travels_through_redis_too(browser):
         page.wait_for_selector("#connection[data-state=connected]")
         running.kubectl("create", "configmap", "through-redis")
         page.wait_for_selector("#spokes .spoke[data-who='kubectl']", timeout=15_000)
-        page.wait_for_function("Number(document.querySelector(\"#spokes .spoke[data-who='kubectl'] .count-req\")"
+        page.wait_for_function("() => Number(document.querySelector(\"#spokes .spoke[data-who='kubectl'] .count-req\")"
                                "?.textContent) >= 1", timeout=15_000)
         page.wait_for_selector("#spokes .spoke[data-who='node/node-1']", timeout=15_000)
     finally:
@@ -371,7 +371,7 @@ def test_a_long_delete_story_keeps_its_cause_and_newest_steps_at_1280(browser, c
              timeout=60, what="soup's pods gone")
     with dashboard_page(browser, cluster.url, {"width": 1280, "height": 720}) as page:
         cluster.kubectl("apply", "-f", "-", input=BROTH)
-        page.wait_for_function("document.querySelectorAll(\".pod[data-name^='broth-'].phase-ready:not(.terminating)\")"
+        page.wait_for_function("() => document.querySelectorAll(\".pod[data-name^='broth-'].phase-ready:not(.terminating)\")"
                                ".length === 9", timeout=60_000)
         row = page.eval_on_selector(".narration-row", "e => JSON.stringify(e.getBoundingClientRect())")
         cluster.kubectl("delete", "deployment", "broth", "--wait=false")

@@ -78,7 +78,7 @@ def test_pod_detail_and_configs(browser, cluster, viewport):
         page.locator("#configs").screenshot(path=str(ARTIFACTS / f"browser-configs-{viewport['width']}.png"))
 
         page.click(".pod[data-name='broken'] .pod-name")
-        page.wait_for_function("document.querySelector('#pod-detail').innerText.includes('CreateContainerConfigError')",
+        page.wait_for_function("() => document.querySelector('#pod-detail').innerText.includes('CreateContainerConfigError')",
                                timeout=15_000)
         page.keyboard.press("Escape")
         assert page.locator("#pod-detail").is_hidden()

@@ -118,11 +118,11 @@ def send(page, count: int, target: str = "pasta") -> str:
 
 def test_traffic_from_the_form_shows_the_pods_that_answered(page, cluster):
     cluster.kubectl("apply", "-f", "-", input=PASTA)
-    page.wait_for_function("document.querySelectorAll(\".pod.phase-ready[data-name^='pasta-']\").length === 3",
+    page.wait_for_function("() => document.querySelectorAll(\".pod.phase-ready[data-name^='pasta-']\").length === 3",
                            timeout=30_000)
     # The Services panel: type, ClusterIP, the node port, three ready endpoints.
     service = page.locator("#service-list .service[data-key='default/pasta']")
-    page.wait_for_function("document.querySelectorAll(\"#service-list .service[data-key='default/pasta'] .addresses .ready\").length === 3",
+    page.wait_for_function("() => document.querySelectorAll(\"#service-list .service[data-key='default/pasta'] .addresses .ready\").length === 3",
                            timeout=15_000)
     meta = service.locator(".service-meta").inner_text()
     assert "NodePort" in service.inner_text() and re.search(r"80:3\d{4}/TCP", meta), meta
@@ -130,10 +130,10 @@ def test_traffic_from_the_form_shows_the_pods_that_answered(page, cluster):
 
     # kube-proxy's table of node-1, as iptables rules: one DNAT per ready endpoint.
     # node-1's spoke draws its kube-proxy too (its hover text names both agents)
-    page.wait_for_function("document.querySelector(\"#spokes .spoke[data-who='node/node-1'] title\")"
+    page.wait_for_function("() => document.querySelector(\"#spokes .spoke[data-who='node/node-1'] title\")"
                            "?.textContent.includes('kube-proxy')", timeout=15_000)
     page.click(".node-card[data-node='node-1'] details.proxy-rules summary")
-    page.wait_for_function("document.querySelectorAll(\".node-card[data-node='node-1'] .rule-dnat\").length >= 3",
+    page.wait_for_function("() => document.querySelectorAll(\".node-card[data-node='node-1'] .rule-dnat\").length >= 3",
                            timeout=15_000)
 
     result = send(page, 12)
@@ -153,13 +153,13 @@ def test_traffic_from_the_form_shows_the_pods_that_answered(page, cluster):
     rules = ".node-card[data-node='node-1'] .rules-box"
     before = page.inner_text(rules)
     page.locator(f".pod[data-name='{victim}'] button[data-action=delete-pod]").click()
-    page.wait_for_function(f"document.querySelector(\"{rules}\").innerText !== {json.dumps(before)}", timeout=15_000)
+    page.wait_for_function(f"() => document.querySelector(\"{rules}\").innerText !== {json.dumps(before)}", timeout=15_000)
     page.evaluate("window.kubeKitchen.traffic.reset()")
     result = send(page, 8)
     assert "8 sent, 0 failed" in result, result
     wait_for(lambda: sum(tally(page).values()) == 8, timeout=10, what="8 answers in the tally")
     assert victim not in tally(page), tally(page)
-    page.wait_for_function("document.querySelectorAll(\".node-card[data-node='node-1'] .rule-dnat\").length >= 3",
+    page.wait_for_function("() => document.querySelectorAll(\".node-card[data-node='node-1'] .rule-dnat\").length >= 3",
                            timeout=30_000)  # the replacement is ready and in the table again
     shoot(page, "12-traffic-moved")
 
@@ -180,11 +180,11 @@ def test_the_hpa_panel_follows_the_autoscaler(page, cluster):
     text = page.inner_text(block)
     assert "soup → Deployment/soup" in text and "/ 50%" in text and "min 1 · max 4" in text, text
     # 150m of 100m requested is 150 %: the autoscaler measures it and asks for more replicas.
-    page.wait_for_function(f"/\\d+%/.test(document.querySelector(\"{block} .hpa-cpu .now\").textContent)",
+    page.wait_for_function(f"() => /\\d+%/.test(document.querySelector(\"{block} .hpa-cpu .now\").textContent)",
                            timeout=60_000)
-    page.wait_for_function(f"Number(document.querySelector(\"{block} .hpa-replicas .desired\").textContent) > 1",
+    page.wait_for_function(f"() => Number(document.querySelector(\"{block} .hpa-replicas .desired\").textContent) > 1",
                            timeout=60_000)
-    page.wait_for_function(f"Number(document.querySelector(\"{block} .hpa-replicas .current\").textContent) > 1",
+    page.wait_for_function(f"() => Number(document.querySelector(\"{block} .hpa-replicas .current\").textContent) > 1",
                            timeout=60_000)
     assert page.locator(f"{block} svg.hpa-chart path.cpu").count() == 1
     assert page.locator(f"{block} svg.hpa-chart path.replicas").count() == 1
@@ -202,7 +202,7 @@ def test_the_restaurant_view_cooks_an_order_and_recooks_a_dropped_dish(page, clu
     page.wait_for_selector("#action-result .result.ok")
     order = re.search(r"orders\.kitchen\.kubekitchen\.dev/(\S+) created", page.inner_text("#action-result")).group(1)
     slip = f"#kitchen-board .order-slip[data-key='default/{order}']"
-    page.wait_for_function(f"document.querySelectorAll(\"{slip} .dish.garnished\").length === 3", timeout=30_000)
+    page.wait_for_function(f"() => document.querySelectorAll(\"{slip} .dish.garnished\").length === 3", timeout=30_000)
     assert "risotto" in page.inner_text(f"{slip} .order-what")
     assert page.locator("#kitchen-board .cook.working").count() == 2
     page.locator("#custom").scroll_into_view_if_needed()
@@ -212,7 +212,7 @@ def test_the_restaurant_view_cooks_an_order_and_recooks_a_dropped_dish(page, clu
     page.click(f"{slip} .dish[data-name='{dropped}'] button.drop-dish")
     page.wait_for_selector("#action-result .result.ok")
     page.wait_for_selector(f"{slip} .dish[data-name='{dropped}']", state="detached", timeout=15_000)
-    page.wait_for_function(f"document.querySelectorAll(\"{slip} .dish.garnished\").length === 3", timeout=30_000)
+    page.wait_for_function(f"() => document.querySelectorAll(\"{slip} .dish.garnished\").length === 3", timeout=30_000)
     names = page.eval_on_selector_all(f"{slip} .dish", "els => els.map(e => e.dataset.name)")
     assert dropped not in names and len(names) == 3
     shoot(page, "15-restaurant-recooked")
@@ -220,7 +220,7 @@ def test_the_restaurant_view_cooks_an_order_and_recooks_a_dropped_dish(page, clu
     # The same in Korean: the slip, the dishes and the drop button speak the seeds' words.
     page.click("button[name=language][value=ko]")
     page.wait_for_selector("html[lang=ko]")
-    page.wait_for_function(f"document.querySelectorAll(\"{slip} .dish.garnished\").length === 3", timeout=15_000)
+    page.wait_for_function(f"() => document.querySelectorAll(\"{slip} .dish.garnished\").length === 3", timeout=15_000)
     text = page.inner_text("#custom")
     assert "주문서" in text and "가니싱 완료" in text and "요리사" in text, text
     assert page.locator(f"{slip} button.drop-dish").first.get_attribute("title") == "요리를 바닥에 쏟기"

@@ -136,7 +136,7 @@ def test_a_drain_a_budget_blocks_says_so_in_korean_then_goes_on_when_the_budget_
     with dashboard_page(browser, stage.url, {"width": 1280, "height": 720}) as page:
         page.click("button[name=language][value=ko]")
         page.wait_for_selector("html[lang=ko]")
-        page.wait_for_function("window.kubeKitchen.model.revision !== null")
+        page.wait_for_function("() => window.kubeKitchen.model.revision !== null")
         page.click(".node-card[data-node='node-2'] button[data-action='drain']")
         page.wait_for_selector("#action-result .result >> text=tables-0: 중단 예산 tables-pdb 때문에 막힘, 다시 시도 중")
         result = page.eval_on_selector("#action-result .result", "e => e.getBoundingClientRect().height")
@@ -191,7 +191,7 @@ def test_a_replication_controller_has_its_row_and_scales_and_the_drain_line_spea
         page.screenshot(path="/tmp/wl12-rc-drain-kitchen.png")
         page.click("button[name=language][value=ko]")
         page.wait_for_selector("html[lang=ko]")
-        page.wait_for_function("window.kubeKitchen.model.revision !== null")
+        page.wait_for_function("() => window.kubeKitchen.model.revision !== null")
         page.click("[data-mode=kitchen]")
         page.wait_for_selector(f"{row} >> text=옛날식 조리 묶음")
         page.click(".node-card[data-node='node-1'] button[data-action='drain']")

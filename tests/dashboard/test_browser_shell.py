@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Hub, Spoke, login_url, wait_for
-from tests.dashboard.conftest import dashboard_page
+from tests.dashboard.conftest import dashboard_page, watch_policy
 
 pytestmark = pytest.mark.e2e
 
@@ -44,7 +44,7 @@ def screen_text(page) -> str:
 def open_shell(page):
     page.click(SHELL_BUTTON)
     page.wait_for_selector("#shell-dialog[data-state=open]", timeout=15_000)
-    page.wait_for_function("document.querySelector('#shell-dialog .xterm-rows').innerText.includes('/ #')",
+    page.wait_for_function("() => document.querySelector('#shell-dialog .xterm-rows').innerText.includes('/ #')",
                            timeout=15_000)
 
 
@@ -59,20 +59,20 @@ def test_a_shell_on_a_running_pod(browser, cluster, viewport):
         page.keyboard.type("echo hi")
         page.keyboard.press("Enter")
         page.wait_for_function(
-            "document.querySelector('#shell-dialog .xterm-rows').innerText.split('\\n')"
+            "() => document.querySelector('#shell-dialog .xterm-rows').innerText.split('\\n')"
             ".some((line) => line.trim() === 'hi')", timeout=10_000)
         page.keyboard.press("Escape")  # the terminal's key while the session runs: the dialog stays
         assert page.get_attribute("#shell-dialog", "data-state") == "open" and page.is_visible("#shell-dialog")
         page.keyboard.press("Backspace")  # ESC's pair (Alt-Backspace), as a shell's line editor takes it
         page.keyboard.type("echo $COLOR $HOSTNAME")
         page.keyboard.press("Enter")
-        page.wait_for_function("document.querySelector('#shell-dialog .xterm-rows').innerText.includes('blue box')",
+        page.wait_for_function("() => document.querySelector('#shell-dialog .xterm-rows').innerText.includes('blue box')",
                                timeout=10_000)
         # the terminal's size went to the container on the resize channel, as kubectl sends it
         size = page.evaluate("`${window.kubeKitchenShell.term.rows} ${window.kubeKitchenShell.term.cols}`")
         page.keyboard.type("stty size")
         page.keyboard.press("Enter")
-        page.wait_for_function(f"document.querySelector('#shell-dialog .xterm-rows').innerText.includes({size!r})",
+        page.wait_for_function(f"() => document.querySelector('#shell-dialog .xterm-rows').innerText.includes({size!r})",
                                timeout=10_000)
         assert int(size.split()[1]) > 80, "the terminal fills the dialog"
         ARTIFACTS.mkdir(exist_ok=True)
@@ -94,6 +94,7 @@ def test_an_exit_code_and_korean_words(browser, cluster):
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    watch_policy(page, errors)  # xterm under the Content-Security-Policy
     try:
         page.goto(login_url(cluster.url))
         page.wait_for_selector(SHELL_BUTTON, timeout=15_000)

@@ -124,14 +124,14 @@ def test_force_relist_shows_the_410_then_the_relist(browser, forgetful_hub):
         gone.wait_for(timeout=10_000)
         assert re.search(r"ERROR 410 Expired: too old resource version: 1 \(\d+\)", gone.inner_text()), gone.inner_text()
         page.screenshot(path="/tmp/stage-1280x720-410.png")
-        page.wait_for_function("document.querySelector('#relist-result').textContent.includes('relisted')",
+        page.wait_for_function("() => document.querySelector('#relist-result').textContent.includes('relisted')",
                                timeout=15_000)
         snapshot = int(re.search(r"snapshot at revision (\d+)", page.inner_text("#relist-result")).group(1))
         assert page.evaluate("window.kubeKitchen.model.revision") >= snapshot > 1
         assert page.evaluate(DASHBOARD_ERRORS) >= errors_before + 1, "the ERROR event, red on the dashboard's spoke"
         # the page follows on after the relist
         forgetful_hub.kubectl("annotate", "deployment", "pasta", "after=relist", "--overwrite")
-        page.wait_for_function(f"window.kubeKitchen.model.revision > {snapshot}", timeout=10_000)
+        page.wait_for_function(f"() => window.kubeKitchen.model.revision > {snapshot}", timeout=10_000)
         page.wait_for_selector("#connection[data-state=connected]")
 
 
@@ -160,7 +160,7 @@ def test_pods_show_their_owner_and_image_and_the_namespace_filter_hides_the_othe
         assert baker.locator(".pod-image").inner_text() == "busybox:1.36 +1"
         assert baker.locator(".ns-tag").inner_text() == "bakery"
 
-        page.wait_for_function("document.querySelectorAll('#ns-filter option').length === 3")
+        page.wait_for_function("() => document.querySelectorAll('#ns-filter option').length === 3")
         assert page.eval_on_selector_all("#ns-filter option", "os => os.map(o => o.value)") == ["", "default", "bakery"]
         page.select_option("#ns-filter", "bakery")
         assert not chip.is_visible() and baker.is_visible()

@@ -52,7 +52,7 @@ def test_pause_step_scrub_back_and_return_live(browser, hub, viewport):
     for name in (f"soup-{size}", f"pasta-{size}"):
         hub.kubectl("create", "-f", "-", input=pod(name))
     with dashboard_page(browser, hub.url, viewport) as page:
-        page.wait_for_function(f"document.querySelectorAll(\".pod[data-name='pasta-{size}']\").length === 1")
+        page.wait_for_function(f"() => document.querySelectorAll(\".pod[data-name='pasta-{size}']\").length === 1")
         before = page.evaluate("window.kubeKitchen.model.revision")
 
         # Pause: the deletion and a new pod are held, counted, not drawn.
@@ -60,7 +60,7 @@ def test_pause_step_scrub_back_and_return_live(browser, hub, viewport):
         expect(page.locator("#tl-badge")).to_have_text("paused")
         hub.kubectl("delete", "pod", f"pasta-{size}", "--wait=false")
         hub.kubectl("create", "-f", "-", input=pod(f"salad-{size}"))
-        page.wait_for_function("window.kubeKitchen.timeline.live.waiting >= 2")
+        page.wait_for_function("() => window.kubeKitchen.timeline.live.waiting >= 2")
         expect(page.locator("#tl-waiting")).to_contain_text("waiting")
         assert shown(page, f"pasta-{size}") and not shown(page, f"salad-{size}")
         assert page.evaluate("window.kubeKitchen.model.revision") == before
@@ -73,14 +73,14 @@ def test_pause_step_scrub_back_and_return_live(browser, hub, viewport):
         assert page.evaluate("window.kubeKitchen.model.revision") == before + 1
         while page.evaluate("window.kubeKitchen.timeline.live.waiting"):
             page.click("#tl-step")
-        page.wait_for_function(f"document.querySelectorAll(\".pod[data-name='salad-{size}']\").length === 1")
+        page.wait_for_function(f"() => document.querySelectorAll(\".pod[data-name='salad-{size}']\").length === 1")
         assert not shown(page, f"pasta-{size}") or page.locator(f".pod[data-name='pasta-{size}'].terminating").count()
 
         # Scrub back to before the deletion: the pod is there again, labelled as a replay.
         page.click("#tl-pause")  # resume live
-        page.wait_for_function("window.kubeKitchen.timeline.live.state() === 'live'")
+        page.wait_for_function("() => window.kubeKitchen.timeline.live.state() === 'live'")
         page.evaluate(f"window.kubeKitchen.timeline.goTo({before})")
-        page.wait_for_function(f"document.querySelectorAll(\".pod[data-name='pasta-{size}']\").length === 1")
+        page.wait_for_function(f"() => document.querySelectorAll(\".pod[data-name='pasta-{size}']\").length === 1")
         assert not shown(page, f"salad-{size}")
         expect(page.locator("#tl-badge")).to_have_text("replay")
         expect(page.locator("#tl-label")).to_have_text(re.compile(rf"^at revision {before}, \d\d:\d\d:\d\d — replay$"))
@@ -89,18 +89,18 @@ def test_pause_step_scrub_back_and_return_live(browser, hub, viewport):
 
         # The live socket keeps receiving meanwhile, held.
         hub.kubectl("create", "-f", "-", input=pod(f"bread-{size}"))
-        page.wait_for_function("window.kubeKitchen.timeline.live.waiting >= 1")
+        page.wait_for_function("() => window.kubeKitchen.timeline.live.waiting >= 1")
         assert not shown(page, f"bread-{size}")
 
         # Play from here: the changes after it replay (at x1/2), and the deletion shows.
         page.select_option("#tl-speed", "0.5")
         page.click("#tl-play")
-        page.wait_for_function(f"document.querySelectorAll(\".pod[data-name='salad-{size}']\").length === 1")
+        page.wait_for_function(f"() => document.querySelectorAll(\".pod[data-name='salad-{size}']\").length === 1")
         page.select_option("#tl-speed", "1")
 
         # Back to live: the live state, with what came meanwhile.
         page.click("#tl-back")
-        page.wait_for_function(f"document.querySelectorAll(\".pod[data-name='bread-{size}']\").length === 1")
+        page.wait_for_function(f"() => document.querySelectorAll(\".pod[data-name='bread-{size}']\").length === 1")
         expect(page.locator("#tl-badge")).to_have_text("live")
         expect(page.locator("#tl-label")).to_have_text("")
         assert shown(page, f"salad-{size}")
@@ -137,7 +137,7 @@ def test_a_position_before_the_window_and_a_foreign_recording_are_refused_clearl
         assert page.evaluate("window.kubeKitchen.model.revision") == live_revision
         shoot(page, "timeline-gone-1280")
         offer.click()
-        page.wait_for_function("window.kubeKitchen.timeline.position !== null")
+        page.wait_for_function("() => window.kubeKitchen.timeline.position !== null")
         assert page.evaluate("window.kubeKitchen.model.revision") == oldest
         expect(page.locator("#tl-badge")).to_have_text("replay")
         page.click("#tl-back")
@@ -157,10 +157,10 @@ def test_slow_motion_holds_changes_and_plays_them_later(browser, hub):
         for name in ("slow-a", "slow-b"):
             hub.kubectl("create", "-f", "-", input=pod(name))
         # Held first (the badge says slow motion), then drawn at a tenth of the pace they came at.
-        page.wait_for_function("window.kubeKitchen.timeline.live.held.length >= 1")
-        page.wait_for_function("document.querySelectorAll(\".pod[data-name='slow-b']\").length === 1", timeout=20_000)
+        page.wait_for_function("() => window.kubeKitchen.timeline.live.held.length >= 1")
+        page.wait_for_function("() => document.querySelectorAll(\".pod[data-name='slow-b']\").length === 1", timeout=20_000)
         page.select_option("#tl-speed", "1")
-        page.wait_for_function("window.kubeKitchen.timeline.live.state() === 'live'")
+        page.wait_for_function("() => window.kubeKitchen.timeline.live.state() === 'live'")
 
 
 def test_a_recording_exported_from_the_page_plays_back_in_it(browser, hub, tmp_path):
@@ -177,13 +177,13 @@ def test_a_recording_exported_from_the_page_plays_back_in_it(browser, hub, tmp_p
         added = next(x["rv"] for x in recording["changes"] if x["name"] == "recorded")
 
         page.set_input_files("#tl-load", str(path))
-        page.wait_for_function("window.kubeKitchen.timeline.position !== null")
+        page.wait_for_function("() => window.kubeKitchen.timeline.position !== null")
         expect(page.locator("#tl-badge")).to_have_text("replay")
         expect(page.locator("#tl-label")).to_have_text(re.compile(r"^recording\.json · at revision \d+, "))
         # Scrubbed inside the recording: the pod exists at the revision it was added, not after.
         page.evaluate(f"window.kubeKitchen.timeline.goTo({added})")
-        page.wait_for_function("document.querySelectorAll(\".pod[data-name='recorded']\").length === 1")
+        page.wait_for_function("() => document.querySelectorAll(\".pod[data-name='recorded']\").length === 1")
         page.evaluate(f"window.kubeKitchen.timeline.goTo({recording['window']['newest']})")
-        page.wait_for_function("document.querySelectorAll(\".pod[data-name='recorded']\").length === 0")
+        page.wait_for_function("() => document.querySelectorAll(\".pod[data-name='recorded']\").length === 0")
         page.click("#tl-back")
         expect(page.locator("#tl-badge")).to_have_text("live")
