@@ -132,7 +132,9 @@ async def start_address(request: HttpRequest) -> HttpResponse:
     rest.pop("code", None)
     here = request.path + (f"?{rest.urlencode()}" if rest else "")
     client = throttle.client_of(request)
-    known = None if throttle.FRONT_DOOR.retry_after(client) else workshop.peek(settings.DATA_DIR, code)
+    if throttle.FRONT_DOOR.retry_after(client):  # a guesser waits: the form says how long on confirm
+        return HttpResponseRedirect("/login/?" + urlencode({"code": code, "next": here}))
+    known = workshop.peek(settings.DATA_DIR, code)
     if known is not None and known.use == workshop.ONCE:
         try:
             identity = await identify(request, "", code, (workshop.ONCE,))

@@ -61,7 +61,7 @@ def test_joining_in_the_browser_shows_only_the_attendees_namespace(hub):
             page.wait_for_selector("#joined[data-user=alice]")
             assert "/join/" in page.inner_text("#one-liner") and "kubeconfig" in page.inner_text("#one-liner")
             page.goto(f"{hub.url}/")
-            page.wait_for_function("window.kubeKitchen && window.kubeKitchen.model.revision !== null", timeout=30_000)
+            page.wait_for_function("() => window.kubeKitchen && window.kubeKitchen.model.revision !== null", timeout=30_000)
             pods = page.evaluate("[...window.kubeKitchen.model.objects.pods.keys()]")
             assert pods == ["alice/web"]
             assert page.get_attribute("body", "data-spoke") == "dashboard/alice"
@@ -122,23 +122,24 @@ def test_an_attendees_page_receives_no_record_of_anothers_requests(hub):
                 context = browser.new_context(viewport={"width": 1280, "height": 720})
                 context.add_init_script(RECORD_TRAFFIC)
                 page = pages[who] = context.new_page()
-                if who == "alice":
+                if who == "alice":  # her name is claimed (the test before): she comes back with her code
                     page.goto(f"{hub.url}/join/")
-                    page.click("button[name=name][value=alice]")
+                    page.fill("#code", workshop.attendee_codes(hub.dir)["alice"])
+                    page.click("main.join button.primary")
                     page.wait_for_selector("#joined[data-user=alice]")
                     page.goto(f"{hub.url}/")
                 else:
                     page.goto(login_url(hub.url))
-                page.wait_for_function("window.kubeKitchen && window.kubeKitchen.model.revision !== null",
+                page.wait_for_function("() => window.kubeKitchen && window.kubeKitchen.model.revision !== null",
                                        timeout=30_000)
             kubectl(hub, "bob", "get", "configmap", "bobs-secret-plan")  # a 404 that names the object
             kubectl(hub, "bob", "get", "pods")
             pages["instructor"].wait_for_function(
-                "window.trafficSeen.some((r) => r.user === 'bob' && r.name === 'bobs-secret-plan')", timeout=30_000)
+                "() => window.trafficSeen.some((r) => r.user === 'bob' && r.name === 'bobs-secret-plan')", timeout=30_000)
             # alice's own request comes after bob's: once her page has it, bob's had their turn
             kubectl(hub, "alice", "get", "configmap", "alices-marker")
             pages["alice"].wait_for_function(
-                "window.trafficSeen.some((r) => r.user === 'alice' && r.name === 'alices-marker')", timeout=30_000)
+                "() => window.trafficSeen.some((r) => r.user === 'alice' && r.name === 'alices-marker')", timeout=30_000)
             hers = pages["alice"].evaluate(seen)
             assert not [r for r in hers if r[0] == "bob" or r[1] == "bob" or "bob" in r[3]], hers
             assert any(r[3] == "kubectl · alice" for r in hers)  # her kubectl is her own spoke

@@ -2,8 +2,12 @@
 --attendees-file FILE]`: the whole cluster, and a workshop's attendees provisioned on it
 (`control.workshop`, idempotent: a restart with the same names changes nothing).
 
-With authentication on, the start-up lines print a one-time link that logs the instructor's
-browser in as the cluster admin, and, with attendees, the join URL and each attendee's code.
+With authentication on, the `dashboard:` address printed at start-up is the only one to open: it
+carries a fresh one-time code that logs the first browser to open it in as the cluster admin (as
+Jupyter's tokenised start URL). With attendees it also prints the join URL at the address others can
+reach (the LAN address when the hub listens on every address; on loopback, that attendees cannot
+reach it and how to listen on the LAN) and each attendee's code. `--join names|codes` chooses whether
+the join page lists the names (each claimed once) or only takes a code.
 
 Guarantees: the data folder holds the SQLite file (unless DATABASE_URL is set); the schema is
 migrated before anything serves; the hub runs in its own process and is up (its /healthz
@@ -76,6 +80,51 @@ def install_kitchen(url: str, err, token: str | None = None) -> None:
         err.write(f"the restaurant's kinds were not installed: {exc}")
 
 
+def _reachable(url: str) -> tuple[str, str]:
+    """(the address to open on this machine, the join address for others or "" on loopback)."""
+    import ipaddress
+
+    from control.hosts import machine_names  # the primary address, found without sending a packet
+
+    host, port = split_addr(url.removeprefix("http://"))
+    bare = host.strip("[]")
+    if bare in ("0.0.0.0", "::"):
+        lan = ""
+        for name in machine_names():
+            try:
+                lan = str(ipaddress.ip_address(name))
+            except ValueError:
+                continue
+        return f"http://127.0.0.1:{port}", f"http://{lan or host}:{port}/join/"
+    if bare == "localhost" or bare.startswith("127.") or bare == "::1":
+        return url, ""
+    return url, f"{url}/join/"
+
+
+def start_lines(url: str, data_dir: Path, codes: dict[str, str]) -> list[str]:
+    """The start-up lines after the first: the one address to open, kubectl, the join page."""
+    here, join_url = _reachable(url)
+    lines = []
+    if auth_enabled():
+        # a fresh one-time code at every start: the first browser to open the address is the instructor
+        code = workshop.instructor_code(data_dir)
+        lines.append(f"  dashboard: {here}/?code={code}  (open this: it logs you in as the cluster admin, once; "
+                     f"later ones log in with the admin token in {data_dir / 'tokens.csv'})")
+    else:
+        lines.append(f"  dashboard: {here}/")
+    # the kubeconfig reads the admin token and the HTTPS address from this cluster's data folder
+    folder = "" if data_dir == Path(settings.DATA_DIR).resolve() else f"KK_DATA_DIR={data_dir} "
+    lines.append(f"  kubectl:   kubectl --kubeconfig <({folder}{sys.executable} manage.py kubeconfig "
+                 f"--server {url}) get pods")
+    if codes:
+        where = join_url or (f"{url}/join/ (this computer only: attendees cannot reach it; "
+                             "start with --addr 0.0.0.0:8000 to serve the LAN)")
+        lines.append(f"  join:      {where}  ({len(codes)} attendees; kubeconfigs in "
+                     f"{workshop.folder_of(data_dir)}; codes: "
+                     + ", ".join(f"{name} {code}" for name, code in codes.items()) + ")")
+    return lines
+
+
 class Command(BaseCommand):
     @staticmethod
     def attendee_names(count: int, names_file: str) -> list[str]:
@@ -97,13 +146,15 @@ class Command(BaseCommand):
         parser.add_argument("--no-spokes", action="store_true", help="run the hub alone")
         parser.add_argument("--secure-addr", default="", help="where the hub serves HTTPS for kubectl "
                             "(default: the --addr host, the next port)")
+        parser.add_argument("--join", choices=("names", "codes"), default="names",
+                            help="the join page lists the attendees' names (each claimed once) or only takes a code")
         who = parser.add_mutually_exclusive_group()
         who.add_argument("--attendees", type=int, default=0, help="provision N workshop attendees "
                          "(attendee-1..N): namespace, user, admin there, kubeconfig, join code")
         who.add_argument("--attendees-file", default="", help="provision the attendees named in FILE, one a line")
 
     def handle(self, *args, addr: str, nodes: int, data: str, pace: str, no_spokes: bool, secure_addr: str = "",
-               attendees: int = 0, attendees_file: str = "", **options):
+               attendees: int = 0, attendees_file: str = "", join: str = "names", **options):
         stopping = False
         supervisor: Supervisor | None = None
 
@@ -121,7 +172,7 @@ class Command(BaseCommand):
         data_dir = Path(data).resolve()
         data_dir.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "KK_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "control.settings", "KK_PACE": pace,
-               "KK_PARENT_PID": str(os.getpid())}
+               "KK_PARENT_PID": str(os.getpid()), "KK_JOIN": join}
         env.pop("KK_SQLITE_PATH", None)
         env.pop("KK_TOKEN", None)  # each spoke takes its own identity from the data folder's token file
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
@@ -149,20 +200,8 @@ class Command(BaseCommand):
                 supervisor.tick()
                 threading.Thread(target=supervisor.watch_forever, name="supervisor", daemon=True).start()
             self.stdout.write(self.style.SUCCESS(f"Kube Kitchen is up: {url}  (data in {data_dir}, pace {pace})"))
-            self.stdout.write(f"  dashboard: {url}/")
-            if auth_enabled():
-                # a fresh one-time code at every start: the link logs one browser in as the cluster admin
-                code = workshop.instructor_code(data_dir)
-                self.stdout.write(f"  instructor: {url}/login/?code={code}  (once; or log in with the admin "
-                                  f"token in {data_dir / 'tokens.csv'})")
-            # the kubeconfig reads the admin token and the HTTPS address from this cluster's data folder
-            folder = "" if data_dir == Path(settings.DATA_DIR).resolve() else f"KK_DATA_DIR={data_dir} "
-            self.stdout.write(f"  kubectl:   kubectl --kubeconfig <({folder}{sys.executable} manage.py kubeconfig "
-                              f"--server {url}) get pods")
-            if codes:
-                self.stdout.write(f"  join:      {url}/join/  ({len(codes)} attendees; kubeconfigs in "
-                                  f"{workshop.folder_of(data_dir)}; codes: "
-                                  + ", ".join(f"{name} {code}" for name, code in codes.items()) + ")")
+            for line in start_lines(url, data_dir, codes):
+                self.stdout.write(line)
             if not no_spokes:
                 self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s) and kube-proxies, line-cook, garnish-cook, "
                                   f"each its own process; "
