@@ -10,9 +10,10 @@ Guarantees:
   (`ATTENDEE_QUOTA`, `ATTENDEE_LIMITS`: the 11th pod is refused, a container without resources gets
   the defaults);
   a kubeconfig `<data>/workshop/<name>.kubeconfig` (owner-only) whose context's namespace is theirs,
-  over the hub's HTTPS address when it has one; and a join code. An object that already exists is
-  left as it is (an instructor's edits survive); a refusal of the hub raises `WorkshopError` with
-  its message.
+  over the hub's HTTPS address when it has one (for a hub listening on every address, the machine's
+  primary address: 0.0.0.0 names no machine on an attendee's laptop); and a join code. An object
+  that already exists is left as it is (an instructor's edits survive); a refusal of the hub raises
+  `WorkshopError` with its message.
 - `attendee_names(count=N)` is attendee-1..attendee-N; `read_names(text)` one name a line (blank lines
   and `#` comments skipped); a name that cannot be a namespace (DNS-1123 label) is refused by name.
 - Join codes live in `<data>/workshop/codes.csv` (owner-only, lines `code,user,use`): an attendee's
@@ -37,6 +38,7 @@ from __future__ import annotations
 import csv
 import hmac
 import io
+import ipaddress
 import os
 import re
 import secrets
@@ -301,7 +303,26 @@ def kubectl_server(data: Path, url: str) -> tuple[str, bytes]:
     from control.auth.serving import secure_url_for
 
     secure = secure_url_for(data, url)
-    return (secure, keys.ca_certificate(data)) if secure else (url, b"")
+    return (_reachable(secure), keys.ca_certificate(data)) if secure else (_reachable(url), b"")
+
+
+def _reachable(url: str) -> str:
+    """`url` with an unspecified host (0.0.0.0, ::: the hub listens on every address) replaced by
+    the machine's primary address, which other machines can reach and the serving certificate names."""
+    from urllib.parse import urlsplit
+
+    from control.hosts import machine_names
+
+    parts = urlsplit(url)
+    if parts.hostname not in ("0.0.0.0", "::"):
+        return url
+    for name in machine_names():
+        try:
+            address = ipaddress.ip_address(name)
+        except ValueError:
+            continue  # the machine's name: attendees' laptops may not resolve it
+        return parts._replace(netloc=f"{address}:{parts.port}" if parts.port else str(address)).geturl()
+    return url
 
 
 def provision(url: str, data: Path, names: list[str], *, admin: str | None = None,

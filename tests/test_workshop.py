@@ -129,3 +129,15 @@ def test_only_the_uses_asked_for_are_redeemed_and_peek_uses_nothing(tmp_path):
     assert workshop.redeem(tmp_path, once, (workshop.JOIN,)) is None
     assert workshop.redeem(tmp_path, once, (workshop.ONCE,))[0] == tokenfile.ADMIN
     assert workshop.peek(tmp_path, once) is None
+
+
+def test_a_hub_on_every_address_gives_attendees_the_machines_address(tmp_path, monkeypatch):
+    from control import hosts
+    from control.auth import serving
+
+    monkeypatch.setattr(hosts, "machine_names", lambda: ["kitchen-laptop", "192.168.1.20"])
+    serving.advertise(tmp_path, "http://0.0.0.0:8000", "https://0.0.0.0:8001")
+    assert workshop.kubectl_server(tmp_path, "http://0.0.0.0:8000")[0] == "https://192.168.1.20:8001"
+    assert workshop.kubectl_server(tmp_path, "http://127.0.0.1:9")[0] == "http://127.0.0.1:9"
+    assert {"192.168.1.20", "kitchen-laptop"} <= set(serving._names(["0.0.0.0"]))
+    assert "192.168.1.20" not in serving._names(["127.0.0.1"])

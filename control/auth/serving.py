@@ -3,7 +3,8 @@ serves HTTPS, so `manage.py kubeconfig` can point kubectl at it (kubectl sends a
 over HTTPS: client-go's clientcmd reads user credentials only for a TLS transport).
 
 Guarantees: `serving_files(folder, hosts)` gives (key path, certificate path) of a certificate for
-`hosts` (IP addresses and DNS names, plus localhost, 127.0.0.1 and ::1), signed by the CA of
+`hosts` (IP addresses and DNS names, plus localhost, 127.0.0.1 and ::1; for 0.0.0.0 or :: the
+machine's name and primary address, which an attendee's kubeconfig names), signed by the CA of
 `control.keys` and made again only when its names change; the key is written 0600.
 `advertise(folder, plain_url, secure_url)` records that the hub at `plain_url` also serves
 `secure_url`; `secure_url_for(folder, plain_url)` reads it back ("" when none).
@@ -29,7 +30,10 @@ DAYS = 365
 
 
 def _names(hosts: list[str]) -> list[str]:
-    return sorted({*hosts, "localhost", "127.0.0.1", "::1"} - {"", "0.0.0.0", "::"})
+    from control.hosts import machine_names  # listening on every address: reached by these
+
+    everywhere = machine_names() if {"0.0.0.0", "::"} & {h.strip("[]") for h in hosts} else []
+    return sorted({*hosts, *everywhere, "localhost", "127.0.0.1", "::1"} - {"", "0.0.0.0", "::"})
 
 
 def _san(name: str) -> x509.GeneralName:
