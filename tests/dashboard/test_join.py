@@ -206,6 +206,9 @@ def test_the_join_page_speaks_korean(fake, alice):
     browser = Client()
     browser.cookies["django_language"] = "ko"
     assert "워크숍" in browser.get("/join/").content.decode()
+    workshop.claim(settings.DATA_DIR, "alice")
+    taken = browser.post("/join/", {"name": "alice"}).content.decode()
+    assert "alice 이름은 이미 사용 중입니다" in taken and "(사용 중)" in taken
 
 
 def test_the_instructor_sees_the_qr_code_and_an_attendee_does_not(fake, alice):
