@@ -30,24 +30,31 @@ def bind_host() -> str:
     return str(getattr(settings, "KK_BIND_HOST", "") or "").strip("[]")
 
 
-def _is(host: str, check: str) -> bool:
-    if host == "localhost" or host.endswith(".localhost"):
-        return check == "loopback"
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     try:
-        address = ipaddress.ip_address(host.strip("[]"))
+        return ipaddress.ip_address(host.strip("[]"))
     except ValueError:
-        return False
-    return address.is_loopback if check == "loopback" else address.is_unspecified
+        return None  # a name
+
+
+def is_loopback(host: str) -> bool:
+    address = _address(host)
+    return address.is_loopback if address else host == "localhost" or host.endswith(".localhost")
+
+
+def is_every_address(host: str) -> bool:
+    address = _address(host)
+    return bool(address and address.is_unspecified)
 
 
 def loopback_only() -> bool:
     host = bind_host()
-    return bool(host) and _is(host, "loopback")
+    return bool(host) and is_loopback(host)
 
 
 def every_address() -> bool:
     host = bind_host()
-    return bool(host) and _is(host, "unspecified")
+    return bool(host) and is_every_address(host)
 
 
 def lan_address() -> str:
@@ -62,7 +69,7 @@ def lan_address() -> str:
 
 def absolute(request: HttpRequest, path: str) -> str:
     host, port = split_domain_port(request.get_host())
-    if every_address() and _is(host, "loopback"):
+    if every_address() and is_loopback(host):
         lan = lan_address()
         if lan:
             return f"{request.scheme}://{lan}:{port or request.get_port()}{path}"
