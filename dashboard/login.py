@@ -118,7 +118,8 @@ async def login_view(request: HttpRequest) -> HttpResponse:
         try:
             identity = await identify(request, token, code)
         except ValueError as exc:
-            throttle.FRONT_DOOR.failed(client)
+            if token or code:  # an empty form is no guess
+                throttle.FRONT_DOOR.failed(client)
             return render(request, "dashboard/login.html", {**page, "error": str(exc)}, status=401)
         await log_in(request, identity)
         return HttpResponseRedirect(target)
