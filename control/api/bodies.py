@@ -1,0 +1,101 @@
+"""Request bodies decoded away from the event loop, within a budget, before any handler runs.
+
+Guarantees:
+- A body is decoded here only after it was read within KK_MAX_BODY_BYTES (`control.api.app`
+  refuses a larger one with 413 before reading it in full, so nothing here ever sees it).
+- YAML of any size, and JSON over KK_INLINE_JSON_BYTES, are decoded in a worker process
+  (`control.offloop` runs `control.api.decoding`, with `control.safeyaml`'s depth, node and
+  aliasing budget): neither the event loop nor the database thread spends a moment on them, nor
+  do they contend for the hub's interpreter lock. While a body waits for a worker and decodes, its
+  request holds its sender's fairness seats (`control.api.fairness.body_seats`, more for a bigger
+  body), so one sender's bodies cannot take the others' share.
+- Small JSON is left to the handler (it costs microseconds): `predecode` answers None for it.
+- A body over the node budget is refused with 413 RequestEntityTooLarge; an undecodable body (too
+  deep, excessive aliasing, malformed) becomes a `Decoded` whose `problem` the handler turns into
+  kube-apiserver's 400 for its endpoint. A worker process that dies is replaced; its body is
+  refused with 413, and the hub keeps serving.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from control import errors, offloop
+from control.api import decoding
+
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+
+
+@dataclass
+class Decoded:
+    """What a body decoded to, for the handler: `value` (a YAML body: its documents) or `problem`
+    (Go's words). The first `take` hands over the value itself, later ones a copy: a handler run
+    twice (it waited for a revision) must not see what the first run changed."""
+
+    media: str
+    value: Any = None
+    problem: str | None = None
+    _taken: bool = field(default=False, repr=False)
+
+    def take(self) -> Any:
+        if self._taken:
+            return copy.deepcopy(self.value)
+        self._taken = True
+        return self.value
+
+    def peek(self) -> Any:
+        """The value for a check that only reads it (the gate's escalation check)."""
+        return self.value
+
+
+def wants_worker(method: str, raw: bytes, media: str) -> bool:
+    """Whether this body is decoded in the worker: any YAML, and JSON too large to decode inline."""
+    if method not in WRITE_METHODS or not raw or media == PROTOBUF or not raw.strip():
+        return False
+    return "yaml" in media or len(raw) > settings.KK_INLINE_JSON_BYTES
+
+
+def budget() -> decoding.Budget:
+    return decoding.Budget(max_depth=settings.KK_YAML_MAX_DEPTH, max_nodes=settings.KK_YAML_MAX_NODES)
+
+
+def shutdown() -> None:
+    """Stop the decoding workers (the hub's ASGI lifespan.shutdown)."""
+    offloop.shutdown()
+
+
+async def decode_in_worker(raw: bytes, media: str) -> decoding.Outcome:
+    """`decoding.decode_text` in a worker process (`control.offloop`)."""
+    try:
+        return await offloop.run(decoding.decode_text, raw, media, budget())
+    except offloop.WorkerLost:
+        return decoding.Outcome("too_large", "the body could not be decoded within the server's resources")
+
+
+async def predecode(method: str, raw: bytes, media: str) -> Decoded | None:
+    """The body decoded off the loop, or None when the handler decodes it itself (small JSON, none,
+    protobuf). Raises RequestEntityTooLarge when the body is over the node budget."""
+    if not wants_worker(method, raw, media):
+        return None
+    media = media or "application/json"  # what the handlers read a body without a Content-Type as
+    outcome = await decode_in_worker(raw, media)
+    if outcome.verdict == "too_large":
+        raise errors.RequestEntityTooLarge(f"Request entity too large: {outcome.value}")
+    if outcome.verdict == "undecodable":
+        return Decoded(media, problem=outcome.value)
+    return Decoded(media, value=outcome.value)
+
+
+def single_object(decoded: Decoded | None) -> Any:
+    """The one object a YAML body holds (None when it holds another number, or is undecodable)."""
+    if decoded is None or decoded.problem is not None:
+        return None
+    value = decoded.peek()
+    if "yaml" in decoded.media:
+        return value[0] if isinstance(value, list) and len(value) == 1 else None
+    return value
