@@ -18,8 +18,8 @@ Guarantees:
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
+import pickle
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -33,24 +33,16 @@ PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 @dataclass
 class Decoded:
-    """What a body decoded to, for the handler: `value` (a YAML body: its documents) or `problem`
-    (Go's words). The first `take` hands over the value itself, later ones a copy: a handler run
-    twice (it waited for a revision) must not see what the first run changed."""
+    """What a body decoded to, for the handler: its value (a YAML body: its documents) as the
+    worker packed it, or `problem` (Go's words). Each `take` unpacks a fresh value: a handler run
+    twice (it waited for a revision) never sees what the first run changed."""
 
     media: str
-    value: Any = None
+    packed: bytes = b""
     problem: str | None = None
-    _taken: bool = field(default=False, repr=False)
 
     def take(self) -> Any:
-        if self._taken:
-            return copy.deepcopy(self.value)
-        self._taken = True
-        return self.value
-
-    def peek(self) -> Any:
-        """The value for a check that only reads it (the gate's escalation check)."""
-        return self.value
+        return pickle.loads(self.packed)  # noqa: S301 - packed by our own worker (decoding.decode_packed)
 
 
 def wants_worker(method: str, raw: bytes, media: str) -> bool:
@@ -70,9 +62,9 @@ def shutdown() -> None:
 
 
 async def decode_in_worker(raw: bytes, media: str) -> decoding.Outcome:
-    """`decoding.decode_text` in a worker process (`control.offloop`)."""
+    """`decoding.decode_packed` in a worker process (`control.offloop`)."""
     try:
-        return await offloop.run(decoding.decode_text, raw, media, budget())
+        return await offloop.run(decoding.decode_packed, raw, media, budget())
     except offloop.WorkerLost:
         return decoding.Outcome("too_large", "the body could not be decoded within the server's resources")
 
@@ -88,14 +80,14 @@ async def predecode(method: str, raw: bytes, media: str) -> Decoded | None:
         raise errors.RequestEntityTooLarge(f"Request entity too large: {outcome.value}")
     if outcome.verdict == "undecodable":
         return Decoded(media, problem=outcome.value)
-    return Decoded(media, value=outcome.value)
+    return Decoded(media, packed=outcome.value)
 
 
 def single_object(decoded: Decoded | None) -> Any:
     """The one object a YAML body holds (None when it holds another number, or is undecodable)."""
     if decoded is None or decoded.problem is not None:
         return None
-    value = decoded.peek()
+    value = decoded.take()
     if "yaml" in decoded.media:
         return value[0] if isinstance(value, list) and len(value) == 1 else None
     return value

@@ -1,7 +1,7 @@
 """A request body turned into plain JSON by its media type, as a pure function of its bytes.
 
 Guarantees: `decode_text(raw, media, budget)` never raises and returns only plain values (a worker
-process runs it, `control.api.bodies`): `Outcome("ok", value)` (for yaml media types: the list of
+process runs `decode_packed`, the same with the value pickled, for `control.api.bodies`): `Outcome("ok", value)` (for yaml media types: the list of
 documents), `Outcome("undecodable", why)` in Go's words (the caller adds the "object provided is
 unrecognized" frame), or `Outcome("too_large", why)` for YAML over the node budget. YAML is read by
 `control.safeyaml`, within its budget; an apply-patch+yaml body that is JSON (what kubectl and the
@@ -11,13 +11,14 @@ dashboard send) is read as JSON, which is YAML, at JSON's speed.
 from __future__ import annotations
 
 import json
+import pickle
 from typing import Any
 
 from control import safeyaml
 from control.api import gojson
 from control.safeyaml import Budget, Outcome
 
-__all__ = ["Budget", "Outcome", "decode_text"]
+__all__ = ["Budget", "Outcome", "decode_packed", "decode_text"]
 
 
 def _reject_constant(name: str) -> Any:
@@ -46,3 +47,12 @@ def decode_text(raw: bytes, media: str, budget: Budget = Budget()) -> Outcome:
         return Outcome("ok", json.loads(text, parse_constant=_reject_constant))
     except (ValueError, RecursionError):
         return Outcome("undecodable", f"json parse error: {gojson.parse_error(text)}")
+
+
+def decode_packed(raw: bytes, media: str, budget: Budget = Budget()) -> Outcome:
+    """`decode_text` with the value pickled: what a worker hands back, unpacked by whoever uses it
+    (a fresh value each time, and the serving process's result thread only moves bytes)."""
+    outcome = decode_text(raw, media, budget)
+    if outcome.verdict != "ok":
+        return outcome
+    return Outcome("ok", pickle.dumps(outcome.value, protocol=pickle.HIGHEST_PROTOCOL))

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl
 
 from django.conf import settings
 
-from control import errors, protocol, safeyaml
+from control import errors, protocol
 from control.api import bodies, decoding, gojson
 from control.kinds.base import Kind
 
@@ -130,12 +130,6 @@ class Route:
         return found.groupdict() if found else None
 
 
-def load_yaml_documents(text: str) -> list[Any]:
-    """All documents of a YAML stream (empty ones dropped), as plain JSON values, within the
-    decoding budget (`control.safeyaml`); raises ValueError or yaml.YAMLError when it cannot be read."""
-    return safeyaml.load_documents(text, bodies.budget())
-
-
 class _Undecodable(Exception):
     """A body that is not the JSON (or YAML) it claims to be; the text is Go's wording."""
 
@@ -146,15 +140,17 @@ def _parse(raw: bytes, content_type: str, decoded: bodies.Decoded | None = None)
     limit = settings.KK_MAX_BODY_BYTES
     if len(raw) > limit:
         raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
-    if decoded is None or decoded.media != (content_type or "application/json"):
+    if decoded is not None and decoded.media == (content_type or "application/json"):
+        if decoded.problem is not None:
+            raise _Undecodable(decoded.problem)
+        value = decoded.take()
+    else:
         outcome = decoding.decode_text(raw, content_type, bodies.budget())
         if outcome.verdict == "too_large":
             raise errors.RequestEntityTooLarge(f"Request entity too large: {outcome.value}")
-        decoded = bodies.Decoded(content_type, value=outcome.value) if outcome.verdict == "ok" else \
-            bodies.Decoded(content_type, problem=outcome.value)
-    if decoded.problem is not None:
-        raise _Undecodable(decoded.problem)
-    value = decoded.take()
+        if outcome.verdict != "ok":
+            raise _Undecodable(outcome.value)
+        value = outcome.value
     if "yaml" in content_type:
         if len(value) != 1:
             raise _Undecodable(f"error converting YAML to JSON: yaml: expected exactly one document, found {len(value)}")
