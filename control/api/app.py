@@ -146,6 +146,7 @@ async def resource(request: Request, group: str = "", version: str = "v1", rest:
     admission.check_path(kind, namespace, name, verb)
     if verb in WRITE_VERBS:
         call.check_options()
+        bodies.refuse_unstorable(verb, request.content_type, request.query, request.decoded)
     streamed = ASYNC_VERBS.get((verb, bool(name), sub))
     if streamed is not None:
         return await streamed(call)

@@ -50,9 +50,12 @@ def decode_text(raw: bytes, media: str, budget: Budget = Budget()) -> Outcome:
 
 
 def decode_packed(raw: bytes, media: str, budget: Budget = Budget()) -> Outcome:
-    """`decode_text` with the value pickled: what a worker hands back, unpacked by whoever uses it
-    (a fresh value each time, and the serving process's result thread only moves bytes)."""
+    """`decode_text` with the value pickled, and the size of its compact JSON: (packed, size). What
+    a worker hands back, unpacked by whoever uses it (a fresh value each time; the serving
+    process's result thread only moves bytes)."""
     outcome = decode_text(raw, media, budget)
     if outcome.verdict != "ok":
         return outcome
-    return Outcome("ok", pickle.dumps(outcome.value, protocol=pickle.HIGHEST_PROTOCOL))
+    value = outcome.value[0] if "yaml" in media and len(outcome.value) == 1 else outcome.value
+    size = len(json.dumps(value, separators=(",", ":")))
+    return Outcome("ok", (pickle.dumps(outcome.value, protocol=pickle.HIGHEST_PROTOCOL), size))

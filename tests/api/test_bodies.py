@@ -153,8 +153,23 @@ def test_a_worker_that_dies_is_a_413_and_the_next_body_decodes(api, monkeypatch)
 
 
 def test_a_handler_run_twice_gets_a_fresh_value():
-    outcome = decoding.decode_packed(b'{"a": [1]}', "application/json")
-    decoded = bodies.Decoded("application/json", packed=outcome.value)
+    packed, size = decoding.decode_packed(b'{"a": [1]}', "application/json").value
+    assert size == len('{"a":[1]}')
+    decoded = bodies.Decoded("application/json", packed=packed, compact_bytes=size)
     first = decoded.take()
     first["a"].append(2)
     assert decoded.take() == {"a": [1]}
+
+
+@pytest.mark.parametrize("query, handled", [("", False), ("?dryRun=All", False), ("?fieldValidation=Ignore", True)])
+def test_an_object_too_big_for_the_store_is_refused_before_the_handler_runs(api, monkeypatch, query, handled):
+    from control.api import app, verbs
+
+    ran: list[str] = []
+    monkeypatch.setitem(app.SYNC_VERBS, ("create", False, ""), lambda call: ran.append("create") or verbs.create(call))
+    before = stored_configmaps(api)
+    many = GOOD + "".join(f"  key-{i:05d}: '{'v' * 56}'\n" for i in range(30_000))  # 2 MB as compact JSON
+    answer = api.post(CONFIGMAPS + query, many, content_type="application/yaml")
+    assert answer.status_code == 413 and status(answer)["message"] == "etcdserver: request is too large"
+    assert ran == (["create"] if handled else [])  # Ignore may drop fields: the store decides then
+    assert stored_configmaps(api) == before and api.get("/healthz").status_code == 200
