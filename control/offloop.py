@@ -8,7 +8,8 @@ Guarantees:
 - `fn` and its arguments and result must be plain (picklable) values; `fn` must not raise.
 - A worker that dies (killed, out of memory) is replaced: its call raises `WorkerLost`, the next
   call gets a fresh worker. `shutdown()` stops the workers (the hub's lifespan.shutdown, tests).
-- Workers are spawned (a fresh interpreter), never forked from a process with threads running.
+- Workers are spawned (a fresh interpreter), never forked from a process with threads running,
+  and run at a lower CPU priority (nice +10) than the process they serve.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
@@ -23,6 +25,9 @@ from typing import Any, Callable
 from django.conf import settings
 
 log = logging.getLogger(__name__)
+# On a busy machine the serving process comes first: a worker decoding a sender's 3 MB of YAML
+# takes a core only when serving leaves one.
+WORKER_NICENESS = 10
 
 _pool: ProcessPoolExecutor | None = None
 _turns: asyncio.Semaphore | None = None
@@ -37,7 +42,8 @@ def _executor() -> ProcessPoolExecutor:
     global _pool
     if _pool is None:
         _pool = ProcessPoolExecutor(max_workers=settings.KK_DECODE_WORKERS,
-                                    mp_context=multiprocessing.get_context("spawn"))
+                                    mp_context=multiprocessing.get_context("spawn"),
+                                    initializer=os.nice, initargs=(WORKER_NICENESS,))
     return _pool
 
 
