@@ -39,7 +39,6 @@ from control.clock import REAL as clock
 from control import kinds as registry
 from control.api import (admission, bodies, crds, discovery, fairness, openapi, openapi_v2, portforward, streams,
                          subresources, traffic, verbs)
-from control.auth import enabled as authentication_enabled
 from control import send_backlog
 from control.api.extras import autoscaling_v1, kitchen, metrics, oidc, reviews, services
 from control.storage.db import run_db
@@ -364,7 +363,7 @@ async def _serve(request: Request, too_large: bool, seats: list[Callable[[], Non
         request.user = await gate.admit(request.method, request.path, request.query, request.scope_headers,
                                         request.body, request.content_type, identified=request.identified,
                                         check_object=False)
-        seats.append(await _seat(request))
+        seats.append(await fairness.take_seats(request))
         # Only now, RBAC passed and the sender's seats held, is the body decoded, off the loop.
         request.decoded = await bodies.predecode(request.method, request.body, request.content_type)
         await gate.check_body(request.user, request.method, request.path, request.query, request.body,
@@ -388,21 +387,3 @@ async def _serve(request: Request, too_large: bool, seats: list[Callable[[], Non
     await send({"type": "http.response.start", "status": answer.status,
                 "headers": _headers(answer.content_type, answer.headers, len(answer.body))})
     await send({"type": "http.response.body", "body": payload})
-
-
-async def _seat(request: Request) -> Callable[[], None]:
-    """Classify the request (`control.api.fairness`) and wait for its flow's seat; long-running
-    requests take none. Raises 429 when the flow is full."""
-    request.flow = fairness.classify(request.user, request.path, authenticated=authentication_enabled(),
-                                     user_agent=request.headers.get("user-agent", ""), actor=request.actor,
-                                     address=request.address)
-    if fairness.long_running(request.method, request.path, request.query):
-        return _no_seat
-    seats = 1
-    if bodies.wants_worker(request.method, request.body, request.content_type):
-        seats = fairness.body_seats(request.flow.level, len(request.body))
-    return await fairness.LIMITER.acquire(request.flow.level, request.flow.flow, seats)
-
-
-def _no_seat() -> None:
-    pass

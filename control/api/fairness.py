@@ -35,7 +35,10 @@ Guarantees:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable
 
+from control.api import bodies
+from control.auth import enabled as authentication_enabled
 from control.auth.requestinfo import attributes
 # The seats themselves live in control.seats (the dashboard's manifest form holds them too).
 from control.seats import (LIMITER, MESSAGE, RETRY_AFTER, Limiter, PriorityLevel, body_seats, levels,  # noqa: F401
@@ -95,3 +98,22 @@ def classify(user: object, path: str, *, authenticated: bool, user_agent: str, a
     if "system:serviceaccounts" in groups:
         return Classification("service-accounts", table["workload-low"], name)
     return Classification("global-default", table["global-default"], name)
+
+
+async def take_seats(request: Any) -> Callable[[], None]:
+    """Classify a hub request (`control.api.request.Request`, its user known) and wait for its
+    flow's seats: one, or `body_seats` for a body decoded off the loop; long-running requests take
+    none. Raises 429 when the flow is full. Returns the release function."""
+    request.flow = classify(request.user, request.path, authenticated=authentication_enabled(),
+                            user_agent=request.headers.get("user-agent", ""), actor=request.actor,
+                            address=request.address)
+    if long_running(request.method, request.path, request.query):
+        return _no_seat
+    seats = 1
+    if bodies.wants_worker(request.method, request.body, request.content_type):
+        seats = body_seats(request.flow.level, len(request.body))
+    return await LIMITER.acquire(request.flow.level, request.flow.flow, seats)
+
+
+def _no_seat() -> None:
+    pass
