@@ -202,8 +202,8 @@ async def check_body(user: User, method: str, path: str, query: dict[str, str], 
     """The checks that need the object a write carries (RBAC escalation, NodeRestriction), once
     `admit` let the request in: the hub decodes a body only after the checks that need none passed.
     `decoded` is the body as `control.api.bodies` decoded it, when it did."""
-    if not enabled():
-        return
+    if not enabled() or getattr(decoded, "problem", None) is not None:
+        return  # an undecodable body: the handler answers its 400, as kube-apiserver decodes before admission
     attrs = attributes(method, path, query)
     if attrs.resource_request and attrs.verb in ("create", "update", "patch", "delete"):
         reads_object = (attrs.api_group == RBAC_GROUP and attrs.resource in ROLE_RESOURCES + BINDING_RESOURCES) \

@@ -173,3 +173,21 @@ def test_an_object_too_big_for_the_store_is_refused_before_the_handler_runs(api,
     assert answer.status_code == 413 and status(answer)["message"] == "etcdserver: request is too large"
     assert ran == (["create"] if handled else [])  # Ignore may drop fields: the store decides then
     assert stored_configmaps(api) == before and api.get("/healthz").status_code == 200
+
+
+def test_an_undecodable_binding_is_the_handlers_400_not_an_escalation_403(api):
+    writer = ApiClient(token=tokenfile.token_of(settings.DATA_DIR, "binder", ()))
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "binder"},
+            "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"], "verbs": ["create"]}]}
+    bind = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "binder"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "binder"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "binder"}]}
+    assert api.post(f"{RBAC}/roles", json.dumps(role)).status_code == 201
+    assert api.post(f"{RBAC}/rolebindings", json.dumps(bind)).status_code == 201
+    try:
+        answer = writer.post(f"{RBAC}/rolebindings", BOMB, content_type="application/yaml")
+        assert answer.status_code == 400 and "excessive aliasing" in status(answer)["message"]
+        no_role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: b}\n"
+        assert writer.post(f"{RBAC}/rolebindings", no_role, content_type="application/yaml").status_code == 403
+    finally:
+        writer.close()
