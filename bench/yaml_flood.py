@@ -49,7 +49,8 @@ def big_configmap_yaml(name: str = "flood") -> str:
 
 
 def as_rolebinding(text: str) -> str:
-    return text.replace("apiVersion: v1\nkind: ConfigMap", "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding", 1)
+    return text.replace("apiVersion: v1\nkind: ConfigMap",
+                        "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding", 1)
 
 
 # --- the measured attendee -----------------------------------------------------------------------

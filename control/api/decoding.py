@@ -1,9 +1,10 @@
 """A request body turned into plain JSON by its media type, as a pure function of its bytes.
 
 Guarantees: `decode_text(raw, media, budget)` never raises and returns only plain values (a worker
-process runs `decode_packed`, the same with the value pickled, for `control.api.bodies`): `Outcome("ok", value)` (for yaml media types: the list of
-documents), `Outcome("undecodable", why)` in Go's words (the caller adds the "object provided is
-unrecognized" frame), or `Outcome("too_large", why)` for YAML over the node budget. YAML is read by
+process runs `decode_packed`, the same with the value pickled, for `control.api.bodies`):
+`Outcome("ok", value)` (for yaml media types: the list of documents), `Outcome("undecodable", why)`
+in Go's words (the caller adds the "object provided is unrecognized" frame), or
+`Outcome("too_large", why)` for YAML over the node budget. YAML is read by
 `control.safeyaml`, within its budget; an apply-patch+yaml body that is JSON (what kubectl and the
 dashboard send) is read as JSON, which is YAML, at JSON's speed.
 """

@@ -153,7 +153,8 @@ def _parse(raw: bytes, content_type: str, decoded: bodies.Decoded | None = None)
         value = outcome.value
     if "yaml" in content_type:
         if len(value) != 1:
-            raise _Undecodable(f"error converting YAML to JSON: yaml: expected exactly one document, found {len(value)}")
+            raise _Undecodable("error converting YAML to JSON: yaml: expected exactly one document, "
+                               f"found {len(value)}")
         return value[0]
     return value
 

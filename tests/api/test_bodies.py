@@ -79,7 +79,8 @@ def test_small_json_is_decoded_by_the_handler_and_large_json_in_the_worker(api, 
 
 @pytest.mark.parametrize("body, code, reason, words", [
     (BOMB, 400, "BadRequest", "error converting YAML to JSON: yaml: document contains excessive aliasing"),
-    ("a: " + "[" * 150 + "]" * 150, 400, "BadRequest", "error converting YAML to JSON: yaml: exceeded max depth of 100"),
+    ("a: " + "[" * 150 + "]" * 150, 400, "BadRequest",
+     "error converting YAML to JSON: yaml: exceeded max depth of 100"),
     ("a: &x [1, *x]\n", 400, "BadRequest", "yaml: anchor 'x' value contains itself"),
 ])
 def test_a_yaml_over_its_budget_is_refused_with_a_status_naming_the_budget(api, body, code, reason, words):
