@@ -143,6 +143,14 @@ KK_COMPACT_INTERVAL = float(os.environ.get("KK_COMPACT_INTERVAL", "30"))
 # How often a hub process looks at the log for writes made by other processes, when no hint came.
 KK_POLL_INTERVAL = float(os.environ.get("KK_POLL_INTERVAL", "1.0"))
 KK_MAX_BODY_BYTES = 3 * 1024 * 1024
+# Decoding a body (control.api.bodies): YAML, and JSON over KK_INLINE_JSON_BYTES, in
+# KK_DECODE_WORKERS worker processes, within a depth and node (aliases expanded) budget.
+KK_INLINE_JSON_BYTES = int(os.environ.get("KK_INLINE_JSON_BYTES", str(256 * 1024)))
+KK_DECODE_WORKERS = int(os.environ.get("KK_DECODE_WORKERS", "1"))
+KK_YAML_MAX_DEPTH = int(os.environ.get("KK_YAML_MAX_DEPTH", "100"))
+KK_YAML_MAX_NODES = int(os.environ.get("KK_YAML_MAX_NODES", "1000000"))
+# Such a body holds one fairness seat more per KK_BYTES_PER_SEAT of it (control.api.fairness).
+KK_BYTES_PER_SEAT = int(os.environ.get("KK_BYTES_PER_SEAT", str(512 * 1024)))
 # The change feed's memory bound in bytes (besides its count): past it the oldest changes are read
 # from the log instead (100 updates of a 1.5 MiB object must not pin 300 MB).
 KK_FEED_MAX_BYTES = int(os.environ.get("KK_FEED_MAX_BYTES", str(64 * 1024 * 1024)))

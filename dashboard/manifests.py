@@ -4,9 +4,14 @@ Each apiVersion and kind is mapped to its resource through the hub's discovery (
 so every kind the hub serves can be applied, custom ones and ones added later included.
 
 Guarantees:
-- YAML is read without aliases and without implicit timestamps, so a document is plain JSON; a
-  stream that cannot be read, or a document that is not an object with apiVersion, kind and
-  metadata.name, raises `ManifestError` with a message naming the document, and nothing is sent.
+- `read` takes the form's text only within KK_MAX_BODY_BYTES (413, as the API) and only while its
+  sender holds their fairness seats (`control.seats`, the hub's own: 429 when they are all taken);
+  then reads it as the API reads YAML (`control.safeyaml`: within a depth, node and aliasing
+  budget, without implicit timestamps, so a document is plain JSON) in a worker process
+  (`control.offloop`), so a big form never pauses the event loop the API is served on.
+- A stream that cannot be read, or a document that is not an object with apiVersion, kind and
+  metadata.name, raises `ManifestError` with a message naming the document (and the status to
+  answer), and nothing is sent.
 - All objects are first applied with `dryRun=All`; if the hub refuses any, its message is shown
   for that object and nothing is stored. Only when all pass are they applied for real, in order.
 - A kind the hub does not serve in that version is refused with kubectl's words
@@ -23,8 +28,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from django.conf import settings
 
-from control import errors
+from control import errors, offloop, safeyaml, seats
+from control.auth.tokenfile import ADMIN
 from control.client.http import HubClient
 from control.client.resources import Resource
 from dashboard import discovery
@@ -35,11 +42,17 @@ MAX_DOCUMENTS = 50
 
 
 class ManifestError(ValueError):
-    """The text is not a stream of Kubernetes objects."""
+    """The text is not a stream of Kubernetes objects (or is too big to read now): `code` is the
+    status the form answers."""
+
+    def __init__(self, message: str, code: int = 400):
+        super().__init__(message)
+        self.code = code
 
 
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that refuses aliases (no billion laughs) and reads timestamps as strings."""
+    """SafeLoader that refuses aliases and reads timestamps as strings: the lessons' own files are
+    composed with it (for their line numbers); a manifest form is read by `read`."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
         if self.check_event(yaml.AliasEvent):
@@ -66,11 +79,50 @@ class Outcome:
         return self.verdict != "error"
 
 
+def _budget() -> safeyaml.Budget:
+    return safeyaml.Budget(max_depth=settings.KK_YAML_MAX_DEPTH, max_nodes=settings.KK_YAML_MAX_NODES)
+
+
 def parse(text: str) -> list[dict[str, Any]]:
+    """The objects of a YAML stream, read here (a lesson's own manifest; a form goes through `read`)."""
+    return checked(safeyaml.read_stream(text, _budget()))
+
+
+def flow_of(user: str | None, address: str) -> tuple[seats.PriorityLevel, str]:
+    """The hub's priority level and flow for a form's sender (`control.api.fairness.classify`): an
+    attendee's own flow, the instructor exempt; with authentication off, the browser's address."""
+    levels = seats.levels()
+    if user == ADMIN:
+        return levels["exempt"], user
+    return levels["global-default"], user or f"dashboard-form@{address}"
+
+
+async def read(text: str, sender: tuple[seats.PriorityLevel, str]) -> list[dict[str, Any]]:
+    """The objects of a form's YAML stream: bounded, then decoded in a worker holding the sender's seats."""
+    limit = settings.KK_MAX_BODY_BYTES
+    size = len(text.encode())
+    if size > limit:
+        raise ManifestError(f"Request entity too large: limit is {limit}", 413)  # the API's own words
+    level, flow = sender
     try:
-        documents = [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"the YAML cannot be read: {exc}") from None
+        release = await seats.LIMITER.acquire(level, flow, seats.body_seats(level, size))
+    except errors.TooManyRequests as exc:
+        raise ManifestError(exc.message, exc.code) from None
+    try:
+        outcome = await offloop.run(safeyaml.read_stream, text, _budget())
+    except offloop.WorkerLost:
+        raise ManifestError("the YAML could not be read within the server's resources", 413) from None
+    finally:
+        release()  # before the objects are sent: the hub's requests for them take seats of the same flow
+    return checked(outcome)
+
+
+def checked(outcome: safeyaml.Outcome) -> list[dict[str, Any]]:
+    if outcome.verdict == "too_large":
+        raise ManifestError(f"Request entity too large: {outcome.value}", 413)
+    if outcome.verdict != "ok":
+        raise ManifestError(f"the YAML cannot be read: {outcome.value}")
+    documents = outcome.value
     if not documents:
         raise ManifestError("the manifest is empty")
     if len(documents) > MAX_DOCUMENTS:

@@ -10,8 +10,9 @@ The page carries the board of attendees for whoever may list pods in every names
 line comes in both wordings (Kubernetes and restaurant), the page's mode shows one (CSS on the
 body's mode class).
 The forms need Django's CSRF token (sent by htmx in a header). The manifest form takes what the API
-takes (KK_MAX_BODY_BYTES of YAML, else 413) and reads the YAML on a worker thread, so a big form
-never pauses the event loop the API is served on.
+takes (KK_MAX_BODY_BYTES of YAML, else 413) and reads the YAML as the API does (`manifests.read`:
+in a worker process, within a budget, holding the sender's fairness seats), so a big form never
+pauses the event loop the API is served on.
 """
 
 from __future__ import annotations
@@ -76,20 +77,19 @@ async def index(request: HttpRequest) -> HttpResponse:
 @login_required
 async def apply(request: HttpRequest) -> HttpResponse:
     limit = settings.KK_MAX_BODY_BYTES
-    too_large = f"Request entity too large: limit is {limit}"  # the API's own words (413)
     try:
-        # Decoding a form of megabytes takes a while too: on the worker thread, like the YAML.
+        # Decoding a form of megabytes takes a while too: on the worker thread.
         text = await asyncio.to_thread(lambda: request.POST.get("manifest", ""))
     except RequestDataTooBig:
-        return render(request, "dashboard/_apply_result.html", {"error": too_large}, status=413)
-    if len(text.encode()) > limit:
-        return render(request, "dashboard/_apply_result.html", {"error": too_large}, status=413)
+        return render(request, "dashboard/_apply_result.html",
+                      {"error": f"Request entity too large: limit is {limit}"}, status=413)
+    identity = hub.acting()
+    sender = manifests.flow_of(identity.user if identity else None,
+                               str((hub.scope_of(request).get("client") or ("",))[0]))
     try:
-        documents = await asyncio.to_thread(manifests.parse, text)  # off the loop: /healthz stays quick
+        documents = await manifests.read(text, sender)  # in a worker process: /healthz stays quick
     except manifests.ManifestError as exc:
-        return render(request, "dashboard/_apply_result.html", {"error": str(exc)}, status=400)
-    except RecursionError:
-        return render(request, "dashboard/_apply_result.html", {"error": "the YAML is nested too deeply"}, status=400)
+        return render(request, "dashboard/_apply_result.html", {"error": str(exc)}, status=exc.code)
     async with hub.client_for(hub.scope_of(request)) as client:
         stored, outcomes = await manifests.apply_all(client, documents)
     status = 200 if stored else next(o.code for o in outcomes if not o.ok)

@@ -8,7 +8,9 @@ a resource path the verb and subresource pick the handler from `SYNC_VERBS` / `A
 Guarantees:
 - Every answer is JSON with `Content-Type: application/json` (pod logs: text/plain); every failure
   is a Kubernetes Status, bugs included (logged, answered as InternalError, never a stack trace).
-- Bodies over the limit are refused with 413 before they are read in full.
+- Bodies over the limit are refused with 413 before they are read in full; the others are decoded
+  (`control.api.bodies`) only after RBAC let the request in and its fairness seats are held, off
+  the event loop; the checks that read the object (escalation, NodeRestriction) come after that.
 - All database work runs on the process's one database thread (`control.storage.db`); the event loop
   only parses, routes and streams.
 - Every request is authenticated and authorized (`control.auth.gate`) before it is routed: a
@@ -35,9 +37,8 @@ from control import errors
 from control.auth import gate
 from control.clock import REAL as clock
 from control import kinds as registry
-from control.api import (admission, crds, discovery, fairness, openapi, openapi_v2, portforward, streams, subresources,
-                         traffic, verbs)
-from control.auth import enabled as authentication_enabled
+from control.api import (admission, bodies, crds, discovery, fairness, openapi, openapi_v2, portforward, streams,
+                         subresources, traffic, verbs)
 from control import send_backlog
 from control.api.extras import autoscaling_v1, kitchen, metrics, oidc, reviews, services
 from control.storage.db import run_db
@@ -140,10 +141,11 @@ async def resource(request: Request, group: str = "", version: str = "v1", rest:
     call = Call(method=request.method, kind=kind, namespace=namespace, name=name, subresource=sub,
                 query=request.query, actor=_author(request), user=request.user,
                 accept=request.headers.get("accept", ""),
-                content_type=request.content_type, raw_body=request.body)
+                content_type=request.content_type, raw_body=request.body, decoded=request.decoded)
     admission.check_path(kind, namespace, name, verb)
     if verb in WRITE_VERBS:
         call.check_options()
+        bodies.refuse_unstorable(verb, request.content_type, request.query, request.decoded)
     streamed = ASYNC_VERBS.get((verb, bool(name), sub))
     if streamed is not None:
         return await streamed(call)
@@ -259,6 +261,7 @@ async def shutdown() -> None:
     """After the last request (ASGI lifespan.shutdown): stop what `startup` started."""
     await crds.stop_following()
     await stop_feed()
+    bodies.shutdown()
 
 
 async def _read_body(scope: dict[str, Any], receive: Callable) -> bytes | None:
@@ -358,8 +361,13 @@ async def _serve(request: Request, too_large: bool, seats: list[Callable[[], Non
             limit = settings.KK_MAX_BODY_BYTES
             raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
         request.user = await gate.admit(request.method, request.path, request.query, request.scope_headers,
-                                        request.body, request.content_type, identified=request.identified)
-        seats.append(await _seat(request))
+                                        request.body, request.content_type, identified=request.identified,
+                                        check_object=False)
+        seats.append(await fairness.take_seats(request))
+        # Only now, RBAC passed and the sender's seats held, is the body decoded, off the loop.
+        request.decoded = await bodies.predecode(request.method, request.body, request.content_type)
+        await gate.check_body(request.user, request.method, request.path, request.query, request.body,
+                              request.content_type, request.decoded)
         answer = await route(request)
     except errors.ApiError as exc:
         answer = error_response(exc)
@@ -379,18 +387,3 @@ async def _serve(request: Request, too_large: bool, seats: list[Callable[[], Non
     await send({"type": "http.response.start", "status": answer.status,
                 "headers": _headers(answer.content_type, answer.headers, len(answer.body))})
     await send({"type": "http.response.body", "body": payload})
-
-
-async def _seat(request: Request) -> Callable[[], None]:
-    """Classify the request (`control.api.fairness`) and wait for its flow's seat; long-running
-    requests take none. Raises 429 when the flow is full."""
-    request.flow = fairness.classify(request.user, request.path, authenticated=authentication_enabled(),
-                                     user_agent=request.headers.get("user-agent", ""), actor=request.actor,
-                                     address=request.address)
-    if fairness.long_running(request.method, request.path, request.query):
-        return _no_seat
-    return await fairness.LIMITER.acquire(request.flow.level, request.flow.flow)
-
-
-def _no_seat() -> None:
-    pass

@@ -23,33 +23,27 @@ program per address: one attendee's runaway loop fills only its own flow.
 Guarantees:
 - Long-running requests (watch, and the attach/exec/log/portforward/proxy subresources, upstream's
   BasicLongRunningRequestCheck) and the exempt level are never counted nor refused.
-- A flow holds at most its level's `per_flow` requests in flight; more wait, first come first
-  served, in a queue of at most `queue_length` for at most `queue_wait` seconds of the injected
-  clock; beyond either, the request is refused with 429 TooManyRequests, upstream's message "Too
-  many requests, please try again later." and `Retry-After: 1` (client-go waits and retries).
-- A seat freed goes to the flow's oldest waiter; a flow with nothing in flight or waiting is
-  forgotten, so memory is bounded by the requests being served.
+- A flow holds at most its level's `per_flow` seats (`control.seats`: beyond them and the queue,
+  429 TooManyRequests with `Retry-After: 1`).
+- A request whose body is decoded off the loop holds `body_seats` of its flow (more for a bigger
+  body) from before its body is decoded until its answer is written: one sender's bodies wait in
+  its own flow, never in the others'.
 - Every classified answer may carry the X-Kubernetes-PF-FlowSchema-UID and
   X-Kubernetes-PF-PriorityLevel-UID headers of its schema and level (stable uuid5 UIDs).
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import uuid
-from collections import deque
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
+from typing import Any, Callable
 
-from django.conf import settings
-
-from control import errors
+from control.api import bodies
+from control.auth import enabled as authentication_enabled
 from control.auth.requestinfo import attributes
-from control.clock import REAL, Clock
+# The seats themselves live in control.seats (the dashboard's manifest form holds them too).
+from control.seats import (LIMITER, MESSAGE, RETRY_AFTER, Limiter, PriorityLevel, body_seats, levels,  # noqa: F401
+                           too_many_requests, uid)
 
-MESSAGE = "Too many requests, please try again later."
-RETRY_AFTER = "1"
 LONG_RUNNING_VERBS = ("watch", "proxy")
 LONG_RUNNING_SUBRESOURCES = ("attach", "exec", "proxy", "log", "portforward")
 PROBES = ("/healthz", "/readyz", "/livez")
@@ -59,28 +53,6 @@ COMPONENT_USERS = {"system:kube-controller-manager": "kube-controller-manager",
                    "kubekitchen:dashboard": "kube-kitchen-components",
                    "kubekitchen:supervisor": "kube-kitchen-components"}
 SPOKE_MARK = "(kube-kitchen)"  # control.client.component.user_agent's suffix
-_NAMESPACE = uuid.UUID("6a1d1c2e-5b7f-4c1e-9f2a-6b6b6974636e")  # UIDs stable across restarts
-
-
-@functools.lru_cache(maxsize=None)  # a handful of names; a SHA-1 per request is not worth it
-def _uid(kind: str, name: str) -> str:
-    return str(uuid.uuid5(_NAMESPACE, f"{kind}/{name}"))
-
-
-@dataclass(frozen=True)
-class PriorityLevel:
-    name: str
-    per_flow: int = 0  # requests in flight per flow; 0 for the exempt level
-    queue_length: int = 0
-    queue_wait: float = 0.0
-
-    @property
-    def exempt(self) -> bool:
-        return self.per_flow <= 0
-
-    @property
-    def uid(self) -> str:
-        return _uid("PriorityLevelConfiguration", self.name)
 
 
 @dataclass(frozen=True)
@@ -90,18 +62,8 @@ class Classification:
     flow: str  # the flow distinguisher: a user, or a program at an address
 
     def headers(self) -> dict[str, str]:
-        return {"X-Kubernetes-PF-FlowSchema-UID": _uid("FlowSchema", self.schema),
+        return {"X-Kubernetes-PF-FlowSchema-UID": uid("FlowSchema", self.schema),
                 "X-Kubernetes-PF-PriorityLevel-UID": self.level.uid}
-
-
-def levels() -> dict[str, PriorityLevel]:
-    """The levels, sized by the settings (read each time: tests and `runhub` may change them)."""
-    per_user = settings.KK_FAIR_INFLIGHT_PER_USER
-    queue, wait = settings.KK_FAIR_QUEUE_LENGTH, settings.KK_FAIR_QUEUE_WAIT
-    return {"exempt": PriorityLevel("exempt"),
-            "system": PriorityLevel("system", 4 * per_user, 4 * queue, wait),
-            "workload-low": PriorityLevel("workload-low", per_user, queue, wait),
-            "global-default": PriorityLevel("global-default", per_user, queue, wait)}
 
 
 def long_running(method: str, path: str, query: dict[str, str]) -> bool:
@@ -138,81 +100,20 @@ def classify(user: object, path: str, *, authenticated: bool, user_agent: str, a
     return Classification("global-default", table["global-default"], name)
 
 
-def too_many_requests() -> errors.TooManyRequests:
-    return errors.TooManyRequests(MESSAGE, headers={"Retry-After": RETRY_AFTER})
+async def take_seats(request: Any) -> Callable[[], None]:
+    """Classify a hub request (`control.api.request.Request`, its user known) and wait for its
+    flow's seats: one, or `body_seats` for a body decoded off the loop; long-running requests take
+    none. Raises 429 when the flow is full. Returns the release function."""
+    request.flow = classify(request.user, request.path, authenticated=authentication_enabled(),
+                            user_agent=request.headers.get("user-agent", ""), actor=request.actor,
+                            address=request.address)
+    if long_running(request.method, request.path, request.query):
+        return _no_seat
+    seats = 1
+    if bodies.wants_worker(request.method, request.body, request.content_type):
+        seats = body_seats(request.flow.level, len(request.body))
+    return await LIMITER.acquire(request.flow.level, request.flow.flow, seats)
 
 
-@dataclass
-class _Flow:
-    in_flight: int = 0
-    waiting: deque = field(default_factory=deque)
-
-
-class Limiter:
-    """Seats per flow. `acquire` returns a release function (call it exactly once) or raises
-    TooManyRequests; it must run on the event loop that serves the requests."""
-
-    def __init__(self, clock: Clock = REAL):
-        self.clock = clock
-        self.flows: dict[tuple[str, str], _Flow] = {}
-
-    def in_flight(self, level: str, flow: str) -> int:
-        entry = self.flows.get((level, flow))
-        return entry.in_flight if entry else 0
-
-    async def acquire(self, level: PriorityLevel, flow: str) -> Callable[[], None]:
-        if level.exempt:
-            return lambda: None
-        key = (level.name, flow)
-        entry = self.flows.setdefault(key, _Flow())
-        if entry.in_flight < level.per_flow and not entry.waiting:
-            entry.in_flight += 1
-            return self._releaser(key)
-        if len(entry.waiting) >= level.queue_length or level.queue_wait <= 0:
-            self._forget_if_idle(key)
-            raise too_many_requests()
-        seat: asyncio.Future = asyncio.get_running_loop().create_future()
-        entry.waiting.append(seat)
-        # The timer only refuses a waiter still waiting; a seat handed over meanwhile stands.
-        self.clock.call_later(level.queue_wait, lambda: seat.done() or seat.set_exception(too_many_requests()))
-        try:
-            await seat
-        except BaseException:
-            if seat in entry.waiting:
-                entry.waiting.remove(seat)
-            if seat.done() and not seat.cancelled() and seat.exception() is None:
-                self._release(key)  # handed a seat, then cancelled before using it: pass it on
-            self._forget_if_idle(key)
-            raise
-        return self._releaser(key)
-
-    def _releaser(self, key: tuple[str, str]) -> Callable[[], None]:
-        done = False
-
-        def release() -> None:
-            nonlocal done
-            if not done:
-                done = True
-                self._release(key)
-
-        return release
-
-    def _release(self, key: tuple[str, str]) -> None:
-        entry = self.flows.get(key)
-        if entry is None:
-            return
-        while entry.waiting:
-            seat = entry.waiting.popleft()
-            if not seat.done():
-                seat.set_result(None)  # the seat passes on: in_flight stays the same
-                return
-        entry.in_flight -= 1
-        self._forget_if_idle(key)
-
-    def _forget_if_idle(self, key: tuple[str, str]) -> None:
-        entry = self.flows.get(key)
-        if entry is not None and entry.in_flight <= 0 and not entry.waiting:
-            del self.flows[key]
-
-
-LIMITER = Limiter()
+def _no_seat() -> None:
+    pass

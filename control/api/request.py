@@ -2,24 +2,23 @@
 
 Guarantees: every malformed input becomes a BadRequest / UnsupportedMediaType /
 RequestEntityTooLarge carrying a clear message; nothing here raises anything else. `Request` is
-what the router sees of an HTTP request, `Route` one entry of the hub's routing table. YAML is read
-without anchors/aliases and without implicit timestamps, so what it yields is always plain JSON.
+what the router sees of an HTTP request, `Route` one entry of the hub's routing table. A body is
+never decoded over KK_MAX_BODY_BYTES, and YAML only within `control.api.decoding`'s budget (depth,
+nodes, aliasing) and without implicit timestamps, so what it yields is always plain JSON; a body
+the app decoded off the loop (`control.api.bodies`) is not decoded again.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qsl
 
-import yaml
 from django.conf import settings
 
 from control import errors, protocol
-from control.api import gojson
+from control.api import bodies, decoding, gojson
 from control.kinds.base import Kind
 
 PATCH_TYPES = {
@@ -49,6 +48,7 @@ class Call:
     raw_body: bytes = b""
     warnings: list[str] = field(default_factory=list)
     body_dry_run: str = ""  # DeleteOptions carry dryRun in the body
+    decoded: Any = None  # the body as control.api.bodies decoded it off the loop (None: decode here)
 
     @property
     def dry_run(self) -> bool:
@@ -96,6 +96,7 @@ class Request:
         self.scope_headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
         self.address = str((scope.get("client") or ("",))[0])  # the peer's host, as the server saw it
         self.extensions: dict[str, Any] = scope.get("extensions") or {}
+        self.decoded: Any = None  # the body, decoded off the loop (control.api.bodies.predecode)
         self.tag: dict[str, str] = {"verb": self.method.lower(), "resource": self.path}
 
     def identified(self, user: Any) -> None:
@@ -129,81 +130,36 @@ class Route:
         return found.groupdict() if found else None
 
 
-class _PlainLoader(yaml.SafeLoader):
-    """SafeLoader without aliases (no billion laughs) and without timestamps (plain JSON only)."""
-
-    def compose_node(self, parent, index):  # type: ignore[override]
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(None, None, "YAML aliases are not allowed", event.start_mark)
-        return super().compose_node(parent, index)
-
-
-_PlainLoader.yaml_implicit_resolvers = {
-    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _plain_json(value: Any) -> Any:
-    """Make YAML output JSON-safe: keys as strings, no NaN/Infinity, no bytes."""
-    if isinstance(value, dict):
-        return {str(k) if not isinstance(k, bool) else str(k).lower(): _plain_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain_json(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError("NaN and Infinity are not valid JSON numbers")
-    if isinstance(value, bytes):
-        raise ValueError("binary values are not supported")
-    return value
-
-
-def load_yaml_documents(text: str) -> list[Any]:
-    """All documents of a YAML stream (empty ones dropped), as plain JSON values."""
-    return [_plain_json(doc) for doc in yaml.load_all(text, Loader=_PlainLoader) if doc is not None]
-
-
 class _Undecodable(Exception):
     """A body that is not the JSON (or YAML) it claims to be; the text is Go's wording."""
 
 
-def _parse(raw: bytes, content_type: str) -> Any:
+def _parse(raw: bytes, content_type: str, decoded: bodies.Decoded | None = None) -> Any:
+    """The body's value: the one `bodies.predecode` made off the loop when there is one, else
+    decoded here (small JSON; a body that reached a handler without the app's predecoding)."""
     limit = settings.KK_MAX_BODY_BYTES
     if len(raw) > limit:
         raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:  # refused rather than silently replaced: a name of U+FFFD helps nobody
-        raise _Undecodable("error converting YAML to JSON: yaml: invalid leading UTF-8 octet" if "yaml" in content_type
-                           else "json parse error: invalid UTF-8 in JSON input") from None
+    if decoded is not None and decoded.media == (content_type or "application/json"):
+        if decoded.problem is not None:
+            raise _Undecodable(decoded.problem)
+        value = decoded.take()
+    else:
+        outcome = decoding.decode_text(raw, content_type, bodies.budget())
+        if outcome.verdict == "too_large":
+            raise errors.RequestEntityTooLarge(f"Request entity too large: {outcome.value}")
+        if outcome.verdict != "ok":
+            raise _Undecodable(outcome.value)
+        value = outcome.value
     if "yaml" in content_type:
-        try:
-            docs = load_yaml_documents(text)
-        except (ValueError, yaml.YAMLError, RecursionError) as exc:
-            raise _Undecodable(f"error converting YAML to JSON: {_yaml_problem(exc)}") from None
-        if len(docs) != 1:
-            raise _Undecodable(f"error converting YAML to JSON: yaml: expected exactly one document, found {len(docs)}")
-        return docs[0]
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
-        raise _Undecodable(f"json parse error: {gojson.parse_error(text)}") from None
+        if len(value) != 1:
+            raise _Undecodable("error converting YAML to JSON: yaml: expected exactly one document, "
+                               f"found {len(value)}")
+        return value[0]
+    return value
 
 
-def _yaml_problem(exc: BaseException) -> str:
-    """go-yaml's wording: `yaml: line N: <problem>` (it is a port of libyaml, as PyYAML is)."""
-    problem = getattr(exc, "problem", None)
-    mark = getattr(exc, "problem_mark", None)
-    if problem and mark is not None:
-        return f"yaml: line {mark.line + 1}: {problem}"
-    return f"yaml: {problem or 'invalid document'}"
-
-
-def decode(raw: bytes, content_type: str) -> Any:
+def decode(raw: bytes, content_type: str, decoded: bodies.Decoded | None = None) -> Any:
     """Parse a request body (a patch, DeleteOptions) as JSON, or YAML for yaml media types, or
     protobuf: kubectl drain falls back to DELETE with a protobuf DeleteOptions when it cannot evict."""
     if content_type == PROTOBUF and raw:
@@ -211,7 +167,7 @@ def decode(raw: bytes, content_type: str) -> Any:
     if not raw.strip():
         raise errors.BadRequest("the request body is empty")
     try:
-        return _parse(raw, content_type)
+        return _parse(raw, content_type, decoded)
     except _Undecodable as exc:
         raise errors.BadRequest(f"the body of the request could not be decoded: {exc}") from None
 
@@ -226,7 +182,7 @@ def decode_object(call: Call, into: str | None = None) -> dict[str, Any]:
     if media not in ("application/json", "application/yaml", "*/*") and call.method in ("POST", "PUT"):
         raise errors.UnsupportedMediaType('the body of the request was in an unknown format - accepted media types include: application/json, application/yaml')
     try:
-        body = _parse(call.raw_body, media)
+        body = _parse(call.raw_body, media, call.decoded)
         if body is None:
             why = f"Object 'Kind' is missing in '{call.raw_body.decode('utf-8', errors='replace')}'"
         elif not isinstance(body, dict):

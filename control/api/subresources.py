@@ -132,7 +132,7 @@ def patch_scale(call: Call) -> Reply:
         raise errors.UnsupportedMediaType(f"the body of the request was in an unknown format - accepted media types "
                                           f"include: application/json-patch+json, application/merge-patch+json, "
                                           f"application/strategic-merge-patch+json")
-    document = decode(call.raw_body, call.content_type)
+    document = decode(call.raw_body, call.content_type, call.decoded)
 
     def mutate(current: Obj) -> Obj:
         scale = apply_patch(call.kind, scale_of(call, current), patch_type, document, definition=SCALE_DEFINITION)

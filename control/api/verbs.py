@@ -149,7 +149,7 @@ def patch(call: Call, subresource: str = "") -> Reply:
         raise errors.UnsupportedMediaType(
             f"the body of the request was in an unknown format - accepted media types include: "
             f"application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
-    document = decode(call.raw_body, call.content_type)
+    document = decode(call.raw_body, call.content_type, call.decoded)
     if patch_type == "apply":
         from control.api.applying import server_side_apply_call
 
@@ -173,7 +173,7 @@ def patch(call: Call, subresource: str = "") -> Reply:
 def delete_options(call: Call) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if call.raw_body.strip():
-        body = decode(call.raw_body, call.content_type or "application/json")
+        body = decode(call.raw_body, call.content_type or "application/json", call.decoded)
         if not isinstance(body, dict):
             raise errors.BadRequest("DeleteOptions must be a JSON object")
         options = body

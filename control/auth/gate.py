@@ -13,7 +13,6 @@ request is `system:admin` in `system:masters` and nothing is checked.
 from __future__ import annotations
 
 import base64
-import json
 from typing import Any, Callable
 
 from django.conf import settings
@@ -92,15 +91,17 @@ async def impersonate(user: User, headers: list[tuple[bytes, bytes]], policy: Po
     return impersonation.act_as(user, headers, policy.allowed)
 
 
-def _decoded(body: bytes, content_type: str) -> Any:
-    from control.api.request import load_yaml_documents  # the hub's own safe YAML reading
+def _decoded(body: bytes, content_type: str, decoded: Any = None) -> Any:
+    """The object a write carries, for the checks that read it: the one `control.api.bodies`
+    decoded off the loop, else (a small JSON body) decoded here; None when undecodable (the
+    handler answers the 400)."""
+    from control.api import bodies, request  # the hub's own bounded decoding
 
+    if decoded is not None:
+        return bodies.single_object(decoded)
     try:
-        if "yaml" in content_type:
-            docs = load_yaml_documents(body.decode())
-            return docs[0] if len(docs) == 1 else None
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError, Exception):  # undecodable: the handler answers the 400
+        return request.decode(body, content_type or "application/json")
+    except errors.ApiError:
         return None
 
 
@@ -173,10 +174,12 @@ async def check_node(user: User, attrs: Attributes, obj: Any) -> None:
 
 async def admit(method: str, path: str, query: dict[str, str], headers: list[tuple[bytes, bytes]],
                 body: bytes = b"", content_type: str = "",
-                identified: Callable[[User], None] | None = None) -> User:
+                identified: Callable[[User], None] | None = None, check_object: bool = True) -> User:
     """The user a request is made by, once every check passed. `identified` hears who is asking as
     soon as that is known (the authenticated user, then the user it acts as), also when a later
-    check refuses the request: the traffic record of a 403 names its user."""
+    check refuses the request: the traffic record of a 403 names its user. With `check_object`
+    False the checks that need the body are left to a later `check_body` (the app decodes the body
+    off the loop first, and only for a request RBAC let in)."""
     if not enabled():
         return MASTER
     user = await authenticate(headers)
@@ -189,11 +192,26 @@ async def admit(method: str, path: str, query: dict[str, str], headers: list[tup
     attrs = attributes(method, path, query)
     if not policy.allowed(user, attrs):
         raise forbidden(user, attrs)
+    if check_object:
+        await check_body(user, method, path, query, body, content_type)
+    return user
+
+
+async def check_body(user: User, method: str, path: str, query: dict[str, str], body: bytes, content_type: str,
+                     decoded: Any = None) -> None:
+    """The checks that need the object a write carries (RBAC escalation, NodeRestriction), once
+    `admit` let the request in: the hub decodes a body only after the checks that need none passed.
+    `decoded` is the body as `control.api.bodies` decoded it, when it did."""
+    if not enabled() or getattr(decoded, "problem", None) is not None:
+        return  # an undecodable body: the handler answers its 400, as kube-apiserver decodes before admission
+    attrs = attributes(method, path, query)
     if attrs.resource_request and attrs.verb in ("create", "update", "patch", "delete"):
-        obj = _decoded(body, content_type) if body and attrs.verb != "delete" else None
+        reads_object = (attrs.api_group == RBAC_GROUP and attrs.resource in ROLE_RESOURCES + BINDING_RESOURCES) \
+            or "system:nodes" in user.groups  # only these checks read it: no other body is unpacked here
+        obj = _decoded(body, content_type, decoded) if body and reads_object and attrs.verb != "delete" else None
+        policy = await cache().current()
         check_escalation(user, attrs, obj, policy)
         await check_node(user, attrs, obj)
-    return user
 
 
 async def allowed(user: User, attrs: Attributes) -> bool:

@@ -86,7 +86,8 @@ def test_a_good_manifest_is_dry_run_then_applied_object_by_object(fake, client):
     ("kind: [unclosed", "the YAML cannot be read"),
     ("apiVersion: v1\nkind: Pod\n", "metadata.name must be set"),
     ("- just\n- a list\n", "document 1 is not an object"),
-    ("a: &x [1]\nb: *x\n", "aliases are not allowed"),
+    ("a: &x [1, *x]\n", "anchor &#x27;x&#x27; value contains itself"),
+    ("[" * 101 + "]" * 101, "exceeded max depth of 100"),
     ("", "the manifest is empty"),
 ])
 def test_bad_yaml_shows_a_message_and_sends_nothing(fake, client, text, message):
@@ -198,54 +199,63 @@ def test_unknown_actions_are_404(client):
     assert client.post("/actions/explode/", {}).status_code == 404
 
 
-def test_a_manifest_over_the_apis_limit_is_413_and_nothing_is_sent(client, fake):
+def test_a_manifest_over_the_apis_limit_is_413_before_it_is_decoded_and_nothing_is_sent(monkeypatch, client, fake):
     from django.conf import settings
 
+    from control import offloop
+
+    decoded: list = []
+
+    async def decoder(fn, *args):
+        decoded.append(fn)
+
+    monkeypatch.setattr(offloop, "run", decoder)
     big = DEPLOYMENT + "\n#" + "x" * settings.KK_MAX_BODY_BYTES
     response = client.post("/apply/", {"manifest": big})
     assert response.status_code == 413
     assert f"Request entity too large: limit is {settings.KK_MAX_BODY_BYTES}" in response.content.decode()
+    assert fake.requests == [] and decoded == []
+
+
+def test_the_manifest_is_read_in_a_worker_process_within_the_yaml_budget(monkeypatch, fake, client):
+    from control import offloop, safeyaml
+
+    handed: list = []
+    real_run = offloop.run
+
+    async def spy(fn, *args):
+        handed.append((fn, args[0]))
+        return await real_run(fn, *args)
+
+    monkeypatch.setattr(offloop, "run", spy)
+    applied(fake, DEPLOYMENT_PATH)
+    applied(fake, SERVICE_PATH)
+    response = client.post("/apply/", {"manifest": DEPLOYMENT})
+    assert response.status_code == 200, response.content.decode()
+    assert handed == [(safeyaml.read_stream, DEPLOYMENT)]
+
+
+def test_an_alias_bomb_is_refused_with_a_message_and_nothing_is_sent(fake, client):
+    bomb = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+        f"{chr(ord('b') + i)}: &{chr(ord('b') + i)} [{', '.join(['*' + chr(ord('a') + i)] * 9)}]\n" for i in range(8))
+    response = client.post("/apply/", {"manifest": bomb})
+    assert response.status_code == 400
+    assert "document contains excessive aliasing" in response.content.decode()
     assert fake.requests == []
 
 
-def test_the_manifest_is_parsed_off_the_event_loop(monkeypatch, fake):
-    """While the YAML is read, the loop that serves the API (and /healthz) keeps running."""
+def test_healthz_answers_while_a_big_manifest_is_read(monkeypatch, fake):
+    """A probe sent once the read has begun is answered by the hub before the read ends: the YAML
+    (2 MB of a real ConfigMap) is decoded in a worker process, not on the loop."""
     import asyncio
-    import threading
 
     from django.test import AsyncClient
 
-    from dashboard import manifests
-
-    released = threading.Event()
-    seen: dict[str, bool] = {}
-
-    def slow_parse(text):
-        seen["loop_ran_meanwhile"] = released.wait(5)  # only the loop can set it
-        raise manifests.ManifestError("stopped here")
-
-    monkeypatch.setattr(manifests, "parse", slow_parse)
-
-    async def scenario():
-        asyncio.get_running_loop().call_soon(released.set)
-        return await AsyncClient().post("/apply/", {"manifest": DEPLOYMENT})
-
-    response = asyncio.run(scenario())
-    assert seen["loop_ran_meanwhile"] is True and response.status_code == 400
-
-
-def test_healthz_answers_while_a_big_manifest_is_parsed(monkeypatch, fake):
-    """A probe sent once the parse has begun is answered by the hub before the parse ends."""
-    import asyncio
-    import threading
-
-    from django.test import AsyncClient
-
+    from control import offloop
     from control.api.app import hub_app
-    from dashboard import manifests
 
-    answered = threading.Event()
-    seen: dict[str, object] = {}
+    seen: dict[str, float] = {}
+    real_run = offloop.run
 
     async def probe():
         sent: list[dict] = []
@@ -258,22 +268,24 @@ def test_healthz_answers_while_a_big_manifest_is_parsed(monkeypatch, fake):
 
         await hub_app({"type": "http", "method": "GET", "path": "/healthz", "query_string": b"",
                        "headers": [(b"user-agent", b"probe")]}, receive, send)
-        seen["status"] = sent[0]["status"]
-        answered.set()
+        assert sent[0]["status"] == 200
+        seen["probe_answered"] = asyncio.get_running_loop().time()
 
-    def slow_parse(text):
-        seen["size"] = len(text)
-        seen["loop"].call_soon_threadsafe(lambda: asyncio.ensure_future(probe()))
-        seen["answered_during_parse"] = answered.wait(5)  # only a free loop can answer it
-        raise manifests.ManifestError("stopped here")
+    async def timed_run(fn, *args):
+        await real_run(len, "")  # the worker process is up: what follows times the read alone
+        asyncio.ensure_future(probe())
+        try:
+            return await real_run(fn, *args)
+        finally:
+            seen["read_done"] = asyncio.get_running_loop().time()
 
-    monkeypatch.setattr(manifests, "parse", slow_parse)
-    big = DEPLOYMENT + "\n#" + "x" * 2_000_000
+    monkeypatch.setattr(offloop, "run", timed_run)
+    big = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n" + "".join(
+        f"  key-{i:05d}: '{'x' * 40}'\n" for i in range(36_000))
+    assert len(big) > 2_000_000
 
     async def scenario():
-        seen["loop"] = asyncio.get_running_loop()
         return await AsyncClient().post("/apply/", {"manifest": big})
 
-    response = asyncio.run(scenario())
-    assert seen["answered_during_parse"] is True and seen["status"] == 200 and response.status_code == 400
-    assert seen["size"] > 2_000_000
+    asyncio.run(scenario())
+    assert seen["probe_answered"] < seen["read_done"]

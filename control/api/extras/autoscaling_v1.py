@@ -150,7 +150,7 @@ def _patch(call: Call, sub: str) -> Reply:
         raise errors.UnsupportedMediaType(
             "the body of the request was in an unknown format - accepted media types include: "
             "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json")
-    document = decode(call.raw_body, call.content_type)
+    document = decode(call.raw_body, call.content_type, call.decoded)
     read = verbs.get(Call(method="GET", kind=HORIZONTALPODAUTOSCALER, namespace=call.namespace, name=call.name,
                           subresource="", query={}, actor=call.actor))
     current = read.json()

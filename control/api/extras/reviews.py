@@ -28,7 +28,7 @@ POST = frozenset({"POST"})
 
 
 def _body(request: Request, kind: str, api_version: str) -> dict[str, Any]:
-    body = decode(request.body, request.content_type or "application/json")
+    body = decode(request.body, request.content_type or "application/json", request.decoded)
     if not isinstance(body, dict):
         raise errors.BadRequest(f"the object provided is unrecognized (must be of type {kind})")
     if body.get("kind") not in (None, "", kind):
