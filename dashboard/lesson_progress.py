@@ -5,8 +5,8 @@ check), per user.
 Guarantees:
 - `record` keeps one entry per user (the newest report wins); a check verdict for a step other
   than the user's current one (a late poll from a step they left) does not overwrite it.
-- `snapshot(names)` answers, for each name in order, its entry with its age in seconds of the
-  injected clock, or None for a user who has reported nothing since the server started; it holds
+- `snapshot(names)` answers, for each name in order, its entry with its age (since the last
+  report) and how long they have been on that step, in seconds of the injected clock, or None for a user who has reported nothing since the server started; it holds
   only the names asked for (an attendee's page cannot learn of another: the view serves it only
   to a user who may list pods everywhere).
 - Memory is bounded: at most `MAX_USERS` entries, the least recently reporting dropped first.
@@ -33,7 +33,8 @@ class Position:
     step_title: str
     check: bool | None  # None: the step has no check, or its verdict is not in yet
     watching: bool = False  # the step needs rights the viewer lacks: they watch the instructor
-    at: float = 0.0
+    at: float = 0.0  # the last report
+    since: float = 0.0  # when they came to this step
 
 
 class Progress:
@@ -42,8 +43,13 @@ class Progress:
         self._positions: OrderedDict[str, Position] = OrderedDict()
 
     def showing(self, user: str, position: Position) -> None:
-        """The user's page shows this step (its check not yet evaluated)."""
-        self._put(user, replace(position, at=self.clock()))
+        """The user's page shows this step (its check not yet evaluated); showing the same step
+        again keeps the time they came to it and its last verdict."""
+        now, current = self.clock(), self._positions.get(user)
+        if current is not None and (current.lesson, current.step) == (position.lesson, position.step):
+            self._put(user, replace(position, at=now, since=current.since, check=current.check))
+        else:
+            self._put(user, replace(position, at=now, since=now))
 
     def checked(self, user: str, lesson: str, step: int, ok: bool) -> None:
         """The user's page polled this step's check; kept only if it is the step they are on."""
@@ -63,7 +69,8 @@ class Progress:
         out: dict[str, dict[str, Any] | None] = {}
         for name in names:
             position = self._positions.get(name)
-            out[name] = None if position is None else {**asdict(position), "age": max(0.0, round(now - position.at, 1))}
+            out[name] = None if position is None else {**asdict(position), "age": max(0.0, round(now - position.at, 1)),
+                                                       "on_step": max(0.0, round(now - position.since, 1))}
         return out
 
 
