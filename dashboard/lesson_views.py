@@ -25,7 +25,7 @@ from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import translation
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from control import workshop
@@ -100,9 +100,9 @@ async def lesson_namespace(request: HttpRequest) -> HttpResponse:
     chosen = (request.POST.get("namespace") or "").strip()
     message = ""
     if not scope.own_namespaces:
-        message, status = _("Your lessons run in your own namespace."), 403
+        message, status = gettext("Your lessons run in your own namespace."), 403
     elif not _LABEL.match(chosen):
-        message, status = _("%(name)r is not a namespace name (lowercase letters, digits and dashes).") % {"name": chosen}, 400
+        message, status = gettext("%(name)r is not a namespace name (lowercase letters, digits and dashes).") % {"name": chosen}, 400
     else:
         await request.session.aset(SESSION_NAMESPACE, chosen)
         scope, status = Scope(namespace=chosen), 200
@@ -166,7 +166,7 @@ async def lesson_act(request: HttpRequest, lesson_id: str, number: int) -> HttpR
     scope = await viewer_scope(request)
     async with hub.client_for(hub.scope_of(request)) as client:
         if not await _may_do(client, step, scope):
-            done = lesson_checks.Done(False, _("This step needs the instructor's rights: watch the instructor do it."), 403)
+            done = lesson_checks.Done(False, gettext("This step needs the instructor's rights: watch the instructor do it."), 403)
         else:
             done = await lesson_checks.run_action(client, scoped_action(step.action, scope), discovery.resource_for, scope)
     return render(request, "dashboard/_action_result.html",
