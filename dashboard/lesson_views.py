@@ -20,6 +20,7 @@ steps are 404; a refused button shows the hub's message with its status code, no
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -29,6 +30,7 @@ from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from control import workshop
+from control.client.http import HubClient
 from control.client.resources import Resource
 from dashboard import access, discovery, hub, lesson_checks, lesson_rights, lessons
 from dashboard.lesson_progress import PROGRESS, Position
@@ -68,7 +70,14 @@ async def viewer_scope(request: HttpRequest) -> Scope:
     return Scope(namespace=chosen, own_namespaces=True, kubeconfig_namespace=DEFAULT)
 
 
-async def _may_do(client, step: lessons.Step, scope: Scope) -> bool:
+def _list_context(scope: Scope) -> dict[str, Any]:
+    catalogue = lessons.load_all()
+    rows = [{"id": lesson.id, "title": lessons.text(lesson.title, _language()), "steps": len(lesson.steps),
+             "idea": lesson.idea} for lesson in catalogue.lessons]
+    return {"lessons": rows, "errors": catalogue.errors, "scope": scope, "may_choose": scope.own_namespaces}
+
+
+async def _may_do(client: HubClient, step: lessons.Step, scope: Scope) -> bool:
     if not access.enforced():
         return True  # no need to work out the rights: the hub allows everything
     rights = lesson_rights.command_rights(step.kubectl)
@@ -82,13 +91,7 @@ async def _may_do(client, step: lessons.Step, scope: Scope) -> bool:
 @localized
 @login_required
 async def lesson_list(request: HttpRequest) -> HttpResponse:
-    catalogue = lessons.load_all()
-    language = _language()
-    rows = [{"id": lesson.id, "title": lessons.text(lesson.title, language), "steps": len(lesson.steps),
-             "idea": lesson.idea} for lesson in catalogue.lessons]
-    scope = await viewer_scope(request)
-    return render(request, "dashboard/_lessons.html", {"lessons": rows, "errors": catalogue.errors,
-                                                       "scope": scope, "may_choose": scope.own_namespaces})
+    return render(request, "dashboard/_lessons.html", _list_context(await viewer_scope(request)))
 
 
 @require_POST
@@ -106,12 +109,7 @@ async def lesson_namespace(request: HttpRequest) -> HttpResponse:
     else:
         await request.session.aset(SESSION_NAMESPACE, chosen)
         scope, status = Scope(namespace=chosen), 200
-    catalogue = lessons.load_all()
-    rows = [{"id": lesson.id, "title": lessons.text(lesson.title, _language()), "steps": len(lesson.steps),
-             "idea": lesson.idea} for lesson in catalogue.lessons]
-    return render(request, "dashboard/_lessons.html", {"lessons": rows, "errors": catalogue.errors, "scope": scope,
-                                                       "may_choose": scope.own_namespaces, "message": message},
-                  status=status)
+    return render(request, "dashboard/_lessons.html", {**_list_context(scope), "message": message}, status=status)
 
 
 @require_GET
