@@ -3,12 +3,15 @@
 Guarantees:
 - `evaluate` is pure: the same items give the same verdict, whatever happened before (a check
   that was green and no longer holds turns back, as a controller's reconcile would see it).
-- `run_check` asks the hub exactly one LIST (with the check's selectors) as the dashboard's own
-  client; the kind is found through the hub's discovery (`resolve`), so a lesson may check any
-  kind the hub serves, custom resources included. A kind the hub does not serve, or a refused
-  request, is a verdict with the hub's message, never an exception.
-- `run_action` does one step's button through the same client; every request it makes shows on
-  the stage as the dashboard's spoke.
+- `run_check` asks the hub exactly one LIST (with the check's selectors) as the page's user; the
+  kind is found through the hub's discovery (`resolve`), so a lesson may check any kind the hub
+  serves, custom resources included. Given `may_list`, it first asks whether the user may list
+  that resource there, and when not, makes no LIST (a request bound to be refused would count as
+  the user's error) and answers a verdict that says so (`forbidden`). A kind the hub does not
+  serve, or a refused request, is a verdict with the hub's message, never an exception.
+- `run_action` does one step's button through the same client, with the manifests of an `apply`
+  moved into the viewer's `Scope` (`lesson_scope`); every request it makes shows on the stage as
+  the page's spoke.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from control.client.http import HubClient
 from control.client.resources import Resource
 from dashboard import manifests
 from dashboard.actions import ACTIONS, ActionError
+from dashboard.lesson_scope import Scope, scoped_documents
 from dashboard.lessons import Action, Check, manifest_text
 
 Resolve = Callable[[HubClient, str, str], Awaitable[Resource | None]]
+MayList = Callable[[Resource, str], Awaitable[bool]]  # (resource, namespace or "") -> allowed
 _SEGMENT = re.compile(r"^([^\[]+)(?:\[([^\]=]+)(?:=([^\]]*))?\])?$")
 
 
@@ -34,6 +39,7 @@ class Verdict:
     matched: int = 0
     total: int = 0
     problem: str = ""  # the hub's refusal or an unknown kind; empty when the check could run
+    forbidden: bool = False  # the user may not list what the check reads: it was not asked
 
 
 def field(obj: Any, path: str) -> Any:
@@ -94,10 +100,15 @@ def goal(check: Check) -> int:
     return check.at_least if check.at_least is not None else 0
 
 
-async def run_check(client: HubClient, check: Check, resolve: Resolve) -> Verdict:
+async def run_check(client: HubClient, check: Check, resolve: Resolve, may_list: MayList | None = None) -> Verdict:
     resource = await resolve(client, check.api_version, check.kind)
     if resource is None:
         return Verdict(ok=False, problem=f'no matches for kind "{check.kind}" in version "{check.api_version}"')
+    namespace = check.namespace if resource.namespaced else ""
+    if may_list is not None and not await may_list(resource, namespace):
+        where = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
+        return Verdict(ok=False, forbidden=True,
+                       problem=f'you may not list {resource.plural} {where}: watch the instructor\'s screen')
     field_selector = check.field_selector
     if check.name:
         field_selector = ",".join(s for s in (f"metadata.name={check.name}", field_selector) if s)
@@ -118,11 +129,11 @@ class Done:
     code: int = 200
 
 
-async def run_action(client: HubClient, action: Action, resolve: Resolve) -> Done:
-    """Do the step's button. Never raises for a refusal: the hub's, the form's or the manifest's
-    reason comes back in `Done`."""
+async def run_action(client: HubClient, action: Action, resolve: Resolve, scope: Scope = Scope()) -> Done:
+    """Do the step's (scoped) button. Never raises for a refusal: the hub's, the form's or the
+    manifest's reason comes back in `Done`."""
     try:
-        message = await _act(client, action, resolve)
+        message = await _act(client, action, resolve, scope)
         return Done(getattr(message, "ok", True), message)  # a provoked refusal (`actions.Answer`) shows as one
     except errors.ApiError as exc:
         return Done(False, exc.message, exc.code)
@@ -130,9 +141,9 @@ async def run_action(client: HubClient, action: Action, resolve: Resolve) -> Don
         return Done(False, str(exc), 400)
 
 
-async def _act(client: HubClient, action: Action, resolve: Resolve) -> str:
+async def _act(client: HubClient, action: Action, resolve: Resolve, scope: Scope) -> str:
     if action.apply:
-        documents = manifests.parse(manifest_text(action))
+        documents = scoped_documents(manifests.parse(manifest_text(action)), scope)
         stored, outcomes = await manifests.apply_all(client, documents, default_namespace=action.namespace)
         if not stored:
             refused = next(o for o in outcomes if not o.ok)

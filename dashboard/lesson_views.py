@@ -1,26 +1,46 @@
-"""The lessons panel's views: the list of lessons, one step, its check, its button. Thin, as the
-other views: each renders an htmx partial from `lessons` and `lesson_checks`.
+"""The lessons panel's views: the list of lessons, one step, its check, its button, the instructor's
+choice of namespace and the room's progress. Thin, as the other views: each renders an htmx
+partial (or JSON) from `lessons`, `lesson_scope`, `lesson_rights`, `lesson_checks` and
+`lesson_progress`.
 
 Guarantees: lessons are read from `lessons/` on every list request (an instructor's new or
 edited file shows without a restart), and a broken file is listed with its error (file and line)
-instead of hiding the rest; a step's check is one LIST through the hub as the dashboard's own
-client and re-polled by the page only while it is not yet satisfied (then every 10 s, so an idle
-stage stays quiet); unknown lessons or steps are 404; a refused button shows the hub's message
-with its status code, and nothing else changes.
+instead of hiding the rest. A lesson runs in the viewer's namespace (`viewer_scope`): an
+attendee's own (their kubeconfig's, so their kubectl needs no `-n`), else the one chosen on the
+page (`default` until then); its manifests, button, kubectl command and check are rewritten into
+it. A step whose button or command needs rights the viewer lacks (asked of the hub as access
+reviews, kept a minute) has no button: it says "watch the instructor do it", and a button posted
+anyway is refused with 403 without any request to the hub. A check is one LIST as the viewer,
+made only when they may list it, re-polled while not satisfied (then every 10 s, so an idle stage
+stays quiet). Each shown step and each check's verdict is recorded for the instructor's board;
+`lesson_progress_json` serves it only to a user who may list pods everywhere. Unknown lessons or
+steps are 404; a refused button shows the hub's message with its status code, nothing else changes.
 """
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+import re
+from typing import Any
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import translation
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard import discovery, hub, lesson_checks, lessons
+from control import workshop
+from control.client.http import HubClient
+from control.client.resources import Resource
+from dashboard import access, discovery, hub, lesson_checks, lesson_rights, lessons
+from dashboard.lesson_progress import PROGRESS, Position
+from dashboard.lesson_scope import DEFAULT, Scope, scoped_action, scoped_check, scoped_command
 from dashboard.login import login_required
 from dashboard.views import localized
 
 POLL_WAITING, POLL_DONE = "3s", "10s"
+SESSION_NAMESPACE = "kk_lesson_namespace"
+_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 def _step(lesson_id: str, number: int) -> tuple[lessons.Lesson, lessons.Step]:
@@ -36,15 +56,60 @@ def _language() -> str:
     return language if language in lessons.LANGUAGES else "en"
 
 
+def _user() -> str:
+    identity = hub.acting()
+    return identity.user if identity else ""
+
+
+async def viewer_scope(request: HttpRequest) -> Scope:
+    """An attendee's own namespace; anyone else's chosen one (default: `default`)."""
+    user = _user()
+    if user and user in workshop.attendee_codes(settings.DATA_DIR):
+        return Scope(namespace=user, own_namespaces=False, kubeconfig_namespace=user)
+    chosen = await request.session.aget(SESSION_NAMESPACE) or DEFAULT
+    return Scope(namespace=chosen, own_namespaces=True, kubeconfig_namespace=DEFAULT)
+
+
+def _list_context(scope: Scope) -> dict[str, Any]:
+    catalogue = lessons.load_all()
+    rows = [{"id": lesson.id, "title": lessons.text(lesson.title, _language()), "steps": len(lesson.steps),
+             "idea": lesson.idea} for lesson in catalogue.lessons]
+    return {"lessons": rows, "errors": catalogue.errors, "scope": scope, "may_choose": scope.own_namespaces}
+
+
+async def _may_do(client: HubClient, step: lessons.Step, scope: Scope) -> bool:
+    if not access.enforced():
+        return True  # no need to work out the rights: the hub allows everything
+    rights = lesson_rights.command_rights(step.kubectl)
+    if step.action is not None:
+        rights += await lesson_rights.action_rights(client, scoped_action(step.action, scope), scope,
+                                                    discovery.resource_for)
+    return await access.allowed(client, _user(), rights)
+
+
 @require_GET
 @localized
 @login_required
 async def lesson_list(request: HttpRequest) -> HttpResponse:
-    catalogue = lessons.load_all()
-    language = _language()
-    rows = [{"id": lesson.id, "title": lessons.text(lesson.title, language), "steps": len(lesson.steps),
-             "idea": lesson.idea} for lesson in catalogue.lessons]
-    return render(request, "dashboard/_lessons.html", {"lessons": rows, "errors": catalogue.errors})
+    return render(request, "dashboard/_lessons.html", _list_context(await viewer_scope(request)))
+
+
+@require_POST
+@localized
+@login_required
+async def lesson_namespace(request: HttpRequest) -> HttpResponse:
+    """The namespace the viewer's lessons run in (not an attendee's: theirs is fixed)."""
+    scope = await viewer_scope(request)
+    chosen = (request.POST.get("namespace") or "").strip()
+    message = ""
+    if not scope.own_namespaces:
+        message, status = gettext("Your lessons run in your own namespace."), 403
+    elif not _LABEL.match(chosen):
+        message, status = gettext("%(name)r is not a namespace name (lowercase letters, digits and dashes).") % {"name": chosen}, 400
+    else:
+        await request.session.aset(SESSION_NAMESPACE, chosen)
+        scope, status = Scope(namespace=chosen), 200
+    return render(request, "dashboard/_lessons.html", {**_list_context(scope), "message": message}, status=status)
 
 
 @require_GET
@@ -53,10 +118,18 @@ async def lesson_list(request: HttpRequest) -> HttpResponse:
 async def lesson_step(request: HttpRequest, lesson_id: str, number: int) -> HttpResponse:
     lesson, step = _step(lesson_id, number)
     language = _language()
+    scope = await viewer_scope(request)
+    async with hub.client_for(hub.scope_of(request)) as client:
+        may_do = await _may_do(client, step, scope)
+    title = lessons.text(step.title, language)
+    if _user():
+        PROGRESS.showing(_user(), Position(lesson=lesson.id, title=lessons.text(lesson.title, language), step=number,
+                                           steps=len(lesson.steps), step_title=title, check=None, watching=not may_do))
     return render(request, "dashboard/_lesson_step.html", {
         "lesson": lesson, "lesson_title": lessons.text(lesson.title, language), "number": number,
-        "count": len(lesson.steps), "title": lessons.text(step.title, language),
-        "explain": lessons.text(step.explain, language), "kubectl": step.kubectl, "has_action": step.action is not None,
+        "count": len(lesson.steps), "title": title, "namespace": scope.namespace,
+        "explain": lessons.text(step.explain, language), "kubectl": scoped_command(step.kubectl, scope),
+        "has_action": step.action is not None and may_do, "watch": not may_do,
         "has_check": step.check is not None, "previous": number - 1 if number > 1 else None,
         "next": number + 1 if number < len(lesson.steps) else None})
 
@@ -68,11 +141,17 @@ async def lesson_check(request: HttpRequest, lesson_id: str, number: int) -> Htt
     lesson, step = _step(lesson_id, number)
     if step.check is None:
         raise Http404(f"step {number} of lesson {lesson_id} has no check")
+    check = scoped_check(step.check, await viewer_scope(request))
     async with hub.client_for(hub.scope_of(request)) as client:
-        verdict = await lesson_checks.run_check(client, step.check, discovery.resource_for)
+        async def may_list(resource: Resource, namespace: str) -> bool:
+            return await access.allowed(client, _user(), [access.Right("list", resource.plural, resource.group, namespace)])
+
+        verdict = await lesson_checks.run_check(client, check, discovery.resource_for, may_list)
+    if _user():
+        PROGRESS.checked(_user(), lesson.id, number, verdict.ok)
     return render(request, "dashboard/_lesson_check.html", {
-        "lesson": lesson, "number": number, "verdict": verdict, "goal": lesson_checks.goal(step.check),
-        "poll": POLL_DONE if verdict.ok else POLL_WAITING})
+        "lesson": lesson, "number": number, "verdict": verdict, "goal": lesson_checks.goal(check),
+        "poll": POLL_DONE if verdict.ok or verdict.forbidden else POLL_WAITING})
 
 
 @require_POST
@@ -82,8 +161,26 @@ async def lesson_act(request: HttpRequest, lesson_id: str, number: int) -> HttpR
     _, step = _step(lesson_id, number)
     if step.action is None:
         raise Http404(f"step {number} of lesson {lesson_id} has no button")
+    scope = await viewer_scope(request)
     async with hub.client_for(hub.scope_of(request)) as client:
-        done = await lesson_checks.run_action(client, step.action, discovery.resource_for)
+        if not await _may_do(client, step, scope):
+            done = lesson_checks.Done(False, gettext("This step needs the instructor's rights: watch the instructor do it."), 403)
+        else:
+            done = await lesson_checks.run_action(client, scoped_action(step.action, scope), discovery.resource_for, scope)
     return render(request, "dashboard/_action_result.html",
                   {"message": done.message, "ok": done.ok, "action": f"lesson-{lesson_id}-{number}"},
                   status=done.code)
+
+
+@require_GET
+@login_required
+async def lesson_progress_json(request: HttpRequest) -> JsonResponse:
+    """{"progress": {attendee: position or null}} for the instructor's board."""
+    names = list(workshop.attendee_codes(settings.DATA_DIR))
+    async with hub.client_for(hub.scope_of(request)) as client:
+        board = await access.allowed(client, _user(), [access.Right("list", "pods")])
+    if not board:
+        return JsonResponse({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden",
+                             "message": "the room's progress is for who may list pods in every namespace",
+                             "code": 403}, status=403)
+    return JsonResponse({"progress": PROGRESS.snapshot(names)})

@@ -6,7 +6,8 @@ Guarantees: the page and partials render in the language the browser chose (the 
 cookie set by Django's `set_language`, else Accept-Language); a partial always carries the hub's
 own message when the hub refused, with the hub's status code (htmx is configured to show it).
 The page carries the board of attendees for whoever may list pods in every namespace
-(`dashboard.attendees`). A drain answers at once and its line polls `drain/<node>/` while it runs; the
+(`dashboard.attendees`), and which cluster controls its user may use (`dashboard.access`, asked
+once per page), so it draws no control that would answer 403. A drain answers at once and its line polls `drain/<node>/` while it runs; the
 line comes in both wordings (Kubernetes and restaurant), the page's mode shows one (CSS on the
 body's mode class).
 The forms need Django's CSRF token (sent by htmx in a header). The manifest form takes what the API
@@ -32,7 +33,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from control import errors, protocol, workshop
 from control.auth.tokenfile import ADMIN
-from dashboard import attendees, hub, manifests, network, words
+from dashboard import access, attendees, hub, manifests, network, words
 from dashboard.actions import ACTIONS, ActionError, Ongoing, form_of
 from dashboard.drain import DRAINS
 from dashboard.login import login_required
@@ -66,10 +67,12 @@ async def index(request: HttpRequest) -> HttpResponse:
     # The instructor (the cluster admin, or anyone while authentication is off) shows the join QR code.
     instructor = identity is None or identity.user == ADMIN
     workshop_on = instructor and bool(workshop.attendee_codes(settings.DATA_DIR))
-    board = await attendees.board_names(hub.client(hub.hub_url(hub.scope_of(request))))
+    client = hub.client(hub.hub_url(hub.scope_of(request)))
+    board = await attendees.board_names(client)
+    may = await access.controls(client, identity.user if identity else "")
     return render(request, "dashboard/index.html", {**page_context(), "user": identity.user if identity else "",
                                                     "spoke": agent.split(" ")[0], "show_join": workshop_on,
-                                                    "attendees": board})
+                                                    "attendees": board, "may": may})
 
 
 @require_POST

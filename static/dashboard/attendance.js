@@ -13,6 +13,8 @@
 // - Memory is bounded: per attendee the error times of the window only (at most MAX_ERRORS).
 // - A request by anyone not on the board is ignored; a pod counts for the attendee whose
 //   namespace it is in (each attendee's namespace is their name).
+// - Lesson progress is the server's (`setProgress`, from /lessons/progress/: what each attendee's
+//   own page last reported); a name the server does not mention keeps no stale position.
 // - It knows what it saw since the page opened: an attendee with no request since then has
 //   `last` null (the board says so), never a guess.
 export const WINDOW_S = 300;
@@ -26,6 +28,23 @@ export class Attendance {
     this.window = window;
     this.now = 0;
     this.seen = new Map(this.names.map((name) => [name, { last: null, errors: [], lastError: null }]));
+    this.progress = new Map();
+  }
+
+  // {name: {lesson, title, step, steps, step_title, check, watching, age, on_step} | null}. True
+  // when a row's lesson, step or verdict changed.
+  setProgress(progress) {
+    let changed = false;
+    const next = new Map();
+    for (const name of this.names) {
+      const position = progress?.[name] || null;
+      const before = this.progress.get(name) || null;
+      const key = (p) => (p ? `${p.lesson}|${p.step}|${p.check}|${p.watching}|${Math.floor(p.on_step / 60)}` : "");
+      if (key(position) !== key(before)) changed = true;
+      if (position) next.set(name, position);
+    }
+    this.progress = next;
+    return changed;
   }
 
   // Records from the hub (any type; requests of attendees count). True when the board changed.
@@ -65,7 +84,7 @@ export class Attendance {
       // filtered, not shifted: records of several hubs may arrive a little out of order
       entry.errors = entry.errors.filter((ts) => ts >= since);
       return { name, ...counts.get(name), last: entry.last, errors: entry.errors.length,
-        lastError: entry.lastError };
+        lastError: entry.lastError, lesson: this.progress.get(name) || null };
     });
   }
 }

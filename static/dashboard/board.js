@@ -4,13 +4,16 @@
 // is no board). One row per attendee: pods running / pending / failing, the last request, the
 // errors of the last minutes and the last error's message (attendance.js keeps the tally). Closed,
 // the toggle still shows how many attendees have failing pods or recent errors, so the instructor
-// knows when to open it; open, it hangs over the page and moves nothing.
+// knows when to open it; open, it hangs over the page and moves nothing. The "lesson" column is
+// where each attendee is in the lessons and whether that step's check is green, as their own page
+// reported it to the server (asked of /lessons/progress/ every PROGRESS_MS while the board is open).
 import { Attendance } from "./attendance.js";
 import { isError } from "./failures.js";
 import { brokenStatus } from "./panels.js";
 import { clockTime, ui } from "./words.js";
 
 const REFRESH_MS = 1000; // the "s ago" and the counts: at most once a second
+const PROGRESS_MS = 3000; // the lessons' polling is 3 s too: a green check shows within one round
 
 function h(tag, className, text) {
   const node = document.createElement(tag);
@@ -34,7 +37,19 @@ export class AttendeeBoard {
     this.drawn = -Infinity;
     this.later = null;
     this.dirty = true;
-    root?.addEventListener("toggle", () => { this.dirty = true; this.render(); });
+    this.progressUrl = root?.dataset.progressUrl || "";
+    this.asking = null;
+    root?.addEventListener("toggle", () => { this.dirty = true; this.askProgress(); this.render(); });
+  }
+
+  // While the board is open: the room's lesson progress now, then again every PROGRESS_MS.
+  askProgress() {
+    if (!this.tally || !this.progressUrl || !this.root.open || this.asking) return;
+    this.asking = fetch(this.progressUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+      .then((answer) => (answer.ok ? answer.json() : null))
+      .then((body) => { if (body && this.tally.setProgress(body.progress)) { this.dirty = true; this.render(); } })
+      .catch(() => {}) // the next round asks again
+      .finally(() => { this.asking = null; if (this.root.open) setTimeout(() => this.askProgress(), PROGRESS_MS); });
   }
 
   add(records) {
@@ -85,8 +100,24 @@ export class AttendeeBoard {
       error.title = [clockTime(new Date(row.lastError.ts * 1000)), row.lastError.verb, row.lastError.path,
         row.lastError.message].filter(Boolean).join(" · ");
     }
-    tr.append(name, number(row.running, "running"), number(row.pending, "pending"), number(row.failing, "failing"),
-      h("td", `last${row.last === null ? " never" : ""}`, ago), number(row.errors, "errors"), error);
+    tr.append(name, this.lessonCell(row.lesson), number(row.running, "running"), number(row.pending, "pending"),
+      number(row.failing, "failing"), h("td", `last${row.last === null ? " never" : ""}`, ago), number(row.errors, "errors"), error);
     return tr;
+  }
+
+  lessonCell(at) {
+    if (!at) return h("td", "lesson none", ui("att-no-lesson"));
+    const state = at.watching ? "watching" : at.check === true ? "green" : at.check === false ? "waiting" : "nocheck";
+    const cell = h("td", `lesson ${state}`);
+    cell.dataset.lesson = at.lesson;
+    cell.dataset.step = String(at.step);
+    cell.dataset.check = state;
+    const mark = { green: "✓", waiting: "…", watching: "👁", nocheck: "·" }[state];
+    cell.append(h("b", "", at.lesson.split("-")[0]), ` ${ui("att-step").replace("{step}", at.step).replace("{steps}", at.steps)} `,
+      h("span", "mark", mark));
+    const why = { green: ui("att-check-ok"), watching: ui("att-watching"),
+      waiting: ui("att-check-waiting").replace("{n}", Math.floor((at.on_step || 0) / 60)), nocheck: "" }[state];
+    cell.title = [at.title, at.step_title, why].filter(Boolean).join(" · ");
+    return cell;
   }
 }

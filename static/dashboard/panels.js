@@ -9,6 +9,7 @@
 // during a rollout) and its image. Every namespaced element carries data-ns (the namespace
 // filter hides the others) and names its namespace when it is not "default".
 import { button, h, nsTag } from "./dom.js";
+import { may } from "./may.js";
 import { ownerColour } from "./namespaces.js";
 import { warningKey } from "./model.js";
 import { statusWord, term, ui } from "./words.js";
@@ -161,13 +162,14 @@ export class Panels {
       card.buttons.replaceChildren();
       return;
     }
-    card.buttons.replaceChildren(
-      vm.unschedulable ? button("uncordon", term("uncordon"), { name }) : button("cordon", term("cordon"), { name }),
-      button("drain", term("drain"), { name }, "danger"),
-      state === "stopped"
+    // only the controls the user may use (may.js): an attendee's page has none of these
+    card.buttons.replaceChildren(...[
+      may("cordon") && (vm.unschedulable ? button("uncordon", term("uncordon"), { name }) : button("cordon", term("cordon"), { name })),
+      may("drain") && button("drain", term("drain"), { name }, "danger"),
+      may("spokes") && (state === "stopped"
         ? button("spoke", term("start-kubelet"), { spoke: `kubelet/${name}`, state: "running" })
-        : button("spoke", term("stop-kubelet"), { spoke: `kubelet/${name}`, state: "stopped" }, "danger"),
-    );
+        : button("spoke", term("stop-kubelet"), { spoke: `kubelet/${name}`, state: "stopped" }, "danger")),
+    ].filter(Boolean));
   }
 
   resize(card, delta) {
@@ -302,9 +304,11 @@ export class Panels {
       const state = this.model.spokes[component] || "running";
       const wrap = h("span", `spoke-control ${state}`);
       wrap.append(h("span", "", `${term(key)}: ${ui(state)}`));
-      wrap.append(state === "stopped"
-        ? button("spoke", term("start"), { spoke: component, state: "running" })
-        : button("spoke", term("stop"), { spoke: component, state: "stopped" }, "danger"));
+      if (may("spokes")) {
+        wrap.append(state === "stopped"
+          ? button("spoke", term("start"), { spoke: component, state: "running" })
+          : button("spoke", term("stop"), { spoke: component, state: "stopped" }, "danger"));
+      }
       buttons.push(wrap);
     }
     this.controlPlane.replaceChildren(...buttons);

@@ -142,7 +142,7 @@ def test_the_board_speaks_korean(browser, room):
         page.wait_for_selector("#attendee-rows tr[data-attendee=alice]")
         assert page.inner_text("#attendee-board summary").startswith("참가자")
         headers = page.eval_on_selector_all("table.attendees th", "cells => cells.map(c => c.innerText)")
-        assert headers == ["참가자", "실행 중", "대기 중", "실패 중", "마지막 요청", "오류 (5분)", "마지막 오류"]
+        assert headers == ["참가자", "수업", "실행 중", "대기 중", "실패 중", "마지막 요청", "오류 (5분)", "마지막 오류"]
         page.screenshot(path="/tmp/board-1280x720-ko.png")
     finally:
         context.close()

@@ -1,7 +1,8 @@
 """The lesson bar through Django's test client against the fake hub: the list, a step in English and
 Korean with its kubectl command, the check as one LIST with the step's selectors (waiting, then
 done, polled less once done), the button's request, and the refusals (unknown lesson, a kind the
-hub does not serve, the hub's own 4xx)."""
+hub does not serve, the hub's own 4xx); the instructor's choice of namespace moves the command,
+check and button there; the room's progress as JSON."""
 
 from __future__ import annotations
 
@@ -89,3 +90,30 @@ def test_the_conflict_lessons_button_plays_the_stale_write_and_shows_the_409_as_
     answer = client.post("/lessons/07-conflict/3/do/").content.decode()
     assert [r.method for r in fake.requests] == ["GET", "PATCH", "PUT"]
     assert 'class="result error"' in answer and "409 Conflict" in answer and "resourceVersion 7" in answer
+
+
+@pytest.mark.django_db(transaction=True)  # the choice is kept in the session
+def test_the_instructor_picks_the_namespace_lessons_run_in_and_a_bad_name_is_refused_on_the_page(fake, client):
+    listed = client.get("/lessons/").content.decode()
+    assert 'name="namespace" value="default"' in listed
+    refused = client.post("/lessons/namespace/", {"namespace": "Not_A_Name"})
+    assert refused.status_code == 400 and "is not a namespace name" in refused.content.decode()
+    assert client.post("/lessons/namespace/", {"namespace": "team-b"}).status_code == 200
+    step = client.get("/lessons/02-self-healing/2/").content.decode()
+    assert "kubectl -n team-b delete pod -l app=pasta" in step and 'data-namespace="team-b"' in step
+    pods = "/api/v1/namespaces/team-b/pods"
+    fake.answers[("GET", pods)] = (200, {"kind": "PodList", "items": [pod("a")]})
+    client.get("/lessons/02-self-healing/2/check/")
+    assert [r for r in fake.requests if r.path == pods], "the check lists in the chosen namespace"
+    fake.answers[("DELETE", f"{pods}/a")] = (200, pod("a"))
+    assert client.post("/lessons/02-self-healing/2/do/").status_code == 200
+    assert [(r.method, r.path) for r in fake.writes()] == [("DELETE", f"{pods}/a")]
+
+
+def test_the_rooms_progress_is_json_for_the_board(client, settings, tmp_path):
+    from control import workshop
+
+    settings.DATA_DIR = tmp_path
+    workshop.join_code(tmp_path, "alice")
+    answer = client.get("/lessons/progress/")
+    assert answer.status_code == 200 and answer.json() == {"progress": {"alice": None}}

@@ -138,3 +138,41 @@ def test_lesson_files_stay_inside_lessons(tmp_path: Path):
     source = "idea: watch\ntitle: T\nsteps:\n  - title: A\n    explain: B\n    action: {apply: ../outside.yaml}\n"
     with pytest.raises(LessonError, match="no manifest"):
         parse_lesson(source, "lessons/escape.yaml", tmp_path)
+
+
+class ListingHub:
+    """Records the LISTs a check makes."""
+
+    def __init__(self):
+        self.listed: list[tuple[str, str | None]] = []
+
+    async def list(self, resource, namespace, **selectors):
+        self.listed.append((resource.plural, namespace))
+        return {"items": [pod("a")]}
+
+
+def test_a_check_the_viewer_may_not_list_makes_no_request_and_says_so():
+    import asyncio
+
+    from control.client.resources import NODES, PODS
+
+    async def resolve(client, api_version, kind):
+        return {"Pod": PODS, "Node": NODES}[kind]
+
+    asked: list[tuple[str, str]] = []
+
+    async def only_pods_in_alice(resource, namespace):
+        asked.append((resource.plural, namespace))
+        return (resource.plural, namespace) == ("pods", "alice")
+
+    hub = ListingHub()
+    theirs = lessons.Check(api_version="v1", kind="Pod", namespace="bob")
+    verdict = asyncio.run(lesson_checks.run_check(hub, theirs, resolve, only_pods_in_alice))
+    assert verdict.forbidden and not verdict.ok and 'you may not list pods in the namespace "bob"' in verdict.problem
+    assert hub.listed == []
+    nodes = lessons.Check(api_version="v1", kind="Node", namespace="alice")  # a cluster kind: asked at the cluster
+    asyncio.run(lesson_checks.run_check(hub, nodes, resolve, only_pods_in_alice))
+    assert asked[-1] == ("nodes", "") and hub.listed == []
+    mine = lessons.Check(api_version="v1", kind="Pod", namespace="alice", at_least=1)
+    assert asyncio.run(lesson_checks.run_check(hub, mine, resolve, only_pods_in_alice)).ok
+    assert hub.listed == [("pods", "alice")]

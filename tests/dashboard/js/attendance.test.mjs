@@ -58,3 +58,19 @@ test("pods count for the attendee of their namespace: running, pending, failing 
   assert.deepEqual(rows.map(({ name, running, pending, failing: f }) => [name, running, pending, f]),
     [["alice", 1, 1, 3], ["bob", 1, 0, 0]]);
 });
+
+test("lesson progress from the server: each row's lesson, step and verdict; a change is reported once", () => {
+  const a = board();
+  const step = { lesson: "02-self-healing", title: "Drop a plate", step: 2, steps: 2, step_title: "Drop one",
+    check: false, watching: false, age: 1, on_step: 30 };
+  assert.equal(a.setProgress({ alice: step, bob: null }), true);
+  assert.equal(a.setProgress({ alice: { ...step, age: 2, on_step: 33 } }), false); // same step, same verdict, same minute
+  let [alice, bob] = a.rows([]);
+  assert.deepEqual([alice.lesson.step, alice.lesson.check, bob.lesson], [2, false, null]);
+  assert.equal(a.setProgress({ alice: { ...step, check: true }, mallory: step }), true);
+  [alice] = a.rows([]);
+  assert.equal(alice.lesson.check, true);
+  assert.equal(a.progress.has("mallory"), false); // not on the board: not kept
+  assert.equal(a.setProgress({}), true); // the server forgot her: no stale position
+  assert.equal(a.rows([])[0].lesson, null);
+});

@@ -1,0 +1,107 @@
+"""Where a lesson runs: the viewer's namespace, and a lesson step rewritten into it at run time.
+
+Lesson files stay namespace-agnostic ("default", or a namespace of the lesson's own such as the
+quota lesson's `diner`); this module moves a step into the viewer's namespace when it is shown,
+checked or done.
+
+Guarantees (pure: no I/O, the same input gives the same output):
+- `Scope.target(ns)` is where a namespace a lesson names goes: "default" (or none) is always the
+  viewer's namespace; a lesson's own namespace is kept only when the viewer may keep it
+  (`own_namespaces`, the instructor), else it is the viewer's too (an attendee has one namespace).
+- `scoped_check` moves a namespaced check; a check without a namespace (nodes) is left alone.
+- `scoped_action` moves an action's namespace and its form's `namespace`.
+- `scoped_documents` moves every object that names a namespace, and a ServiceAccount subject of a
+  (Cluster)RoleBinding; a Namespace object is dropped when the viewer cannot keep the lesson's
+  own namespaces (the attendee's namespace already exists and they may not create another).
+- `scoped_command` rewrites each `kubectl` of a command line: `-n X`/`--namespace X`,
+  `/namespaces/X/` and `system:serviceaccount:X:` go to their target, and when the viewer's
+  kubectl would not default to the viewer's namespace (`Scope.kubeconfig_namespace`) a
+  `-n <namespace>` is added to every kubectl that names none (and is not `-A`). Text that is not a
+  kubectl invocation (another program's own `-n`) is never touched.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from dashboard.lessons import Action, Check
+
+DEFAULT = "default"
+_SEPARATORS = re.compile(r"(&&|\|\||[|;])")
+_NAMESPACE_FLAG = re.compile(r"(?P<flag>(?<!\S)(?:-n|--namespace))(?P<sep>[ =])(?P<ns>[a-z0-9][a-z0-9-]*)")
+_ALL_NAMESPACES = re.compile(r"(?<!\S)(?:-A|--all-namespaces)(?:=true)?(?!\S)")
+_PATH_NAMESPACE = re.compile(r"/namespaces/(?P<ns>[a-z0-9][a-z0-9-]*)/")
+_SERVICE_ACCOUNT = re.compile(r"system:serviceaccount:(?P<ns>[a-z0-9][a-z0-9-]*):")
+_KUBECTL = re.compile(r"(?<![\w/.-])kubectl(?=\s)")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The viewer's namespace; whether they keep a lesson's own namespaces; the namespace their
+    kubectl uses when given none (an attendee's kubeconfig names theirs, the admin's none)."""
+
+    namespace: str = DEFAULT
+    own_namespaces: bool = True
+    kubeconfig_namespace: str = DEFAULT
+
+    def target(self, namespace: str) -> str:
+        if not namespace or namespace == DEFAULT or not self.own_namespaces:
+            return self.namespace
+        return namespace
+
+
+def scoped_check(check: Check, scope: Scope) -> Check:
+    if not check.namespace:
+        return check
+    return dataclasses.replace(check, namespace=scope.target(check.namespace))
+
+
+def scoped_action(action: Action, scope: Scope) -> Action:
+    form = tuple((key, scope.target(value) if key == "namespace" else value) for key, value in action.form)
+    return dataclasses.replace(action, namespace=scope.target(action.namespace), form=form)
+
+
+def scoped_documents(documents: list[dict[str, Any]], scope: Scope) -> list[dict[str, Any]]:
+    """Copies of the manifest's objects, moved into the scope (the input is not changed)."""
+    out = []
+    for document in documents:
+        if document.get("kind") == "Namespace" and document.get("apiVersion") == "v1":
+            if scope.own_namespaces:
+                out.append(copy.deepcopy(document))
+            continue
+        moved = copy.deepcopy(document)
+        meta = moved.get("metadata")
+        if isinstance(meta, dict) and meta.get("namespace"):
+            meta["namespace"] = scope.target(str(meta["namespace"]))
+        if moved.get("kind") in ("RoleBinding", "ClusterRoleBinding"):
+            for subject in moved.get("subjects") or []:
+                if isinstance(subject, dict) and subject.get("kind") == "ServiceAccount" and subject.get("namespace"):
+                    subject["namespace"] = scope.target(str(subject["namespace"]))
+        out.append(moved)
+    return out
+
+
+def scoped_command(command: str, scope: Scope) -> str:
+    """The command line with each kubectl invocation moved into the scope."""
+    if not command:
+        return command
+    parts = _SEPARATORS.split(command)
+    return "".join(part if _SEPARATORS.fullmatch(part) else _scoped_invocation(part, scope) for part in parts)
+
+
+def _scoped_invocation(part: str, scope: Scope) -> str:
+    found = _KUBECTL.search(part)
+    if found is None:
+        return part
+    head, rest = part[:found.end()], part[found.end():]
+    rest = _NAMESPACE_FLAG.sub(lambda m: f"{m['flag']}{m['sep']}{scope.target(m['ns'])}", rest)
+    rest = _PATH_NAMESPACE.sub(lambda m: f"/namespaces/{scope.target(m['ns'])}/", rest)
+    rest = _SERVICE_ACCOUNT.sub(lambda m: f"system:serviceaccount:{scope.target(m['ns'])}:", rest)
+    names_one = _NAMESPACE_FLAG.search(rest) or _ALL_NAMESPACES.search(rest)
+    if not names_one and scope.namespace != scope.kubeconfig_namespace:
+        head += f" -n {scope.namespace}"
+    return head + rest
