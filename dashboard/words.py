@@ -203,6 +203,7 @@ UI_STRINGS: dict[str, Any] = {
     "n-deleting": _("{actor} deleted {what}"),
     "n-removed": _("{actor} removed {what}"),
     "n-deleted": _("{actor} deleted {what}"),
+    "n-changed": _("{actor} changed {what}"),
     "n-restarted": _("{actor} restarted {what} (restart {n})"),
     "n-status": _("{what} is {status}"),
     "n-scaled": _("{actor} scaled {what} to {n}"),

@@ -15,6 +15,7 @@ const EN = {
   "n-bound": "{actor} bound {what} to {node}", "n-bound-many": "{actor} bound {what}",
   "n-started": "{actor} started {what}", "n-ready": "{actor} marked {what} ready",
   "n-deleting": "{actor} deleted {what}", "n-removed": "{actor} removed {what}", "n-deleted": "{actor} deleted {what}",
+  "n-changed": "{actor} changed {what}",
   "n-restarted": "{actor} restarted {what} (restart {n})", "n-status": "{what} is {status}",
   "n-scaled": "{actor} scaled {what} to {n}", "n-node-ready": "{actor} marked {what} Ready",
   "n-node-not-ready": "{actor} marked {what} NotReady", "n-cordoned": "{actor} cordoned {what}",
@@ -382,4 +383,62 @@ test("a scale to hundreds stays one bounded step: three names, then how many mor
   const names = Array.from({ length: 300 }, (_, i) => `pasta-6d4-p${i}`);
   tell(n, state, [names.map((p) => change("ADDED", "pods", "Pod", p, "kube-controller-manager", pod(p)))]);
   assert.equal(n.lines(1)[0].text(), "ReplicaSet pasta-6d4 had 0 of 3 → controller-manager created pasta-6d4-p0, -p1, -p2, 297 more");
+});
+
+test("a person's pod delete is the cause: told shorter, the delete and the newest step stay, the old chapter goes first", () => {
+  const state = new State();
+  const n = narrator();
+  // The Deployment's first chapter: created, its ReplicaSet, three pods created, bound, started.
+  tell(n, state, [[change("ADDED", "deployments", "Deployment", "pasta", "kubectl", { name: "pasta", desired: 3 })],
+    [change("ADDED", "replicasets", "ReplicaSet", "pasta-6d4", "kube-controller-manager",
+      { name: "pasta-6d4", owner: "pasta", desired: 3, current: 0 })]]);
+  const names = ["pasta-6d4-a", "pasta-6d4-b", "pasta-6d4-c"];
+  tell(n, state, [names.map((p) => change("ADDED", "pods", "Pod", p, "kube-controller-manager", pod(p)))]);
+  for (const [i, p] of names.entries()) {
+    tell(n, state, [[change("MODIFIED", "pods", "Pod", p, "kube-scheduler", pod(p, { node: `node-${i + 1}` }))],
+      [change("MODIFIED", "pods", "Pod", p, `kubelet/node-${i + 1}`,
+        pod(p, { node: `node-${i + 1}`, phase: "Running", status: "Running", ready: true }))]]);
+  }
+  // kubectl deletes a pod: the ReplicaSet replaces it.
+  const a = state.get("pods", "default/pasta-6d4-a");
+  tell(n, state, [[change("MODIFIED", "pods", "Pod", "pasta-6d4-a", "kubectl", { ...a, terminating: true, status: "Terminating" })],
+    [change("ADDED", "pods", "Pod", "pasta-6d4-z", "kube-controller-manager", pod("pasta-6d4-z"))],
+    [change("MODIFIED", "pods", "Pod", "pasta-6d4-z", "kube-scheduler", pod("pasta-6d4-z", { node: "node-2" }))],
+    [change("DELETED", "pods", "Pod", "pasta-6d4-a", "kubelet/node-1")],
+    [change("MODIFIED", "pods", "Pod", "pasta-6d4-z", "kubelet/node-2",
+      pod("pasta-6d4-z", { node: "node-2", phase: "Running", status: "Running", ready: true }))]]);
+  const [line] = n.lines(1);
+  const newest = "kubelet node-2 started pasta-6d4-z";
+  assert.ok(line.text().includes("kubectl deleted pasta-6d4-a → ReplicaSet pasta-6d4 had 2 of 3"), line.text());
+  for (let hide = 0; hide < line.steps - 1; hide += 1) {
+    const told = line.text(hide);
+    assert.ok(told.includes("kubectl deleted pasta-6d4-a"), `hide ${hide}: ${told}`);
+    assert.ok(told.endsWith(newest) || told.endsWith("kubelet node-2 started it"), `hide ${hide}: ${told}`);
+    assert.ok(!told.startsWith("kubectl created Deployment pasta"), `hide ${hide}: the old chapter went first: ${told}`);
+  }
+});
+
+test("a rollout: kubectl's change of the Deployment is the cause, its 40 steps are the elided middle", () => {
+  const state = withPastaReplicaSet(3, 3);
+  const n = narrator();
+  tell(n, state, [[change("MODIFIED", "deployments", "Deployment", "pasta", "kubectl", { name: "pasta", desired: 3 })]]);
+  tell(n, state, [[change("ADDED", "replicasets", "ReplicaSet", "pasta-7f9", "kube-controller-manager",
+    { name: "pasta-7f9", owner: "pasta", desired: 1, current: 0 })]]);
+  for (let i = 1; i <= 20; i += 1) {
+    const p = `pasta-7f9-n${i}`;
+    tell(n, state, [[change("ADDED", "pods", "Pod", p, "kube-controller-manager", pod(p, { owner: "pasta-7f9" }))],
+      [change("MODIFIED", "pods", "Pod", p, "kube-scheduler", pod(p, { owner: "pasta-7f9", node: "node-1" }))]]);
+  }
+  const [line] = n.lines(1);
+  const told = line.text();
+  assert.ok(told.startsWith("kubectl changed Deployment pasta → … "), told);
+  assert.ok(told.endsWith("scheduler bound it to node-1"), told);
+  assert.ok(line.text(line.steps - 2).startsWith("kubectl changed Deployment pasta → … "), "the cause stays when told short");
+});
+
+test("a component's status write tells nothing; only a person's change is 'changed'", () => {
+  const state = withPastaReplicaSet(3, 3);
+  const n = narrator();
+  tell(n, state, [[change("MODIFIED", "deployments", "Deployment", "pasta", "kube-controller-manager", { name: "pasta", desired: 3 })]]);
+  assert.equal(n.lines(1).length, 0);
 });
