@@ -233,7 +233,8 @@ export class Narrator {
 
   // The story with `hide` of its kept steps left out: first those before the cause, then those
   // after it (oldest first), then the cause; never the newest. Each run of steps left out (or
-  // dropped before) is one "… N more …".
+  // dropped before) is one "… N more …", except the earlier chapter before a cause that is told:
+  // the line begins with its cause.
   tell(story, hide = 0) {
     const { steps } = story;
     const cause = causeOf(steps);
@@ -250,6 +251,7 @@ export class Narrator {
         gap += 1;
         return;
       }
+      if (index === cause && !parts.length) gap = 0; // the earlier chapter is not this story's
       if (gap) {
         parts.push(this.say("n-skipped", { n: gap }));
         previous = null; // a step after a gap names its pod again, never "it"
