@@ -25,6 +25,7 @@ import { clockTime, ui } from "./words.js";
 
 const TRAFFIC_KEEP = 5000; // traffic batches kept for a recording
 const PAGE = 2000;
+const JUMP_SAID_MS = 6000;
 
 function fill(text, values) {
   return text.replace(/\{(\w+)\}/g, (_, key) => String(values[key] ?? ""));
@@ -121,9 +122,17 @@ export class Timeline {
     window.kubeKitchen?.live?.watch(null);
   }
 
-  // The live stream was too far behind to replay: n changes were drawn at once.
+  // The live stream was too far behind to replay: n changes were drawn at once. Said for a few
+  // seconds (it floats over the narration), unless something else is said meanwhile.
   jumped(n) {
-    if (n) this.say(fill(ui("tl-jumped"), { n }));
+    if (!n) return;
+    const text = fill(ui("tl-jumped"), { n });
+    this.say(text);
+    setTimeout(() => {
+      if (this.message !== text) return;
+      this.say("");
+      this.render();
+    }, JUMP_SAID_MS);
   }
 
   active() {
