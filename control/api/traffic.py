@@ -8,7 +8,8 @@ and handed to in-process listeners and, in batches (bounded), to the channel lay
 between flushes.
 
 A 409 Conflict (optimistic concurrency, reason "Conflict") answered to one of the cluster's own
-components (controller-manager, scheduler, a node's kubelet or kube-proxy) is marked `retried`:
+components (controller-manager, scheduler, a node's kubelet or kube-proxy, the restaurant's
+cooks, which conflict on purpose) is marked `retried`:
 those components requeue the key and write again on a fresh read, by design, so the answer is a
 retry to come and not a request that failed for good (kubectl's and the dashboard's are not marked:
 a person decides what to do with theirs). A watch whose start revision was compacted is answered
@@ -131,7 +132,7 @@ def scope(method: str, path: str, query: dict[str, str]) -> dict[str, str] | Non
     return {"namespace": attrs.namespace, "group": attrs.api_group, "resource": attrs.resource}
 
 
-RETRYING_COMPONENTS = ("kube-controller-manager", "kube-scheduler")
+RETRYING_COMPONENTS = ("kube-controller-manager", "kube-scheduler", "line-cook", "garnish-cook")
 RETRYING_AGENTS = ("kubelet/", "kube-proxy/")
 
 

@@ -223,7 +223,7 @@ def _stale_update(user_agent: str) -> dict:
 
 
 @pytest.mark.parametrize("agent", ["kube-controller-manager (kube-kitchen)", "kube-scheduler (kube-kitchen)",
-                                   "kubelet/node-1 (kube-kitchen)"])
+                                   "kubelet/node-1 (kube-kitchen)", "line-cook (kube-kitchen)"])
 def test_a_components_conflict_is_marked_retried(agent):
     cluster_bootstrap()
     assert _stale_update(agent)["retried"] is True
