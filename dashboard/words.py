@@ -105,7 +105,7 @@ STATUS_WORDS: dict[str, tuple[Any, Any]] = {
 
 UI_STRINGS: dict[str, Any] = {
     "connected": _("live"),
-    "connected-behind": _("connected, the picture is not live"),
+    "connected-behind": _("connected"),  # the picture is not live: the stage bar's badge says why
     "connecting": _("connecting…"),
     "reloading": _("history expired (410): reloading the snapshot"),
     "hub-down": _("the hub does not answer; retrying"),
