@@ -105,6 +105,7 @@ STATUS_WORDS: dict[str, tuple[Any, Any]] = {
 
 UI_STRINGS: dict[str, Any] = {
     "connected": _("live"),
+    "connected-behind": _("connected"),  # the picture is not live: the stage bar's badge says why
     "connecting": _("connecting…"),
     "reloading": _("history expired (410): reloading the snapshot"),
     "hub-down": _("the hub does not answer; retrying"),
@@ -173,6 +174,8 @@ UI_STRINGS: dict[str, Any] = {
     "tl-paused": _("paused"),
     "tl-slow": _("slow motion {speed}"),
     "tl-replay": _("replay"),
+    "tl-catching-up": _("catching up"),
+    "tl-jumped": _("Back to live: {n} held changes were drawn at once, not played one by one."),
     "tl-pause": _("Pause"),
     "tl-resume": _("Resume"),
     "tl-waiting": _("{n} waiting"),
@@ -200,6 +203,7 @@ UI_STRINGS: dict[str, Any] = {
     "n-deleting": _("{actor} deleted {what}"),
     "n-removed": _("{actor} removed {what}"),
     "n-deleted": _("{actor} deleted {what}"),
+    "n-changed": _("{actor} changed {what}"),
     "n-restarted": _("{actor} restarted {what} (restart {n})"),
     "n-status": _("{what} is {status}"),
     "n-scaled": _("{actor} scaled {what} to {n}"),

@@ -7,6 +7,15 @@ and handed to in-process listeners and, in batches (bounded), to the channel lay
 `protocol.TRAFFIC_GROUP`; watch deliveries are summed per client, user, resource and namespace
 between flushes.
 
+A 409 Conflict (optimistic concurrency, reason "Conflict") answered to one of the cluster's own
+components (controller-manager, scheduler, a node's kubelet or kube-proxy, the restaurant's
+cooks, which conflict on purpose) is marked `retried`:
+those components requeue the key and write again on a fresh read, by design, so the answer is a
+retry to come and not a request that failed for good (kubectl's and the dashboard's are not marked:
+a person decides what to do with theirs). A watch whose start revision was compacted is answered
+HTTP 200 and one ERROR event carrying 410 Expired, as Kubernetes does; that answer is published as
+one more record of the same request (`inStream`: it is not counted as a second request).
+
 Each record names its `user` (the user the request ran as: after impersonation, "" when it was
 never authenticated) and, for a request on a Kubernetes resource, its `scope` (namespace, API
 group and plural, as the authorizer reads the path), so a dashboard can pass a viewer only the
@@ -123,15 +132,44 @@ def scope(method: str, path: str, query: dict[str, str]) -> dict[str, str] | Non
     return {"namespace": attrs.namespace, "group": attrs.api_group, "resource": attrs.resource}
 
 
+RETRYING_COMPONENTS = ("kube-controller-manager", "kube-scheduler", "line-cook", "garnish-cook")
+RETRYING_AGENTS = ("kubelet/", "kube-proxy/")
+
+
+def retried_conflict(who: str, code: int, tag: dict[str, str]) -> bool:
+    """Whether an answer is a 409 Conflict that the client, one of the cluster's own components on
+    its own spoke, retries by requeueing (not a person's client, not the dashboard)."""
+    return (code == 409 and tag.get("reason") == "Conflict"
+            and (who in RETRYING_COMPONENTS or who.startswith(RETRYING_AGENTS)))
+
+
 def request_done(actor: str, tag: dict[str, str], code: int, started: float, user: Any = None,
                  where: dict[str, str] | None = None) -> None:
     """One request answered (called once per request by the hub's ASGI app); `user` is who made it
     (control.auth.rbac.User, None when never authenticated), `where` its `scope`."""
     name, groups = (user.name, user.groups) if user is not None else ("", ())
-    record = {"type": protocol.RECORD_REQUEST, "who": spoke_name(actor, name, groups), **tag, "code": code,
+    who = spoke_name(actor, name, groups)
+    record = {"type": protocol.RECORD_REQUEST, "who": who, **tag, "code": code,
               "latency_ms": round((clock.monotonic() - started) * 1000, 3), "ts": clock.now(), "user": name}
+    if retried_conflict(who, code, tag):
+        record["retried"] = True
     if where is not None:
         record["scope"] = where
+    publish(record)
+
+
+def watch_expired(actor: str, resource: str, group: str, namespace: str, status: dict[str, Any],
+                  user: Any = None) -> None:
+    """A watch of `resource` in `namespace` ("" cluster-wide) was answered, inside its HTTP 200
+    stream, with an ERROR event carrying `status` (410 Expired): one record of that answer, marked
+    `inStream` (the request itself was recorded when its stream began)."""
+    name, groups = (user.name, user.groups) if user is not None else ("", ())
+    record = {"type": protocol.RECORD_REQUEST, "who": spoke_name(actor, name, groups), "verb": "watch",
+              "resource": resource, "namespace": namespace, "code": int(status.get("code") or 410),
+              "reason": str(status.get("reason") or ""),
+              "message": str(status.get("message") or "")[:FAILURE_MESSAGE_CHARS], "dryRun": "",
+              "inStream": True, "latency_ms": 0, "ts": clock.now(), "user": name,
+              "scope": {"namespace": namespace, "group": group, "resource": resource}}
     publish(record)
 
 

@@ -52,11 +52,13 @@ async def change_stream(start: int, *, render: Render, timeout: float,
                         bookmark: Callable[[int], bytes] | None = None,
                         delivered: Callable[[int, int], None] = lambda count, revision: None,
                         opening: bytes = b"", feed: Feed | None = None,
-                        clock: Clock = REAL) -> AsyncIterator[bytes]:
+                        clock: Clock = REAL,
+                        expired: Callable[[errors.ApiError], None] = lambda error: None) -> AsyncIterator[bytes]:
     """The lines of a watch from `start`: `render` turns each batch of changes into event lines
     (it may drop some), `bookmark(revision)` is the bookmark line (None: no bookmarks),
     `delivered(count, revision)` hears of every batch sent, `opening` goes first (the synthetic
-    ADDED events of a watch without a resourceVersion)."""
+    ADDED events of a watch without a resourceVersion), `expired(error)` hears of the 410 that ends
+    a stream whose start was compacted."""
     yield b""  # sends the status line and headers now: clients wait for them before the first event
     if opening:
         yield opening
@@ -73,6 +75,7 @@ async def change_stream(start: int, *, render: Render, timeout: float,
         try:
             changes = await feed.read_after(revision, timeout=wait)
         except errors.Gone as gone:
+            expired(gone)
             yield error_line(gone)
             return
         if changes:
@@ -192,6 +195,11 @@ def _error_stream(error: errors.ApiError) -> AsyncIterator[bytes]:
     return lines()
 
 
+def _expired(call: Call, gone: errors.ApiError) -> None:
+    """The dashboard hears of a watch answered 410 inside its stream (kubectl's `get --raw` of lesson 8)."""
+    traffic.watch_expired(call.actor, call.kind.plural, call.kind.group, call.namespace, gone.status(), call.user)
+
+
 async def watch(call: Call) -> Stream:
     selection = Selection.from_query(call.kind, call.query)
     timeout = int_param(call.query, "timeoutSeconds")
@@ -220,6 +228,7 @@ async def watch(call: Call) -> Stream:
             try:
                 listed, _ = await run_db(_listed, call, selection, exact)
             except errors.Gone as gone:
+                _expired(call, gone)
                 return Stream(_error_stream(gone), headers=headers)
             visible = _keys(listed)
     render = _renderer(call, _Filter(selection, visible), encoder)
@@ -227,5 +236,6 @@ async def watch(call: Call) -> Stream:
         start, render=render, timeout=timeout, opening=opening,
         bookmark=_bookmark(call) if bool_param(call.query, "allowWatchBookmarks") else None,
         delivered=lambda count, revision: traffic.delivered(call.actor, call.kind, count, revision, call.user,
-                                                            call.namespace))
+                                                            call.namespace),
+        expired=lambda gone: _expired(call, gone))
     return Stream(stream, headers=headers)

@@ -123,14 +123,20 @@ function receive(message) {
   onNextFrame(draw);
 }
 
+// The header says "● live" only when the picture is: connected, and the stage bar plays live.
+let connectionState = "connecting";
 function showState(state) {
+  connectionState = state;
+  const live = state === "connected" && (typeof timeline === "undefined" || timeline.badge().state === "live");
   connection.dataset.state = state;
-  connection.textContent = state === "connected" ? `● ${ui("connected")}` : ui(state);
+  connection.dataset.live = String(live);
+  connection.textContent = state !== "connected" ? ui(state) : live ? `● ${ui("connected")}` : `● ${ui("connected-behind")}`;
 }
 
 // Every live message passes through the stage bar (pause, slow motion, the timeline), which hands
 // it to `receive` now or later; the socket resumes from the newest revision it received.
 const timeline = new Timeline({ model, versionLog, receive, redraw: () => { fullRender = true; onNextFrame(draw); } });
+timeline.onBadge = () => showState(connectionState);
 const live = new LiveSocket({ onMessage: (message) => timeline.offer(message), onState: showState,
                               revision: () => timeline.liveRevision() });
 const relist = new ForceRelist({ live, picture, out: document.getElementById("relist-result"),

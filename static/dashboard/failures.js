@@ -4,6 +4,10 @@
 // "no", not a failure: it is listed, but labelled, drawn as the get it is and not counted red on
 // its spoke; once the same client creates or applies that object it is labelled "expected (not
 // found before create)" — kubectl's apply asks before it creates, and so does the dashboard's form.
+// A 409 Conflict the hub marked `retried` (a controller's, the scheduler's or a kubelet's write on a
+// stale resourceVersion, which it requeues by design) did not fail for good: it is drawn as
+// "conflict, retried", neither counted as an error nor listed here. A person's 409 (kubectl, the
+// dashboard's buttons) is, and so is a watch's 410 Expired told inside its stream.
 import { clientName, clockTime, ui } from "./words.js";
 
 const KEEP = 60;
@@ -14,8 +18,14 @@ export function notFoundLookup(record) {
   return record.code === 404 && record.verb === "get" && Boolean(record.name);
 }
 
+// Whether a request's answer is a 409 Conflict its client (a component) retries: not an error.
+export function retriedConflict(record) {
+  return record.code === 409 && record.retried === true;
+}
+
+// Whether a request failed for good (what the red dots and the error counts mean).
 export function isError(record) {
-  return record.code >= 400 && !notFoundLookup(record);
+  return record.code >= 400 && !notFoundLookup(record) && !retriedConflict(record);
 }
 
 // A lookup and the create that follows it meet on (client, resource, namespace, name); a POST to
@@ -51,7 +61,7 @@ export class FailureList {
   add(records) {
     for (const record of records) {
       if (record.type !== "request") continue;
-      if (record.code >= 400) this.failed(record);
+      if (record.code >= 400 && !retriedConflict(record)) this.failed(record);
       else if (record.code < 300 && CREATES.has(record.verb)) this.created(record);
     }
   }

@@ -16,14 +16,17 @@
 //   pod named by the step before is "it" (never after a gap: a pod named only in a step left out
 //   is named again).
 // - A story's cause is its newest step that created, scaled or deleted the root object itself
-//   ("kubectl deleted Deployment pasta"), else its first step. A story keeps its cause and its
+//   ("kubectl deleted Deployment pasta") or that a person's client (kubectl, the dashboard's
+//   buttons, any client that is not one of the cluster's components) took ("kubectl deleted
+//   pasta-6d4-x7k", "kubectl changed Deployment pasta": a rollout), else its first step. A story keeps its cause and its
 //   newest steps, MAX_STEPS in all; the steps left out are counted where they were. Told shorter
 //   (`text(hide)`, for a line too narrow), the steps before the cause go first, then those after
 //   it, oldest first, each run becoming one "… N more …"; the cause goes only when it and the
 //   newest step alone are too long; the newest step always stays.
 // - A pod deleted after its ReplicaSet (or Job) is still told in its Deployment's (CronJob's)
 //   story: the owners deleted lately are remembered (KEEP_GONE of them).
-// - Lease heartbeats, Endpoints, status-only updates and Normal events tell nothing new: skipped.
+// - Lease heartbeats, Endpoints, status-only updates and Normal events tell nothing new: skipped;
+//   an object a person's client changed with nothing else to tell is "changed".
 export const MAX_STEPS = 12;
 const MAX_STORIES = 30;
 const MAX_NAMES = 3;
@@ -37,6 +40,15 @@ const PLURALS = { Pod: "pods", ReplicaSet: "replicasets", Deployment: "deploymen
   Node: "nodes", Service: "services" };
 // A pod's status worth a step of its own (Running, Pending and the like are told as started/bound).
 const QUIET_STATUS = new Set(["Running", "Pending", "ContainerCreating", "Terminating", "PodInitializing"]);
+
+// The cluster's own clients; every other client acts for a person, and what it does is a cause.
+const COMPONENTS = new Set(["", "kube-controller-manager", "kube-scheduler", "kube-apiserver"]);
+const COMPONENT_PREFIXES = ["kubelet/", "kube-proxy/", "system:"];
+
+export function isPerson(actor) {
+  const who = actor ?? "";
+  return !COMPONENTS.has(who) && !COMPONENT_PREFIXES.some((prefix) => who.startsWith(prefix)) && !who.endsWith("-cook");
+}
 
 function objectKey(ns, name) {
   return ns ? `${ns}/${name}` : name;
@@ -93,6 +105,7 @@ export function stepsOf(item, before) {
   } else if (kind === "Job") {
     if (before.outcome !== vm.outcome && vm.outcome !== "Running") steps.push(step("job-outcome", { status: vm.outcome }));
   }
+  if (!steps.length && isPerson(actor)) steps.push(step("changed")); // e.g. a new image: a rollout begins
   return steps;
 }
 
@@ -196,7 +209,8 @@ export class Narrator {
       story.steps.push({ verb: "had", actor: "", current, desired: owner.desired,
         subjects: [{ kind: "ReplicaSet", ns: subject.ns, name: owner.name }] });
     }
-    if (CHAPTERS.has(step.verb) && `${subject.kind}|${objectKey(subject.ns, subject.name)}` === root) step.cause = true;
+    if ((CHAPTERS.has(step.verb) && `${subject.kind}|${objectKey(subject.ns, subject.name)}` === root)
+        || (step.verb !== "warning" && step.verb !== "had" && isPerson(step.actor))) step.cause = true;
     story.steps.push(step);
     while (story.steps.length > MAX_STEPS) {
       // The oldest step that is neither the cause nor the newest goes; the next one counts it.
@@ -219,7 +233,8 @@ export class Narrator {
 
   // The story with `hide` of its kept steps left out: first those before the cause, then those
   // after it (oldest first), then the cause; never the newest. Each run of steps left out (or
-  // dropped before) is one "… N more …".
+  // dropped before) is one "… N more …", except the earlier chapter before a cause that is told:
+  // the line begins with its cause.
   tell(story, hide = 0) {
     const { steps } = story;
     const cause = causeOf(steps);
@@ -236,6 +251,7 @@ export class Narrator {
         gap += 1;
         return;
       }
+      if (index === cause && !parts.length) gap = 0; // the earlier chapter is not this story's
       if (gap) {
         parts.push(this.say("n-skipped", { n: gap }));
         previous = null; // a step after a gap names its pod again, never "it"

@@ -10,7 +10,7 @@
 // Labels never overlap: each label is a box pushed out from its spoke's circle until nothing is
 // under it (labels.js), the ring is an ellipse as wide as the picture allows, and a crowded ring
 // has smaller circles and labels.
-import { isError } from "./failures.js";
+import { isError, retriedConflict } from "./failures.js";
 import { box, labelSpot } from "./labels.js";
 import { clientName, onModeChange, term, ui } from "./words.js";
 
@@ -28,6 +28,9 @@ const MAX_WAITING = 600;
 const STARTS_PER_FRAME = 60;
 const TRAVEL_MS = 850;
 const STORE_MARGIN = 10; // a label touching the store's words reads as one of them
+// Failures a lesson is about (403 Forbidden, 409 Conflict, 410 Expired): their spoke is marked for
+// about two seconds (scene.css's .alarm animation), longer than a dot's flight, so it is seen at ×1.
+const MARKED_CODES = new Set([403, 409, 410]);
 const STORE_GAP = (34 * Math.PI) / 180; // the store's label lives above the hub, right of its line
 const CROWDED_STORE_GAP = (44 * Math.PI) / 180; // a crowded ring's first label needs to pass the store's
 const CROWDED = 9; // more spokes than this: smaller circles, no list of controllers under their manager
@@ -73,6 +76,7 @@ function initial(who) {
 }
 
 export function verbClass(record) {
+  if (retriedConflict(record)) return "verb-conflict";
   if (isError(record)) return "verb-error";
   const verb = record.verb;
   if (verb === "get" || verb === "list") return "verb-get";
@@ -128,6 +132,7 @@ export class Picture {
     const controllers = who === "kube-controller-manager" ? el("text", { class: "spoke-sub", y: 64 }, label) : null;
     const agents = new Set(who === client ? [] : [client]);
     const hint = el("title", {}, group); // hovering a spoke names the clients it draws
+    group.addEventListener("animationend", () => group.classList.remove("alarm"));
     spoke = { who, line, group, initial, label, name, counts, controllers, agents, hint, x: 0, y: 0,
       requests: 0, watches: 0, errors: 0 };
     this.spokes.set(who, spoke);
@@ -271,8 +276,9 @@ export class Picture {
       if (record.type !== "request" && record.type !== "watch") continue;
       const spoke = this.spoke(record.who || "unknown");
       if (record.type === "request") {
-        spoke.requests += 1;
+        if (!record.inStream) spoke.requests += 1; // a watch's 410 inside its stream is the same request
         if (isError(record)) spoke.errors += 1; // a "not found" to a lookup is an answer, not an error
+        if (isError(record) && MARKED_CODES.has(record.code)) this.alarm(spoke);
         this.queue({ spoke, inbound: true, cls: verbClass(record), size: 9 });
       } else if (record.type === "watch") {
         spoke.watches += record.count;
@@ -290,6 +296,13 @@ export class Picture {
     if (cls === "verb-error") spoke.errors += 1;
     this.dirtyCounters.add(spoke);
     this.queue({ spoke, inbound: false, cls, size: 16 });
+  }
+
+  // Mark a spoke whose request failed in a way a lesson is about (restarted if marked already).
+  alarm(spoke) {
+    spoke.group.classList.remove("alarm");
+    spoke.group.getBoundingClientRect(); // a new animation, not the one running
+    spoke.group.classList.add("alarm");
   }
 
   // Committed changes: each one is a write the hub made into the store.

@@ -79,7 +79,9 @@ export class StoryLine {
       const objects = this.model.objects;
       const state = { revision: this.model.revision, get: (resource, key) => objects[resource]?.get(key),
         each: (resource) => objects[resource]?.values() || [] };
-      const label = stage.state === "live" ? null : { state: stage.state, text: stage.text };
+      // Catching up is the live stream handed on within a second: told as live (no label that
+      // would outlast it).
+      const label = stage.state === "live" || stage.state === "catching-up" ? null : { state: stage.state, text: stage.text };
       if (this.narrator.changes(message.items, state, { replay: stage.history, label })) this.dirty = true;
     }
   }

@@ -4,7 +4,10 @@
 // Guarantees:
 // - Every message of the live socket goes through the live Playback (playback.js): paused or
 //   slowed, nothing is lost; the bar says how many changes wait, and a badge says "paused",
-//   "slow motion" or "replay" whenever what is drawn is not the live state as it arrives.
+//   "slow motion", "catching up" or "replay" whenever what is drawn is not the live state as it
+//   arrives (and `onBadge(badge)` hears it, so the page's header never says "live" meanwhile).
+//   "Live" is enabled then, and brings the live state at once (saying how many changes it drew
+//   at once when it jumped); back at ×1 and not paused the live stream catches up by itself.
 // - Dragging the scrubber to revision N draws every panel from the hub's state at N (the
 //   dashboard's /timeline/at/, built from the version log), labelled "at revision N, HH:MM:SS —
 //   replay". Meanwhile the live socket keeps receiving, held; "Live" puts back the live state as it
@@ -22,6 +25,7 @@ import { clockTime, ui } from "./words.js";
 
 const TRAFFIC_KEEP = 5000; // traffic batches kept for a recording
 const PAGE = 2000;
+const JUMP_SAID_MS = 6000;
 
 function fill(text, values) {
   return text.replace(/\{(\w+)\}/g, (_, key) => String(values[key] ?? ""));
@@ -85,8 +89,9 @@ export class Timeline {
     this.message = "";
     this.offerOldest = null; // the oldest revision kept, offered after a 410
     const changed = () => onNextFrame(() => this.render());
-    this.live = new Playback({ deliver: (m) => this.receive(m), onChange: changed, relist: () => this.relist() });
-    this.replay = new Playback({ deliver: (m) => this.replayed(m), onChange: changed, relist: () => {} });
+    this.live = new Playback({ deliver: (m) => this.receive(m), onChange: changed, relist: () => this.relist(),
+      onJump: (n) => this.jumped(n) });
+    this.replay = new Playback({ deliver: (m) => this.replayed(m), onChange: changed, relist: () => {}, catchesUp: false });
     this.el = Object.fromEntries(["badge", "waiting", "pause", "step", "speed", "range", "label", "play", "back",
       "export", "load", "message"].map((id) => [id, document.getElementById(`tl-${id}`)]));
     this.wire();
@@ -115,6 +120,19 @@ export class Timeline {
   relist() {
     this.say(fill(ui("tl-overflow"), { n: this.live.overflowed }));
     window.kubeKitchen?.live?.watch(null);
+  }
+
+  // The live stream was too far behind to replay: n changes were drawn at once. Said for a few
+  // seconds (it floats over the narration), unless something else is said meanwhile.
+  jumped(n) {
+    if (!n) return;
+    const text = fill(ui("tl-jumped"), { n });
+    this.say(text);
+    setTimeout(() => {
+      if (this.message !== text) return;
+      this.say("");
+      this.render();
+    }, JUMP_SAID_MS);
   }
 
   active() {
@@ -206,9 +224,13 @@ export class Timeline {
     this.position = null;
     this.say("");
     this.redraw();
-    this.live.paused = false; // "Live" is the live state: nothing held any more
-    this.live.hold(false);
-    this.live.flush();
+    // "Live" is the live state as it arrives: not paused, not slowed, nothing held any more.
+    this.live.paused = false;
+    this.live.speed = 1;
+    this.replay.speed = 1;
+    this.el.speed.value = "1";
+    this.live.holding = false;
+    this.jumped(this.live.flush());
   }
 
   // --- recordings --------------------------------------------------------------------------
@@ -287,7 +309,7 @@ export class Timeline {
     if (this.source) return { state: "replay", text: ui("tl-replay") };
     const state = this.live.state();
     if (state === "slow") return { state, text: fill(ui("tl-slow"), { speed: speedText(this.live.speed) }) };
-    return { state, text: ui(state === "live" ? "tl-live" : state === "paused" ? "tl-paused" : "tl-replay") };
+    return { state, text: ui({ live: "tl-live", paused: "tl-paused", "catching-up": "tl-catching-up" }[state] || "tl-replay") };
   }
 
   render() {
@@ -301,7 +323,8 @@ export class Timeline {
     el.pause.textContent = ui(player.paused ? "tl-resume" : "tl-pause");
     el.pause.setAttribute("aria-pressed", String(player.paused));
     el.play.disabled = !this.source;
-    el.back.disabled = !this.source;
+    el.back.disabled = !this.source && badge.state === "live"; // whatever is not live can go back to it
+    this.onBadge?.(badge);
     el.export.disabled = Boolean(this.source);
     const newest = this.source ? this.window?.newest : this.live.liveRevision();
     const oldest = this.window?.oldest ?? 0;

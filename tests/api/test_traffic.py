@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from control.api import traffic
@@ -196,3 +198,82 @@ def test_changes_are_by_the_persons_spoke_and_managed_by_the_client(settings):
     _recorded(settings, create)
     changes = [c for c in store.events_since(0) if c.resource == "/configmaps" and c.name == "menu"]
     assert [c.actor for c in changes] == ["kubectl · alice", "kubectl · alice"]  # created, then patched
+
+
+def _stale_update(user_agent: str) -> dict:
+    """A ConfigMap updated twice from the same read: the second write is answered 409 Conflict;
+    returns its traffic record."""
+    heard = []
+    api = ApiClient(user_agent)
+    try:
+        created = api.post("/api/v1/namespaces/default/configmaps", '{"metadata": {"name": "slip"}, "data": {"a": "1"}}')
+        body = json.loads(created.content)
+        assert api.put("/api/v1/namespaces/default/configmaps/slip", json.dumps({**body, "data": {"a": "2"}})).status_code == 200
+        stop = traffic.listen(heard.append)
+        try:
+            api.put("/api/v1/namespaces/default/configmaps/slip", json.dumps({**body, "data": {"a": "3"}}))
+        finally:
+            stop()
+        api.delete("/api/v1/namespaces/default/configmaps/slip")
+    finally:
+        api.close()
+    [record] = heard
+    assert (record["code"], record["reason"]) == (409, "Conflict")
+    return record
+
+
+@pytest.mark.parametrize("agent", ["kube-controller-manager (kube-kitchen)", "kube-scheduler (kube-kitchen)",
+                                   "kubelet/node-1 (kube-kitchen)", "line-cook (kube-kitchen)"])
+def test_a_components_conflict_is_marked_retried(agent):
+    cluster_bootstrap()
+    assert _stale_update(agent)["retried"] is True
+
+
+@pytest.mark.parametrize("agent", ["kubectl/v1.32.4 (linux/amd64) kubernetes/abc", "dashboard", "python-client"])
+def test_a_persons_conflict_is_a_failure_not_marked_retried(agent):
+    cluster_bootstrap()
+    assert "retried" not in _stale_update(agent)
+
+
+def test_only_a_conflict_is_retried_not_another_409():
+    assert traffic.retried_conflict("kube-scheduler", 409, {"reason": "Conflict"})
+    assert not traffic.retried_conflict("kube-scheduler", 409, {"reason": "AlreadyExists"})
+    assert not traffic.retried_conflict("kube-scheduler", 422, {"reason": "Conflict"})
+    assert not traffic.retried_conflict("kubectl", 409, {"reason": "Conflict"})
+
+
+def test_a_watch_answered_410_inside_its_stream_is_recorded_as_that_answer():
+    from control import kinds as registry
+    from control.api.request import Call
+    from control.api.watch import watch
+    from control.storage import store
+    from control.storage.feed import get_feed
+
+    cluster_bootstrap()
+    api = ApiClient("kubectl/v1.32.4")
+    for i in range(6):
+        api.post("/api/v1/namespaces/default/configmaps", f'{{"metadata": {{"name": "c{i}"}}}}')
+    through = store.log_compact(max_entries=2, max_age=10_000)
+    kind = registry.by_resource("", "v1", "configmaps")
+    heard = []
+
+    async def read(query):
+        (await get_feed()).drop_through(through)
+        call = Call(method="GET", kind=kind, namespace="default", name="", subresource="", actor="kubectl",
+                    query={"watch": "1", "resourceVersion": "1", "timeoutSeconds": "5", **query})
+        stream = await watch(call)
+        return b"".join([chunk async for chunk in stream.chunks])
+
+    stop = traffic.listen(heard.append)
+    try:
+        api.runner.run(read({}))
+        api.runner.run(read({"labelSelector": "app=web"}))
+    finally:
+        stop()
+        api.close()
+    expired = [r for r in heard if r.get("inStream")]
+    assert len(expired) == 2
+    for record in expired:
+        assert (record["who"], record["verb"], record["resource"], record["namespace"]) == ("kubectl", "watch", "configmaps", "default")
+        assert (record["code"], record["reason"]) == (410, "Expired")
+        assert "too old" in record["message"]

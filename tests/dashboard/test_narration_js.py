@@ -1,4 +1,4 @@
-"""The page's JavaScript modules that are pure (no DOM: static/dashboard/narration.js) are tested
+"""The page's JavaScript modules that are pure (no DOM: static/dashboard/narration.js, playback.js) are tested
 with Node's own test runner (tests/dashboard/js/*.test.mjs); this runs them inside the pytest suite
 and fails when they fail, or when there is no `node` to run them (never a skip)."""
 

@@ -15,6 +15,7 @@ const EN = {
   "n-bound": "{actor} bound {what} to {node}", "n-bound-many": "{actor} bound {what}",
   "n-started": "{actor} started {what}", "n-ready": "{actor} marked {what} ready",
   "n-deleting": "{actor} deleted {what}", "n-removed": "{actor} removed {what}", "n-deleted": "{actor} deleted {what}",
+  "n-changed": "{actor} changed {what}",
   "n-restarted": "{actor} restarted {what} (restart {n})", "n-status": "{what} is {status}",
   "n-scaled": "{actor} scaled {what} to {n}", "n-node-ready": "{actor} marked {what} Ready",
   "n-node-not-ready": "{actor} marked {what} NotReady", "n-cordoned": "{actor} cordoned {what}",
@@ -216,8 +217,8 @@ test("a Deployment's own create, scale or delete is the cause of what follows it
   const [line] = n.lines(1);
   assert.equal(line.text(), "kubectl scaled Deployment pasta to 5 → controller-manager scaled ReplicaSet pasta-6d4 to 5"
     + " → kubectl deleted Deployment pasta → controller-manager deleted ReplicaSet pasta-6d4");
-  // Shorter: the earlier chapter goes before anything after the delete.
-  assert.equal(line.text(2), "… 2 more … → kubectl deleted Deployment pasta → controller-manager deleted ReplicaSet pasta-6d4");
+  // Shorter: the earlier chapter goes before anything after the delete, untold: the line begins with its cause.
+  assert.equal(line.text(2), "kubectl deleted Deployment pasta → controller-manager deleted ReplicaSet pasta-6d4");
   assert.equal(line.text(3), "… 3 more … → controller-manager deleted ReplicaSet pasta-6d4");
 });
 
@@ -230,9 +231,9 @@ test("past MAX_STEPS the earlier chapter goes first; the delete, the cause, stay
   tell(n, state, Array.from({ length: MAX_STEPS }, (_, i) => [rs(10 + i)]));
   const [line] = n.lines(1);
   assert.equal(line.steps, MAX_STEPS);
-  // The two scales before the delete went first (counted in front), then the oldest after it.
+  // The two scales before the delete went first (an earlier chapter: not told), then the oldest after it.
   const scaled = Array.from({ length: 11 }, (_, i) => `controller-manager scaled ReplicaSet pasta-6d4 to ${11 + i}`);
-  assert.equal(line.text(), ["… 2 more …", "kubectl deleted Deployment pasta", "… 1 more …", ...scaled].join(" → "));
+  assert.equal(line.text(), ["kubectl deleted Deployment pasta", "… 1 more …", ...scaled].join(" → "));
 });
 
 test("a short story told shorter: the count stands between the cause and the newest steps", () => {
@@ -382,4 +383,66 @@ test("a scale to hundreds stays one bounded step: three names, then how many mor
   const names = Array.from({ length: 300 }, (_, i) => `pasta-6d4-p${i}`);
   tell(n, state, [names.map((p) => change("ADDED", "pods", "Pod", p, "kube-controller-manager", pod(p)))]);
   assert.equal(n.lines(1)[0].text(), "ReplicaSet pasta-6d4 had 0 of 3 → controller-manager created pasta-6d4-p0, -p1, -p2, 297 more");
+});
+
+test("a person's pod delete is the cause: told shorter, the delete and the newest step stay, the old chapter goes first", () => {
+  const state = new State();
+  const n = narrator();
+  // The Deployment's first chapter: created, its ReplicaSet, three pods created, bound, started.
+  tell(n, state, [[change("ADDED", "deployments", "Deployment", "pasta", "kubectl", { name: "pasta", desired: 3 })],
+    [change("ADDED", "replicasets", "ReplicaSet", "pasta-6d4", "kube-controller-manager",
+      { name: "pasta-6d4", owner: "pasta", desired: 3, current: 0 })]]);
+  const names = ["pasta-6d4-a", "pasta-6d4-b", "pasta-6d4-c"];
+  tell(n, state, [names.map((p) => change("ADDED", "pods", "Pod", p, "kube-controller-manager", pod(p)))]);
+  for (const [i, p] of names.entries()) {
+    tell(n, state, [[change("MODIFIED", "pods", "Pod", p, "kube-scheduler", pod(p, { node: `node-${i + 1}` }))],
+      [change("MODIFIED", "pods", "Pod", p, `kubelet/node-${i + 1}`,
+        pod(p, { node: `node-${i + 1}`, phase: "Running", status: "Running", ready: true }))]]);
+  }
+  // kubectl deletes a pod: the ReplicaSet replaces it.
+  const a = state.get("pods", "default/pasta-6d4-a");
+  tell(n, state, [[change("MODIFIED", "pods", "Pod", "pasta-6d4-a", "kubectl", { ...a, terminating: true, status: "Terminating" })],
+    [change("ADDED", "pods", "Pod", "pasta-6d4-z", "kube-controller-manager", pod("pasta-6d4-z"))],
+    [change("MODIFIED", "pods", "Pod", "pasta-6d4-z", "kube-scheduler", pod("pasta-6d4-z", { node: "node-2" }))],
+    [change("DELETED", "pods", "Pod", "pasta-6d4-a", "kubelet/node-1")],
+    [change("MODIFIED", "pods", "Pod", "pasta-6d4-z", "kubelet/node-2",
+      pod("pasta-6d4-z", { node: "node-2", phase: "Running", status: "Running", ready: true }))]]);
+  const [line] = n.lines(1);
+  const newest = "kubelet node-2 started pasta-6d4-z";
+  assert.ok(line.text().includes("kubectl deleted pasta-6d4-a → ReplicaSet pasta-6d4 had 2 of 3"), line.text());
+  const parts = line.text().split(" → ");
+  const earlier = parts.slice(0, parts.indexOf("kubectl deleted pasta-6d4-a")).filter((part) => !part.startsWith("…")).length;
+  assert.ok(earlier > 0, "the earlier chapter is kept (the tooltip tells it)");
+  for (let hide = 0; hide < line.steps - 1; hide += 1) {
+    const told = line.text(hide);
+    assert.ok(told.includes("kubectl deleted pasta-6d4-a"), `hide ${hide}: ${told}`);
+    assert.ok(told.endsWith(newest) || told.endsWith("kubelet node-2 started it"), `hide ${hide}: ${told}`);
+    // Told shorter, the earlier chapter goes first, and then the line begins with its cause.
+    if (hide >= earlier) assert.ok(told.startsWith("kubectl deleted pasta-6d4-a"), `hide ${hide}: ${told}`);
+  }
+});
+
+test("a rollout: kubectl's change of the Deployment is the cause, its 40 steps are the elided middle", () => {
+  const state = withPastaReplicaSet(3, 3);
+  const n = narrator();
+  tell(n, state, [[change("MODIFIED", "deployments", "Deployment", "pasta", "kubectl", { name: "pasta", desired: 3 })]]);
+  tell(n, state, [[change("ADDED", "replicasets", "ReplicaSet", "pasta-7f9", "kube-controller-manager",
+    { name: "pasta-7f9", owner: "pasta", desired: 1, current: 0 })]]);
+  for (let i = 1; i <= 20; i += 1) {
+    const p = `pasta-7f9-n${i}`;
+    tell(n, state, [[change("ADDED", "pods", "Pod", p, "kube-controller-manager", pod(p, { owner: "pasta-7f9" }))],
+      [change("MODIFIED", "pods", "Pod", p, "kube-scheduler", pod(p, { owner: "pasta-7f9", node: "node-1" }))]]);
+  }
+  const [line] = n.lines(1);
+  const told = line.text();
+  assert.ok(told.startsWith("kubectl changed Deployment pasta → … "), told);
+  assert.ok(told.endsWith("scheduler bound it to node-1"), told);
+  assert.ok(line.text(line.steps - 2).startsWith("kubectl changed Deployment pasta → … "), "the cause stays when told short");
+});
+
+test("a component's status write tells nothing; only a person's change is 'changed'", () => {
+  const state = withPastaReplicaSet(3, 3);
+  const n = narrator();
+  tell(n, state, [[change("MODIFIED", "deployments", "Deployment", "pasta", "kube-controller-manager", { name: "pasta", desired: 3 })]]);
+  assert.equal(n.lines(1).length, 0);
 });
