@@ -7,6 +7,9 @@ Guarantees:
   client; the kind is found through the hub's discovery (`resolve`), so a lesson may check any
   kind the hub serves, custom resources included. A kind the hub does not serve, or a refused
   request, is a verdict with the hub's message, never an exception.
+- A check with `changed` is green only when, besides its bounds, one matching object was written
+  after the revision the step began at (`since`, from `revision_now`): a step's check turns green
+  because of that step's action, not because an earlier step already left the cluster so.
 - `run_action` does one step's button through the same client; every request it makes shows on
   the stage as the dashboard's spoke.
 """
@@ -20,7 +23,7 @@ from typing import Any, Awaitable, Callable
 from control import errors
 from control.client.http import HubClient
 from control.client.resources import Resource
-from dashboard import manifests
+from dashboard import lesson_buttons, manifests
 from dashboard.actions import ACTIONS, ActionError
 from dashboard.lessons import Action, Check, manifest_text
 
@@ -78,13 +81,22 @@ def _same(actual: Any, expected: Any) -> bool:
     return actual is not None and str(actual) == str(expected)
 
 
-def evaluate(check: Check, items: list[dict[str, Any]]) -> Verdict:
-    """Whether the listed objects satisfy the check: how many match every `where`, against the bounds."""
-    matched = sum(1 for item in items if all(holds(field(item, path), want) for path, want in check.where))
+def evaluate(check: Check, items: list[dict[str, Any]], since: int | None = None) -> Verdict:
+    """Whether the listed objects satisfy the check: how many match every `where`, against the bounds;
+    with `check.changed`, one of the matching ones must also be newer than revision `since`."""
+    matching = [item for item in items if all(holds(field(item, path), want) for path, want in check.where)]
+    matched = len(matching)
     ok = ((check.count is None or matched == check.count)
           and (check.at_least is None or matched >= check.at_least)
           and (check.at_most is None or matched <= check.at_most))
+    if check.changed:
+        ok = ok and any(_revision(item.get("metadata") or {}) > (since or 0) for item in matching)
     return Verdict(ok=ok, matched=matched, total=len(items))
+
+
+def _revision(meta: dict[str, Any]) -> int:
+    value = str(meta.get("resourceVersion") or "")
+    return int(value) if value.isdigit() else 0
 
 
 def goal(check: Check) -> int:
@@ -94,19 +106,36 @@ def goal(check: Check) -> int:
     return check.at_least if check.at_least is not None else 0
 
 
-async def run_check(client: HubClient, check: Check, resolve: Resolve) -> Verdict:
+async def run_check(client: HubClient, check: Check, resolve: Resolve, since: int | None = None) -> Verdict:
     resource = await resolve(client, check.api_version, check.kind)
     if resource is None:
         return Verdict(ok=False, problem=f'no matches for kind "{check.kind}" in version "{check.api_version}"')
+    try:
+        listed = await _list(client, resource, check)
+    except errors.ApiError as exc:
+        return Verdict(ok=False, problem=exc.message)
+    return evaluate(check, listed.get("items") or [], since)
+
+
+async def revision_now(client: HubClient, check: Check, resolve: Resolve) -> int:
+    """The store's revision as the step begins (the resourceVersion of the check's own LIST), the
+    `since` a `changed` check compares with; 0 when the hub cannot say."""
+    resource = await resolve(client, check.api_version, check.kind)
+    if resource is None:
+        return 0
+    try:
+        listed = await _list(client, resource, check)
+    except errors.ApiError:
+        return 0
+    return _revision(listed.get("metadata") or {})
+
+
+async def _list(client: HubClient, resource: Resource, check: Check) -> dict[str, Any]:
     field_selector = check.field_selector
     if check.name:
         field_selector = ",".join(s for s in (f"metadata.name={check.name}", field_selector) if s)
-    try:
-        listed = await client.list(resource, check.namespace or None, label_selector=check.label_selector,
-                                   field_selector=field_selector)
-    except errors.ApiError as exc:
-        return Verdict(ok=False, problem=exc.message)
-    return evaluate(check, listed.get("items") or [])
+    return await client.list(resource, check.namespace or None, label_selector=check.label_selector,
+                             field_selector=field_selector)
 
 
 @dataclass(frozen=True)
@@ -150,4 +179,5 @@ async def _act(client: HubClient, action: Action, resolve: Resolve) -> str:
         newest = max(live, key=lambda i: (i["metadata"].get("creationTimestamp") or "", i["metadata"]["name"]))
         await client.delete(resource, newest["metadata"]["name"], action.namespace)
         return f'{resource.kind.lower()}/{newest["metadata"]["name"]} deleted'
-    return await ACTIONS[action.do](client, dict(action.form))
+    button = ACTIONS.get(action.do) or lesson_buttons.BUTTONS[action.do]
+    return await button(client, dict(action.form))

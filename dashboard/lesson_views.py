@@ -53,7 +53,11 @@ async def lesson_list(request: HttpRequest) -> HttpResponse:
 async def lesson_step(request: HttpRequest, lesson_id: str, number: int) -> HttpResponse:
     lesson, step = _step(lesson_id, number)
     language = _language()
-    return render(request, "dashboard/_lesson_step.html", {
+    since = None
+    if step.check is not None and step.check.changed:  # the revision this step begins at
+        async with hub.client_for(hub.scope_of(request)) as client:
+            since = await lesson_checks.revision_now(client, step.check, discovery.resource_for)
+    return render(request, "dashboard/_lesson_step.html", {"since": since,
         "lesson": lesson, "lesson_title": lessons.text(lesson.title, language), "number": number,
         "count": len(lesson.steps), "title": lessons.text(step.title, language),
         "explain": lessons.text(step.explain, language), "kubectl": step.kubectl, "has_action": step.action is not None,
@@ -68,10 +72,12 @@ async def lesson_check(request: HttpRequest, lesson_id: str, number: int) -> Htt
     lesson, step = _step(lesson_id, number)
     if step.check is None:
         raise Http404(f"step {number} of lesson {lesson_id} has no check")
+    since = request.GET.get("since", "")
+    since_revision = int(since) if since.isdigit() else None
     async with hub.client_for(hub.scope_of(request)) as client:
-        verdict = await lesson_checks.run_check(client, step.check, discovery.resource_for)
+        verdict = await lesson_checks.run_check(client, step.check, discovery.resource_for, since_revision)
     return render(request, "dashboard/_lesson_check.html", {
-        "lesson": lesson, "number": number, "verdict": verdict, "goal": lesson_checks.goal(step.check),
+        "lesson": lesson, "number": number, "since": since_revision, "verdict": verdict, "goal": lesson_checks.goal(step.check),
         "poll": POLL_DONE if verdict.ok else POLL_WAITING})
 
 

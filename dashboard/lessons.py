@@ -17,6 +17,7 @@ A lesson file:
           where: {status.phase: Running, "status.conditions[type=Ready].status": "True",
                   "status.containerStatuses[0].restartCount": {atLeast: 2}}   # also atMost, not, exists
           count: 3                                # or atLeast / atMost (default: atLeast 1)
+          changed: true                           # and one of them written since the step began
 
 Guarantees: `load_lesson` returns a fully checked `Lesson` or raises `LessonError` whose message
 names the file and the line of the offending entry; nothing about a lesson is read at run time
@@ -46,13 +47,14 @@ IDEAS = ("declarative", "hub-and-spoke", "watch", "self-healing", "conflict", "g
 ACTION_KEYS = {
     "apply": "a manifest file under lessons/manifests/",
     "delete": "{kind: Pod, labelSelector: ...}: delete one matching object (the newest)",
-    "do": "one of the dashboard's buttons (delete-pod, crash, cordon, uncordon, scale, stale-write, spoke), with `form`",
+    "do": "one of the dashboard's buttons (BUTTONS, the lesson-only ones in dashboard.lesson_buttons), with `form`",
 }
 CHECK_KEYS = {"apiVersion", "kind", "namespace", "name", "labelSelector", "fieldSelector", "where",
-              "count", "atLeast", "atMost"}
+              "count", "atLeast", "atMost", "changed"}
 STEP_KEYS = {"title", "explain", "kubectl", "action", "check"}
 LESSON_KEYS = {"title", "idea", "steps", "order"}
-BUTTONS = ("delete-pod", "crash", "cordon", "uncordon", "scale", "stale-write", "spoke")
+BUTTONS = ("delete-pod", "crash", "cordon", "uncordon", "scale", "stale-write", "spoke", "drain",
+           "rollout-undo", "as-user", "old-watch", "traffic")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _SAFE_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$")
 _PATH = re.compile(r"^[A-Za-z0-9_.\-]+(\[[A-Za-z0-9_.\-]+(=[^\]]*)?\])?$")  # one segment of a `where` path
@@ -74,6 +76,7 @@ class Check:
     count: int | None = None
     at_least: int | None = None
     at_most: int | None = None
+    changed: bool = False  # also: one matching object was written after the step began (its own action's doing)
 
 
 @dataclass(frozen=True)
@@ -194,10 +197,14 @@ def _check(r: _Where, node: yaml.Node, what: str) -> Check:
         bounds["atLeast"] = 1
     optional = {key: r.string(entries[key], f"{what}.{key}") for key in ("namespace", "name", "labelSelector", "fieldSelector")
                 if key in entries}
+    changed = r.scalar(entries["changed"], f"{what}.changed") if "changed" in entries else False
+    if not isinstance(changed, bool):
+        raise r.fail(entries["changed"], f"{what}.changed must be true or false")
     return Check(api_version=r.string(entries["apiVersion"], f"{what}.apiVersion"), kind=r.string(entries["kind"], f"{what}.kind"),
                  namespace=optional.get("namespace", ""), name=optional.get("name", ""),
                  label_selector=optional.get("labelSelector", ""), field_selector=optional.get("fieldSelector", ""),
-                 where=tuple(where), count=bounds.get("count"), at_least=bounds.get("atLeast"), at_most=bounds.get("atMost"))
+                 where=tuple(where), count=bounds.get("count"), at_least=bounds.get("atLeast"), at_most=bounds.get("atMost"),
+                 changed=changed)
 
 
 OPERATORS = ("atLeast", "atMost", "not", "exists")
