@@ -6,17 +6,22 @@ Guarantees:
   one of the ReplicaSet with the previous revision (`deployment.kubernetes.io/revision`), without
   its pod-template-hash label, written with the resourceVersion read (a concurrent change is a 409).
   No earlier revision: an `ActionError` with kubectl's words.
+- A provoked refusal is a `Refused` line carrying the hub's code, which a lesson step's `answer`
+  expects.
 - `as-user` is `kubectl get pods --as=system:serviceaccount:NS:NAME`: the same LIST, sent as the
   admin with `Impersonate-User`; a refusal (403) is the result, shown as one (`Answer`).
 - `old-watch` is `kubectl get --raw '...?watch=1&resourceVersion=1'`: a watch from a revision the
   hub may have compacted; the ERROR event (410 Gone) is the result, then the relist an informer
   does (its resourceVersion). A hub that still holds revision 1 says so.
-- `traffic` sends the traffic form's requests from a node to a Service and sums up who answered.
+- `traffic` sends the traffic form's requests from a node to a Service and sums up who answered
+  (a run where nobody answered is a refusal, 503); a run of more than `WAIT_FOR_AT_MOST` requests
+  goes on in the background and the button answers at once with how long it will take.
 Every button returns a short line or raises the hub's error (`control.errors`) or `ActionError`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, Awaitable, Callable
 
@@ -32,6 +37,18 @@ from dashboard.hub import cluster_ca, current_token
 REVISION = "deployment.kubernetes.io/revision"
 HASH_LABEL = "pod-template-hash"
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+WAIT_FOR_AT_MOST = 100  # requests; more are sent in the background (the page's request would time out)
+INTERVAL_MS = 100  # kube-proxy's default pace between two requests of a traffic run
+_running: set[asyncio.Task] = set()  # background traffic runs, held until they end
+
+
+class Refused(Answer):
+    """A refusal the button provoked on purpose, with the hub's status code (403, 410)."""
+
+    def __new__(cls, line: str, code: int) -> "Refused":
+        refused = super().__new__(cls, line)
+        refused.code = code
+        return refused
 
 
 def _name(form: dict[str, str], field: str = "name") -> str:
@@ -83,7 +100,7 @@ async def as_user(client: HubClient, form: dict[str, str]) -> str:
         answer = await session.get(PODS.path(namespace))
     if answer.status_code >= 300:
         refused = errors.from_status(answer.content, answer.status_code)
-        return Answer(f"{user}: {refused.code} {refused.reason}: {refused.message}")
+        return Refused(f"{user}: {refused.code} {refused.reason}: {refused.message}", refused.code)
     count = len(answer.json().get("items") or [])
     return f"{user}: allowed, {count} pod(s) listed"
 
@@ -100,15 +117,23 @@ async def old_watch(client: HubClient, form: dict[str, str]) -> str:
     if first.get("type") != "ERROR":
         return f"revision 1 is still kept: the watch resumed ({first.get('type', 'no event')}); relist at {fresh}"
     status = first.get("object") or {}
-    return Answer(f"ERROR {status.get('code')} {status.get('reason')}: {status.get('message')}; "
-                  f"relisted at resourceVersion {fresh}")
+    code = int(status.get("code") or 410)
+    return Refused(f"ERROR {code} {status.get('reason')}: {status.get('message')}; relisted at resourceVersion {fresh}", code)
 
 
 async def traffic(client: HubClient, form: dict[str, str]) -> str:
+    params = network.traffic_params(form)  # the form is checked before anything is sent
+    if int(params["count"]) > WAIT_FOR_AT_MOST:  # a long run (a rush for the autoscaler) goes on in the background
+        task = asyncio.get_running_loop().create_task(network.send_traffic(client.server, form))
+        _running.add(task)
+        task.add_done_callback(_running.discard)
+        return (f"sending {params['count']} requests from {params['node']} to {params['target']} "
+                f"(one every {INTERVAL_MS} ms, about {int(params['count']) * INTERVAL_MS // 1000} s)")
     summary = await network.send_traffic(client.server, form)
     answered = ", ".join(f"{pod} {count}" for pod, count in summary.pods) or "nobody"
-    line = f"{summary.sent} request(s) to {form.get('target')}: {answered}"
-    return line + (f"; {summary.failed} failed" if summary.failed else "") + (f" ({summary.error})" if summary.error else "")
+    line = f"{summary.sent} request(s) to {params['target']}: {answered}"
+    line += (f"; {summary.failed} failed" if summary.failed else "") + (f" ({summary.error})" if summary.error else "")
+    return line if summary.answered else Refused(line, 503)
 
 
 BUTTONS: dict[str, Callable[[HubClient, dict[str, str]], Awaitable[str]]] = {

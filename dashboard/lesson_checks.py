@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from control import errors
-from control.client.http import HubClient
+from control.client.http import HubClient, HubUnreachable
 from control.client.resources import Resource
 from dashboard import lesson_buttons, manifests
 from dashboard.actions import ACTIONS, ActionError
@@ -120,12 +120,15 @@ async def run_check(client: HubClient, check: Check, resolve: Resolve, since: in
 async def revision_now(client: HubClient, check: Check, resolve: Resolve) -> int:
     """The store's revision as the step begins (the resourceVersion of the check's own LIST), the
     `since` a `changed` check compares with; 0 when the hub cannot say."""
-    resource = await resolve(client, check.api_version, check.kind)
+    try:
+        resource = await resolve(client, check.api_version, check.kind)
+    except (errors.ApiError, HubUnreachable):
+        return 0
     if resource is None:
         return 0
     try:
         listed = await _list(client, resource, check)
-    except errors.ApiError:
+    except (errors.ApiError, HubUnreachable):
         return 0
     return _revision(listed.get("metadata") or {})
 
@@ -152,7 +155,8 @@ async def run_action(client: HubClient, action: Action, resolve: Resolve) -> Don
     reason comes back in `Done`."""
     try:
         message = await _act(client, action, resolve)
-        return Done(getattr(message, "ok", True), message)  # a provoked refusal (`actions.Answer`) shows as one
+        # a provoked refusal (`actions.Answer`) shows as one, with the hub's code when it carries it
+        return Done(getattr(message, "ok", True), message, getattr(message, "code", 200))
     except errors.ApiError as exc:
         return Done(False, exc.message, exc.code)
     except (ActionError, manifests.ManifestError) as exc:

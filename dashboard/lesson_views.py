@@ -11,12 +11,13 @@ with its status code, and nothing else changes.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import translation
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard import discovery, hub, lesson_checks, lessons
+from dashboard import discovery, hub, lesson_answers, lesson_checks, lessons
 from dashboard.login import login_required
 from dashboard.views import localized
 
@@ -29,6 +30,11 @@ def _step(lesson_id: str, number: int) -> tuple[lessons.Lesson, lessons.Step]:
     if lesson is None or not 1 <= number <= len(lesson.steps):
         raise Http404(f"no step {number} in lesson {lesson_id}")
     return lesson, lesson.steps[number - 1]
+
+
+def _viewer(request: HttpRequest) -> str:
+    """Whose answers these are: the browser's session (its cookie; no session read needed)."""
+    return request.COOKIES.get(settings.SESSION_COOKIE_NAME, "") or request.META.get("REMOTE_ADDR", "")
 
 
 def _language() -> str:
@@ -61,7 +67,7 @@ async def lesson_step(request: HttpRequest, lesson_id: str, number: int) -> Http
         "lesson": lesson, "lesson_title": lessons.text(lesson.title, language), "number": number,
         "count": len(lesson.steps), "title": lessons.text(step.title, language),
         "explain": lessons.text(step.explain, language), "kubectl": step.kubectl, "has_action": step.action is not None,
-        "has_check": step.check is not None, "previous": number - 1 if number > 1 else None,
+        "has_check": step.check is not None or step.answer is not None, "previous": number - 1 if number > 1 else None,
         "next": number + 1 if number < len(lesson.steps) else None})
 
 
@@ -70,6 +76,11 @@ async def lesson_step(request: HttpRequest, lesson_id: str, number: int) -> Http
 @login_required
 async def lesson_check(request: HttpRequest, lesson_id: str, number: int) -> HttpResponse:
     lesson, step = _step(lesson_id, number)
+    if step.answer is not None:  # a button that only reads: green once it answered what the step expects
+        answered = lesson_answers.answered(_viewer(request), lesson_id, number) == step.answer
+        return render(request, "dashboard/_lesson_check.html", {
+            "lesson": lesson, "number": number, "verdict": lesson_checks.Verdict(ok=answered, matched=int(answered)),
+            "goal": 1, "poll": POLL_DONE if answered else POLL_WAITING})
     if step.check is None:
         raise Http404(f"step {number} of lesson {lesson_id} has no check")
     since = request.GET.get("since", "")
@@ -90,6 +101,7 @@ async def lesson_act(request: HttpRequest, lesson_id: str, number: int) -> HttpR
         raise Http404(f"step {number} of lesson {lesson_id} has no button")
     async with hub.client_for(hub.scope_of(request)) as client:
         done = await lesson_checks.run_action(client, step.action, discovery.resource_for)
+    lesson_answers.remember(_viewer(request), lesson_id, number, done.code)
     return render(request, "dashboard/_action_result.html",
                   {"message": done.message, "ok": done.ok, "action": f"lesson-{lesson_id}-{number}"},
                   status=done.code)

@@ -9,6 +9,7 @@ A lesson file:
         explain: {en: ..., ko: ...}
         kubectl: kubectl apply -f pasta.yaml      # the command to copy (optional)
         action: {apply: pasta.yaml}               # the button (optional), see ACTION_KEYS
+        answer: 403        # instead of a check, for a button that only reads: green once it answered this code
         check:                                    # turns the step green (optional)
           apiVersion: v1
           kind: Pod
@@ -51,7 +52,7 @@ ACTION_KEYS = {
 }
 CHECK_KEYS = {"apiVersion", "kind", "namespace", "name", "labelSelector", "fieldSelector", "where",
               "count", "atLeast", "atMost", "changed"}
-STEP_KEYS = {"title", "explain", "kubectl", "action", "check"}
+STEP_KEYS = {"title", "explain", "kubectl", "action", "check", "answer"}
 LESSON_KEYS = {"title", "idea", "steps", "order"}
 BUTTONS = ("delete-pod", "crash", "cordon", "uncordon", "scale", "stale-write", "spoke", "drain",
            "rollout-undo", "as-user", "old-watch", "traffic")
@@ -95,6 +96,7 @@ class Step:
     kubectl: str = ""
     action: Action | None = None
     check: Check | None = None
+    answer: int | None = None  # the status code the step's button must answer (a step that changes nothing)
 
 
 @dataclass(frozen=True)
@@ -266,6 +268,17 @@ def _action(r: _Where, node: yaml.Node, what: str, root: Path) -> Action:
     return Action(do=button, form=tuple(sorted(form.items())), namespace=namespace)
 
 
+def _answer(r: _Where, step: dict[str, yaml.Node], what: str) -> int | None:
+    if "answer" not in step:
+        return None
+    code = r.integer(step["answer"], f"{what}.answer")
+    if not 200 <= code <= 599:
+        raise r.fail(step["answer"], f"{what}.answer must be an HTTP status code (200-599)")
+    if "action" not in step or "check" in step:
+        raise r.fail(step["answer"], f"{what}.answer goes with an action and instead of a check")
+    return code
+
+
 def parse_lesson(source: str, file: str, root: Path = LESSONS_DIR) -> Lesson:
     """The lesson in `source` (the text of `file`), fully checked; raises LessonError."""
     r = _Where(file)
@@ -300,7 +313,8 @@ def parse_lesson(source: str, file: str, root: Path = LESSONS_DIR) -> Lesson:
         steps.append(Step(title=r.texts(step["title"], f"{what}.title"), explain=r.texts(step["explain"], f"{what}.explain"),
                           kubectl=r.string(step["kubectl"], f"{what}.kubectl") if "kubectl" in step else "",
                           action=_action(r, step["action"], f"{what}.action", root) if "action" in step else None,
-                          check=_check(r, step["check"], f"{what}.check") if "check" in step else None))
+                          check=_check(r, step["check"], f"{what}.check") if "check" in step else None,
+                          answer=_answer(r, step, what)))
     order = r.integer(entries["order"], "order") if "order" in entries else 100
     return Lesson(id=lesson_id, file=file, title=r.texts(entries["title"], "title"), idea=idea,
                   steps=tuple(steps), order=order)
