@@ -223,3 +223,14 @@ def test_a_lesson_that_waits_on_the_clusters_pace_says_how_long_and_names_the_wo
 ])
 def test_a_command_that_does_not_do_what_the_button_does_is_caught(action, kubectl):
     assert expected_problems(action, kubectl) != []
+
+
+# What the lesson box shows in two lines at 1280x720 (measured: a third line pushes the command and
+# the Do it button out of view).
+LONGEST = {"en": 290, "ko": 180}
+
+
+@pytest.mark.parametrize("lesson, number, step", STEPS)
+def test_an_explanation_fits_the_lesson_box_on_a_projector(lesson: Lesson, number: int, step: Step):
+    for language, longest in LONGEST.items():
+        assert len(" ".join(step.explain[language].split())) <= longest, language
