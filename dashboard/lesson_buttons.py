@@ -22,7 +22,8 @@ Every button returns a short line or raises the hub's error (`control.errors`) o
 from __future__ import annotations
 
 import asyncio
-import json
+import copy
+import ssl
 from typing import Any, Awaitable, Callable
 
 import httpx
@@ -68,7 +69,7 @@ def previous_template(deployment: dict[str, Any], replicasets: list[dict[str, An
                        key=lambda pair: pair[0])
     if len(revisions) < 2:
         raise ActionError(f'no rollout history found for deployment "{deployment["metadata"]["name"]}"')
-    template = json.loads(json.dumps(revisions[-2][1]["spec"]["template"]))  # a copy: cached objects are read-only
+    template = copy.deepcopy(revisions[-2][1]["spec"]["template"])  # the listed object stays as it was
     (template.get("metadata") or {}).get("labels", {}).pop(HASH_LABEL, None)
     return template
 
@@ -93,8 +94,6 @@ async def as_user(client: HubClient, form: dict[str, str]) -> str:
     ca = cluster_ca(client.server)
     verify: Any = True
     if ca is not None:
-        import ssl
-
         verify = ssl.create_default_context(cadata=ca.decode())
     async with httpx.AsyncClient(base_url=client.server, headers=headers, verify=verify, timeout=client.timeout) as session:
         answer = await session.get(PODS.path(namespace))
