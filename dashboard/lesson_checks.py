@@ -41,7 +41,8 @@ class Verdict:
 
 def field(obj: Any, path: str) -> Any:
     """The value at `path` (`status.phase`, `spec.containers[0].image`,
-    `status.conditions[type=Ready].status`), or None when any step is missing."""
+    `status.conditions[type=Ready].status`, `metadata.annotations[example.com/key]`), or None when
+    any step is missing."""
     node = obj
     for segment in re.findall(r"[^.\[]+(?:\[[^\]]*\])?", path):
         match = _SEGMENT.match(segment)
@@ -50,6 +51,9 @@ def field(obj: Any, path: str) -> Any:
         name, selector, wanted = match.groups()
         node = node.get(name)
         if selector is None:
+            continue
+        if isinstance(node, dict) and wanted is None:  # [key]: a map key that holds dots (an annotation's)
+            node = node.get(selector)
             continue
         if not isinstance(node, list):
             return None

@@ -16,6 +16,7 @@ A lesson file:
           namespace: default
           labelSelector: app=pasta
           where: {status.phase: Running, "status.conditions[type=Ready].status": "True",
+                  "metadata.annotations[example.com/key]": {exists: true},  # a map key with dots
                   "status.containerStatuses[0].restartCount": {atLeast: 2}}   # also atMost, not, exists
           count: 3                                # or atLeast / atMost (default: atLeast 1)
           changed: true                           # and one of them written since the step began
@@ -58,7 +59,7 @@ BUTTONS = ("delete-pod", "crash", "cordon", "uncordon", "scale", "stale-write", 
            "rollout-undo", "as-user", "old-watch", "traffic")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _SAFE_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$")
-_PATH = re.compile(r"^[A-Za-z0-9_.\-]+(\[[A-Za-z0-9_.\-]+(=[^\]]*)?\])?$")  # one segment of a `where` path
+_PATH = re.compile(r"^[A-Za-z0-9_.\-]+(\[[A-Za-z0-9_./\-]+(=[^\]]*)?\])?$")  # one segment of a `where` path
 
 
 class LessonError(ValueError):

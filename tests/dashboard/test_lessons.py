@@ -96,6 +96,9 @@ def test_field_paths_reach_into_maps_list_indexes_and_list_items_by_key():
     assert field(obj, "spec.containers[3].image") is None
     assert field(obj, "status.conditions[type=Nope].status") is None
     assert field(obj, "metadata.name.deeper") is None
+    obj["metadata"]["annotations"] = {"kubekitchen.dev/second-writer": "changed"}
+    assert field(obj, "metadata.annotations[kubekitchen.dev/second-writer]") == "changed"
+    assert field(obj, "metadata.annotations[kubekitchen.dev/other]") is None
 
 
 def _check(where=(), **bounds):
