@@ -7,7 +7,7 @@ log window of a few seconds so that lesson 8's watch from revision 1 meets 410 G
 Not walked here, and why: 04 (node down) and 09 (scheduler stopped) stop spokes through the
 supervisor's ConfigMap, and this cluster's spokes are the test's own processes (no supervisor);
 10 and 11 send traffic through kube-proxies and the metrics pipeline this cluster does not run;
-14 (liveness) waits 45 s by design. All five were walked by hand on `runcluster` (see the README).
+14 (liveness) waits 45 s by design. Those five are walked by hand on `runcluster --pace workshop`.
 """
 
 from __future__ import annotations
