@@ -99,9 +99,9 @@ async def as_user(client: HubClient, form: dict[str, str]) -> str:
         answer = await session.get(PODS.path(namespace))
     if answer.status_code >= 300:
         refused = errors.from_status(answer.content, answer.status_code)
-        return Refused(f"{user}: {refused.code} {refused.reason}: {refused.message}", refused.code)
+        return Refused(f"{refused.code} {refused.reason}: {refused.message}", refused.code)  # the message names the user
     count = len(answer.json().get("items") or [])
-    return f"{user}: allowed, {count} pod(s) listed"
+    return f"allowed: {count} pod(s) listed as {user}"
 
 
 async def old_watch(client: HubClient, form: dict[str, str]) -> str:
