@@ -4,6 +4,8 @@ dashboard as its own client so it travels along the dashboard's spoke.
 Guarantees:
 - Every action returns a short human result or raises the hub's error (`control.errors`), never
   anything else; arguments are checked before any request (`ActionError`).
+- `scale` takes either `delta` (the −/+ buttons) or `replicas` (a number, as `kubectl scale
+  --replicas=N` sets it).
 - Writes that depend on a read (scaling) carry the resourceVersion they read, so a concurrent
   change answers 409 Conflict instead of being overwritten.
 - Custom objects are reached by the apiVersion and plural their button carries; only custom
@@ -47,6 +49,7 @@ PLURAL = re.compile(r"^[a-z][a-z0-9]{0,62}$")
 CRASH_AFTER_SECONDS = "1"
 SCALABLE = {"deployments": DEPLOYMENTS, "replicationcontrollers": REPLICATIONCONTROLLERS}  # the rows with −/+
 MAX_ORDER_COUNT = 50
+MAX_REPLICAS = 1000
 
 
 class ActionError(ValueError):
@@ -114,12 +117,13 @@ async def uncordon(client: HubClient, form: dict[str, str]) -> str:
 
 async def scale(client: HubClient, form: dict[str, str]) -> str:
     namespace, name = _name(form, "namespace"), _name(form)
-    delta = form_int(form, "delta")
+    wanted = form_int(form, "replicas", low=0, high=MAX_REPLICAS) if form.get("replicas") else None  # kubectl's --replicas
+    delta = 0 if wanted is not None else form_int(form, "delta")
     resource = SCALABLE.get(form.get("kind") or "deployments")
     if resource is None:
         raise ActionError(f"kind: {form.get('kind')!r} cannot be scaled here")
     current = await client.request("GET", resource.path(namespace, name, "scale"))
-    replicas = max(0, int((current.get("spec") or {}).get("replicas") or 0) + delta)
+    replicas = wanted if wanted is not None else max(0, int((current.get("spec") or {}).get("replicas") or 0) + delta)
     patch = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]}, "spec": {"replicas": replicas}}
     await client.patch(resource, name, patch, namespace, subresource="scale")
     shown = resource.kind.lower() + (f".{resource.group}" if resource.group else "")  # as kubectl names it

@@ -9,6 +9,9 @@ Guarantees:
   that resource there, and when not, makes no LIST (a request bound to be refused would count as
   the user's error) and answers a verdict that says so (`forbidden`). A kind the hub does not
   serve, or a refused request, is a verdict with the hub's message, never an exception.
+- A check with `changed` is green only when, besides its bounds, one matching object was written
+  after the revision the step began at (`since`, from `revision_now`): a step's check turns green
+  because of that step's action, not because an earlier step already left the cluster so.
 - `run_action` does one step's button through the same client, with the manifests of an `apply`
   moved into the viewer's `Scope` (`lesson_scope`); every request it makes shows on the stage as
   the page's spoke.
@@ -21,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from control import errors
-from control.client.http import HubClient
+from control.client.http import HubClient, HubUnreachable
 from control.client.resources import Resource
-from dashboard import manifests
+from dashboard import lesson_buttons, manifests
 from dashboard.actions import ACTIONS, ActionError
 from dashboard.lesson_scope import Scope, scoped_documents
 from dashboard.lessons import Action, Check, manifest_text
@@ -44,7 +47,8 @@ class Verdict:
 
 def field(obj: Any, path: str) -> Any:
     """The value at `path` (`status.phase`, `spec.containers[0].image`,
-    `status.conditions[type=Ready].status`), or None when any step is missing."""
+    `status.conditions[type=Ready].status`, `metadata.annotations[example.com/key]`), or None when
+    any step is missing."""
     node = obj
     for segment in re.findall(r"[^.\[]+(?:\[[^\]]*\])?", path):
         match = _SEGMENT.match(segment)
@@ -53,6 +57,9 @@ def field(obj: Any, path: str) -> Any:
         name, selector, wanted = match.groups()
         node = node.get(name)
         if selector is None:
+            continue
+        if isinstance(node, dict) and wanted is None:  # [key]: a map key that holds dots (an annotation's)
+            node = node.get(selector)
             continue
         if not isinstance(node, list):
             return None
@@ -84,13 +91,22 @@ def _same(actual: Any, expected: Any) -> bool:
     return actual is not None and str(actual) == str(expected)
 
 
-def evaluate(check: Check, items: list[dict[str, Any]]) -> Verdict:
-    """Whether the listed objects satisfy the check: how many match every `where`, against the bounds."""
-    matched = sum(1 for item in items if all(holds(field(item, path), want) for path, want in check.where))
+def evaluate(check: Check, items: list[dict[str, Any]], since: int | None = None) -> Verdict:
+    """Whether the listed objects satisfy the check: how many match every `where`, against the bounds;
+    with `check.changed`, one of the matching ones must also be newer than revision `since`."""
+    matching = [item for item in items if all(holds(field(item, path), want) for path, want in check.where)]
+    matched = len(matching)
     ok = ((check.count is None or matched == check.count)
           and (check.at_least is None or matched >= check.at_least)
           and (check.at_most is None or matched <= check.at_most))
+    if check.changed:
+        ok = ok and any(_revision(item.get("metadata") or {}) > (since or 0) for item in matching)
     return Verdict(ok=ok, matched=matched, total=len(items))
+
+
+def _revision(meta: dict[str, Any]) -> int:
+    value = str(meta.get("resourceVersion") or "")
+    return int(value) if value.isdigit() else 0
 
 
 def goal(check: Check) -> int:
@@ -100,7 +116,8 @@ def goal(check: Check) -> int:
     return check.at_least if check.at_least is not None else 0
 
 
-async def run_check(client: HubClient, check: Check, resolve: Resolve, may_list: MayList | None = None) -> Verdict:
+async def run_check(client: HubClient, check: Check, resolve: Resolve, may_list: MayList | None = None,
+                    since: int | None = None) -> Verdict:
     resource = await resolve(client, check.api_version, check.kind)
     if resource is None:
         return Verdict(ok=False, problem=f'no matches for kind "{check.kind}" in version "{check.api_version}"')
@@ -109,15 +126,35 @@ async def run_check(client: HubClient, check: Check, resolve: Resolve, may_list:
         where = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
         return Verdict(ok=False, forbidden=True,
                        problem=f'you may not list {resource.plural} {where}: watch the instructor\'s screen')
+    try:
+        listed = await _list(client, resource, check)
+    except errors.ApiError as exc:
+        return Verdict(ok=False, problem=exc.message)
+    return evaluate(check, listed.get("items") or [], since)
+
+
+async def revision_now(client: HubClient, check: Check, resolve: Resolve) -> int:
+    """The store's revision as the step begins (the resourceVersion of the check's own LIST), the
+    `since` a `changed` check compares with; 0 when the hub cannot say."""
+    try:
+        resource = await resolve(client, check.api_version, check.kind)
+    except (errors.ApiError, HubUnreachable):
+        return 0
+    if resource is None:
+        return 0
+    try:
+        listed = await _list(client, resource, check)
+    except (errors.ApiError, HubUnreachable):
+        return 0
+    return _revision(listed.get("metadata") or {})
+
+
+async def _list(client: HubClient, resource: Resource, check: Check) -> dict[str, Any]:
     field_selector = check.field_selector
     if check.name:
         field_selector = ",".join(s for s in (f"metadata.name={check.name}", field_selector) if s)
-    try:
-        listed = await client.list(resource, check.namespace or None, label_selector=check.label_selector,
-                                   field_selector=field_selector)
-    except errors.ApiError as exc:
-        return Verdict(ok=False, problem=exc.message)
-    return evaluate(check, listed.get("items") or [])
+    return await client.list(resource, check.namespace or None, label_selector=check.label_selector,
+                             field_selector=field_selector)
 
 
 @dataclass(frozen=True)
@@ -134,7 +171,8 @@ async def run_action(client: HubClient, action: Action, resolve: Resolve, scope:
     manifest's reason comes back in `Done`."""
     try:
         message = await _act(client, action, resolve, scope)
-        return Done(getattr(message, "ok", True), message)  # a provoked refusal (`actions.Answer`) shows as one
+        # a provoked refusal (`actions.Answer`) shows as one, with the hub's code when it carries it
+        return Done(getattr(message, "ok", True), message, getattr(message, "code", 200))
     except errors.ApiError as exc:
         return Done(False, exc.message, exc.code)
     except (ActionError, manifests.ManifestError) as exc:
@@ -161,4 +199,5 @@ async def _act(client: HubClient, action: Action, resolve: Resolve, scope: Scope
         newest = max(live, key=lambda i: (i["metadata"].get("creationTimestamp") or "", i["metadata"]["name"]))
         await client.delete(resource, newest["metadata"]["name"], action.namespace)
         return f'{resource.kind.lower()}/{newest["metadata"]["name"]} deleted'
-    return await ACTIONS[action.do](client, dict(action.form))
+    button = ACTIONS.get(action.do) or lesson_buttons.BUTTONS[action.do]
+    return await button(client, dict(action.form))

@@ -32,7 +32,7 @@ from django.views.decorators.http import require_GET, require_POST
 from control import workshop
 from control.client.http import HubClient
 from control.client.resources import Resource
-from dashboard import access, discovery, hub, lesson_checks, lesson_rights, lessons
+from dashboard import access, discovery, hub, lesson_answers, lesson_checks, lesson_rights, lessons
 from dashboard.lesson_progress import PROGRESS, Position
 from dashboard.lesson_scope import DEFAULT, Scope, scoped_action, scoped_check, scoped_command
 from dashboard.login import login_required
@@ -49,6 +49,11 @@ def _step(lesson_id: str, number: int) -> tuple[lessons.Lesson, lessons.Step]:
     if lesson is None or not 1 <= number <= len(lesson.steps):
         raise Http404(f"no step {number} in lesson {lesson_id}")
     return lesson, lesson.steps[number - 1]
+
+
+def _viewer(request: HttpRequest) -> str:
+    """Whose answers these are: the browser's session (its cookie; no session read needed)."""
+    return request.COOKIES.get(settings.SESSION_COOKIE_NAME, "") or request.META.get("REMOTE_ADDR", "")
 
 
 def _language() -> str:
@@ -119,18 +124,22 @@ async def lesson_step(request: HttpRequest, lesson_id: str, number: int) -> Http
     lesson, step = _step(lesson_id, number)
     language = _language()
     scope = await viewer_scope(request)
+    since = None
     async with hub.client_for(hub.scope_of(request)) as client:
         may_do = await _may_do(client, step, scope)
+        if step.check is not None and step.check.changed:  # the revision this step begins at
+            since = await lesson_checks.revision_now(client, scoped_check(step.check, scope), discovery.resource_for)
     title = lessons.text(step.title, language)
     if _user():
         PROGRESS.showing(_user(), Position(lesson=lesson.id, title=lessons.text(lesson.title, language), step=number,
                                            steps=len(lesson.steps), step_title=title, check=None, watching=not may_do))
     return render(request, "dashboard/_lesson_step.html", {
+        "since": since,
         "lesson": lesson, "lesson_title": lessons.text(lesson.title, language), "number": number,
         "count": len(lesson.steps), "title": title, "namespace": scope.namespace,
         "explain": lessons.text(step.explain, language), "kubectl": scoped_command(step.kubectl, scope),
         "has_action": step.action is not None and may_do, "watch": not may_do,
-        "has_check": step.check is not None, "previous": number - 1 if number > 1 else None,
+        "has_check": step.check is not None or step.answer is not None, "previous": number - 1 if number > 1 else None,
         "next": number + 1 if number < len(lesson.steps) else None})
 
 
@@ -139,19 +148,26 @@ async def lesson_step(request: HttpRequest, lesson_id: str, number: int) -> Http
 @login_required
 async def lesson_check(request: HttpRequest, lesson_id: str, number: int) -> HttpResponse:
     lesson, step = _step(lesson_id, number)
+    if step.answer is not None:  # a button that only reads: green once it answered what the step expects
+        answered = lesson_answers.answered(_viewer(request), lesson_id, number) == step.answer
+        return render(request, "dashboard/_lesson_check.html", {
+            "lesson": lesson, "number": number, "verdict": lesson_checks.Verdict(ok=answered, matched=int(answered)),
+            "goal": 1, "poll": POLL_DONE if answered else POLL_WAITING})
     if step.check is None:
         raise Http404(f"step {number} of lesson {lesson_id} has no check")
     check = scoped_check(step.check, await viewer_scope(request))
+    since = request.GET.get("since", "")
+    since_revision = int(since) if since.isdigit() else None
     async with hub.client_for(hub.scope_of(request)) as client:
         async def may_list(resource: Resource, namespace: str) -> bool:
             return await access.allowed(client, _user(), [access.Right("list", resource.plural, resource.group, namespace)])
 
-        verdict = await lesson_checks.run_check(client, check, discovery.resource_for, may_list)
+        verdict = await lesson_checks.run_check(client, check, discovery.resource_for, may_list, since_revision)
     if _user():
         PROGRESS.checked(_user(), lesson.id, number, verdict.ok)
     return render(request, "dashboard/_lesson_check.html", {
-        "lesson": lesson, "number": number, "verdict": verdict, "goal": lesson_checks.goal(check),
-        "poll": POLL_DONE if verdict.ok or verdict.forbidden else POLL_WAITING})
+        "lesson": lesson, "number": number, "since": since_revision, "verdict": verdict,
+        "goal": lesson_checks.goal(check), "poll": POLL_DONE if verdict.ok or verdict.forbidden else POLL_WAITING})
 
 
 @require_POST
@@ -167,6 +183,7 @@ async def lesson_act(request: HttpRequest, lesson_id: str, number: int) -> HttpR
             done = lesson_checks.Done(False, gettext("This step needs the instructor's rights: watch the instructor do it."), 403)
         else:
             done = await lesson_checks.run_action(client, scoped_action(step.action, scope), discovery.resource_for, scope)
+    lesson_answers.remember(_viewer(request), lesson_id, number, done.code)
     return render(request, "dashboard/_action_result.html",
                   {"message": done.message, "ok": done.ok, "action": f"lesson-{lesson_id}-{number}"},
                   status=done.code)

@@ -9,14 +9,17 @@ A lesson file:
         explain: {en: ..., ko: ...}
         kubectl: kubectl apply -f pasta.yaml      # the command to copy (optional)
         action: {apply: pasta.yaml}               # the button (optional), see ACTION_KEYS
+        answer: 403        # instead of a check, for a button that only reads: green once it answered this code
         check:                                    # turns the step green (optional)
           apiVersion: v1
           kind: Pod
           namespace: default
           labelSelector: app=pasta
           where: {status.phase: Running, "status.conditions[type=Ready].status": "True",
+                  "metadata.annotations[example.com/key]": {exists: true},  # a map key with dots
                   "status.containerStatuses[0].restartCount": {atLeast: 2}}   # also atMost, not, exists
           count: 3                                # or atLeast / atMost (default: atLeast 1)
+          changed: true                           # and one of them written since the step began
 
 Guarantees: `load_lesson` returns a fully checked `Lesson` or raises `LessonError` whose message
 names the file and the line of the offending entry; nothing about a lesson is read at run time
@@ -46,16 +49,17 @@ IDEAS = ("declarative", "hub-and-spoke", "watch", "self-healing", "conflict", "g
 ACTION_KEYS = {
     "apply": "a manifest file under lessons/manifests/",
     "delete": "{kind: Pod, labelSelector: ...}: delete one matching object (the newest)",
-    "do": "one of the dashboard's buttons (delete-pod, crash, cordon, uncordon, scale, stale-write, spoke), with `form`",
+    "do": "one of the dashboard's buttons (BUTTONS, the lesson-only ones in dashboard.lesson_buttons), with `form`",
 }
 CHECK_KEYS = {"apiVersion", "kind", "namespace", "name", "labelSelector", "fieldSelector", "where",
-              "count", "atLeast", "atMost"}
-STEP_KEYS = {"title", "explain", "kubectl", "action", "check"}
+              "count", "atLeast", "atMost", "changed"}
+STEP_KEYS = {"title", "explain", "kubectl", "action", "check", "answer"}
 LESSON_KEYS = {"title", "idea", "steps", "order"}
-BUTTONS = ("delete-pod", "crash", "cordon", "uncordon", "scale", "stale-write", "spoke")
+BUTTONS = ("delete-pod", "crash", "cordon", "uncordon", "scale", "stale-write", "spoke", "drain",
+           "rollout-undo", "as-user", "old-watch", "traffic")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _SAFE_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$")
-_PATH = re.compile(r"^[A-Za-z0-9_.\-]+(\[[A-Za-z0-9_.\-]+(=[^\]]*)?\])?$")  # one segment of a `where` path
+_PATH = re.compile(r"^[A-Za-z0-9_.\-]+(\[[A-Za-z0-9_./\-]+(=[^\]]*)?\])?$")  # one segment of a `where` path
 
 
 class LessonError(ValueError):
@@ -74,6 +78,7 @@ class Check:
     count: int | None = None
     at_least: int | None = None
     at_most: int | None = None
+    changed: bool = False  # also: one matching object was written after the step began (its own action's doing)
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,7 @@ class Step:
     kubectl: str = ""
     action: Action | None = None
     check: Check | None = None
+    answer: int | None = None  # the status code the step's button must answer (a step that changes nothing)
 
 
 @dataclass(frozen=True)
@@ -194,10 +200,14 @@ def _check(r: _Where, node: yaml.Node, what: str) -> Check:
         bounds["atLeast"] = 1
     optional = {key: r.string(entries[key], f"{what}.{key}") for key in ("namespace", "name", "labelSelector", "fieldSelector")
                 if key in entries}
+    changed = r.scalar(entries["changed"], f"{what}.changed") if "changed" in entries else False
+    if not isinstance(changed, bool):
+        raise r.fail(entries["changed"], f"{what}.changed must be true or false")
     return Check(api_version=r.string(entries["apiVersion"], f"{what}.apiVersion"), kind=r.string(entries["kind"], f"{what}.kind"),
                  namespace=optional.get("namespace", ""), name=optional.get("name", ""),
                  label_selector=optional.get("labelSelector", ""), field_selector=optional.get("fieldSelector", ""),
-                 where=tuple(where), count=bounds.get("count"), at_least=bounds.get("atLeast"), at_most=bounds.get("atMost"))
+                 where=tuple(where), count=bounds.get("count"), at_least=bounds.get("atLeast"), at_most=bounds.get("atMost"),
+                 changed=changed)
 
 
 OPERATORS = ("atLeast", "atMost", "not", "exists")
@@ -259,6 +269,17 @@ def _action(r: _Where, node: yaml.Node, what: str, root: Path) -> Action:
     return Action(do=button, form=tuple(sorted(form.items())), namespace=namespace)
 
 
+def _answer(r: _Where, step: dict[str, yaml.Node], what: str) -> int | None:
+    if "answer" not in step:
+        return None
+    code = r.integer(step["answer"], f"{what}.answer")
+    if not 200 <= code <= 599:
+        raise r.fail(step["answer"], f"{what}.answer must be an HTTP status code (200-599)")
+    if "action" not in step or "check" in step:
+        raise r.fail(step["answer"], f"{what}.answer goes with an action and instead of a check")
+    return code
+
+
 def parse_lesson(source: str, file: str, root: Path = LESSONS_DIR) -> Lesson:
     """The lesson in `source` (the text of `file`), fully checked; raises LessonError."""
     r = _Where(file)
@@ -293,7 +314,8 @@ def parse_lesson(source: str, file: str, root: Path = LESSONS_DIR) -> Lesson:
         steps.append(Step(title=r.texts(step["title"], f"{what}.title"), explain=r.texts(step["explain"], f"{what}.explain"),
                           kubectl=r.string(step["kubectl"], f"{what}.kubectl") if "kubectl" in step else "",
                           action=_action(r, step["action"], f"{what}.action", root) if "action" in step else None,
-                          check=_check(r, step["check"], f"{what}.check") if "check" in step else None))
+                          check=_check(r, step["check"], f"{what}.check") if "check" in step else None,
+                          answer=_answer(r, step, what)))
     order = r.integer(entries["order"], "order") if "order" in entries else 100
     return Lesson(id=lesson_id, file=file, title=r.texts(entries["title"], "title"), idea=idea,
                   steps=tuple(steps), order=order)

@@ -14,12 +14,14 @@ Guarantees:
   answer), and nothing is sent.
 - All objects are first applied with `dryRun=All`; if the hub refuses any, its message is shown
   for that object and nothing is stored. Only when all pass are they applied for real, in order.
+- A Namespace the stream itself creates (it does not exist yet) is the one exception: a dry run of
+  an object inside it could only answer `namespaces "X" not found`, so once everything else passed
+  its dry run, such Namespaces are created first and the objects in them are dry-run then; if one
+  of those is refused, the new Namespaces stay (as with kubectl apply) and nothing else is stored.
 - A kind the hub does not serve in that version is refused with kubectl's words
   (`no matches for kind "X" in version "Y"`, 404) before anything is sent for it, and, as any refusal,
   nothing of the stream is stored.
 - Each result says what kubectl would print: `deployment.apps/web created|configured|unchanged`.
-Limitation: an object in a namespace created by an earlier document of the same stream fails its
-dry run (the namespace does not exist yet); apply the namespace first.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from django.conf import settings
 from control import errors, offloop, safeyaml, seats
 from control.auth.tokenfile import ADMIN
 from control.client.http import HubClient
-from control.client.resources import Resource
+from control.client.resources import NAMESPACES, Resource
 from dashboard import discovery
 
 FIELD_MANAGER = "dashboard"
@@ -187,7 +189,41 @@ async def _apply_one(client: HubClient, doc: dict[str, Any], default_namespace: 
 async def apply_all(client: HubClient, documents: list[dict[str, Any]], *,
                     default_namespace: str = "default") -> tuple[bool, list[Outcome]]:
     """(stored, outcomes): every object checked by a dry run first, then applied if all passed."""
-    checks = [await _apply_one(client, doc, default_namespace, dry_run=True) for doc in documents]
+    created_here = await _new_namespaces(client, documents)
+    inside = [doc for doc in documents if _declared_namespace(doc, default_namespace) in created_here]
+    waiting = {id(doc) for doc in inside}
+    checks = [await _apply_one(client, doc, default_namespace, dry_run=True) for doc in documents if id(doc) not in waiting]
     if not all(check.ok for check in checks):
         return False, checks
-    return True, [await _apply_one(client, doc, default_namespace, dry_run=False) for doc in documents]
+    early: dict[int, Outcome] = {}
+    if inside:  # the Namespaces first, so that the objects in them can be dry-run at all
+        for index, doc in enumerate(documents):
+            if _is_namespace(doc) and doc["metadata"]["name"] in created_here:
+                early[index] = await _apply_one(client, doc, default_namespace, dry_run=False)
+        later = [await _apply_one(client, doc, default_namespace, dry_run=True) for doc in inside]
+        if not all(outcome.ok for outcome in [*early.values(), *later]):
+            return False, [*early.values(), *later]
+    return True, [early.get(index) or await _apply_one(client, doc, default_namespace, dry_run=False)
+                  for index, doc in enumerate(documents)]
+
+
+def _is_namespace(doc: dict[str, Any]) -> bool:
+    return doc.get("apiVersion") == "v1" and doc.get("kind") == "Namespace"
+
+
+def _declared_namespace(doc: dict[str, Any], default_namespace: str) -> str:
+    return "" if _is_namespace(doc) else str(doc["metadata"].get("namespace") or default_namespace)
+
+
+async def _new_namespaces(client: HubClient, documents: list[dict[str, Any]]) -> set[str]:
+    """The names of the Namespaces in the stream that the hub does not hold yet."""
+    missing = set()
+    for doc in documents:
+        if _is_namespace(doc):
+            try:
+                await client.get(NAMESPACES, doc["metadata"]["name"])
+            except errors.NotFound:
+                missing.add(doc["metadata"]["name"])
+            except errors.ApiError:
+                pass  # the dry run reports the hub's refusal as it does for any object
+    return missing

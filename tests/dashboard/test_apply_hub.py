@@ -141,3 +141,25 @@ def test_a_custom_kind_is_applied_once_its_crd_is_served(hub, client):
     assert after.status_code == 200, after.content.decode()
     assert "order.kitchen.kubekitchen.dev/supper</code>" in after.content.decode()
     assert get(hub, "orders.kitchen.kubekitchen.dev", "supper")["spec"] == {"menu": "pasta", "count": 2}
+
+
+def test_a_stream_that_creates_its_namespace_applies_the_objects_inside_it(hub, client):
+    manifest = ("apiVersion: v1\nkind: Namespace\nmetadata: {name: bistro}\n---\n"
+                "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: tables, namespace: bistro}\n"
+                "spec: {hard: {pods: '10'}}\n")
+    response = client.post("/apply/", {"manifest": manifest})
+    text = response.content.decode()
+    assert response.status_code == 200, text
+    assert text.count('class="verdict">created<') == 2, text
+    assert get(hub, "resourcequota", "-n", "bistro", "tables")["spec"]["hard"] == {"pods": "10"}
+
+
+def test_an_object_refused_inside_a_new_namespace_stores_nothing_but_the_namespace(hub, client):
+    manifest = ("apiVersion: v1\nkind: Namespace\nmetadata: {name: cafe}\n---\n"
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fine, namespace: default}\n---\n"
+                + BROKEN.split("---")[1].replace("{name: broken}", "{name: broken, namespace: cafe}"))
+    response = client.post("/apply/", {"manifest": manifest})
+    assert response.status_code == 422, response.content.decode()
+    assert "does not match template" in response.content.decode()
+    assert get(hub, "namespace", "cafe")["metadata"]["name"] == "cafe"  # created first, as kubectl apply would
+    assert get(hub, "configmap", "fine") == {} and get(hub, "deployment", "-n", "cafe", "broken") == {}

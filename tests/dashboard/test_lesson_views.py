@@ -6,12 +6,15 @@ check and button there; the room's progress as JSON."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.test import Client
 
 from tests.dashboard.fakehub import pod, status
 
 PODS = "/api/v1/namespaces/default/pods"
+ALL_PODS = "/api/v1/pods"  # a check names no namespace: the lesson runs wherever the viewer is
 
 
 @pytest.fixture
@@ -25,9 +28,9 @@ def test_the_page_has_the_lesson_bar_and_the_list_names_every_lesson(client):
     assert "Say what you want" in listed and "/lessons/02-self-healing/1/" in listed
 
 
-def test_a_step_shows_its_words_command_button_and_check_in_the_chosen_language(client):
+def test_a_step_shows_its_words_command_button_and_check_in_the_chosen_language(fake, client):
     step = client.get("/lessons/02-self-healing/2/").content.decode()
-    assert "Drop one" in step and "kubectl delete pod -l app=pasta" in step
+    assert "Drop one" in step and "kubectl delete $(kubectl get pods -l app=pasta" in step
     assert "/lessons/02-self-healing/2/do/" in step and "/lessons/02-self-healing/2/check/" in step
     assert "step 2 of 2" in step and "/lessons/02-self-healing/1/" in step
     client.post("/i18n/setlang/", {"language": "ko", "next": "/"})
@@ -36,12 +39,12 @@ def test_a_step_shows_its_words_command_button_and_check_in_the_chosen_language(
 
 
 def test_the_check_lists_with_the_steps_selectors_and_turns_green_when_the_state_holds(fake, client):
-    fake.answers[("GET", PODS)] = (200, {"kind": "PodList", "items": [pod("a"), pod("b", phase="Pending")]})
+    fake.answers[("GET", ALL_PODS)] = (200, {"kind": "PodList", "items": [pod("a"), pod("b", phase="Pending")]})
     waiting = client.get("/lessons/02-self-healing/1/check/").content.decode()
     assert "waiting" in waiting and "1 / 3" in waiting and "every 3s" in waiting
-    lists = [r for r in fake.requests if r.path == PODS]
+    lists = [r for r in fake.requests if r.path == ALL_PODS]
     assert lists[-1].query == {"labelSelector": "app=pasta"}
-    fake.answers[("GET", PODS)] = (200, {"kind": "PodList", "items": [pod("a"), pod("b"), pod("c")]})
+    fake.answers[("GET", ALL_PODS)] = (200, {"kind": "PodList", "items": [pod("a"), pod("b"), pod("c")]})
     done = client.get("/lessons/02-self-healing/1/check/").content.decode()
     assert "done" in done and "every 10s" in done
 
@@ -77,7 +80,7 @@ def test_a_refused_button_shows_the_hubs_message_and_code(fake, client):
 def test_unknown_lessons_and_steps_are_404(client):
     assert client.get("/lessons/no-such-lesson/1/").status_code == 404
     assert client.get("/lessons/02-self-healing/9/").status_code == 404
-    assert client.post("/lessons/06-watch-wire/1/do/").status_code == 404  # that step has no button
+    assert client.post("/lessons/06-watch-wire/3/do/").status_code == 404
 
 
 def test_the_conflict_lessons_button_plays_the_stale_write_and_shows_the_409_as_a_refusal(fake, client):
@@ -87,7 +90,7 @@ def test_the_conflict_lessons_button_plays_the_stale_write_and_shows_the_409_as_
     fake.answers[("GET", path)] = (200, read)
     fake.answers[("PATCH", path)] = (200, {**read, "metadata": {**read["metadata"], "resourceVersion": "9"}})
     fake.answers[("PUT", path)] = (409, status(409, "Conflict", 'Operation cannot be fulfilled on deployments.apps "pasta"'))
-    answer = client.post("/lessons/07-conflict/3/do/").content.decode()
+    answer = client.post("/lessons/07-conflict/2/do/").content.decode()
     assert [r.method for r in fake.requests] == ["GET", "PATCH", "PUT"]
     assert 'class="result error"' in answer and "409 Conflict" in answer and "resourceVersion 7" in answer
 
@@ -117,3 +120,38 @@ def test_the_rooms_progress_is_json_for_the_board(client, settings, tmp_path):
     workshop.join_code(tmp_path, "alice")
     answer = client.get("/lessons/progress/")
     assert answer.status_code == 200 and answer.json() == {"progress": {"alice": None}}
+
+
+def _pods_at(revisions: dict[str, int]) -> list[dict]:
+    pods = [pod(name) for name in revisions]
+    for item in pods:
+        item["metadata"]["resourceVersion"] = str(revisions[item["metadata"]["name"]])
+    return pods
+
+
+def test_a_changed_check_carries_the_revision_its_step_began_at(fake, client):
+    fake.answers[("GET", ALL_PODS)] = (200, {"kind": "PodList", "metadata": {"resourceVersion": "40"},
+                                             "items": _pods_at({"a": 10, "b": 11, "c": 12})})
+    step = client.get("/lessons/02-self-healing/2/").content.decode()
+    assert "/lessons/02-self-healing/2/check/?since=40" in step
+    before = client.get("/lessons/02-self-healing/2/check/?since=40").content.decode()
+    assert "waiting" in before and "?since=40" in before  # three Running, none of them new: not yet
+    fake.answers[("GET", ALL_PODS)] = (200, {"kind": "PodList", "items": _pods_at({"a": 10, "b": 11, "d": 44})})
+    assert "done" in client.get("/lessons/02-self-healing/2/check/?since=40").content.decode()
+
+
+def test_a_step_that_only_reads_turns_green_when_its_button_got_the_expected_answer(fake, client):
+    from dashboard import lesson_answers
+
+    lesson_answers.forget_all()
+    assert "waiting" in client.get("/lessons/08-gone/1/check/").content.decode()
+    gone = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired",
+                                        "message": "too old resource version: 1 (300)"}}
+    # the fake answers by path only: the watch and the relist after it both get this line
+    fake.raw[("GET", PODS)] = (200, (json.dumps(gone) + "\n").encode(), "application/json")
+    answer = client.post("/lessons/08-gone/1/do/")
+    text = answer.content.decode()
+    assert answer.status_code == 410 and "ERROR 410 Expired: too old resource version" in text
+    assert [(r.method, r.query.get("watch")) for r in fake.requests if r.path == PODS] == [("GET", "1"), ("GET", None)]
+    assert "done" in client.get("/lessons/08-gone/1/check/").content.decode()
+    lesson_answers.forget_all()

@@ -96,6 +96,9 @@ def test_field_paths_reach_into_maps_list_indexes_and_list_items_by_key():
     assert field(obj, "spec.containers[3].image") is None
     assert field(obj, "status.conditions[type=Nope].status") is None
     assert field(obj, "metadata.name.deeper") is None
+    obj["metadata"]["annotations"] = {"kubekitchen.dev/second-writer": "changed"}
+    assert field(obj, "metadata.annotations[kubekitchen.dev/second-writer]") == "changed"
+    assert field(obj, "metadata.annotations[kubekitchen.dev/other]") is None
 
 
 def _check(where=(), **bounds):
@@ -176,3 +179,51 @@ def test_a_check_the_viewer_may_not_list_makes_no_request_and_says_so():
     mine = lessons.Check(api_version="v1", kind="Pod", namespace="alice", at_least=1)
     assert asyncio.run(lesson_checks.run_check(hub, mine, resolve, only_pods_in_alice)).ok
     assert hub.listed == [("pods", "alice")]
+
+
+def _written_at(obj: dict, revision: int) -> dict:
+    obj["metadata"]["resourceVersion"] = str(revision)
+    return obj
+
+
+def test_a_changed_check_needs_one_matching_object_written_after_the_step_began():
+    check = lessons.Check(api_version="v1", kind="Pod", where=(("status.phase", ("eq", "Running")),), count=3, changed=True)
+    before = [_written_at(pod(name), revision) for name, revision in (("a", 10), ("b", 11), ("c", 12))]
+    assert not evaluate(check, before, since=20).ok  # three Running, but all from before the step: not its doing
+    healed = before[:2] + [_written_at(pod("d"), 25)]
+    assert evaluate(check, healed, since=20).ok
+    pending = before[:2] + [_written_at(pod("d", phase="Pending", ready=False), 25)]
+    assert not evaluate(check, pending, since=20).ok  # the new one must match too
+    assert evaluate(lessons.Check(api_version="v1", kind="Pod", count=3), before).ok  # without `changed`, as before
+
+
+def test_changed_and_answer_parse_and_are_refused_when_misused(tmp_path):
+    source = ("idea: watch\ntitle: T\nsteps:\n  - title: A\n    explain: B\n"
+              "    action: {do: old-watch}\n    answer: 410\n"
+              "  - title: C\n    explain: D\n    action: {delete: {apiVersion: v1, kind: Pod, labelSelector: app=x}}\n"
+              "    check: {apiVersion: v1, kind: Pod, count: 1, changed: true}\n")
+    lesson = parse_lesson(source, "lessons/ok.yaml", tmp_path)
+    assert lesson.steps[0].answer == 410 and lesson.steps[0].check is None
+    assert lesson.steps[1].check.changed is True
+    for broken, words in [
+        (source.replace("changed: true", "changed: yes please"), "changed must be true or false"),
+        (source.replace("answer: 410", "answer: 42"), "answer must be an HTTP status code"),
+        (source.replace("    action: {do: old-watch}\n", ""), "answer goes with an action"),
+    ]:
+        with pytest.raises(LessonError, match=words):
+            parse_lesson(broken, "lessons/broken.yaml", tmp_path)
+
+
+def test_a_buttons_answer_is_remembered_per_viewer_and_step():
+    from dashboard import lesson_answers
+
+    lesson_answers.forget_all()
+    assert lesson_answers.answered("alice", "18-rbac", 2) is None
+    lesson_answers.remember("alice", "18-rbac", 2, 403)
+    assert lesson_answers.answered("alice", "18-rbac", 2) == 403
+    assert lesson_answers.answered("bob", "18-rbac", 2) is None and lesson_answers.answered("alice", "18-rbac", 4) is None
+    for number in range(lesson_answers.LIMIT + 5):
+        lesson_answers.remember("crowd", "08-gone", number, 410)
+    assert lesson_answers.answered("alice", "18-rbac", 2) is None  # the oldest went first
+    assert len(lesson_answers._answers) == lesson_answers.LIMIT
+    lesson_answers.forget_all()
