@@ -14,7 +14,6 @@ from django.test import Client
 from tests.dashboard.fakehub import pod, status
 
 PODS = "/api/v1/namespaces/default/pods"
-ALL_PODS = "/api/v1/pods"  # a check names no namespace: the lesson runs wherever the viewer is
 
 
 @pytest.fixture
@@ -39,12 +38,12 @@ def test_a_step_shows_its_words_command_button_and_check_in_the_chosen_language(
 
 
 def test_the_check_lists_with_the_steps_selectors_and_turns_green_when_the_state_holds(fake, client):
-    fake.answers[("GET", ALL_PODS)] = (200, {"kind": "PodList", "items": [pod("a"), pod("b", phase="Pending")]})
+    fake.answers[("GET", PODS)] = (200, {"kind": "PodList", "items": [pod("a"), pod("b", phase="Pending")]})
     waiting = client.get("/lessons/02-self-healing/1/check/").content.decode()
     assert "waiting" in waiting and "1 / 3" in waiting and "every 3s" in waiting
-    lists = [r for r in fake.requests if r.path == ALL_PODS]
+    lists = [r for r in fake.requests if r.path == PODS]
     assert lists[-1].query == {"labelSelector": "app=pasta"}
-    fake.answers[("GET", ALL_PODS)] = (200, {"kind": "PodList", "items": [pod("a"), pod("b"), pod("c")]})
+    fake.answers[("GET", PODS)] = (200, {"kind": "PodList", "items": [pod("a"), pod("b"), pod("c")]})
     done = client.get("/lessons/02-self-healing/1/check/").content.decode()
     assert "done" in done and "every 10s" in done
 
@@ -103,7 +102,7 @@ def test_the_instructor_picks_the_namespace_lessons_run_in_and_a_bad_name_is_ref
     assert refused.status_code == 400 and "is not a namespace name" in refused.content.decode()
     assert client.post("/lessons/namespace/", {"namespace": "team-b"}).status_code == 200
     step = client.get("/lessons/02-self-healing/2/").content.decode()
-    assert "kubectl -n team-b delete pod -l app=pasta" in step and 'data-namespace="team-b"' in step
+    assert "kubectl -n team-b delete $(kubectl -n team-b get pods -l app=pasta" in step and 'data-namespace="team-b"' in step
     pods = "/api/v1/namespaces/team-b/pods"
     fake.answers[("GET", pods)] = (200, {"kind": "PodList", "items": [pod("a")]})
     client.get("/lessons/02-self-healing/2/check/")
@@ -130,13 +129,13 @@ def _pods_at(revisions: dict[str, int]) -> list[dict]:
 
 
 def test_a_changed_check_carries_the_revision_its_step_began_at(fake, client):
-    fake.answers[("GET", ALL_PODS)] = (200, {"kind": "PodList", "metadata": {"resourceVersion": "40"},
+    fake.answers[("GET", PODS)] = (200, {"kind": "PodList", "metadata": {"resourceVersion": "40"},
                                              "items": _pods_at({"a": 10, "b": 11, "c": 12})})
     step = client.get("/lessons/02-self-healing/2/").content.decode()
     assert "/lessons/02-self-healing/2/check/?since=40" in step
     before = client.get("/lessons/02-self-healing/2/check/?since=40").content.decode()
     assert "waiting" in before and "?since=40" in before  # three Running, none of them new: not yet
-    fake.answers[("GET", ALL_PODS)] = (200, {"kind": "PodList", "items": _pods_at({"a": 10, "b": 11, "d": 44})})
+    fake.answers[("GET", PODS)] = (200, {"kind": "PodList", "items": _pods_at({"a": 10, "b": 11, "d": 44})})
     assert "done" in client.get("/lessons/02-self-healing/2/check/?since=40").content.decode()
 
 
