@@ -104,7 +104,7 @@ def main() -> None:
             if args.js_from:
                 serve_stage_from(page, args.js_from)
             page.goto(hub.login_url("/"))
-            page.wait_for_function("window.kubeKitchen && window.kubeKitchen.model.revision !== null")
+            page.wait_for_function("() => window.kubeKitchen && window.kubeKitchen.model.revision !== null")
             page.evaluate(LOAD, {"rate": args.rate})
 
             log(f"x1/10 for {args.slow_seconds} s…")

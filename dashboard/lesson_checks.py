@@ -116,7 +116,7 @@ def goal(check: Check) -> int:
     return check.at_least if check.at_least is not None else 0
 
 
-async def run_check(client: HubClient, check: Check, resolve: Resolve, may_list: MayList | None = None,
+async def run_check(client: HubClient, check: Check, resolve: Resolve, may_list: MayList | None = None, *,
                     since: int | None = None) -> Verdict:
     resource = await resolve(client, check.api_version, check.kind)
     if resource is None:

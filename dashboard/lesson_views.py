@@ -162,7 +162,7 @@ async def lesson_check(request: HttpRequest, lesson_id: str, number: int) -> Htt
         async def may_list(resource: Resource, namespace: str) -> bool:
             return await access.allowed(client, _user(), [access.Right("list", resource.plural, resource.group, namespace)])
 
-        verdict = await lesson_checks.run_check(client, check, discovery.resource_for, may_list, since_revision)
+        verdict = await lesson_checks.run_check(client, check, discovery.resource_for, may_list, since=since_revision)
     if _user():
         PROGRESS.checked(_user(), lesson.id, number, verdict.ok)
     return render(request, "dashboard/_lesson_check.html", {

@@ -59,7 +59,7 @@ def counters(page, who: str) -> dict:
 def test_a_components_retried_conflict_is_not_an_error_and_not_a_failure(browser, hub):
     with dashboard_page(browser, hub.url, {"width": 1280, "height": 720}) as page:
         stale_write(hub, "retried-slip", "kube-controller-manager (kube-kitchen)")
-        page.wait_for_function("(window.kubeKitchen.picture.counters('kube-controller-manager') || {}).requests >= 3")
+        page.wait_for_function("() => (window.kubeKitchen.picture.counters('kube-controller-manager') || {}).requests >= 3")
         assert counters(page, "kube-controller-manager")["errors"] == 0
         assert page.locator("#failure-list li.failure[data-code='409']").count() == 0
         assert page.evaluate("document.querySelector('.spoke[data-who=\"kube-controller-manager\"]').classList.contains('alarm')") is False

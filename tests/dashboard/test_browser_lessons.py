@@ -69,7 +69,7 @@ def open_page(chromium, url: str, errors: list[str]):
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(url)
     page.wait_for_selector("#connection[data-state=connected]")
-    page.wait_for_function("window.kubeKitchen.model.revision !== null && window.kubeKitchen.model.objects.nodes.size > 0")
+    page.wait_for_function("() => window.kubeKitchen.model.revision !== null && window.kubeKitchen.model.objects.nodes.size > 0")
     return page
 
 

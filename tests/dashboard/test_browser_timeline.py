@@ -172,13 +172,13 @@ def test_slow_motion_then_x1_is_live_again_within_two_seconds(browser, hub):
         page.select_option("#tl-speed", "0.1")
         for index in range(6):
             hub.kubectl("create", "-f", "-", input=pod(f"tenth-{index}"))
-        page.wait_for_function("window.kubeKitchen.timeline.live.waiting >= 3")
+        page.wait_for_function("() => window.kubeKitchen.timeline.live.waiting >= 3")
         # Not live: the header does not say so, and "Live" is offered.
         assert not header_says_live(page)
         expect(page.locator("#tl-back")).to_be_enabled()
         page.select_option("#tl-speed", "1")
-        page.wait_for_function("window.kubeKitchen.timeline.live.state() === 'live'", timeout=2_000)
-        page.wait_for_function("document.querySelectorAll(\".pod[data-name='tenth-5']\").length === 1", timeout=2_000)
+        page.wait_for_function("() => window.kubeKitchen.timeline.live.state() === 'live'", timeout=2_000)
+        page.wait_for_function("() => document.querySelectorAll(\".pod[data-name='tenth-5']\").length === 1", timeout=2_000)
         expect(page.locator("#tl-badge")).to_have_text("live")
         assert header_says_live(page)
         expect(page.locator("#tl-back")).to_be_disabled()
@@ -189,10 +189,10 @@ def test_pause_then_resume_is_live_again_and_live_button_jumps(browser, hub):
         page.click("#tl-pause")
         for index in range(3):
             hub.kubectl("create", "-f", "-", input=pod(f"held-{index}"))
-        page.wait_for_function("window.kubeKitchen.timeline.live.waiting >= 3")
+        page.wait_for_function("() => window.kubeKitchen.timeline.live.waiting >= 3")
         expect(page.locator("#tl-back")).to_be_enabled()
         page.click("#tl-pause")  # Resume
-        page.wait_for_function("window.kubeKitchen.timeline.live.state() === 'live'", timeout=2_000)
+        page.wait_for_function("() => window.kubeKitchen.timeline.live.state() === 'live'", timeout=2_000)
         assert page.evaluate("window.kubeKitchen.model.revision") == page.evaluate(
             "window.kubeKitchen.timeline.liveRevision()")
         assert header_says_live(page)
@@ -200,7 +200,7 @@ def test_pause_then_resume_is_live_again_and_live_button_jumps(browser, hub):
         page.select_option("#tl-speed", "0.25")
         page.click("#tl-pause")
         hub.kubectl("create", "-f", "-", input=pod("held-last"))
-        page.wait_for_function("window.kubeKitchen.timeline.live.waiting >= 1")
+        page.wait_for_function("() => window.kubeKitchen.timeline.live.waiting >= 1")
         page.click("#tl-back")
         expect(page.locator("#tl-badge")).to_have_text("live")
         assert page.input_value("#tl-speed") == "1"

@@ -65,14 +65,14 @@ async def walk(cluster, lesson: lessons.Lesson) -> list[str]:
                 continue
             check = in_namespace(step.check)
             since = await lesson_checks.revision_now(client, check, discovery.resource_for)
-            before = await lesson_checks.run_check(client, check, discovery.resource_for, since)
+            before = await lesson_checks.run_check(client, check, discovery.resource_for, since=since)
             assert not before.ok, f"{where} is green before its button: {before}"
             done = await lesson_checks.run_action(client, step.action, discovery.resource_for)
             assert done.ok or step.action.do == "stale-write", f"{where}: {done}"
             deadline = time.monotonic() + GREEN_WITHIN
             after = before
             while time.monotonic() < deadline:
-                after = await lesson_checks.run_check(client, check, discovery.resource_for, since)
+                after = await lesson_checks.run_check(client, check, discovery.resource_for, since=since)
                 if after.ok:
                     break
                 await asyncio.sleep(0.5)
