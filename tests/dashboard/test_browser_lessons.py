@@ -62,12 +62,14 @@ def chromium():
         browser.close()
 
 
-def open_page(chromium, url: str, errors: list[str]):
+def open_page(chromium, url: str, errors: list[str], confirm: bool = False):
     context = chromium.new_context(viewport=VIEWPORT)
     context.add_init_script(RECORD_TRAFFIC)
     page = context.new_page()
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(url)
+    if confirm:  # an attendee's code logs in on the confirm's POST only
+        page.click("main.login button.primary")
     page.wait_for_selector("#connection[data-state=connected]")
     page.wait_for_function("() => window.kubeKitchen.model.revision !== null && window.kubeKitchen.model.objects.nodes.size > 0")
     return page
@@ -83,7 +85,7 @@ def do_step(page, lesson: str, number: int) -> None:
 def test_an_attendee_walks_lesson_2_in_her_namespace_while_the_board_shows_her_step(chromium, room):
     errors: list[str] = []
     instructor = open_page(chromium, login_url(room.url), errors)
-    alice = open_page(chromium, f"{room.url}/login/?code={workshop.join_code(room.dir, 'alice')}&next=/", errors)
+    alice = open_page(chromium, f"{room.url}/login/?code={workshop.join_code(room.dir, 'alice')}&next=/", errors, confirm=True)
     assert alice.inner_text("#whoami") == "alice"
 
     # the cluster controls: drawn for the instructor only
@@ -119,9 +121,11 @@ def test_an_attendee_walks_lesson_2_in_her_namespace_while_the_board_shows_her_s
     # a step that needs cluster rights: she watches; its check (nodes) is still hers to see
     alice.click(".lesson-back")
     alice.click(".lesson-pick[data-lesson='09-scheduler-stopped']")
-    alice.wait_for_selector(".lesson-step[data-lesson='09-scheduler-stopped'][data-step='1'] .lesson-watch")
+    alice.wait_for_selector(".lesson-step[data-lesson='09-scheduler-stopped'][data-step='1']")
+    alice.click(".lesson-next")  # past the set-up, to stopping the scheduler
+    alice.wait_for_selector(".lesson-step[data-lesson='09-scheduler-stopped'][data-step='2'] .lesson-watch")
     assert alice.query_selector(".lesson-act") is None
-    alice.screenshot(path="/tmp/lessons-alice-09-1.png")
+    alice.screenshot(path="/tmp/lessons-alice-09-2.png")
     instructor.wait_for_selector("#attendee-rows tr[data-attendee=alice] td.lesson[data-check=watching]", timeout=15_000)
 
     # none of her requests was refused, so the board counts no error of hers
