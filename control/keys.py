@@ -3,7 +3,7 @@
 Guarantees:
 - `KK_DATA_DIR/keys/sa.key` (RSA 2048, PKCS#8 PEM) and `keys/ca.key` + `keys/ca.crt` (a self-signed
   CA, ten years) are made the first time they are asked for and then only read, so tokens stay
-  valid across restarts; private keys are written 0600;
+  valid across restarts; private keys are created 0600 (never chmod-ed later), the keys folder 0700;
 - a file appears whole or not at all, and when two processes race to make one the first wins and
   both use it (written aside, then hard-linked into place, which refuses to replace);
 - `key_id` is upstream's `keyIDFromPublicKey` (base64url of the SHA-256 of the DER public key) and
@@ -45,7 +45,7 @@ def default_data_dir() -> Path:
 
 def _write_once(path: Path, content: bytes, mode: int) -> bytes:
     """Put `content` at `path` unless something is there already; return what `path` holds."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # owner-only from the start
     aside = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
     fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
