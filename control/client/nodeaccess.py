@@ -11,7 +11,7 @@ of the cluster (an attendee's token included) cannot present it.
 
 Guarantees:
 - `token()` is this process's data folder's secret (`KK_DATA_DIR`, the settings' folder), read
-  once per folder; `bearer()` the header that carries it, `header_pair()` the same for h11.
+  once per folder; `bearer()` the header that carries it.
 - `admits(headers, expected)` is true only for `Authorization: Bearer <expected>` (the scheme
   case-insensitive, as upstream's bearer authenticator reads it), compared in constant time
   (`hmac.compare_digest`); an empty `expected` admits no one.
@@ -47,11 +47,6 @@ def token(data_dir: Path | None = None) -> str:
 def bearer(data_dir: Path | None = None) -> dict[str, str]:
     """The request header a caller of a node server sends."""
     return {"Authorization": f"Bearer {token(data_dir)}"}
-
-
-def header_pair(data_dir: Path | None = None) -> tuple[bytes, bytes]:
-    """The same header as an h11 (name, value) pair."""
-    return b"authorization", f"Bearer {token(data_dir)}".encode("latin-1")
 
 
 def admits(headers: list[tuple[bytes, bytes]], expected: str) -> bool:

@@ -20,7 +20,6 @@ def test_the_secret_is_made_once_0600_and_then_read(tmp_path):
 
 def test_the_header_carries_the_secret_as_a_bearer_credential(tmp_path):
     assert nodeaccess.bearer(tmp_path) == {"Authorization": f"Bearer {nodeaccess.token(tmp_path)}"}
-    assert nodeaccess.header_pair(tmp_path) == (b"authorization", f"Bearer {nodeaccess.token(tmp_path)}".encode())
 
 
 def test_admits_only_the_exact_secret_as_one_bearer_header():
