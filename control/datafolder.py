@@ -39,7 +39,7 @@ PUBLIC_SUFFIXES = (".crt",)
 def _tighten(path: Path, what: str) -> None:
     """Drop the group and other bits of `path` when it has any, saying so once."""
     try:
-        mode = stat.S_IMODE(path.lstat().st_mode)
+        mode = stat.S_IMODE(path.stat().st_mode)  # a data folder given as a symlink: its target's
     except FileNotFoundError:
         return
     if mode & LOOSE_BITS:

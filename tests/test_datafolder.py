@@ -161,3 +161,15 @@ def test_the_test_database_of_this_session_is_private():
     assert database.exists()
     assert mode(database) == 0o600
     assert mode(database.parent) & 0o077 == 0
+
+
+def test_a_data_folder_reached_through_a_symlink_is_tightened_once(tmp_path, caplog):
+    real = tmp_path / "real"
+    real.mkdir(mode=0o755)
+    real.chmod(0o755)
+    link = tmp_path / "data"
+    link.symlink_to(real)
+    with caplog.at_level(logging.WARNING, logger="control.datafolder"):
+        datafolder.prepare(link)
+        datafolder.prepare(link)
+    assert len(caplog.records) == 1 and mode(real) == 0o700
