@@ -10,8 +10,8 @@ Guarantees:
   one warning per path names it with its old and new mode (stderr / the `control` log). Public
   certificates (`*.crt`) are left readable, as upstream leaves ca.crt; the kubelet's state
   (`kubelet/`, the pods' volumes with their own modes) is not walked.
-- `private_file(path)` makes an empty file 0600 when none is there (os.open with that mode, so it
-  is never looser, whatever the umask); an existing file is left as it is.
+- `private_file(path)` makes an empty file 0600 when none is there (os.open with that mode and
+  O_EXCL, so it is never looser, whatever the umask); an existing file is left as it is, unopened.
 - `PrivateSQLiteConnection` is the `factory` the settings give sqlite3: it makes the database file
   0600 before SQLite opens it; SQLite gives the -wal, -shm and -journal files it makes the
   database file's permissions (os_unix.c findCreateFileMode), so they are 0600 from the start too.
@@ -78,8 +78,15 @@ def private_folder(folder: Path) -> Path:
 
 
 def private_file(path: Path) -> None:
-    """Make `path` an empty 0600 file unless something is there already."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+    """Make `path` an empty 0600 file unless something is there already.
+
+    An existing file is never opened: closing any descriptor of a file drops every POSIX lock this
+    process holds on it, and SQLite's locks on an open database are such locks (another process
+    would then checkpoint and remove the WAL under our connections: "disk I/O error")."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    except FileExistsError:
+        return
     os.close(fd)
 
 

@@ -173,3 +173,23 @@ def test_a_data_folder_reached_through_a_symlink_is_tightened_once(tmp_path, cap
         datafolder.prepare(link)
         datafolder.prepare(link)
     assert len(caplog.records) == 1 and mode(real) == 0o700
+
+
+def test_connecting_again_keeps_the_locks_this_process_holds_on_the_database(tmp_path):
+    """Closing any descriptor of a file drops all of a process's POSIX locks on it: a new
+    connection must not open the existing file before SQLite does, or another process could take
+    the database from under a reader here (and checkpoint away the WAL it reads)."""
+    database = tmp_path / "locks.sqlite3"
+    reader = sqlite3.connect(database, factory=datafolder.PrivateSQLiteConnection, isolation_level=None)
+    try:
+        reader.execute("CREATE TABLE t (x)")
+        reader.execute("BEGIN")
+        reader.execute("SELECT * FROM t").fetchall()  # a SHARED lock on the database file, held
+        sqlite3.connect(database, factory=datafolder.PrivateSQLiteConnection).close()
+        other = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=0, isolation_level=None); " \
+                "c.execute('BEGIN EXCLUSIVE')"
+        taken = subprocess.run([sys.executable, "-c", other, str(database)], capture_output=True, text=True,
+                               timeout=60)
+        assert taken.returncode != 0 and "database is locked" in taken.stderr, "the reader's lock was lost"
+    finally:
+        reader.close()
