@@ -42,9 +42,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (  # noqa: E402
-    run_cluster_bench,
+    _TOKENS, run_cluster_bench,
     Cluster, Connection, CpuSampler, group_cpu, http_json, latency_summary, log, log_entry_counts, writes_summary,
 )
+from control.client import nodeaccess  # noqa: E402
 
 NS, APP, CLUSTER_IP = "default", "web", "10.96.0.80"
 MERGE = "application/merge-patch+json"
@@ -124,6 +125,8 @@ def proxy_addresses(cluster: Cluster, nodes: int, timeout: float = 60) -> dict[s
             address = next((a["address"] for a in node["status"].get("addresses", []) if a["type"] == "InternalIP"), None)
             if port and address:
                 found[node["metadata"]["name"]] = (address, int(port))
+                # kube-proxy answers /rules only to holders of the cluster's node-access secret
+                _TOKENS[f"{address}:{port}"] = nodeaccess.token(cluster.dir)
         if len(found) >= nodes:
             return found
         time.sleep(0.2)

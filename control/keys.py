@@ -3,12 +3,15 @@
 Guarantees:
 - `KK_DATA_DIR/keys/sa.key` (RSA 2048, PKCS#8 PEM) and `keys/ca.key` + `keys/ca.crt` (a self-signed
   CA, ten years) are made the first time they are asked for and then only read, so tokens stay
-  valid across restarts; private keys are written 0600;
+  valid across restarts; private keys are created 0600 (never chmod-ed later), the keys folder 0700;
 - a file appears whole or not at all, and when two processes race to make one the first wins and
   both use it (written aside, then hard-linked into place, which refuses to replace);
 - `key_id` is upstream's `keyIDFromPublicKey` (base64url of the SHA-256 of the DER public key) and
   `jwk` the JSON Web Key kube-apiserver publishes at /openid/v1/jwks;
-- `signer(folder)` signs claims as RS256 JWTs with that key and its `kid` header.
+- `signer(folder)` signs claims as RS256 JWTs with that key and its `kid` header;
+- `node_access_token(folder)` is the cluster's node-access secret (`keys/node-access.token`, 256
+  random bits, 0600, made once like the keys): the hub presents it to the kubelets' and
+  kube-proxies' servers, which answer no one without it (`control.client.nodeaccess`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import base64
 import datetime
 import hashlib
 import os
+import secrets
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -34,6 +38,7 @@ CA_KEY = "ca.key"
 CA_CERT = "ca.crt"
 CA_NAME = "kube-kitchen-ca"
 CA_DAYS = 3650
+NODE_ACCESS = "node-access.token"
 _lock = threading.Lock()
 _signers: dict[Path, Callable[[dict[str, Any]], str]] = {}
 
@@ -45,7 +50,7 @@ def default_data_dir() -> Path:
 
 def _write_once(path: Path, content: bytes, mode: int) -> bytes:
     """Put `content` at `path` unless something is there already; return what `path` holds."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # owner-only from the start
     aside = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
     fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
@@ -126,3 +131,14 @@ def ca_certificate(data_dir: Path, *, now: float | None = None) -> bytes:
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
             .sign(key, hashes.SHA256()))
     return _write_once(path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
+
+
+def node_access_token(data_dir: Path) -> str:
+    """The cluster's node-access secret, made (0600) on first use and then only read."""
+    path = Path(data_dir) / "keys" / NODE_ACCESS
+    if not path.exists():
+        _write_once(path, secrets.token_urlsafe(32).encode(), 0o600)
+    token = path.read_text().strip()
+    if len(token) < 32:
+        raise ValueError(f"{path} holds no node-access secret (fewer than 32 characters)")
+    return token

@@ -11,8 +11,12 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from control import datafolder
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-DATA_DIR = Path(os.environ.get("KK_DATA_DIR", BASE_DIR / "data"))
+# Owner-only from the start (0700; a looser existing folder is tightened with a warning): it holds
+# the database, the token file, the keys and the kubeconfigs.
+DATA_DIR = datafolder.prepare(Path(os.environ.get("KK_DATA_DIR", BASE_DIR / "data")))
 
 SECRET_KEY = os.environ.get("KK_SECRET_KEY", "kube-kitchen-is-a-teaching-cluster-not-a-vault")
 DEBUG = os.environ.get("KK_DEBUG", "") == "1"
@@ -86,7 +90,6 @@ def _database_from_url(url: str) -> dict:
 if os.environ.get("DATABASE_URL"):
     DATABASES = {"default": _database_from_url(os.environ["DATABASE_URL"])}
 else:
-    DATA_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
@@ -100,6 +103,8 @@ else:
                 # WAL lets readers run beside the writer; synchronous=FULL makes every
                 # acknowledged commit survive a crash of the process or the machine.
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+                # The file is made 0600 before SQLite opens it; its -wal/-shm/-journal take that mode.
+                "factory": datafolder.PrivateSQLiteConnection,
             },
             # A file, not memory: tests start writer processes that share the test database.
             # One file per test run, so parallel runs never share it.

@@ -95,7 +95,7 @@ def _read(data: Path) -> list[Code]:
 
 def _write(data: Path, codes: list[Code]) -> None:
     target = _codes_path(data)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows([c.code, c.user, c.use] for c in codes)
     temporary = target.with_suffix(".tmp")
@@ -286,7 +286,7 @@ def write_kubeconfig(data: Path, name: str, server: str, token: str, ca_pem: byt
     from control.management.commands.kubeconfig import kubeconfig  # the one kubeconfig shape
 
     target = folder_of(data) / f"{name}.kubeconfig"
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     text = yaml.safe_dump(kubeconfig(server, name, token, ca_pem), sort_keys=False)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

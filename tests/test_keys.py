@@ -72,3 +72,12 @@ def test_the_ca_is_a_self_signed_ca_made_once(tmp_path):
     assert keys.ca_certificate(tmp_path) == pem, "read back, not made again"
     cert.public_key().verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(),
                              cert.signature_hash_algorithm)  # signed by its own key
+
+
+def test_the_node_access_secret_is_made_once_private_and_then_reused(tmp_path):
+    first = keys.node_access_token(tmp_path)
+    path = tmp_path / "keys" / keys.NODE_ACCESS
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert len(first) >= 43, "256 random bits, base64url"
+    assert keys.node_access_token(tmp_path) == first

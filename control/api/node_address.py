@@ -11,6 +11,9 @@ Guarantees:
   ephemeral range, where a component asking for port 0 lands).
 - A Node outside that plan is answered with a 400 Status naming the node and the address; nothing
   is fetched. A Node publishing nothing is a 503, as before.
+- Every call carries the cluster's node-access secret (`control.client.nodeaccess`), the hub's
+  proof to node servers that answer no one else: `client` sends it on each request, `credential`
+  gives it to the callers that open their own connections (exec/attach, port-forward).
 - Clients made here follow no redirect and ignore proxy settings from the environment; answers
   are read up to a bound (`read_bounded`, `bounded_lines`), never whole into memory.
 """
@@ -25,6 +28,7 @@ from typing import Any, AsyncIterator
 import httpx
 
 from control import errors
+from control.client import nodeaccess
 from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, kubelet_endpoint, node_address
 
 KUBELET_PORT = 10250
@@ -132,9 +136,16 @@ def kube_proxy(node: dict[str, Any], node_name: str) -> NodeTarget:
     return _checked(node_name, "kube-proxy", address, port, KUBE_PROXY_PORT)
 
 
+def credential() -> str:
+    """The node-access secret the hub presents to a node's servers."""
+    return nodeaccess.token()
+
+
 def client(timeout: httpx.Timeout) -> httpx.AsyncClient:
-    """An HTTP client for node targets: no redirects followed, no proxy taken from the environment."""
-    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False)
+    """An HTTP client for node targets: the hub's credential on every request, no redirects
+    followed, no proxy taken from the environment."""
+    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, trust_env=False,
+                             headers={"Authorization": f"Bearer {credential()}"})
 
 
 class AnswerTooLarge(Exception):

@@ -32,7 +32,7 @@ from urllib.parse import quote
 
 import h11
 
-from control.api import spdy
+from control.api import node_address, spdy
 from control.api.streams import Receive, Send
 from control.client.framing import Wire
 from control.clock import REAL, Clock
@@ -65,7 +65,8 @@ async def open_forward(target: ForwardTarget, port: int, *,
                 wire = Wire(reader, writer, h11.CLIENT)
                 wire.send(h11.Request(method="POST", target=path.encode(), headers=[
                     (b"host", f"{target.address}:{target.port}".encode()), (b"connection", b"Upgrade"),
-                    (b"upgrade", UPGRADE), (b"content-length", b"0")]), h11.EndOfMessage())
+                    (b"upgrade", UPGRADE), (b"content-length", b"0"),
+                    (b"authorization", f"Bearer {node_address.credential()}".encode("latin-1"))]), h11.EndOfMessage())
                 await writer.drain()
                 event = await wire.receive()
                 if type(event) is h11.InformationalResponse and event.status_code == 101:

@@ -273,7 +273,8 @@ class Relay:
 
     async def run(self) -> None:
         try:
-            frames, writer = await connect_upgraded(self.target.address, self.target.port, self.target.kubelet_path)
+            frames, writer = await connect_upgraded(self.target.address, self.target.port, self.target.kubelet_path,
+                                                    token=node_address.credential())
         except UpgradeRefused as refused:
             return await self._fail(f"unable to upgrade connection: {refused.message}")
         except (OSError, TimeoutError) as exc:

@@ -96,7 +96,7 @@ def advertise(folder: Path, plain_url: str, secure_url: str) -> None:
     target = Path(folder) / HUBS
     known = json.loads(target.read_text()) if target.exists() else {}
     known[plain_url.rstrip("/")] = secure_url
-    _replace(target, json.dumps(known, indent=1).encode(), 0o644)
+    _replace(target, json.dumps(known, indent=1).encode(), 0o600)  # the data folder is owner-only
 
 
 def secure_url_for(folder: Path, plain_url: str) -> str:

@@ -90,7 +90,7 @@ def _new_entry(user: str, groups: tuple[str, ...]) -> Entry:
 
 
 def _append(target: Path, entries: list[Entry]) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # the data folder: owner-only
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         os.write(fd, "".join(format_entry(e) for e in entries).encode())

@@ -97,16 +97,18 @@ def exit_status(argv: list[str], code: int) -> dict[str, Any]:
 MAX_REFUSAL_BYTES = 64 * 1024
 
 
-async def connect_upgraded(address: str, port: int, target: str, *,
-                           timeout: float = 10.0) -> tuple[FrameReader, asyncio.StreamWriter]:
-    """Open the upgraded stream to a kubelet: the request, its 101, and the raw connection."""
+async def connect_upgraded(address: str, port: int, target: str, *, timeout: float = 10.0,
+                           token: str = "") -> tuple[FrameReader, asyncio.StreamWriter]:
+    """Open the upgraded stream to a kubelet: the request (with `token`, the node-access secret,
+    as its bearer credential), its 101, and the raw connection."""
+    credential = [(b"authorization", f"Bearer {token}".encode("latin-1"))] if token else []
     async with asyncio.timeout(timeout):
         reader, writer = await asyncio.open_connection(address, port)
         try:
             wire = Wire(reader, writer, h11.CLIENT)
             wire.send(h11.Request(method="POST", target=target.encode("latin-1"),
                                   headers=[(b"host", f"{address}:{port}".encode()), (b"connection", b"Upgrade"),
-                                           (b"upgrade", UPGRADE), (b"content-length", b"0")]),
+                                           (b"upgrade", UPGRADE), (b"content-length", b"0"), *credential]),
                       h11.EndOfMessage())
             await writer.drain()
             event = await wire.receive()

@@ -15,6 +15,10 @@ Guarantees — one way to serve for every such server:
   `send`, `end`); `close=True` asks the client to close after it.
 - `NodeServer.start` listens and returns the port it took (0: any free one); `close` stops
   listening and ends the connections still open.
+- Every request must carry the cluster's node-access secret (`control.client.nodeaccess`, as a
+  kubelet with `--anonymous-auth=false`); one without it, or with another, is answered 401 with an
+  Unauthorized Status before `answer` sees it, and the connection serves on. Only a server's
+  `open_paths` (kube-proxy's /healthz, as upstream's healthz port) answer anyone.
 """
 
 from __future__ import annotations
@@ -23,15 +27,17 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import h11
 
+from control.client import nodeaccess
 from control.client.framing import Wire
 
 log = logging.getLogger(__name__)
 IDLE_SECONDS = 120.0  # an idle keep-alive connection is closed after this
 MAX_BODY = 1 << 20
-REASONS = {200: b"OK", 400: b"Bad Request", 404: b"Not Found", 405: b"Method Not Allowed",
+REASONS = {200: b"OK", 400: b"Bad Request", 401: b"Unauthorized", 404: b"Not Found", 405: b"Method Not Allowed",
            413: b"Payload Too Large", 431: b"Request Header Fields Too Large", 503: b"Service Unavailable"}
 
 
@@ -140,8 +146,11 @@ class NodeServer:
     server: asyncio.AbstractServer | None = None
     idle: float = IDLE_SECONDS
     closing = False
+    open_paths: frozenset[str] = frozenset()  # answered without the node-access secret
+    access_token = ""  # the secret callers present; "" until start (or the first request) reads it
 
     async def start(self, host: str, port: int = 0) -> int:
+        self.expected_token()  # read (or made) before listening: a server never runs without one
         self.server = await asyncio.start_server(self.handle, host, port)
         return self.server.sockets[0].getsockname()[1]
 
@@ -156,6 +165,18 @@ class NodeServer:
 
     def _open_connections(self) -> set[asyncio.Task]:
         return self.__dict__.setdefault("_connections", set())
+
+    def expected_token(self) -> str:
+        """The node-access secret callers must present (this process's data folder's)."""
+        if not self.access_token:
+            self.access_token = nodeaccess.token()
+        return self.access_token
+
+    def admits(self, request: Request) -> bool:
+        """Whether the caller proved itself (or asked for an open path)."""
+        if self.open_paths and urlsplit(request.target).path in self.open_paths:
+            return True
+        return nodeaccess.admits(request.headers, self.expected_token())
 
     async def answer(self, request: Request, exchange: Exchange) -> None:
         raise NotImplementedError
@@ -176,7 +197,10 @@ class NodeServer:
                     request = await exchange.next_request()
                     if request is None:
                         return
-                    await self.answer(request, exchange)
+                    if self.admits(request):
+                        await self.answer(request, exchange)
+                    else:
+                        await exchange.respond(401, "application/json", nodeaccess.UNAUTHORIZED)
                 except HttpError as exc:
                     if exchange.started:
                         return  # mid-stream: the only honest signal left is closing

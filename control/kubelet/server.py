@@ -17,6 +17,11 @@ Routes:
 - `POST /portForward/...` (upgraded connections): handed to the port-forward server
   (`portforward`), when the kubelet has one.
 
+Who may call: every route, /healthz included, answers only a caller with the cluster's node-access
+secret (the hub, and kube-proxy sending traffic to pods); anyone else gets 401 Unauthorized
+(`control.client.serving`), as a kubelet with `--anonymous-auth=false` on its port 10250 (its
+unauthenticated /healthz is a separate port, 10248, not simulated).
+
 Guarantees: `/serve` and `/stats/summary` keep the connection open (HTTP/1.1 keep-alive, so
 kube-proxy reuses its connections); log answers close it, as before. Bad parameters answer 400,
 other methods 405, all as JSON `{"error"}`; framing, body limits and malformed requests are

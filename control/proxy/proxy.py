@@ -32,6 +32,7 @@ from control.clock import REAL, Clock
 from control.client.component import connect, run_all
 from control.client.http import HubClient
 from control.client.informer import Handlers
+from control.client import nodeaccess
 from control.client.lean import ConnectionPool
 from control.client.resources import ENDPOINTS, NODES, SERVICES, key_of
 from control.client.shared import SharedInformers
@@ -134,7 +135,9 @@ class KubeProxy:
             return 503, {"error": f"node \"{node}\" of pod {endpoint.pod} is unknown or has no kubelet address"}
         pool = self._pools.get(where)
         if pool is None:
-            pool = self._pools[where] = ConnectionPool(f"http://{where[0]}:{where[1]}", f"kube-proxy/{self.node}", size=16)
+            # the kubelet answers only holders of the node-access secret (control.client.nodeaccess)
+            pool = self._pools[where] = ConnectionPool(f"http://{where[0]}:{where[1]}", f"kube-proxy/{self.node}",
+                                                       size=16, token=nodeaccess.token())
         path = serve_path(endpoint, namespace, self.node)
         try:
             try:

@@ -9,6 +9,10 @@ Routes:
 - `POST /send?target=&namespace=&port=&count=&interval=` -> chunked `application/x-ndjson`, one
   line per request as it is answered, then `{"done": true, ...}` (see `send`).
 
+Who may call: `/rules` and `/send` answer only a caller with the cluster's node-access secret (the
+hub), others get 401 (`control.client.serving`); `/healthz` answers anyone, as upstream's
+kube-proxy serves its healthz port (10256) without authentication.
+
 Guarantees: bad parameters answer 400 `{"error"}`, unknown paths 404, wrong methods 405, never a
 crash of the server; plain answers keep the connection open (keep-alive), a /send stream closes
 it when done; a client that leaves mid-stream stops the sending. Framing, body limits and
@@ -43,6 +47,8 @@ def _wait_params(query: dict[str, str]) -> tuple[int | None, float]:
 
 
 class ProxyServer(NodeServer):
+    open_paths = frozenset({"/healthz"})
+
     def __init__(self, proxy: "KubeProxy"):
         self.proxy = proxy
 

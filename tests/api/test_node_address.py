@@ -13,6 +13,7 @@ import pytest
 
 from control import errors
 from control.api import node_address
+from control.client import nodeaccess
 from control.api.node_address import KUBELET_PORT, NodeTarget, bounded_lines, kube_proxy, kubelet, read_bounded, refusal
 
 EPHEMERAL = node_address.EPHEMERAL_PORTS.start
@@ -101,6 +102,13 @@ def test_lines_are_bounded_too():
 def test_the_client_follows_no_redirect_and_ignores_proxy_settings():
     client = node_address.client(httpx.Timeout(1.0))
     assert client.follow_redirects is False and client._trust_env is False
+    asyncio.run(client.aclose())
+
+
+def test_the_client_presents_the_hubs_node_access_secret():
+    client = node_address.client(httpx.Timeout(1.0))
+    assert client.headers["authorization"] == f"Bearer {nodeaccess.token()}"
+    assert node_address.credential() == nodeaccess.token()
     asyncio.run(client.aclose())
 
 

@@ -33,6 +33,9 @@ class Hub(NodeServer):
         self.seen: list[Request] = []
         self.connections = 0
 
+    def admits(self, request: Request) -> bool:
+        return True  # a stand-in for the hub, which authenticates its callers itself: not a node server
+
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         await super().handle(reader, writer)

@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from control.client import nodeaccess
 from control.clock import FakeClock
 from control.client.remotecommand import (CLOSE, ERROR, RESIZE, STDERR, STDIN, STDOUT, UpgradeRefused,
                                           connect_upgraded, exit_status, frame)
@@ -21,6 +22,8 @@ from control.kubelet.exec import ExecServer, parse_exec
 from control.kubelet.terminal import prompt_for
 from control.kubelet.shell import Shell
 from control.kubelet.filesystem import Filesystem
+
+AUTH = f"Authorization: Bearer {nodeaccess.token()}\r\n"  # the hub's proof, as node servers require it
 
 T0 = 1_800_000_000.0
 BACKOFF = BackoffPolicy(10, 300, 600)
@@ -66,7 +69,8 @@ class Node:
     async def open(self, command=(), *, pod="web", container="app", stdin=False, tty=False, action="exec"):
         query = urlencode([("command", c) for c in command] + [("stdin", int(stdin)), ("stdout", 1),
                                                                 ("stderr", int(not tty)), ("tty", int(tty))])
-        return await connect_upgraded("127.0.0.1", self.port, f"/{action}/shop/{pod}/{container}?{query}")
+        return await connect_upgraded("127.0.0.1", self.port, f"/{action}/shop/{pod}/{container}?{query}",
+                                      token=nodeaccess.token())
 
     async def run(self, command, stdin_data: bytes | None = None, **flags) -> dict[int, bytes]:
         frames, writer = await self.open(command, stdin=stdin_data is not None, **flags)
@@ -196,7 +200,7 @@ def test_a_plain_post_without_the_upgrade_is_refused():
     async def scenario():
         async with Node() as node:
             reader, writer = await asyncio.open_connection("127.0.0.1", node.port)
-            writer.write(b"POST /exec/shop/web/app?command=ls&stdout=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+            writer.write(f"POST /exec/shop/web/app?command=ls&stdout=1 HTTP/1.1\r\nHost: x\r\n{AUTH}Content-Length: 0\r\n\r\n".encode())
             head = await reader.readuntil(b"\r\n\r\n")
             writer.close()
             assert head.startswith(b"HTTP/1.1 400")

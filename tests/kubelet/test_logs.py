@@ -7,11 +7,14 @@ import asyncio
 
 import pytest
 
+from control.client import nodeaccess
 from control.clock import FakeClock
 from control.kubelet.behaviour import Script
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import advance, new_container, stop
 from control.kubelet.logs import LogError, LogRequest, LogServer, LogTarget, parse_request, render_log, run_lines
+
+AUTH = f"Authorization: Bearer {nodeaccess.token()}\r\n"  # the hub's proof, as node servers require it
 
 T0 = 1_800_000_000.0
 BACKOFF = BackoffPolicy(10, 300, 600)
@@ -71,7 +74,7 @@ def test_render_tail_timestamps_and_kubernetes_errors():
 
 async def fetch(port: int, target: str) -> tuple[str, bytes]:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    writer.write(f"GET {target} HTTP/1.1\r\nHost: x\r\n{AUTH}\r\n".encode())
     await writer.drain()
     data = await reader.read()
     writer.close()
@@ -107,7 +110,7 @@ def test_follow_streams_new_lines_and_ends_with_the_run():
     async def scenario():
         port = await server.start("127.0.0.1")
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(b"GET /containerLogs/default/web/app?follow=true HTTP/1.1\r\nHost: x\r\n\r\n")
+        writer.write(f"GET /containerLogs/default/web/app?follow=true HTTP/1.1\r\nHost: x\r\n{AUTH}\r\n".encode())
         await writer.drain()
         head = await reader.readuntil(b"\r\n\r\n")
         assert b"Transfer-Encoding: chunked" in head

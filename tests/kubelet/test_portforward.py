@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from control.client import nodeaccess
 from control.client.serving import Exchange, HttpError, NodeServer, Request
 from control.clock import FakeClock
 from control.kubelet.behaviour import Script
@@ -16,6 +17,8 @@ from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import advance, new_container
 from control.kubelet.portforward import (PortForwardServer, listener_for, parse_forward, refused_message,
                                          sandbox_id)
+
+AUTH = f"Authorization: Bearer {nodeaccess.token()}\r\n"  # the hub's proof, as node servers require it
 
 T0 = 1_800_000_000.0
 BACKOFF = BackoffPolicy(10, 300, 600)
@@ -67,7 +70,7 @@ class Node:
                        half_close: bool = True) -> bytes:
         """Everything the kubelet answers to the request (and the bytes sent after it)."""
         reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        writer.write(b"POST " + target.encode() + b" HTTP/1.1\r\nhost: n1\r\nconnection: Upgrade\r\nupgrade: "
+        writer.write(b"POST " + target.encode() + b" HTTP/1.1\r\nhost: n1\r\n" + AUTH.encode() + b"connection: Upgrade\r\nupgrade: "
                      + upgrade + b"\r\ncontent-length: 0\r\n\r\n" + sent)
         if half_close:
             writer.write_eof()

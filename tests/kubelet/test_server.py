@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from control.client import nodeaccess
 from control.clock import FakeClock
 from control.client.timings import WORKSHOP, Timings
 from control.kubelet.behaviour import Script
@@ -17,6 +18,8 @@ from control.kubelet.kubelet import Kubelet
 from control.kubelet.logs import LogServer
 from control.kubelet.server import BadRequest, KubeletServer, parse_serve, serve_answer
 from tests.kubelet.test_pods import Node, manifest
+
+AUTH = f"Authorization: Bearer {nodeaccess.token()}\r\n"  # the hub's proof, as node servers require it
 
 T0 = 1_800_000_000.0
 BACKOFF = BackoffPolicy(10, 300, 600)
@@ -55,7 +58,7 @@ def test_parse_serve():
 
 
 async def exchange(reader, writer, method: str, target: str) -> tuple[int, dict, str]:
-    writer.write(f"{method} {target} HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{{}}".encode())
+    writer.write(f"{method} {target} HTTP/1.1\r\nHost: x\r\n{AUTH}Content-Length: 2\r\n\r\n{{}}".encode())
     await writer.drain()
     head = (await reader.readuntil(b"\r\n\r\n")).decode()
     length = int(next(line.split(":")[1] for line in head.split("\r\n") if line.lower().startswith("content-length")))
@@ -85,7 +88,7 @@ def test_the_server_keeps_connections_for_serve_and_stats_and_still_serves_logs(
         writer.close()
         assert calls == [("default", "web", 80, "node-2"), ("default", "gone", None, "")]
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        writer.write(f"GET /healthz HTTP/1.1\r\nHost: x\r\n{AUTH}\r\n".encode())
         assert (await reader.read()).endswith(b"\r\n\r\nok\n"), "log routes answer and close as before"
         writer.close()
         await server.close()

@@ -1,15 +1,18 @@
 """kube-proxy as its own process next to real kubelets, a controller-manager and a scheduler:
 traffic to a Service spreads over its ready pods, the kubelets count it as CPU, and a pod marked
-not ready, or deleted, leaves every kube-proxy's table and gets no more requests."""
+not ready, or deleted, leaves every kube-proxy's table and gets no more requests. The node servers
+answer only the hub's credential (the cluster's node-access secret): anyone else gets 401."""
 
 from __future__ import annotations
 
 import json
+import urllib.error
 import urllib.request
 from collections import Counter
 
 import pytest
 
+from control.client import nodeaccess
 from tests.conftest import Cluster, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -39,6 +42,7 @@ spec:
 @pytest.fixture(scope="module")
 def cluster():
     running = Cluster(nodes=len(NODES)).start()
+    AS_HUB.update(nodeaccess.bearer(running.dir))
     try:
         for node in NODES:
             running.start_spoke("kube-proxy", node=node)
@@ -47,10 +51,18 @@ def cluster():
         running.stop()
 
 
-def http(url: str, method: str = "GET") -> tuple[int, bytes]:
-    request = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
-    with urllib.request.urlopen(request, timeout=20) as answer:
-        return answer.status, answer.read()
+AS_HUB: dict[str, str] = {}  # the header the hub sends node servers (this cluster's secret)
+
+
+def http(url: str, method: str = "GET", headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """A request to a node server, as the hub by default (`headers` {} or others: as someone else)."""
+    request = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None,
+                                     headers=AS_HUB if headers is None else headers)
+    try:
+        with urllib.request.urlopen(request, timeout=20) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read()
 
 
 def node_json(cluster: Cluster, name: str) -> dict:
@@ -120,3 +132,21 @@ def test_traffic_follows_readiness_through_every_kube_proxy(cluster):
     cluster.kubectl("delete", "pod", victim, "--wait=false")
     wait_for(lambda: victim not in table_pods(urls["node-1"]), what=f"deleted {victim} out of the table")
     assert all(line["pod"] != victim for line in send(urls["node-1"], 8)[:-1])
+
+
+def test_node_servers_answer_only_the_hub(cluster):
+    proxy = proxy_url(cluster, "node-1")
+    kubelet = node_json(cluster, "node-1")
+    port = kubelet["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"]
+    node_1 = f"http://127.0.1.1:{port}"
+    forged = {"Authorization": "Bearer " + "x" * len(AS_HUB["Authorization"].split()[1])}
+    for url, method in ((f"{node_1}/stats/summary", "GET"), (f"{node_1}/containerLogs/default/web/app", "GET"),
+                        (f"{node_1}/healthz", "GET"), (f"{node_1}/serve/default/web?port=80", "POST"),
+                        (f"{proxy}/rules", "GET"), (f"{proxy}/send?target=web", "POST")):
+        for who in ({}, forged, {"Authorization": AS_HUB["Authorization"].replace("Bearer", "Basic")}):
+            status, body = http(url, method, who)
+            assert status == 401, (url, who)
+            assert json.loads(body)["reason"] == "Unauthorized"
+    assert http(f"{node_1}/stats/summary")[0] == 200
+    assert http(f"{proxy}/rules")[0] == 200
+    assert http(f"{proxy}/healthz", headers={}) == (200, b"ok\n"), "kube-proxy's healthz answers anyone"

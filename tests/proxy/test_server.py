@@ -6,13 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 
+from control.client import nodeaccess
 from tests.proxy.test_send import fake_kubelet, feed, node, proxy_with
 from tests.proxy.test_table import endpoints, service
+
+AUTH = f"Authorization: Bearer {nodeaccess.token()}\r\n"  # the hub's proof, as node servers require it
 
 
 async def request(port, method, target, *, reader_writer=None):
     reader, writer = reader_writer or await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"{method} {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    writer.write(f"{method} {target} HTTP/1.1\r\nHost: x\r\n{AUTH}\r\n".encode())
     await writer.drain()
     head = (await reader.readuntil(b"\r\n\r\n")).decode()
     headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in head.split("\r\n")[1:]) if k}

@@ -37,7 +37,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from control.management.commands.runcomponent import die_with_parent
 from control.management.commands.runhub import split_addr
-from control import workshop
+from control import datafolder, workshop
 from control.auth import enabled as auth_enabled
 from control.auth.tokenfile import admin_token
 from control.supervisor import Supervisor
@@ -170,7 +170,7 @@ class Command(BaseCommand):
         host, port = split_addr(addr)
         names = self.attendee_names(attendees, attendees_file)  # a bad name stops us before anything starts
         data_dir = Path(data).resolve()
-        data_dir.mkdir(parents=True, exist_ok=True)
+        datafolder.prepare(data_dir)  # owner-only (0700), a looser one tightened with a warning
         env = {**os.environ, "KK_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "control.settings", "KK_PACE": pace,
                "KK_PARENT_PID": str(os.getpid()), "KK_JOIN": join}
         env.pop("KK_SQLITE_PATH", None)
