@@ -9,9 +9,13 @@
 // oldest waiting dots are skipped (the counters still count them).
 // Labels never overlap: each label is a box pushed out from its spoke's circle until nothing is
 // under it (labels.js), the ring is an ellipse as wide as the picture allows, and a crowded ring
-// has smaller circles and labels.
+// has smaller circles and labels. Labels stay legible from the back of a room: never smaller on
+// screen than MIN_NAME_PX for a name and MIN_COUNT_PX for the counts, whatever the picture's size
+// (measured again when it changes); a name that finds no free place at that size is shortened
+// (its full name stays in the spoke's tooltip).
 import { isError } from "./failures.js";
-import { box, labelSpot } from "./labels.js";
+import { box, labelSpot, shorterNames } from "./labels.js";
+import { onNextFrame } from "./frame.js";
 import { clientName, onModeChange, term, ui } from "./words.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -31,6 +35,8 @@ const STORE_MARGIN = 10; // a label touching the store's words reads as one of t
 const STORE_GAP = (34 * Math.PI) / 180; // the store's label lives above the hub, right of its line
 const CROWDED_STORE_GAP = (44 * Math.PI) / 180; // a crowded ring's first label needs to pass the store's
 const CROWDED = 9; // more spokes than this: smaller circles, no list of controllers under their manager
+const MIN_NAME_PX = 14; // on screen: a spoke's name read from the back of a room
+const MIN_COUNT_PX = 12; // and its counts
 const RANK = ["kube-controller-manager", "kube-scheduler", "node/", "line-cook", "garnish-cook",
   "supervisor", "kubectl",
   "python-client", "dashboard", "dashboard/wire", "dashboard/second-writer", "dashboard/"];
@@ -99,6 +105,25 @@ export class Picture {
     this.layoutNeeded = false;
     this.states = {};
     onModeChange(() => this.relabel());
+    // The picture's size on screen sets the labels' smallest scale: lay them out again when it changes.
+    this.screenScale = 0;
+    const observer = new ResizeObserver(() => {
+      this.layoutNeeded = true;
+      onNextFrame(() => this.render());
+    });
+    observer.observe(svg);
+    for (const element of document.querySelectorAll("[data-over-picture]")) observer.observe(element);
+  }
+
+  // The smallest scale a label may have so that its words stay legible on screen (a picture drawn
+  // small needs its labels relatively bigger).
+  labelFloor(spoke) {
+    const perUnit = this.svg.getScreenCTM()?.a || 0; // screen pixels per picture unit
+    this.screenScale = perUnit;
+    if (!perUnit) return 0;
+    const size = (text) => parseFloat(getComputedStyle(text).fontSize) || 1;
+    const floor = Math.max(MIN_NAME_PX / (size(spoke.name) * perUnit), MIN_COUNT_PX / (size(spoke.counts) * perUnit));
+    return floor * 1.002; // a hair above: rounding never takes a label under the line
   }
 
   desiredState(who) {
@@ -201,9 +226,12 @@ export class Picture {
       return spoke;
     });
     // Labels go where nothing is: not on the hub, the store, any circle or a label placed before.
-    const taken = [this.storeBox(), box(0, 0, 2 * HUB_EDGE, 2 * HUB_EDGE),
+    const taken = [this.storeBox(), box(0, 0, 2 * HUB_EDGE, 2 * HUB_EDGE), ...this.overlays(),
       ...spokes.map((spoke) => box(spoke.x, spoke.y, 2 * radius, 2 * radius))];
-    for (const spoke of spokes) taken.push(this.place(spoke, crowded ? CROWDED_LABEL : 1, taken));
+    for (const spoke of spokes) {
+      spoke.name.textContent = clientName(spoke.who); // its full name first; place() may shorten it
+      taken.push(this.place(spoke, crowded ? CROWDED_LABEL : 1, taken));
+    }
   }
 
   drawSpoke(spoke) {
@@ -221,6 +249,21 @@ export class Picture {
     spoke.line.setAttribute("y2", (y - radius * uy).toFixed(1));
   }
 
+  // What the page lays over the picture (its row of buttons, [data-over-picture]), in the
+  // picture's units, with a margin: no label goes under it.
+  overlays() {
+    const matrix = this.svg.getScreenCTM();
+    if (!matrix || !matrix.a) return [];
+    const inverse = matrix.inverse();
+    const at = (x, y) => new DOMPoint(x, y).matrixTransform(inverse);
+    return [...document.querySelectorAll("[data-over-picture]")].flatMap((element) => {
+      const r = element.getBoundingClientRect();
+      if (!r.width || !r.height) return [];
+      const [a, b] = [at(r.left, r.top), at(r.right, r.bottom)];
+      return [{ l: a.x - STORE_MARGIN, t: a.y - STORE_MARGIN, r: b.x + STORE_MARGIN, b: b.y + STORE_MARGIN }];
+    });
+  }
+
   // The store's cylinder and words, in the picture's units.
   storeBox() {
     const group = this.svg.querySelector("#store-spoke > g");
@@ -235,14 +278,23 @@ export class Picture {
   place(spoke, size, taken) {
     for (const text of [spoke.name, spoke.counts, spoke.controllers]) if (text) text.setAttribute("text-anchor", "middle");
     spoke.label.setAttribute("transform", "");
+    const floor = this.labelFloor(spoke);
     let own = spoke.label.getBBox();
-    let { spot, scale, free } = labelSpot(spoke, own, size, taken);
+    let { spot, scale, free } = labelSpot(spoke, own, size, taken, floor);
     // The controllers under their manager are the first words to go when the label would have to
     // shrink to fit, or finds no free place at all (near the store): a readable name matters more.
     if (spoke.controllers && spoke.controllers.style.display !== "none" && (!free || scale < 0.95 * size)) {
       spoke.controllers.style.display = "none";
       own = spoke.label.getBBox();
-      ({ spot, scale } = labelSpot(spoke, own, size, taken));
+      ({ spot, scale, free } = labelSpot(spoke, own, size, taken, floor));
+    }
+    // Then a long name gives way to a shorter form of itself (legible and clear of the others
+    // matters more than whole): "dashboard/kubernetes-admin" -> "kubernetes-admin" -> "kubern…".
+    for (const shorter of shorterNames(spoke.name.textContent)) {
+      if (free) break;
+      spoke.name.textContent = shorter;
+      own = spoke.label.getBBox();
+      ({ spot, scale, free } = labelSpot(spoke, own, size, taken, floor));
     }
     // The label's own box centre lands on the spot's centre, relative to the spoke.
     const lx = (spot.l + spot.r) / 2 - spoke.x - (own.x + own.width / 2) * scale;
