@@ -57,7 +57,7 @@ async def lesson_step(request: HttpRequest, lesson_id: str, number: int) -> Http
         "lesson": lesson, "lesson_title": lessons.text(lesson.title, language), "number": number,
         "count": len(lesson.steps), "title": lessons.text(step.title, language),
         "explain": lessons.text(step.explain, language), "kubectl": step.kubectl, "has_action": step.action is not None,
-        "has_check": step.check is not None, "previous": number - 1 if number > 1 else None,
+        "has_check": step.check is not None, "panel": step.panel, "previous": number - 1 if number > 1 else None,
         "next": number + 1 if number < len(lesson.steps) else None})
 
 

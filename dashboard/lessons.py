@@ -8,6 +8,7 @@ A lesson file:
       - title: {en: ..., ko: ...}
         explain: {en: ..., ko: ...}
         kubectl: kubectl apply -f pasta.yaml      # the command to copy (optional)
+        panel: events                             # the panel the step brings into view (optional, PANELS)
         action: {apply: pasta.yaml}               # the button (optional), see ACTION_KEYS
         check:                                    # turns the step green (optional)
           apiVersion: v1
@@ -50,7 +51,10 @@ ACTION_KEYS = {
 }
 CHECK_KEYS = {"apiVersion", "kind", "namespace", "name", "labelSelector", "fieldSelector", "where",
               "count", "atLeast", "atMost"}
-STEP_KEYS = {"title", "explain", "kubectl", "action", "check"}
+STEP_KEYS = {"title", "explain", "kubectl", "action", "check", "panel"}
+# The dashboard panels a step may bring onto the stage (static/dashboard/layout.js, FOCUSABLE).
+PANELS = ("workloads", "events", "failures", "traffic", "wire", "services", "jobs", "sets", "hpa", "custom",
+          "configs", "log", "manifest")
 LESSON_KEYS = {"title", "idea", "steps", "order"}
 BUTTONS = ("delete-pod", "crash", "cordon", "uncordon", "scale", "stale-write", "spoke")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
@@ -92,6 +96,7 @@ class Step:
     kubectl: str = ""
     action: Action | None = None
     check: Check | None = None
+    panel: str = ""
 
 
 @dataclass(frozen=True)
@@ -259,6 +264,13 @@ def _action(r: _Where, node: yaml.Node, what: str, root: Path) -> Action:
     return Action(do=button, form=tuple(sorted(form.items())), namespace=namespace)
 
 
+def _panel(r: _Where, node: yaml.Node, what: str) -> str:
+    panel = r.string(node, what)
+    if panel not in PANELS:
+        raise r.fail(node, f"{what} {panel!r} is not one of {', '.join(PANELS)}")
+    return panel
+
+
 def parse_lesson(source: str, file: str, root: Path = LESSONS_DIR) -> Lesson:
     """The lesson in `source` (the text of `file`), fully checked; raises LessonError."""
     r = _Where(file)
@@ -293,7 +305,8 @@ def parse_lesson(source: str, file: str, root: Path = LESSONS_DIR) -> Lesson:
         steps.append(Step(title=r.texts(step["title"], f"{what}.title"), explain=r.texts(step["explain"], f"{what}.explain"),
                           kubectl=r.string(step["kubectl"], f"{what}.kubectl") if "kubectl" in step else "",
                           action=_action(r, step["action"], f"{what}.action", root) if "action" in step else None,
-                          check=_check(r, step["check"], f"{what}.check") if "check" in step else None))
+                          check=_check(r, step["check"], f"{what}.check") if "check" in step else None,
+                          panel=_panel(r, step["panel"], f"{what}.panel") if "panel" in step else ""))
     order = r.integer(entries["order"], "order") if "order" in entries else 100
     return Lesson(id=lesson_id, file=file, title=r.texts(entries["title"], "title"), idea=idea,
                   steps=tuple(steps), order=order)
