@@ -12,7 +12,7 @@ const BOTTOM = 430;
 const LABEL_GAP = 8;
 const PUSH_STEP = 6; // how far a label moves out each time it would cover something
 const MAX_PUSH = 150;
-const SIDEWAYS = [0, 20, -20, 40, -40];
+const SIDEWAYS = [0, 20, -20, 40, -40, 70, -70, 100, -100, 130, -130];
 const SMALLEST = 0.2;
 const SHRINK = [1, 0.85, 0.7, 0.55]; // the sizes tried, of the widest that fits the picture
 
@@ -73,16 +73,16 @@ function freeSpot(spoke, own, scale, taken) {
 }
 
 // Shorter forms of a spoke's name, longest first: without a note in brackets, its last part after
-// a "/", its first letters.
+// a "/" or ": " ("dashboard/kubernetes-admin" -> "kubernetes-admin"), its first letters.
 export function shorterNames(name) {
   const forms = [];
+  const shortest = () => (forms.length ? forms[forms.length - 1] : name);
   const add = (form) => {
-    const last = forms.length ? forms[forms.length - 1] : name;
-    if (form && form.length < last.length) forms.push(form);
+    if (form && form.length < shortest().length) forms.push(form);
   };
   add(name.replace(/\s*[(（].*[)）]\s*$/, ""));
-  add((forms[forms.length - 1] || name).split("/").pop());
-  const base = forms[forms.length - 1] || name;
+  add(shortest().split(/\/|: /).pop());
+  const base = shortest();
   for (const keep of [10, 7]) if (base.length > keep + 1) add(`${base.slice(0, keep)}…`);
   return forms;
 }

@@ -318,7 +318,8 @@ export class Panels {
     for (const [component, key] of [["controller-manager", "kube-controller-manager"], ["scheduler", "kube-scheduler"]]) {
       const state = this.model.spokes[component] || "running";
       const wrap = h("span", `spoke-control ${state}`);
-      wrap.append(h("span", "", `${term(key)}: ${ui(state)}`));
+      // Running is what its Stop button says; only a stopped component names its state.
+      wrap.append(h("span", "", state === "stopped" ? `${term(key)}: ${ui(state)}` : term(key)));
       wrap.append(state === "stopped"
         ? button("spoke", term("start"), { spoke: component, state: "running" })
         : button("spoke", term("stop"), { spoke: component, state: "stopped" }, "danger"));

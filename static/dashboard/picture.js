@@ -16,14 +16,19 @@
 import { isError } from "./failures.js";
 import { box, labelSpot, shorterNames } from "./labels.js";
 import { onNextFrame } from "./frame.js";
+import { labelFloor, overlayBoxes, storeBox, whenResized } from "./fit.js";
 import { clientName, onModeChange, term, ui } from "./words.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const RING = { x: 300, y: 262 }; // the ring's half-axes with few spokes
-const CROWDED_RING = { x: 410, y: 268 }; // and with many (up to HALF_WIDTH, less the labels' room)
+const CROWDED_RING = { x: 340, y: 225 }; // and with many: narrower, leaving room beside it for their labels
 const HUB_EDGE = 105;
 const NODE_R = 46;
-const CROWDED_NODE_R = 27;
+const CROWDED_NODE_R = 23;
+// A crowded ring spaces its spokes closer on the sides, where labels stack by their height, and
+// wider at the bottom, where they sit side by side by their width.
+const CROWDED_WARP = 0.15;
+const CROWDED_NUMBER = 0.85; // a node's number in a crowded ring's small circle: as large as it fits
 const CROWDED_LABEL = 0.7; // a crowded ring's labels, against the store's and the hub's
 const STORE_AT = { x: 0, y: -300 };
 const HUB_ITSELF = "kube-apiserver"; // the hub's own writes (bootstrap): the centre, not a spoke
@@ -56,6 +61,12 @@ export function compact(value) {
   if (value < 10_000) return String(value);
   if (value < 1_000_000) return `${Math.round(value / 1000)}k`;
   return `${(value / 1_000_000).toFixed(1)}M`;
+}
+
+// An angle from the top of the ring, moved by `amount` away from the sides towards the top and
+// the bottom (0: unchanged; the top, the sides and the bottom stay where they are).
+function warp(angle, amount) {
+  return angle + (amount / 2) * Math.sin(2 * angle);
 }
 
 function rank(who) {
@@ -105,25 +116,11 @@ export class Picture {
     this.layoutNeeded = false;
     this.states = {};
     onModeChange(() => this.relabel());
-    // The picture's size on screen sets the labels' smallest scale: lay them out again when it changes.
-    this.screenScale = 0;
-    const observer = new ResizeObserver(() => {
+    // The picture's size on screen and the page's font set the labels' sizes: placed again when either changes.
+    whenResized(svg, () => {
       this.layoutNeeded = true;
       onNextFrame(() => this.render());
     });
-    observer.observe(svg);
-    for (const element of document.querySelectorAll("[data-over-picture]")) observer.observe(element);
-  }
-
-  // The smallest scale a label may have so that its words stay legible on screen (a picture drawn
-  // small needs its labels relatively bigger).
-  labelFloor(spoke) {
-    const perUnit = this.svg.getScreenCTM()?.a || 0; // screen pixels per picture unit
-    this.screenScale = perUnit;
-    if (!perUnit) return 0;
-    const size = (text) => parseFloat(getComputedStyle(text).fontSize) || 1;
-    const floor = Math.max(MIN_NAME_PX / (size(spoke.name) * perUnit), MIN_COUNT_PX / (size(spoke.counts) * perUnit));
-    return floor * 1.002; // a hair above: rounding never takes a label under the line
   }
 
   desiredState(who) {
@@ -215,7 +212,7 @@ export class Picture {
     const step = count > 1 ? (2 * Math.PI - 2 * first) / (count - 1) : 0;
     const spokes = this.order.map((who, index) => {
       const spoke = this.spokes.get(who);
-      const angle = -Math.PI / 2 + first + step * index;
+      const angle = -Math.PI / 2 + warp(first + step * index, crowded ? CROWDED_WARP : 0);
       spoke.cos = Math.cos(angle);
       spoke.sin = Math.sin(angle);
       spoke.x = ring.x * spoke.cos;
@@ -226,10 +223,16 @@ export class Picture {
       return spoke;
     });
     // Labels go where nothing is: not on the hub, the store, any circle or a label placed before.
-    const taken = [this.storeBox(), box(0, 0, 2 * HUB_EDGE, 2 * HUB_EDGE), ...this.overlays(),
+    const taken = [storeBox(this.svg, STORE_MARGIN), box(0, 0, 2 * HUB_EDGE, 2 * HUB_EDGE),
+      ...overlayBoxes(this.svg, STORE_MARGIN),
       ...spokes.map((spoke) => box(spoke.x, spoke.y, 2 * radius, 2 * radius))];
     for (const spoke of spokes) {
-      spoke.name.textContent = clientName(spoke.who); // its full name first; place() may shorten it
+      // Its full name first (place() may shorten it); on a crowded ring a node's number in its
+      // circle names it, and its label is its counts alone (the full name is the circle's tooltip).
+      const numbered = crowded && spoke.who.startsWith("node/") && /^[0-9]+$/.test(initial(spoke.who));
+      spoke.name.textContent = numbered ? "" : clientName(spoke.who);
+      spoke.oneLine = false; // the name over its counts (place() may put them on one line)
+      spoke.initial.setAttribute("transform", `scale(${((numbered ? CROWDED_NUMBER : radius / NODE_R)).toFixed(3)})`);
       taken.push(this.place(spoke, crowded ? CROWDED_LABEL : 1, taken));
     }
   }
@@ -238,7 +241,6 @@ export class Picture {
     const { x, y, radius } = spoke;
     spoke.group.setAttribute("transform", `translate(${x.toFixed(1)},${y.toFixed(1)})`);
     spoke.group.querySelector(".spoke-node").setAttribute("r", radius);
-    spoke.initial.setAttribute("transform", `scale(${(radius / NODE_R).toFixed(3)})`);
     // The line runs from the hub's rim towards the spoke's centre, and stops at its circle.
     const length = Math.hypot(x, y) || 1;
     const ux = x / length;
@@ -249,36 +251,13 @@ export class Picture {
     spoke.line.setAttribute("y2", (y - radius * uy).toFixed(1));
   }
 
-  // What the page lays over the picture (its row of buttons, [data-over-picture]), in the
-  // picture's units, with a margin: no label goes under it.
-  overlays() {
-    const matrix = this.svg.getScreenCTM();
-    if (!matrix || !matrix.a) return [];
-    const inverse = matrix.inverse();
-    const at = (x, y) => new DOMPoint(x, y).matrixTransform(inverse);
-    return [...document.querySelectorAll("[data-over-picture]")].flatMap((element) => {
-      const r = element.getBoundingClientRect();
-      if (!r.width || !r.height) return [];
-      const [a, b] = [at(r.left, r.top), at(r.right, r.bottom)];
-      return [{ l: a.x - STORE_MARGIN, t: a.y - STORE_MARGIN, r: b.x + STORE_MARGIN, b: b.y + STORE_MARGIN }];
-    });
-  }
-
-  // The store's cylinder and words, in the picture's units.
-  storeBox() {
-    const group = this.svg.querySelector("#store-spoke > g");
-    const b = group.getBBox();
-    const m = group.transform.baseVal.consolidate()?.matrix || { e: 0, f: 0 };
-    const [x, y, pad] = [b.x + m.e, b.y + m.f, STORE_MARGIN];
-    return { l: x - pad, t: y - pad, r: x + b.width + pad, b: y + b.height + pad };
-  }
-
   // Put a spoke's label where `labelSpot` finds room (straight out from its circle, clear of what
   // is `taken`), shrunk if it would run off the picture (long names, other languages). Its box.
   place(spoke, size, taken) {
     for (const text of [spoke.name, spoke.counts, spoke.controllers]) if (text) text.setAttribute("text-anchor", "middle");
     spoke.label.setAttribute("transform", "");
-    const floor = this.labelFloor(spoke);
+    this.lineUp(spoke);
+    const floor = labelFloor(this.svg, spoke.name, spoke.counts, MIN_NAME_PX, MIN_COUNT_PX);
     let own = spoke.label.getBBox();
     let { spot, scale, free } = labelSpot(spoke, own, size, taken, floor);
     // The controllers under their manager are the first words to go when the label would have to
@@ -288,11 +267,17 @@ export class Picture {
       own = spoke.label.getBBox();
       ({ spot, scale, free } = labelSpot(spoke, own, size, taken, floor));
     }
-    // Then a long name gives way to a shorter form of itself (legible and clear of the others
-    // matters more than whole): "dashboard/kubernetes-admin" -> "kubernetes-admin" -> "kubern…".
-    for (const shorter of shorterNames(spoke.name.textContent)) {
-      if (free) break;
-      spoke.name.textContent = shorter;
+    // Then the name beside its counts (one line: lower, wider), then a shorter form of the name
+    // (legible and clear of the others matters more than whole): "dashboard/kubernetes-admin" ->
+    // "kubernetes-admin" -> "kubernetes…", over and beside its counts; at last the counts alone
+    // (the spoke's tooltip still names it).
+    const full = spoke.name.textContent;
+    const tries = [full, ...shorterNames(full)].flatMap((name) => [[name, true], ...(name === full ? [] : [[name, false]])]);
+    for (const [name, oneLine] of [...tries, ["", false]]) {
+      if (free || !spoke.name.textContent) break;
+      spoke.name.textContent = name;
+      spoke.oneLine = oneLine;
+      this.lineUp(spoke);
       own = spoke.label.getBBox();
       ({ spot, scale, free } = labelSpot(spoke, own, size, taken, floor));
     }
@@ -301,6 +286,20 @@ export class Picture {
     const ly = (spot.t + spot.b) / 2 - spoke.y - (own.y + own.height / 2) * scale;
     spoke.label.setAttribute("transform", `translate(${lx.toFixed(1)},${ly.toFixed(1)}) scale(${scale.toFixed(3)})`);
     return spot;
+  }
+
+  // The name over its counts, or (one line) the name then its counts; counts alone centred.
+  lineUp(spoke) {
+    const inline = spoke.oneLine && spoke.name.textContent;
+    const gap = 8;
+    spoke.counts.setAttribute("y", spoke.oneLine ? 0 : 34);
+    spoke.counts.setAttribute("x", 0);
+    spoke.name.setAttribute("x", 0);
+    if (!inline) return;
+    const [name, counts] = [spoke.name.getComputedTextLength(), spoke.counts.getComputedTextLength()];
+    const total = name + gap + counts;
+    spoke.name.setAttribute("x", (name / 2 - total / 2).toFixed(1));
+    spoke.counts.setAttribute("x", (total / 2 - counts / 2).toFixed(1));
   }
 
   // Clients the version log names as the cause of a change are clients of the hub: give each its
@@ -378,7 +377,7 @@ export class Picture {
     if (spoke.errors) parts.push(["count-err", spoke.errors]);
     spoke.counts.replaceChildren();
     parts.forEach(([cls, value], index) => {
-      if (index) el("tspan", { class: "count-sep" }, spoke.counts).textContent = " · ";
+      if (index) el("tspan", { class: "count-sep" }, spoke.counts).textContent = "\u2009·\u2009"; // thin spaces: narrower
       el("tspan", { class: cls }, spoke.counts).textContent = compact(value);
     });
     // The exact numbers, on hovering the spoke (the label shows 12k for 12,345 to stay short).
