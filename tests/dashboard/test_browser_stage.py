@@ -220,9 +220,13 @@ def crowded_hub():
 
 
 def crowd_the_picture(page) -> dict:
+    """Twenty spokes with the widest counts a busy cluster draws, once the page has settled (its
+    lesson bar in, its fonts loaded): what the picture shows then."""
+    page.wait_for_selector("#lesson .lesson-menu, #lesson .lesson-step", state="attached")
+    page.wait_for_function("document.fonts.status === 'loaded'")
     page.evaluate("names => window.kubeKitchen.picture.know(new Set(names))", STAGE_CLIENTS)
-    page.evaluate(BUSY_COUNTERS)  # the widest labels a busy cluster draws
-    page.wait_for_timeout(150)
+    page.evaluate(BUSY_COUNTERS)
+    page.wait_for_timeout(300)
     return page.evaluate(MEASURE_PICTURE)
 
 
@@ -245,6 +249,7 @@ def test_a_lesson_step_its_result_and_the_cluster_are_on_one_screen(browser, cro
         assert all(page.evaluate(INSIDE, "#lesson .lesson-step-title, #lesson .lesson-act, #lesson-result .result"))
         # the cluster beside it: the picture at least half the screen tall, legible, every node in name order
         drawn = crowd_the_picture(page)
+        page.screenshot(path=f"/tmp/stage-{width}x{height}-lesson.png")
         assert drawn["drawnHeight"] >= height / 2 and drawn["top"] + drawn["drawnHeight"] <= height, drawn
         assert drawn["name"] >= 14 and drawn["count"] >= 12, drawn
         assert drawn["spokes"] == 20 and drawn["overlaps"] == [], drawn
@@ -252,7 +257,6 @@ def test_a_lesson_step_its_result_and_the_cluster_are_on_one_screen(browser, cro
         assert names == [f"node-{i}" for i in range(1, 11)], "natural order: node-2 before node-10"
         assert all(page.evaluate(INSIDE, "#node-list .node-card")), "every node's card is on the screen"
         assert page.evaluate("document.documentElement.scrollWidth") <= width
-        page.screenshot(path=f"/tmp/stage-{width}x{height}-lesson.png")
         # a step that names a panel brings it onto the stage; the next without one brings the workloads back
         page.click("#lesson .lesson-back")
         page.click("#lesson .lesson-pick[data-lesson='03-crash-loop']")
@@ -276,9 +280,9 @@ def test_no_label_covers_another_in_either_language_and_word_set_after_a_reload(
                 page.reload()
                 page.wait_for_selector("#connection[data-state=connected]")
                 drawn = crowd_the_picture(page)
+                page.locator("#picture").screenshot(path=f"/tmp/stage-labels-{width}-{language}-{mode}.png")
                 assert drawn["overlaps"] == [], (language, mode, drawn["overlaps"])
                 assert drawn["name"] >= 14 and drawn["count"] >= 12, (language, mode, drawn)
-                page.locator("#picture").screenshot(path=f"/tmp/stage-labels-{width}-{language}-{mode}.png")
         page.click("button[data-mode=k8s]")
         page.click("button[name=language][value=en]")
         page.wait_for_selector("html[lang=en]")
