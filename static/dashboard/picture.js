@@ -163,6 +163,7 @@ export class Picture {
 
   label(spoke) {
     spoke.name.textContent = clientName(spoke.who);
+    this.layoutNeeded = true; // its name is placed (and perhaps shortened) for its new words
     spoke.hint.textContent = this.hintName(spoke);
     if (spoke.controllers) {
       const names = term("controllers").split(" · ");
