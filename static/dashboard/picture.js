@@ -10,13 +10,14 @@
 // Labels never overlap: each label is a box pushed out from its spoke's circle until nothing is
 // under it (labels.js), the ring is an ellipse as wide as the picture allows, and a crowded ring
 // has smaller circles and labels. Labels stay legible from the back of a room: never smaller on
-// screen than MIN_NAME_PX for a name and MIN_COUNT_PX for the counts, whatever the picture's size
+// screen than 14 px for a name and 12 px for the counts (placing.js), whatever the picture's size
 // (measured again when it changes); a name that finds no free place at that size is shortened
 // (its full name stays in the spoke's tooltip).
 import { isError } from "./failures.js";
-import { box, labelSpot, shorterNames } from "./labels.js";
+import { box } from "./labels.js";
+import { placeLabel } from "./placing.js";
 import { onNextFrame } from "./frame.js";
-import { labelFloor, overlayBoxes, storeBox, whenResized } from "./fit.js";
+import { overlayBoxes, storeBox, whenResized } from "./fit.js";
 import { clientName, onModeChange, term, ui } from "./words.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -40,8 +41,6 @@ const STORE_MARGIN = 10; // a label touching the store's words reads as one of t
 const STORE_GAP = (34 * Math.PI) / 180; // the store's label lives above the hub, right of its line
 const CROWDED_STORE_GAP = (44 * Math.PI) / 180; // a crowded ring's first label needs to pass the store's
 const CROWDED = 9; // more spokes than this: smaller circles, no list of controllers under their manager
-const MIN_NAME_PX = 14; // on screen: a spoke's name read from the back of a room
-const MIN_COUNT_PX = 12; // and its counts
 const RANK = ["kube-controller-manager", "kube-scheduler", "node/", "line-cook", "garnish-cook",
   "supervisor", "kubectl",
   "python-client", "dashboard", "dashboard/wire", "dashboard/second-writer", "dashboard/"];
@@ -228,13 +227,13 @@ export class Picture {
       ...overlayBoxes(this.svg, STORE_MARGIN),
       ...spokes.map((spoke) => box(spoke.x, spoke.y, 2 * radius, 2 * radius))];
     for (const spoke of spokes) {
-      // Its full name first (place() may shorten it); on a crowded ring a node's number in its
+      // Its full name first (placing.js may shorten it); on a crowded ring a node's number in its
       // circle names it, and its label is its counts alone (the full name is the circle's tooltip).
       const numbered = crowded && spoke.who.startsWith("node/") && /^[0-9]+$/.test(initial(spoke.who));
       spoke.name.textContent = numbered ? "" : clientName(spoke.who);
-      spoke.oneLine = false; // the name over its counts (place() may put them on one line)
+      spoke.oneLine = false; // the name over its counts (placing.js may put them on one line)
       spoke.initial.setAttribute("transform", `scale(${((numbered ? CROWDED_NUMBER : radius / NODE_R)).toFixed(3)})`);
-      taken.push(this.place(spoke, crowded ? CROWDED_LABEL : 1, taken));
+      taken.push(placeLabel(this.svg, spoke, crowded ? CROWDED_LABEL : 1, taken));
     }
   }
 
@@ -250,57 +249,6 @@ export class Picture {
     spoke.line.setAttribute("y1", (HUB_EDGE * uy).toFixed(1));
     spoke.line.setAttribute("x2", (x - radius * ux).toFixed(1));
     spoke.line.setAttribute("y2", (y - radius * uy).toFixed(1));
-  }
-
-  // Put a spoke's label where `labelSpot` finds room (straight out from its circle, clear of what
-  // is `taken`), shrunk if it would run off the picture (long names, other languages). Its box.
-  place(spoke, size, taken) {
-    for (const text of [spoke.name, spoke.counts, spoke.controllers]) if (text) text.setAttribute("text-anchor", "middle");
-    spoke.label.setAttribute("transform", "");
-    this.lineUp(spoke);
-    const floor = labelFloor(this.svg, spoke.name, spoke.counts, MIN_NAME_PX, MIN_COUNT_PX);
-    let own = spoke.label.getBBox();
-    let { spot, scale, free } = labelSpot(spoke, own, size, taken, floor);
-    // The controllers under their manager are the first words to go when the label would have to
-    // shrink to fit, or finds no free place at all (near the store): a readable name matters more.
-    if (spoke.controllers && spoke.controllers.style.display !== "none" && (!free || scale < 0.95 * size)) {
-      spoke.controllers.style.display = "none";
-      own = spoke.label.getBBox();
-      ({ spot, scale, free } = labelSpot(spoke, own, size, taken, floor));
-    }
-    // Then the name beside its counts (one line: lower, wider), then a shorter form of the name
-    // (legible and clear of the others matters more than whole): "dashboard/kubernetes-admin" ->
-    // "kubernetes-admin" -> "kubernetes…", over and beside its counts; at last the counts alone
-    // (the spoke's tooltip still names it).
-    const full = spoke.name.textContent;
-    const tries = [full, ...shorterNames(full)].flatMap((name) => [[name, true], ...(name === full ? [] : [[name, false]])]);
-    for (const [name, oneLine] of [...tries, ["", false]]) {
-      if (free || !spoke.name.textContent) break;
-      spoke.name.textContent = name;
-      spoke.oneLine = oneLine;
-      this.lineUp(spoke);
-      own = spoke.label.getBBox();
-      ({ spot, scale, free } = labelSpot(spoke, own, size, taken, floor));
-    }
-    // The label's own box centre lands on the spot's centre, relative to the spoke.
-    const lx = (spot.l + spot.r) / 2 - spoke.x - (own.x + own.width / 2) * scale;
-    const ly = (spot.t + spot.b) / 2 - spoke.y - (own.y + own.height / 2) * scale;
-    spoke.label.setAttribute("transform", `translate(${lx.toFixed(1)},${ly.toFixed(1)}) scale(${scale.toFixed(3)})`);
-    return spot;
-  }
-
-  // The name over its counts, or (one line) the name then its counts; counts alone centred.
-  lineUp(spoke) {
-    const inline = spoke.oneLine && spoke.name.textContent;
-    const gap = 8;
-    spoke.counts.setAttribute("y", spoke.oneLine ? 0 : 34);
-    spoke.counts.setAttribute("x", 0);
-    spoke.name.setAttribute("x", 0);
-    if (!inline) return;
-    const [name, counts] = [spoke.name.getComputedTextLength(), spoke.counts.getComputedTextLength()];
-    const total = name + gap + counts;
-    spoke.name.setAttribute("x", (name / 2 - total / 2).toFixed(1));
-    spoke.counts.setAttribute("x", (total / 2 - counts / 2).toFixed(1));
   }
 
   // Clients the version log names as the cause of a change are clients of the hub: give each its
