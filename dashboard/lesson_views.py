@@ -139,7 +139,7 @@ async def lesson_step(request: HttpRequest, lesson_id: str, number: int) -> Http
         "count": len(lesson.steps), "title": title, "namespace": scope.namespace,
         "explain": lessons.text(step.explain, language), "kubectl": scoped_command(step.kubectl, scope),
         "has_action": step.action is not None and may_do, "watch": not may_do,
-        "has_check": step.check is not None or step.answer is not None, "previous": number - 1 if number > 1 else None,
+        "has_check": step.check is not None or step.answer is not None, "panel": step.panel, "previous": number - 1 if number > 1 else None,
         "next": number + 1 if number < len(lesson.steps) else None})
 
 

@@ -8,6 +8,7 @@ A lesson file:
       - title: {en: ..., ko: ...}
         explain: {en: ..., ko: ...}
         kubectl: kubectl apply -f pasta.yaml      # the command to copy (optional)
+        panel: events                             # the panel the step brings into view (optional, PANELS)
         action: {apply: pasta.yaml}               # the button (optional), see ACTION_KEYS
         answer: 403        # instead of a check, for a button that only reads: green once it answered this code
         check:                                    # turns the step green (optional)
@@ -53,7 +54,10 @@ ACTION_KEYS = {
 }
 CHECK_KEYS = {"apiVersion", "kind", "namespace", "name", "labelSelector", "fieldSelector", "where",
               "count", "atLeast", "atMost", "changed"}
-STEP_KEYS = {"title", "explain", "kubectl", "action", "check", "answer"}
+STEP_KEYS = {"title", "explain", "kubectl", "action", "check", "answer", "panel"}
+# The dashboard panels a step may bring onto the stage (static/dashboard/layout.js, FOCUSABLE).
+PANELS = ("workloads", "events", "failures", "traffic", "wire", "services", "jobs", "sets", "hpa", "custom",
+          "configs", "log", "manifest")
 LESSON_KEYS = {"title", "idea", "steps", "order"}
 BUTTONS = ("delete-pod", "crash", "cordon", "uncordon", "scale", "stale-write", "spoke", "drain",
            "rollout-undo", "as-user", "old-watch", "traffic")
@@ -98,6 +102,7 @@ class Step:
     action: Action | None = None
     check: Check | None = None
     answer: int | None = None  # the status code the step's button must answer (a step that changes nothing)
+    panel: str = ""
 
 
 @dataclass(frozen=True)
@@ -280,6 +285,13 @@ def _answer(r: _Where, step: dict[str, yaml.Node], what: str) -> int | None:
     return code
 
 
+def _panel(r: _Where, node: yaml.Node, what: str) -> str:
+    panel = r.string(node, what)
+    if panel not in PANELS:
+        raise r.fail(node, f"{what} {panel!r} is not one of {', '.join(PANELS)}")
+    return panel
+
+
 def parse_lesson(source: str, file: str, root: Path = LESSONS_DIR) -> Lesson:
     """The lesson in `source` (the text of `file`), fully checked; raises LessonError."""
     r = _Where(file)
@@ -315,7 +327,8 @@ def parse_lesson(source: str, file: str, root: Path = LESSONS_DIR) -> Lesson:
                           kubectl=r.string(step["kubectl"], f"{what}.kubectl") if "kubectl" in step else "",
                           action=_action(r, step["action"], f"{what}.action", root) if "action" in step else None,
                           check=_check(r, step["check"], f"{what}.check") if "check" in step else None,
-                          answer=_answer(r, step, what)))
+                          answer=_answer(r, step, what),
+                          panel=_panel(r, step["panel"], f"{what}.panel") if "panel" in step else ""))
     order = r.integer(entries["order"], "order") if "order" in entries else 100
     return Lesson(id=lesson_id, file=file, title=r.texts(entries["title"], "title"), idea=idea,
                   steps=tuple(steps), order=order)

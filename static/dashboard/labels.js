@@ -2,8 +2,9 @@
 // nearest edge LABEL_GAP from the circle, whatever the angle: beside the circle on the sides, under
 // it at the bottom), pushed further out step by step, and a little sideways along the ring, while it
 // would cover anything already taken (the hub, the store, a circle, a label placed before) or leave
-// the picture; and smaller, step by step, when no place fits it. A label too wide for the room left
-// to the picture's edge is shrunk, never grown.
+// the picture; and smaller, step by step, when no place fits it, but never below the floor the
+// caller gives (what stays legible from the back of the room at the picture's size on screen). A
+// label too wide for the room left to the picture's edge is shrunk down to that floor, never grown.
 // Pure geometry in the picture's units (the SVG viewBox): no DOM here.
 export const HALF_WIDTH = 630; // the viewBox reaches ±640: labels must end before that
 const TOP = -420; // the viewBox's top and bottom
@@ -11,7 +12,7 @@ const BOTTOM = 430;
 const LABEL_GAP = 8;
 const PUSH_STEP = 6; // how far a label moves out each time it would cover something
 const MAX_PUSH = 150;
-const SIDEWAYS = [0, 20, -20, 40, -40];
+const SIDEWAYS = [0, 20, -20, 40, -40, 70, -70, 100, -100, 130, -130];
 const SMALLEST = 0.2;
 const SHRINK = [1, 0.85, 0.7, 0.55]; // the sizes tried, of the widest that fits the picture
 
@@ -29,19 +30,21 @@ function within(a) {
 }
 
 // spoke: {x, y, radius, cos, sin} (cos, sin: the spoke's direction from the hub); own: the label's
-// unscaled size {width, height}; size: the scale wanted. {spot: the box found, scale: the one used,
-// free: whether it covers nothing}. When nothing is free within MAX_PUSH at any size the label takes
-// its first place (better shown than lost), not free.
-export function labelSpot(spoke, own, size, taken) {
+// unscaled size {width, height}; size: the scale wanted; floor: the smallest scale allowed. {spot:
+// the box found, scale: the one used, free: whether it covers nothing}. When nothing is free within
+// MAX_PUSH at any allowed size the label takes its first place (the caller may then shorten it and
+// ask again), not free.
+export function labelSpot(spoke, own, size, taken, floor = SMALLEST) {
   const { x, y, radius, cos, sin } = spoke;
+  const least = Math.max(SMALLEST, floor);
   // |centre x| + w/2 = base + scale * (W (1 + cos²) / 2 + |cos sin| H / 2) must not pass HALF_WIDTH.
   const base = Math.abs(x + (radius + LABEL_GAP) * cos);
   const per = (own.width * (1 + cos * cos)) / 2 + (Math.abs(cos * sin) * own.height) / 2;
-  const widest = per > 0 ? Math.max(SMALLEST, Math.min(size, (HALF_WIDTH - base) / per)) : size;
+  const widest = per > 0 ? Math.max(least, Math.min(Math.max(size, least), (HALF_WIDTH - base) / per)) : Math.max(size, least);
   // A tall label (the controller-manager's list of controllers) near the top may find no room at
   // its size: smaller, it may. Only when no size fits does it take its first place.
   for (const shrink of SHRINK) {
-    const found = freeSpot(spoke, own, Math.max(SMALLEST, widest * shrink), taken);
+    const found = freeSpot(spoke, own, Math.max(least, widest * shrink), taken);
     if (found) return found;
   }
   const [w, h] = [own.width * widest, own.height * widest];
@@ -67,4 +70,19 @@ function freeSpot(spoke, own, scale, taken) {
     }
   }
   return null;
+}
+
+// Shorter forms of a spoke's name, longest first: without a note in brackets, its last part after
+// a "/" or ": " ("dashboard/kubernetes-admin" -> "kubernetes-admin"), its first letters.
+export function shorterNames(name) {
+  const forms = [];
+  const shortest = () => (forms.length ? forms[forms.length - 1] : name);
+  const add = (form) => {
+    if (form && form.length < shortest().length) forms.push(form);
+  };
+  add(name.replace(/\s*[(（].*[)）]\s*$/, ""));
+  add(shortest().split(/\/|: /).pop());
+  const base = shortest();
+  for (const keep of [10, 7]) if (base.length > keep + 1) add(`${base.slice(0, keep)}…`);
+  return forms;
 }

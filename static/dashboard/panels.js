@@ -6,7 +6,8 @@
 // it answered (the counts live in `answered`, kept by the traffic view), and the reason of the
 // newest Warning event about it (the Events panel lists them all), its owner (kind and name, in
 // the owner's own colour, the same on the owner's row: old and new ReplicaSets' pods told apart
-// during a rollout) and its image. Every namespaced element carries data-ns (the namespace
+// during a rollout) and its image. Node cards stand in natural order of their names (node-2 before
+// node-10). Every namespaced element carries data-ns (the namespace
 // filter hides the others) and names its namespace when it is not "default".
 import { button, h, nsTag } from "./dom.js";
 import { may } from "./may.js";
@@ -16,6 +17,12 @@ import { statusWord, term, ui } from "./words.js";
 import { WorkloadRows } from "./workloads.js";
 
 const DENSE_AT = 48;
+const NATURAL = new Intl.Collator("en", { numeric: true });
+
+// Node names in natural order: node-2 before node-10.
+export function byNodeName(a, b) {
+  return NATURAL.compare(a, b);
+}
 
 function shortName(vm) {
   if (vm.owner && vm.name.startsWith(`${vm.owner}-`)) return vm.name.slice(vm.owner.length + 1);
@@ -132,9 +139,19 @@ export class Panels {
     }
     card = { root, title, badges, buttons, count, pods, size: 0 };
     this.cards.set(name, card);
-    if (name) this.nodeList.append(root);
+    if (name) this.nodeList.insertBefore(root, this.cardAfter(name));
     else this.nodeList.prepend(root);
     return card;
+  }
+
+  // The card a new node's card goes before: nodes in natural order (node-2 before node-10), the
+  // unscheduled pods' card first.
+  cardAfter(name) {
+    for (const card of this.nodeList.children) {
+      const other = card.dataset.node;
+      if (other && byNodeName(name, other) < 0) return card;
+    }
+    return null;
   }
 
   node(name) {
@@ -303,7 +320,8 @@ export class Panels {
     for (const [component, key] of [["controller-manager", "kube-controller-manager"], ["scheduler", "kube-scheduler"]]) {
       const state = this.model.spokes[component] || "running";
       const wrap = h("span", `spoke-control ${state}`);
-      wrap.append(h("span", "", `${term(key)}: ${ui(state)}`));
+      // Running is what its Stop button says; only a stopped component names its state.
+      wrap.append(h("span", "", state === "stopped" ? `${term(key)}: ${ui(state)}` : term(key)));
       if (may("spokes")) {
         wrap.append(state === "stopped"
           ? button("spoke", term("start"), { spoke: component, state: "running" })

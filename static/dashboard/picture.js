@@ -9,17 +9,27 @@
 // oldest waiting dots are skipped (the counters still count them).
 // Labels never overlap: each label is a box pushed out from its spoke's circle until nothing is
 // under it (labels.js), the ring is an ellipse as wide as the picture allows, and a crowded ring
-// has smaller circles and labels.
+// has smaller circles and labels. Labels stay legible from the back of a room: never smaller on
+// screen than 14 px for a name and 12 px for the counts (placing.js), whatever the picture's size
+// (measured again when it changes); a name that finds no free place at that size is shortened
+// (its full name stays in the spoke's tooltip).
 import { isError, retriedConflict } from "./failures.js";
-import { box, labelSpot } from "./labels.js";
+import { box } from "./labels.js";
+import { placeLabel } from "./placing.js";
+import { onNextFrame } from "./frame.js";
+import { overlayBoxes, storeBox, whenResized } from "./fit.js";
 import { clientName, onModeChange, term, ui } from "./words.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const RING = { x: 300, y: 262 }; // the ring's half-axes with few spokes
-const CROWDED_RING = { x: 410, y: 268 }; // and with many (up to HALF_WIDTH, less the labels' room)
+const CROWDED_RING = { x: 340, y: 225 }; // and with many: narrower, leaving room beside it for their labels
 const HUB_EDGE = 105;
 const NODE_R = 46;
-const CROWDED_NODE_R = 27;
+const CROWDED_NODE_R = 23;
+// A crowded ring spaces its spokes closer on the sides, where labels stack by their height, and
+// wider at the bottom, where they sit side by side by their width.
+const CROWDED_WARP = 0.15;
+const CROWDED_NUMBER = 0.85; // a node's number in a crowded ring's small circle: as large as it fits
 const CROWDED_LABEL = 0.7; // a crowded ring's labels, against the store's and the hub's
 const STORE_AT = { x: 0, y: -300 };
 const HUB_ITSELF = "kube-apiserver"; // the hub's own writes (bootstrap): the centre, not a spoke
@@ -53,6 +63,12 @@ export function compact(value) {
   if (value < 10_000) return String(value);
   if (value < 1_000_000) return `${Math.round(value / 1000)}k`;
   return `${(value / 1_000_000).toFixed(1)}M`;
+}
+
+// An angle from the top of the ring, moved by `amount` away from the sides towards the top and
+// the bottom (0: unchanged; the top, the sides and the bottom stay where they are).
+function warp(angle, amount) {
+  return angle + (amount / 2) * Math.sin(2 * angle);
 }
 
 function rank(who) {
@@ -103,6 +119,11 @@ export class Picture {
     this.layoutNeeded = false;
     this.states = {};
     onModeChange(() => this.relabel());
+    // The picture's size on screen and the page's font set the labels' sizes: placed again when either changes.
+    whenResized(svg, () => {
+      this.layoutNeeded = true;
+      onNextFrame(() => this.render());
+    });
   }
 
   desiredState(who) {
@@ -146,6 +167,7 @@ export class Picture {
 
   label(spoke) {
     spoke.name.textContent = clientName(spoke.who);
+    this.layoutNeeded = true; // its name is placed (and perhaps shortened) for its new words
     spoke.hint.textContent = this.hintName(spoke);
     if (spoke.controllers) {
       const names = term("controllers").split(" · ");
@@ -195,7 +217,7 @@ export class Picture {
     const step = count > 1 ? (2 * Math.PI - 2 * first) / (count - 1) : 0;
     const spokes = this.order.map((who, index) => {
       const spoke = this.spokes.get(who);
-      const angle = -Math.PI / 2 + first + step * index;
+      const angle = -Math.PI / 2 + warp(first + step * index, crowded ? CROWDED_WARP : 0);
       spoke.cos = Math.cos(angle);
       spoke.sin = Math.sin(angle);
       spoke.x = ring.x * spoke.cos;
@@ -206,16 +228,24 @@ export class Picture {
       return spoke;
     });
     // Labels go where nothing is: not on the hub, the store, any circle or a label placed before.
-    const taken = [this.storeBox(), box(0, 0, 2 * HUB_EDGE, 2 * HUB_EDGE),
+    const taken = [storeBox(this.svg, STORE_MARGIN), box(0, 0, 2 * HUB_EDGE, 2 * HUB_EDGE),
+      ...overlayBoxes(this.svg, STORE_MARGIN),
       ...spokes.map((spoke) => box(spoke.x, spoke.y, 2 * radius, 2 * radius))];
-    for (const spoke of spokes) taken.push(this.place(spoke, crowded ? CROWDED_LABEL : 1, taken));
+    for (const spoke of spokes) {
+      // Its full name first (placing.js may shorten it); on a crowded ring a node's number in its
+      // circle names it, and its label is its counts alone (the full name is the circle's tooltip).
+      const numbered = crowded && spoke.who.startsWith("node/") && /^[0-9]+$/.test(initial(spoke.who));
+      spoke.name.textContent = numbered ? "" : clientName(spoke.who);
+      spoke.oneLine = false; // the name over its counts (placing.js may put them on one line)
+      spoke.initial.setAttribute("transform", `scale(${((numbered ? CROWDED_NUMBER : radius / NODE_R)).toFixed(3)})`);
+      taken.push(placeLabel(this.svg, spoke, crowded ? CROWDED_LABEL : 1, taken));
+    }
   }
 
   drawSpoke(spoke) {
     const { x, y, radius } = spoke;
     spoke.group.setAttribute("transform", `translate(${x.toFixed(1)},${y.toFixed(1)})`);
     spoke.group.querySelector(".spoke-node").setAttribute("r", radius);
-    spoke.initial.setAttribute("transform", `scale(${(radius / NODE_R).toFixed(3)})`);
     // The line runs from the hub's rim towards the spoke's centre, and stops at its circle.
     const length = Math.hypot(x, y) || 1;
     const ux = x / length;
@@ -224,36 +254,6 @@ export class Picture {
     spoke.line.setAttribute("y1", (HUB_EDGE * uy).toFixed(1));
     spoke.line.setAttribute("x2", (x - radius * ux).toFixed(1));
     spoke.line.setAttribute("y2", (y - radius * uy).toFixed(1));
-  }
-
-  // The store's cylinder and words, in the picture's units.
-  storeBox() {
-    const group = this.svg.querySelector("#store-spoke > g");
-    const b = group.getBBox();
-    const m = group.transform.baseVal.consolidate()?.matrix || { e: 0, f: 0 };
-    const [x, y, pad] = [b.x + m.e, b.y + m.f, STORE_MARGIN];
-    return { l: x - pad, t: y - pad, r: x + b.width + pad, b: y + b.height + pad };
-  }
-
-  // Put a spoke's label where `labelSpot` finds room (straight out from its circle, clear of what
-  // is `taken`), shrunk if it would run off the picture (long names, other languages). Its box.
-  place(spoke, size, taken) {
-    for (const text of [spoke.name, spoke.counts, spoke.controllers]) if (text) text.setAttribute("text-anchor", "middle");
-    spoke.label.setAttribute("transform", "");
-    let own = spoke.label.getBBox();
-    let { spot, scale, free } = labelSpot(spoke, own, size, taken);
-    // The controllers under their manager are the first words to go when the label would have to
-    // shrink to fit, or finds no free place at all (near the store): a readable name matters more.
-    if (spoke.controllers && spoke.controllers.style.display !== "none" && (!free || scale < 0.95 * size)) {
-      spoke.controllers.style.display = "none";
-      own = spoke.label.getBBox();
-      ({ spot, scale } = labelSpot(spoke, own, size, taken));
-    }
-    // The label's own box centre lands on the spot's centre, relative to the spoke.
-    const lx = (spot.l + spot.r) / 2 - spoke.x - (own.x + own.width / 2) * scale;
-    const ly = (spot.t + spot.b) / 2 - spoke.y - (own.y + own.height / 2) * scale;
-    spoke.label.setAttribute("transform", `translate(${lx.toFixed(1)},${ly.toFixed(1)}) scale(${scale.toFixed(3)})`);
-    return spot;
   }
 
   // Clients the version log names as the cause of a change are clients of the hub: give each its
@@ -339,7 +339,7 @@ export class Picture {
     if (spoke.errors) parts.push(["count-err", spoke.errors]);
     spoke.counts.replaceChildren();
     parts.forEach(([cls, value], index) => {
-      if (index) el("tspan", { class: "count-sep" }, spoke.counts).textContent = " · ";
+      if (index) el("tspan", { class: "count-sep" }, spoke.counts).textContent = "\u2009·\u2009"; // thin spaces: narrower
       el("tspan", { class: cls }, spoke.counts).textContent = compact(value);
     });
     // The exact numbers, on hovering the spoke (the label shows 12k for 12,345 to stay short).

@@ -38,9 +38,9 @@ def said(page) -> str:
 
 def test_the_line_tells_each_change_follows_the_stage_bar_and_never_moves_the_page(browser, hub):
     with dashboard_page(browser, hub.url, {"width": 1280, "height": 720}) as page:
-        page.wait_for_selector("#lesson .lesson-pick")
+        page.wait_for_selector("#lesson .lesson-pick", state="attached")  # in the closed lesson menu
         page.wait_for_selector("#narration .first button[data-first-lesson]")
-        first_lesson = page.inner_text("#lesson .lesson-pick >> nth=0").strip()
+        first_lesson = page.text_content("#lesson .lesson-pick >> nth=0").strip()
         assert f"“{first_lesson}”" in said(page), said(page)
         assert page.locator(".legend .legend-say").count() == 3
         page.screenshot(path="/tmp/narration-first.png")

@@ -168,3 +168,129 @@ def test_pods_show_their_owner_and_image_and_the_namespace_filter_hides_the_othe
         page.screenshot(path="/tmp/stage-1280x720-namespace.png")
         page.select_option("#ns-filter", "")
         assert chip.is_visible() and baker.is_visible()
+
+
+# --- the stage on a projector: 10 nodes × 30 pods, a lesson step, its result and its panel -----------
+
+TEN_NODES = "".join(f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-{i}}}\n" for i in range(1, 11))
+THIRTY_PODS = "".join(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: plate-{i}, labels: {{app: plate}}}}
+spec:
+  nodeName: node-{i % 10 + 1}
+  containers: [{{name: c, image: nginx}}]
+""" for i in range(30))
+STAGE_CLIENTS = ["kube-controller-manager", "kube-scheduler", "kubectl", "supervisor", "python-client", "line-cook",
+                 "garnish-cook", "dashboard/kubernetes-admin", "dashboard/wire", "dashboard/second-writer",
+                 *(f"{c}/node-{i}" for i in range(1, 11) for c in ("kubelet", "kube-proxy"))]
+BUSY_COUNTERS = """() => { const p = window.kubeKitchen.picture;
+  for (const s of p.spokes.values()) { s.requests = 12345; s.watches = 67890; s.errors = 123; p.dirtyCounters.add(s); }
+  window.kubeKitchen.receive({t: 'traffic', records: []}); }"""
+# On screen, in CSS pixels: the picture as drawn (its viewBox at the scale it has), the smallest
+# spoke name and count (font size × every scale above it), and any two labels, circles, the hub,
+# the store or the picture's buttons on top of each other.
+MEASURE_PICTURE = """() => {
+  const svg = document.querySelector('#hub-svg'), m = svg.getScreenCTM();
+  const px = (sel) => Math.min(...[...document.querySelectorAll(sel)].map((e) => parseFloat(getComputedStyle(e).fontSize) * e.getScreenCTM().a));
+  const rect = (e) => { const r = e.getBoundingClientRect(); return {l: r.left, t: r.top, r: r.right, b: r.bottom}; };
+  const hit = (a, b) => a.l < b.r - 0.5 && b.l < a.r - 0.5 && a.t < b.b - 0.5 && b.t < a.b - 0.5;
+  const labels = [...document.querySelectorAll('#spokes .spoke')].map((g) => [g.dataset.who, rect(g.querySelector('.spoke-label'))]);
+  const others = [['hub', rect(document.querySelector('#hub circle'))], ['buttons', rect(document.querySelector('.picture-controls'))],
+    ...[...document.querySelectorAll('#store-spoke text, #store-spoke .cyl')].map((e) => ['store', rect(e)]),
+    ...[...document.querySelectorAll('#spokes .spoke')].map((g) => [`circle ${g.dataset.who}`, rect(g.querySelector('.spoke-node'))])];
+  const out = [];
+  labels.forEach(([who, box], i) => {
+    for (const [name, other] of others) if (hit(box, other)) out.push(`${who} over ${name}`);
+    labels.forEach(([other, second], j) => { if (j > i && hit(box, second)) out.push(`${who} / ${other}`); });
+  });
+  return {drawnHeight: svg.viewBox.baseVal.height * m.a, top: rect(svg).t, name: px('#spokes .spoke-name'),
+          count: px('#spokes .spoke-count'), spokes: labels.length, overlaps: out};
+}"""
+INSIDE = """(sel) => [...document.querySelectorAll(sel)].map((e) => { const r = e.getBoundingClientRect();
+  return r.width > 0 && r.left >= 0 && r.top >= 0 && r.right <= innerWidth && r.bottom <= innerHeight; })"""
+
+
+@pytest.fixture(scope="module")
+def crowded_hub():
+    server = Hub().start()
+    server.kubectl("apply", "-f", "-", input=TEN_NODES + THIRTY_PODS)
+    yield server
+    server.stop()
+
+
+def crowd_the_picture(page) -> dict:
+    """Twenty spokes with the widest counts a busy cluster draws, once the page has settled (its
+    lesson bar in, its fonts loaded): what the picture shows then."""
+    page.wait_for_selector("#lesson .lesson-menu, #lesson .lesson-step", state="attached")
+    page.wait_for_function("document.fonts.status === 'loaded'")
+    page.evaluate("names => window.kubeKitchen.picture.know(new Set(names))", STAGE_CLIENTS)
+    page.evaluate(BUSY_COUNTERS)
+    page.wait_for_timeout(300)
+    return page.evaluate(MEASURE_PICTURE)
+
+
+@pytest.mark.parametrize("width,height", [(1280, 720), (1920, 1080)])
+def test_a_lesson_step_its_result_and_the_cluster_are_on_one_screen(browser, crowded_hub, width, height):
+    with dashboard_page(browser, crowded_hub.url, {"width": width, "height": height}) as page:
+        page.wait_for_function("document.querySelectorAll('.node-card .pod').length === 30")
+        # every lesson in the menu, all of them on the screen at once
+        page.click("#lesson .lesson-menu summary")
+        assert page.locator("#lesson .lesson-pick").count() >= 18
+        assert all(page.evaluate(INSIDE, "#lesson .lesson-pick")), "a lesson of the menu is off the screen"
+        page.click("#lesson .lesson-pick[data-lesson='01-declarative']")
+        page.click("#lesson .lesson-act")
+        result = page.locator("#lesson-result .result")
+        result.wait_for()
+        assert "pasta" in result.inner_text()
+        button, answer = box_of(page, "#lesson .lesson-act"), box_of(page, "#lesson-result .result")
+        assert answer["x"] >= button["x"] + button["width"] and answer["y"] < button["y"] + button["height"], \
+            f"the answer follows its button on its line ({button}, {answer})"
+        assert all(page.evaluate(INSIDE, "#lesson .lesson-step-title, #lesson .lesson-act, #lesson-result .result"))
+        # the cluster beside it: the picture at least half the screen tall, legible, every node in name order
+        drawn = crowd_the_picture(page)
+        page.screenshot(path=f"/tmp/stage-{width}x{height}-lesson.png")
+        assert drawn["drawnHeight"] >= height / 2 and drawn["top"] + drawn["drawnHeight"] <= height, drawn
+        assert drawn["name"] >= 14 and drawn["count"] >= 12, drawn
+        assert drawn["spokes"] == 20 and drawn["overlaps"] == [], drawn
+        names = page.eval_on_selector_all("#node-list .node-card", "cards => cards.map((c) => c.dataset.node)")
+        assert names == [f"node-{i}" for i in range(1, 11)], "natural order: node-2 before node-10"
+        assert all(page.evaluate(INSIDE, "#node-list .node-card")), "every node's card is on the screen"
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        # a step that names a panel brings it onto the stage; the next without one brings the workloads back
+        page.click("#lesson .lesson-back")
+        page.click("#lesson .lesson-pick[data-lesson='03-crash-loop']")
+        page.click("#lesson .lesson-next")
+        page.wait_for_selector("#events.in-focus")
+        assert all(page.evaluate(INSIDE, "#events h2, #picture, #node-list .node-card")), "events beside the cluster"
+        page.screenshot(path=f"/tmp/stage-{width}x{height}-events.png")
+        page.click("#lesson .lesson-back")
+        page.wait_for_selector("#workloads.in-focus")
+        page.click("#force-relist")  # its answer under it, on the picture, on the screen
+        page.wait_for_selector("#relist-result .result")
+        assert all(page.evaluate(INSIDE, "#force-relist, #relist-result, #workloads h2"))
+        assert crowd_the_picture(page)["overlaps"] == [], "the labels made room for the 410's line"
+
+
+@pytest.mark.parametrize("width,height", [(1280, 720), (1920, 1080)])
+def test_no_label_covers_another_in_either_language_and_word_set_after_a_reload(browser, crowded_hub, width, height):
+    with dashboard_page(browser, crowded_hub.url, {"width": width, "height": height}) as page:
+        for language in ("en", "ko"):
+            page.click(f"button[name=language][value={language}]")
+            page.wait_for_selector(f"html[lang={language}] #connection[data-state=connected]")
+            for mode in ("k8s", "kitchen"):
+                page.click(f"button[data-mode={mode}]")
+                page.reload()
+                page.wait_for_selector("#connection[data-state=connected]")
+                drawn = crowd_the_picture(page)
+                page.locator("#picture").screenshot(path=f"/tmp/stage-labels-{width}-{language}-{mode}.png")
+                assert drawn["overlaps"] == [], (language, mode, drawn["overlaps"])
+                assert drawn["name"] >= 14 and drawn["count"] >= 12, (language, mode, drawn)
+        page.click("button[data-mode=k8s]")
+        page.click("button[name=language][value=en]")
+        page.wait_for_selector("html[lang=en]")
+
+
+def box_of(page, selector: str) -> dict[str, float]:
+    return page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect();"
+                                           " return {x: r.x, y: r.y, width: r.width, height: r.height}; }")

@@ -69,6 +69,7 @@ def test_a_good_lesson_parses_into_steps_with_an_action_and_a_check(tmp_path):
     ("idea: watch\ntitle: {ko: 제목}\nsteps:\n  - title: A\n    explain: B\n", 2, "needs an English text"),
     ("idea: watch\ntitle: T\nsteps:\n  - title: A\n    explain: B\n  bad: [\n", 6, "not valid YAML"),
     ("a: &x 1\nb: *x\n", None, "aliases are not allowed"),
+    ("idea: watch\ntitle: T\nsteps:\n  - title: A\n    explain: B\n    panel: kitchen\n", 6, "panel 'kitchen' is not one of"),
 ])
 def test_a_broken_lesson_is_refused_naming_the_file_and_the_line(tmp_path, source, line, words):
     with pytest.raises(LessonError) as refused:
@@ -78,6 +79,21 @@ def test_a_broken_lesson_is_refused_naming_the_file_and_the_line(tmp_path, sourc
     if line is not None:
         assert f"line {line}:" in message, message
     assert words in message, message
+
+
+def test_a_step_may_name_the_panel_it_brings_onto_the_stage(tmp_path):
+    lesson = parse_lesson(GOOD.replace("    explain: Delete a pod.\n", "    explain: Delete a pod.\n    panel: events\n"),
+                          "lessons/heal.yaml", tmp_path)
+    assert lesson.steps[0].panel == "events"
+    assert parse_lesson(GOOD, "lessons/heal.yaml", tmp_path).steps[0].panel == "", "no panel: the stage's default"
+
+
+def test_the_panels_a_step_may_name_are_the_ones_the_page_can_bring_onto_the_stage():
+    layout = (Path(__file__).resolve().parents[2] / "static" / "dashboard" / "layout.js").read_text()
+    focusable = layout.split("export const FOCUSABLE = [", 1)[1].split("]", 1)[0]
+    assert sorted(name.strip().strip('"') for name in focusable.split(",")) == sorted(lessons.PANELS)
+    named = {step.panel for lesson in lessons.load_all().lessons for step in lesson.steps} - {""}
+    assert {"events", "wire", "traffic"} <= named <= set(lessons.PANELS)
 
 
 def test_one_broken_file_does_not_hide_the_others(tmp_path):
