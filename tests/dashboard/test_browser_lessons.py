@@ -95,6 +95,7 @@ def test_an_attendee_walks_lesson_2_in_her_namespace_while_the_board_shows_her_s
     assert alice.query_selector_all(CLUSTER_CONTROLS) == []
     assert "scheduler" in alice.inner_text("#control-plane")  # its state still shows, without a button
 
+    alice.click("#lesson summary.lesson-label")  # the lesson menu
     alice.click(".lesson-pick[data-lesson='02-self-healing']")
     alice.wait_for_selector(".lesson-step[data-lesson='02-self-healing'][data-step='1'][data-namespace=alice]")
     assert alice.inner_text(".lesson-kubectl") == "kubectl apply -f lessons/manifests/pasta.yaml"  # her kubeconfig's namespace
@@ -119,7 +120,7 @@ def test_an_attendee_walks_lesson_2_in_her_namespace_while_the_board_shows_her_s
     instructor.screenshot(path="/tmp/lessons-board-02.png")
 
     # a step that needs cluster rights: she watches; its check (nodes) is still hers to see
-    alice.click(".lesson-back")
+    alice.click(".lesson-back")  # the menu again, open
     alice.click(".lesson-pick[data-lesson='09-scheduler-stopped']")
     alice.wait_for_selector(".lesson-step[data-lesson='09-scheduler-stopped'][data-step='1']")
     alice.click(".lesson-next")  # past the set-up, to stopping the scheduler
