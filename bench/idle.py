@@ -111,7 +111,7 @@ def measure(root: Path, pace: str, nodes: int, seconds: float, settle: float) ->
                                 "--pace", pace], cwd=root, env=env, stdout=(data / "out.log").open("wb"),
                                stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 600
         token = ""
         while time.monotonic() < deadline:
             if cluster.poll() is not None:
@@ -122,7 +122,7 @@ def measure(root: Path, pace: str, nodes: int, seconds: float, settle: float) ->
                 break
             time.sleep(1)
         else:
-            raise RuntimeError(f"{nodes} nodes were not Ready within 180 s")
+            raise RuntimeError(f"{nodes} nodes were not Ready within 600 s")
         log(f"{pace}: {nodes} nodes Ready; settling {settle:.0f} s")
         time.sleep(settle)
         hub = hub_pid(cluster.pid)

@@ -121,7 +121,7 @@ def test_register_creates_the_node_then_renews_the_lease_with_one_put_each_time(
         await a.renew_lease()
         assert hub.verbs("leases") == ["get", "create", "replace"]
         lease = hub.stored(LEASES, "node-1", "kube-node-lease")
-        assert lease["spec"]["renewTime"] == format_micro_time(T0 + 1) and lease["spec"]["leaseDurationSeconds"] == 4
+        assert lease["spec"]["renewTime"] == format_micro_time(T0 + 1) and lease["spec"]["leaseDurationSeconds"] == 12
 
     asyncio.run(scenario())
 
