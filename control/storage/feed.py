@@ -16,6 +16,9 @@ Guarantees:
 - Memory is bounded in count (`capacity` changes) and in bytes (`max_bytes`, KK_FEED_MAX_BYTES:
   each change is charged its body and the event line made from it): past either bound the oldest
   changes leave memory, and a watcher behind them reads from the log, as one behind the count does.
+- What the hub freed goes back to the system: every housekeeping tick (log compaction, every
+  KK_COMPACT_INTERVAL s) ends with `control.storage.memory.release_free_memory`, so after a burst
+  the hub's resident size comes back down instead of staying at its peak.
 - Its life is the server's: `start_feed` (ASGI lifespan.startup, before the first request) starts
   it with its poll, log compaction and LISTEN connection on the running loop; `stop_feed`
   (lifespan.shutdown) stops all of them. `get_feed` returns the started feed and never starts one:
@@ -35,6 +38,7 @@ from control.clock import REAL as clock
 from control import errors
 from control.storage import store
 from control.storage.db import run_db
+from control.storage.memory import release_free_memory
 from control.storage.store import Change
 
 log = logging.getLogger(__name__)
@@ -248,6 +252,7 @@ class ChangeFeed:
                 self.drop_through(through)
             except Exception:
                 log.exception("log compaction failed")
+            release_free_memory()
 
 
 def _listen_postgres(feed: ChangeFeed) -> None:
