@@ -10,6 +10,7 @@ import pytest
 from control import errors
 from control.storage import store
 from control.storage.feed import ChangeFeed
+from control.storage.feed import weight as feed_weight
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -206,5 +207,28 @@ def test_nothing_from_before_the_feed_started_is_skipped():
         feed.offer([made(101, "/leases")])
         assert feed.skip(99, "/pods") == 99  # 100 may have been a Pod: read it from the log
         assert feed.skip(100, "/pods") == 101
+
+    asyncio.run(scenario())
+
+
+def aged(revision: int, created_at: float) -> store.Change:
+    return store.Change(revision=revision, type="ADDED", resource="/configmaps", namespace="default",
+                        name=f"o-{revision}", actor="t", created_at=created_at, body="{}")
+
+
+def test_changes_older_than_the_fresh_window_leave_memory_but_the_newest_stay():
+    from control.storage.feed import FRESH_SECONDS, MIN_KEPT
+
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=0, batch_window=0)
+        now = 1_800_000_000.0
+        burst = [aged(r, now - 1000) for r in range(1, 2001)]  # a burst long ago
+        feed.offer(burst + [aged(2001, now - FRESH_SECONDS / 2)])
+        feed.drop_stale(now)
+        assert len(feed.changes) == MIN_KEPT and feed.first == 2002 - MIN_KEPT
+        assert feed.bytes == sum(feed_weight(c) for c in feed.changes)
+        feed.offer([aged(r, now) for r in range(2002, 2002 + MIN_KEPT)])
+        feed.drop_stale(now)
+        assert [c.revision for c in feed.changes] == list(range(2001, 2002 + MIN_KEPT)), "the fresh ones stay"
 
     asyncio.run(scenario())
