@@ -14,7 +14,7 @@ Guarantees:
   `timings.status_report` s (nodeStatusReportFrequency) have passed since the last write: an idle
   node costs the hub one Lease write per renewal and one status write per report interval. A
   deleted Node is registered again; a conflict makes the next look start from a fresh GET.
-- Each loop is a few lines around one-shot methods (`renew_lease`, `report_status`) that tests
+- Each loop is a few lines around one-shot methods (`renew_lease`, `sync_status`, `report_status`) that tests
   call directly; time comes from the injected clock.
 """
 
