@@ -5,6 +5,7 @@ restarts crashed spokes at most once per `restart_after`, and starts nothing onc
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import time
 from urllib.parse import parse_qs, urlsplit
@@ -291,3 +292,38 @@ def test_publishing_gives_up_on_a_refusal_at_once_and_on_a_failing_hub_in_time()
     with pytest.raises(RuntimeError, match="within 60 s: 500"):
         supervisor_on(lambda r: httpx.Response(500), clock).publish_desired(within=60)
     assert 55 <= sum(clock.sleeps) <= 60 + 30
+
+
+class StubbornProcess(FakeProcess):
+    """Ignores SIGTERM: only SIGKILL ends it; `wait` says how long it was given."""
+
+    def __init__(self, args=(), env=None):
+        super().__init__(args, env)
+        self.waited: list[float] = []
+
+    def terminate(self):
+        self.signals.append("TERM")
+
+    def kill(self):
+        self.signals.append("KILL")
+        self.returncode = -9
+
+    def wait(self, timeout=None):
+        if self.returncode is None:
+            self.waited.append(timeout)
+            if timeout is not None:
+                raise subprocess.TimeoutExpired("spoke", timeout)
+        return self.returncode
+
+
+def test_stop_terminates_the_spokes_and_the_hub_together_and_kills_the_stubborn_after_one_grace():
+    supervisor = Supervisor("http://hub", ["runcomponent"], {}, {"scheduler": ["scheduler"], "kubelet/node-1": ["kubelet"]},
+                            clock=FakeTime(), transport=httpx.MockTransport(lambda r: httpx.Response(500)),
+                            popen=StubbornProcess)
+    supervisor.tick()
+    assert len(supervisor.processes) == 2
+    hub = StubbornProcess()
+    supervisor.stop(also=[hub], grace=0.0)
+    everyone = [*supervisor.processes.values(), hub]
+    assert all(p.signals == ["TERM", "KILL"] for p in everyone), "each was told, then killed"
+    assert all(p.waited == [0.0] for p in everyone), "one shared deadline, not one grace per process"

@@ -44,6 +44,14 @@ class Feed(Protocol):
     async def read_after(self, revision: int, *, timeout: float) -> list[Change]: ...
 
 
+class ResourceFeed(Feed, Protocol):
+    """A feed that wakes a reader only for its resource (`control.storage.feed.ChangeFeed`)."""
+
+    async def read_after(self, revision: int, *, timeout: float, resource: str | None = None) -> list[Change]: ...
+
+    def skip(self, revision: int, resource: str) -> int: ...
+
+
 def error_line(error: errors.ApiError) -> bytes:
     return f'{{"type":"ERROR","object":{dumps(error.status())}}}\n'.encode()
 
@@ -52,13 +60,15 @@ async def change_stream(start: int, *, render: Render, timeout: float,
                         bookmark: Callable[[int], bytes] | None = None,
                         delivered: Callable[[int, int], None] = lambda count, revision: None,
                         opening: bytes = b"", feed: Feed | None = None,
-                        clock: Clock = REAL,
+                        clock: Clock = REAL, resource: str | None = None,
                         expired: Callable[[errors.ApiError], None] = lambda error: None) -> AsyncIterator[bytes]:
     """The lines of a watch from `start`: `render` turns each batch of changes into event lines
     (it may drop some), `bookmark(revision)` is the bookmark line (None: no bookmarks),
     `delivered(count, revision)` hears of every batch sent, `opening` goes first (the synthetic
     ADDED events of a watch without a resourceVersion), `expired(error)` hears of the 410 that ends
-    a stream whose start was compacted."""
+    a stream whose start was compacted. With `resource` (which `render` keeps alone) the stream is
+    woken only by that resource's changes and steps over the others unread (the feed must then be
+    a `ResourceFeed`)."""
     yield b""  # sends the status line and headers now: clients wait for them before the first event
     if opening:
         yield opening
@@ -73,7 +83,11 @@ async def change_stream(start: int, *, render: Render, timeout: float,
             return
         wait = min(remaining, max(0.05, next_bookmark - clock.monotonic())) if bookmark else remaining
         try:
-            changes = await feed.read_after(revision, timeout=wait)
+            if resource is None:
+                changes = await feed.read_after(revision, timeout=wait)
+            else:
+                revision = feed.skip(revision, resource)  # type: ignore[attr-defined]
+                changes = await feed.read_after(revision, timeout=wait, resource=resource)  # type: ignore[call-arg]
         except errors.Gone as gone:
             expired(gone)
             yield error_line(gone)
@@ -86,6 +100,8 @@ async def change_stream(start: int, *, render: Render, timeout: float,
                 yield b"".join(lines)
         if bookmark and clock.monotonic() >= next_bookmark:
             next_bookmark = clock.monotonic() + every
+            if resource is not None:
+                revision = feed.skip(revision, resource)  # type: ignore[attr-defined]
             yield bookmark(revision)
 
 
@@ -233,7 +249,7 @@ async def watch(call: Call) -> Stream:
             visible = _keys(listed)
     render = _renderer(call, _Filter(selection, visible), encoder)
     stream = change_stream(
-        start, render=render, timeout=timeout, opening=opening,
+        start, render=render, timeout=timeout, opening=opening, resource=call.kind.resource,
         bookmark=_bookmark(call) if bool_param(call.query, "allowWatchBookmarks") else None,
         delivered=lambda count, revision: traffic.delivered(call.actor, call.kind, count, revision, call.user,
                                                             call.namespace),

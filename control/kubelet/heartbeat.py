@@ -7,9 +7,14 @@ Guarantees:
 - The Lease `kube-node-lease/<node>` is renewed every `timings.lease_renew` s with the last
   Lease the kubelet wrote (one PUT per renewal); a conflict or a missing Lease makes the next
   attempt start from a fresh GET, after a short back-off (200 ms doubling up to lease_renew).
-- The status is posted at least every `timings.status_report` s, and at once when the Node is
-  seen not Ready or deleted (`poke`); a deleted Node is registered again.
-- Each loop is a few lines around one-shot methods (`renew_lease`, `report_status`) that tests
+- The status is looked at every `timings.status_check` s (upstream's nodeStatusUpdateFrequency)
+  and at once when the Node is seen not Ready or deleted (`poke`), against the newest Node the
+  kubelet has seen (its informer's copy; a GET only when it has none). It is written only when it
+  changed beyond its heartbeat times (kubelet_node_status.go nodeStatusHasChanged) or when
+  `timings.status_report` s (nodeStatusReportFrequency) have passed since the last write: an idle
+  node costs the hub one Lease write per renewal and one status write per report interval. A
+  deleted Node is registered again; a conflict makes the next look start from a fresh GET.
+- Each loop is a few lines around one-shot methods (`renew_lease`, `sync_status`, `report_status`) that tests
   call directly; time comes from the injected clock.
 """
 
@@ -39,6 +44,8 @@ class NodeAgent:
         self.node_uid = ""
         self.pod_cidr = pod_cidr(node, _pod_count(config))
         self.lease: Obj | None = None
+        self.seen: Obj | None = None  # the newest Node the kubelet knows of (its informer's, or a write's answer)
+        self.reported_at: float | None = None  # when the status was last written
         self._poked = asyncio.Event()
 
     # --- one-shot steps ------------------------------------------------------------------------
@@ -62,9 +69,27 @@ class NodeAgent:
         node = node or await self.client.get(NODES, self.node)
         status = node_status(node.get("status"), node=self.node, ip=self.ip, port=self.port, config=self.config,
                              now=self.clock.now())
-        saved = await self.client.replace_status(NODES, {**node, "apiVersion": "v1", "kind": "Node", "status": status})
+        try:
+            saved = await self.client.replace_status(NODES, {**node, "apiVersion": "v1", "kind": "Node", "status": status})
+        except (errors.Conflict, errors.NotFound):
+            self.seen = None  # our copy was stale: the next look starts from a fresh GET
+            raise
         self.node_uid = saved["metadata"].get("uid", "")
+        self.reported_at = self.clock.now()
+        self._remember(saved)
         return saved
+
+    async def sync_status(self) -> Obj | None:
+        """Write the status if it changed or the report interval is up; the written Node, or None."""
+        node = self.seen or await self.client.get(NODES, self.node)
+        self._remember(node)
+        now = self.clock.now()
+        due = self.reported_at is None or now - self.reported_at >= self.timings.status_report
+        desired = node_status(node.get("status"), node=self.node, ip=self.ip, port=self.port, config=self.config,
+                              now=now)
+        if not due and not status_changed(node.get("status"), desired):
+            return None
+        return await self.report_status(node)
 
     async def renew_lease(self) -> Obj:
         now = self.clock.now()
@@ -90,8 +115,18 @@ class NodeAgent:
         self._poked.set()
 
     def on_node_seen(self, node: Obj) -> None:
+        self._remember(node)
         if not is_node_ready(node):
             self.poke()
+
+    def on_node_deleted(self) -> None:
+        self.seen = None
+        self.poke()
+
+    def _remember(self, node: Obj) -> None:
+        """Keep `node` unless we already hold a newer version (an informer event may trail a write's answer)."""
+        if self.seen is None or _version(node) >= _version(self.seen):
+            self.seen = node
 
     # --- loops ---------------------------------------------------------------------------------
 
@@ -118,9 +153,9 @@ class NodeAgent:
 
     async def status_loop(self) -> None:
         while True:
-            await self._sleep_or_poke(self.timings.status_report)
+            await self._sleep_or_poke(self.timings.status_check)
             try:
-                await self.report_status()
+                await self.sync_status()
             except errors.NotFound:
                 await self.register_until_done()
             except errors.ApiError as exc:
@@ -137,6 +172,24 @@ class NodeAgent:
             sleeper.cancel()
             poked.cancel()
             self._poked.clear()
+
+
+def status_changed(old: Obj | None, new: Obj) -> bool:
+    """Whether a node status differs beyond its conditions' heartbeat times."""
+    return _without_heartbeats(old or {}) != _without_heartbeats(new)
+
+
+def _without_heartbeats(status: Obj) -> Obj:
+    conditions = [{k: v for k, v in c.items() if k != "lastHeartbeatTime"} if isinstance(c, dict) else c
+                  for c in status.get("conditions") or []]
+    return {**status, "conditions": conditions}
+
+
+def _version(node: Obj) -> int:
+    try:
+        return int((node.get("metadata") or {}).get("resourceVersion") or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def _pod_count(config: KubeletConfig) -> int:

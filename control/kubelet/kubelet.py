@@ -156,7 +156,7 @@ class Kubelet:
         agent = self.agent
         self.node_informer.add_handlers(Handlers(on_add=agent.on_node_seen,
                                                  on_update=lambda old, new: agent.on_node_seen(new),
-                                                 on_delete=lambda o: agent.poke()))
+                                                 on_delete=lambda o: agent.on_node_deleted()))
 
     async def run(self) -> None:
         try:

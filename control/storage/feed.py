@@ -9,9 +9,19 @@ Guarantees:
   older than memory, or raises Gone when the log was compacted past `rev`.
 - Each watcher reads at its own pace from the shared run: a slow one never slows a writer or
   another watcher.
+- A reader that names its resource (`read_after(..., resource=R)`) is woken only by changes of R
+  (or its timeout), not by every commit of the cluster; `skip(rev, R)` moves it past a run of
+  other resources' changes without reading them (an idle watch of Pods costs nothing while
+  Leases are renewed). Only revisions the feed saw committed since it started are skipped.
 - Memory is bounded in count (`capacity` changes) and in bytes (`max_bytes`, KK_FEED_MAX_BYTES:
   each change is charged its body and the event line made from it): past either bound the oldest
   changes leave memory, and a watcher behind them reads from the log, as one behind the count does.
+- Memory also comes back with time, as kube-apiserver's watch cache shrinks: every housekeeping
+  tick (log compaction, every KK_COMPACT_INTERVAL s) drops the changes older than FRESH_SECONDS
+  (keeping the newest MIN_KEPT; a reader behind them reads the log) and then returns the freed
+  pages to the system (`control.storage.memory.release_free_memory`), so after a burst (a
+  namespace of 9,000 objects deleted) the hub's resident size comes back down instead of staying
+  at its peak.
 - Its life is the server's: `start_feed` (ASGI lifespan.startup, before the first request) starts
   it with its poll, log compaction and LISTEN connection on the running loop; `stop_feed`
   (lifespan.shutdown) stops all of them. `get_feed` returns the started feed and never starts one:
@@ -31,12 +41,15 @@ from control.clock import REAL as clock
 from control import errors
 from control.storage import store
 from control.storage.db import run_db
+from control.storage.memory import release_free_memory
 from control.storage.store import Change
 
 log = logging.getLogger(__name__)
 
 
 PARSED_WINDOW = 1000
+FRESH_SECONDS = 75.0  # kube-apiserver's watch cache eventFreshDuration: older changes may leave memory
+MIN_KEPT = 100  # ... but the newest ones stay (the watch cache's lower bound of capacity)
 
 
 def weight(change: Change) -> int:
@@ -55,7 +68,11 @@ class ChangeFeed:
         self.first = start + 1  # revision of changes[0]
         self.last = start  # highest revision known, all of (first-1, last] are in `changes`
         self.compacted = 0
+        self.origin = start  # every change after this revision passed through `offer`
+        self.last_of: dict[str, int] = {}  # resource -> revision of its newest change since `origin`
         self._wake: asyncio.Future = loop.create_future()
+        self._resource_wakes: dict[str, asyncio.Future] = {}  # readers of one resource wait here
+        self._woken: set[str] = set()  # resources changed since the last wake-up
         self._wake_pending = False
         self.batch_window = batch_window
         self._catching_up = False
@@ -78,6 +95,8 @@ class ChangeFeed:
             self.changes.append(change)
             self.bytes += weight(change)
             self.last = change.revision
+            self.last_of[change.resource] = change.revision
+            self._woken.add(change.resource)
             grew = True
             if len(self.changes) > PARSED_WINDOW:
                 # Keep parsed objects (for selector watches) only near the head: memory stays flat.
@@ -108,6 +127,8 @@ class ChangeFeed:
             # We fell behind the log's window: restart the run from the newest revision.
             latest = await run_db(store.current_revision)
             self.changes, self.first, self.last, self.bytes = [], latest + 1, latest, 0
+            self.origin = latest  # what fell between was never offered: nobody may skip over it
+            self._woken.update(self._resource_wakes)
             self._notify()
         except Exception:
             log.exception("change feed catch-up failed")
@@ -132,6 +153,14 @@ class ChangeFeed:
         del self.changes[:count]
         self.first += count
 
+    def drop_stale(self, now: float) -> None:
+        """Forget the changes committed before `now - FRESH_SECONDS`, all but the newest MIN_KEPT."""
+        horizon, cut, most = now - FRESH_SECONDS, 0, len(self.changes) - MIN_KEPT
+        while cut < most and self.changes[cut].created_at < horizon:
+            cut += 1
+        if cut:
+            self._drop_oldest(cut)
+
     def drop_through(self, revision: int) -> None:
         """Forget changes at or below a compacted revision."""
         self.compacted = max(self.compacted, revision)
@@ -153,15 +182,33 @@ class ChangeFeed:
         self._wake_pending = False
         wake, self._wake = self._wake, self.loop.create_future()
         wake.set_result(None)
+        woken, self._woken = self._woken, set()
+        for resource in woken:
+            waiting = self._resource_wakes.pop(resource, None)
+            if waiting is not None and not waiting.done():
+                waiting.set_result(None)
 
     # --- reading ---------------------------------------------------------------------------
 
-    async def read_after(self, revision: int, *, timeout: float, limit: int = 500) -> list[Change]:
-        """Changes after `revision` (up to `limit`), waiting up to `timeout` for the first one."""
+    def skip(self, revision: int, resource: str) -> int:
+        """Where a reader of `resource` at `revision` may continue without missing a change of it:
+        the newest revision when every change after `revision` is another resource's."""
+        if revision < self.origin or revision >= self.last or self.last_of.get(resource, 0) > revision:
+            return revision
+        return self.last
+
+    async def read_after(self, revision: int, *, timeout: float, limit: int = 500,
+                         resource: str | None = None) -> list[Change]:
+        """Changes after `revision` (up to `limit`), waiting up to `timeout` for the first one (with
+        `resource`: for the first change of that resource; what comes back may hold others too)."""
         if revision < self.compacted:
             raise errors.expired(f"too old resource version: {revision} ({self.compacted})")
         if revision >= self.last:
-            await asyncio.wait((self._wake,), timeout=timeout)
+            wake = self._wake
+            if resource is not None:
+                wake = self._resource_wakes.get(resource) or self._resource_wakes.setdefault(
+                    resource, self.loop.create_future())
+            await asyncio.wait((wake,), timeout=timeout)
             if revision >= self.last:
                 return []
         if revision + 1 < self.first:
@@ -218,6 +265,8 @@ class ChangeFeed:
                 self.drop_through(through)
             except Exception:
                 log.exception("log compaction failed")
+            self.drop_stale(clock.now())
+            release_free_memory()
 
 
 def _listen_postgres(feed: ChangeFeed) -> None:

@@ -180,3 +180,28 @@ def test_a_selector_watch_from_a_compacted_revision_is_one_410_error_event(api):
     assert len(lines) == 1
     event = json.loads(lines[0])
     assert event["type"] == "ERROR" and event["object"]["code"] == 410 and event["object"]["reason"] == "Expired"
+
+
+class ResourceFeed(FakeFeed):
+    """A FakeFeed that also knows the newest revision and lets a reader of one resource skip."""
+
+    def __init__(self, clock: FakeClock, batches: list, last: int):
+        super().__init__(clock, batches)
+        self.last, self.skipped = last, []
+
+    def skip(self, revision: int, resource: str) -> int:
+        self.skipped.append((revision, resource))
+        return max(revision, self.last)
+
+    async def read_after(self, revision: int, *, timeout: float, resource: str | None = None) -> list[Change]:
+        assert resource == "/configmaps"
+        return await super().read_after(revision, timeout=timeout)
+
+
+def test_a_watch_of_one_resource_steps_over_the_others_and_bookmarks_the_newest_revision(settings):
+    settings.KK_BOOKMARK_INTERVAL = 10
+    clock = FakeClock(1000.0)
+    feed = ResourceFeed(clock, [], last=40)  # revisions 5..40 were all other resources' changes
+    chunks = run(change_stream(4, render=lambda cs: [], timeout=15, feed=feed, clock=clock, resource="/configmaps",
+                               bookmark=lambda rv: f"mark {rv}\n".encode()))
+    assert chunks == [b"", b"mark 40\n"] and feed.asked[0] == 40

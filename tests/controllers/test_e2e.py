@@ -202,7 +202,8 @@ def test_a_node_with_a_stale_lease_turns_not_ready_and_is_tainted(cluster, api):
                       "renewTime": then.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}}
     api.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-node-lease"}})
     assert api.post("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", json=lease).status_code == 201
-    eventually(lambda: "NotReady" in cluster.kubectl("get", "node", name).stdout, timeout=10, interval=0.5)
+    # created just now: stale once the workshop grace (15 s) has passed since its creation
+    eventually(lambda: "NotReady" in cluster.kubectl("get", "node", name).stdout, timeout=30, interval=0.5)
     node = eventually(lambda: (n := api.get(f"/api/v1/nodes/{name}").json())["spec"].get("taints") and n)
     assert {(t["key"], t["effect"]) for t in node["spec"]["taints"]} == {
         ("node.kubernetes.io/unreachable", "NoExecute"), ("node.kubernetes.io/unreachable", "NoSchedule")}

@@ -4,6 +4,7 @@ NodeAgent's register / renew / report against a fake hub on a FakeClock."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
 
 import pytest
@@ -13,7 +14,7 @@ from control.clock import FakeClock
 from control.client.resources import LEASES, NODES
 from control.client.timings import Timings
 from control.kubelet.config import BackoffPolicy, KubeletConfig
-from control.kinds.meta import format_micro_time, is_node_ready
+from control.kinds.meta import format_micro_time, format_time, is_node_ready
 from control.kubelet.heartbeat import NodeAgent
 from control.kubelet.node import (
     IpPool, internal_ip, lease_object, node_number, node_status, pod_cidr, registered_node,
@@ -120,7 +121,7 @@ def test_register_creates_the_node_then_renews_the_lease_with_one_put_each_time(
         await a.renew_lease()
         assert hub.verbs("leases") == ["get", "create", "replace"]
         lease = hub.stored(LEASES, "node-1", "kube-node-lease")
-        assert lease["spec"]["renewTime"] == format_micro_time(T0 + 1) and lease["spec"]["leaseDurationSeconds"] == 4
+        assert lease["spec"]["renewTime"] == format_micro_time(T0 + 1) and lease["spec"]["leaseDurationSeconds"] == 12
 
     asyncio.run(scenario())
 
@@ -158,7 +159,49 @@ def test_a_node_marked_unknown_is_ready_again_when_its_kubelet_returns():
     asyncio.run(scenario())
 
 
-def test_the_status_loop_reports_on_time_and_at_once_when_poked():
+def test_the_status_loop_writes_only_on_change_or_at_the_report_interval():
+    hub, clock = FakeHub(), FakeClock(T0)
+
+    async def scenario():
+        a = agent(hub, clock)
+        await a.register()
+        assert hub.verbs().count("replace_status") == 1
+        loop = asyncio.ensure_future(a.status_loop())
+        await clock.advance(0)
+        for _ in range(int(TIMINGS.status_report / TIMINGS.status_check) - 1):
+            await clock.advance(TIMINGS.status_check)  # unchanged: nothing written, nothing read
+        assert hub.verbs().count("replace_status") == 1
+        await clock.advance(TIMINGS.status_check)  # the report interval is up
+        assert hub.verbs().count("replace_status") == 2
+        ready = [c for c in hub.stored(NODES, "node-1")["status"]["conditions"] if c["type"] == "Ready"][0]
+        assert ready["lastHeartbeatTime"] == format_time(T0 + TIMINGS.status_report)
+        writes = hub.verbs().count("replace_status")
+        await clock.advance(TIMINGS.status_check)
+        assert hub.verbs().count("replace_status") == writes, "written just now: not again"
+        loop.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_a_changed_status_is_written_at_the_next_check():
+    hub, clock = FakeHub(), FakeClock(T0)
+
+    async def scenario():
+        a = agent(hub, clock)
+        await a.register()
+        loop = asyncio.ensure_future(a.status_loop())
+        await clock.advance(0)
+        a.ip = "127.0.1.9"  # the node's address moved: the status differs beyond its heartbeats
+        await clock.advance(TIMINGS.status_check)
+        assert hub.verbs().count("replace_status") == 2
+        addresses = hub.stored(NODES, "node-1")["status"]["addresses"]
+        assert {"type": "InternalIP", "address": "127.0.1.9"} in addresses
+        loop.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_the_status_loop_answers_a_node_seen_not_ready_or_deleted_at_once():
     hub, clock = FakeHub(), FakeClock(T0)
 
     async def scenario():
@@ -167,15 +210,34 @@ def test_the_status_loop_reports_on_time_and_at_once_when_poked():
         loop = asyncio.ensure_future(a.status_loop())
         await clock.advance(0)
         assert hub.verbs().count("replace_status") == 1
-        await clock.advance(TIMINGS.status_report)
-        assert hub.verbs().count("replace_status") == 2
-        a.on_node_seen({"status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}})
+        unknown = copy.deepcopy(hub.stored(NODES, "node-1"))
+        for condition in unknown["status"]["conditions"]:
+            condition["status"] = "Unknown"
+        hub.put(NODES, unknown)  # the lifecycle controller's write, as the informer then shows it
+        a.on_node_seen(hub.stored(NODES, "node-1"))
         await clock.advance(0)
-        assert hub.verbs().count("replace_status") == 3
+        assert hub.verbs().count("replace_status") == 2 and is_node_ready(hub.stored(NODES, "node-1"))
         del hub.objects[("nodes", "", "node-1")]
-        a.poke()
+        a.on_node_deleted()
         await clock.advance(0)
         assert hub.stored(NODES, "node-1") is not None, "a deleted Node is registered again"
         loop.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_a_stale_copy_of_the_node_makes_the_next_look_read_it_fresh():
+    hub, clock = FakeHub(), FakeClock(T0)
+
+    async def scenario():
+        a = agent(hub, clock)
+        await a.register()
+        hub.put(NODES, copy.deepcopy(hub.stored(NODES, "node-1")))  # someone else wrote it since
+        await clock.advance(TIMINGS.status_report)
+        with pytest.raises(errors.Conflict):
+            await a.sync_status()
+        gets = hub.verbs("nodes").count("get")
+        assert await a.sync_status() is not None
+        assert hub.verbs("nodes").count("get") == gets + 1
 
     asyncio.run(scenario())

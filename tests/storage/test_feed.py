@@ -10,6 +10,7 @@ import pytest
 from control import errors
 from control.storage import store
 from control.storage.feed import ChangeFeed
+from control.storage.feed import weight as feed_weight
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -174,3 +175,60 @@ def test_a_reader_behind_memory_reads_big_objects_from_the_log_in_small_pieces()
     first, rest = asyncio.run(scenario())
     assert 1 <= len(first) <= 2  # a quarter of 200 kB, at ~40 kB a change
     assert [c.revision for c in first + rest][:len(first) + 1] == [c.revision for c in changes][:len(first) + 1]
+
+
+def made(revision: int, resource: str) -> store.Change:
+    return store.Change(revision=revision, type="ADDED", resource=resource, namespace="default", name=f"o-{revision}",
+                        actor="t", created_at=0.0, body="{}")
+
+
+def test_a_reader_of_one_resource_sleeps_through_other_resources_and_skips_them():
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=100, batch_window=0)
+        pods = asyncio.create_task(feed.read_after(100, timeout=5, resource="/pods"))
+        anyone = asyncio.create_task(feed.read_after(100, timeout=5))
+        await asyncio.sleep(0)  # both are waiting
+        feed.offer([made(101, "/leases"), made(102, "/leases")])
+        await asyncio.sleep(0.01)
+        assert anyone.done() and not pods.done(), "Lease renewals do not wake a watch of Pods"
+        assert feed.skip(100, "/pods") == 102 and feed.skip(100, "/leases") == 100
+        feed.offer([made(103, "/pods"), made(104, "/leases")])
+        got = await asyncio.wait_for(pods, 1)
+        assert [c.revision for c in got] == [101, 102, 103, 104]
+        assert feed.skip(102, "/pods") == 102, "a change of Pods after 102: nothing is skipped"
+        assert feed.skip(103, "/pods") == 104
+
+    asyncio.run(scenario())
+
+
+def test_nothing_from_before_the_feed_started_is_skipped():
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=100, batch_window=0)
+        feed.offer([made(101, "/leases")])
+        assert feed.skip(99, "/pods") == 99  # 100 may have been a Pod: read it from the log
+        assert feed.skip(100, "/pods") == 101
+
+    asyncio.run(scenario())
+
+
+def aged(revision: int, created_at: float) -> store.Change:
+    return store.Change(revision=revision, type="ADDED", resource="/configmaps", namespace="default",
+                        name=f"o-{revision}", actor="t", created_at=created_at, body="{}")
+
+
+def test_changes_older_than_the_fresh_window_leave_memory_but_the_newest_stay():
+    from control.storage.feed import FRESH_SECONDS, MIN_KEPT
+
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=0, batch_window=0)
+        now = 1_800_000_000.0
+        burst = [aged(r, now - 1000) for r in range(1, 2001)]  # a burst long ago
+        feed.offer(burst + [aged(2001, now - FRESH_SECONDS / 2)])
+        feed.drop_stale(now)
+        assert len(feed.changes) == MIN_KEPT and feed.first == 2002 - MIN_KEPT
+        assert feed.bytes == sum(feed_weight(c) for c in feed.changes)
+        feed.offer([aged(r, now) for r in range(2002, 2002 + MIN_KEPT)])
+        feed.drop_stale(now)
+        assert [c.revision for c in feed.changes] == list(range(2001, 2002 + MIN_KEPT)), "the fresh ones stay"
+
+    asyncio.run(scenario())

@@ -16,7 +16,8 @@ answers) before this command reports the URLs.
 Stopping stops everything, however it comes: SIGINT or SIGTERM to this process or to its whole
 process group (a terminal's Ctrl-C), or the hub exiting. From the first signal on the supervisor
 starts nothing (a spoke the group's Ctrl-C already ended stays ended); every spoke and the hub
-are terminated (SIGKILL after 10 s). Should this process itself die abruptly, the children follow:
+are terminated together (`Supervisor.stop`: SIGTERM to all at once, SIGKILL to whoever is left
+after 3 s), so no process of the cluster remains 5 s after the signal. Should this process itself die abruptly, the children follow:
 the hub and the spokes get SIGTERM from the kernel when their parent dies (PR_SET_PDEATHSIG), and
 each spoke also watches its parent's pid (`runcomponent`).
 """
@@ -212,12 +213,6 @@ class Command(BaseCommand):
                 for name in supervisor.tick():
                     self.stderr.write(f"spoke {name} exited")
         finally:
-            supervisor.stop()
-            if hub.poll() is None:
-                hub.terminate()
-            try:
-                hub.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                hub.kill()
+            supervisor.stop(also=[hub])
         if not stopping and hub.returncode not in (0, -signal.SIGTERM):
             raise CommandError(f"the hub exited with code {hub.returncode}")
