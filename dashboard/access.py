@@ -15,7 +15,6 @@ Guarantees:
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -23,6 +22,7 @@ from typing import Callable, Iterable
 from control import errors
 from control.auth import enabled as auth_enabled
 from control.client.http import HubClient
+from control.clock import REAL
 from dashboard.presenters import SPOKES_CONFIGMAP
 
 REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
@@ -63,7 +63,7 @@ CONTROLS: dict[str, tuple[Right, ...]] = {
 class AccessCache:
     """Answers of access reviews per (user, right), each kept TTL_S seconds."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, ttl: float = TTL_S,
+    def __init__(self, clock: Callable[[], float] = REAL.monotonic, ttl: float = TTL_S,
                  max_entries: int = MAX_ENTRIES):
         self.clock, self.ttl, self.max_entries = clock, ttl, max_entries
         self._answers: OrderedDict[tuple[str, Right], tuple[float, bool]] = OrderedDict()

@@ -16,10 +16,11 @@ Guarantees:
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
+
+from control.clock import REAL
 
 MAX_USERS = 2000
 
@@ -38,7 +39,7 @@ class Position:
 
 
 class Progress:
-    def __init__(self, clock: Callable[[], float] = time.time, max_users: int = MAX_USERS):
+    def __init__(self, clock: Callable[[], float] = REAL.now, max_users: int = MAX_USERS):
         self.clock, self.max_users = clock, max_users
         self._positions: OrderedDict[str, Position] = OrderedDict()
 
