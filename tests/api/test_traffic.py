@@ -162,6 +162,7 @@ def test_watch_deliveries_are_summed_per_user_and_namespace(monkeypatch):
     published: list[dict] = []
     monkeypatch.setattr(traffic, "publish", published.append)
     monkeypatch.setattr(traffic, "_ensure_flusher", lambda: None)
+    monkeypatch.setattr(traffic, "_deliveries", {})  # none left over from an earlier test's watches
     pods = SimpleNamespace(plural="pods", group="")
     alice = User("alice", groups=("system:authenticated",))
     traffic.delivered("kubectl", pods, 2, 10, alice, "alice")
