@@ -294,3 +294,36 @@ def test_no_label_covers_another_in_either_language_and_word_set_after_a_reload(
 def box_of(page, selector: str) -> dict[str, float]:
     return page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect();"
                                            " return {x: r.x, y: r.y, width: r.width, height: r.height}; }")
+
+
+THREE_NODES_NINE_PODS = "".join(f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-{i}}}\n" for i in (1, 2, 3)) + \
+    "".join(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: plate-{n}, labels: {{app: plate}}}}
+spec: {{nodeName: node-{n % 3 + 1}, containers: [{{name: plate, image: nginx:1.27}}]}}
+""" for n in range(9))
+CARDS = """() => [...document.querySelectorAll('#node-list .node-card')].map((card) => {
+  const r = card.getBoundingClientRect();
+  const buttons = [...card.querySelectorAll('.node-buttons button')].map((b) => b.getBoundingClientRect());
+  return {node: card.dataset.node, bottom: r.bottom, buttonsInside: buttons.every((b) => b.left >= r.left && b.right <= r.right),
+          podNames: [...card.querySelectorAll('.pod-name')].filter((n) => n.offsetWidth > 0).length};
+})"""
+
+
+def test_the_default_three_nodes_each_with_their_pods_named_fit_the_stage_at_1280(browser):
+    """`make run` starts three nodes: at 1280×720 all three cards are on the first screen, their
+    buttons inside them, their pods still named (the one-line squares are for four nodes and more)."""
+    server = Hub().start()
+    try:
+        server.kubectl("apply", "-f", "-", input=THREE_NODES_NINE_PODS)
+        with dashboard_page(browser, server.url, VIEWPORT) as page:
+            page.wait_for_selector(".pod[data-key='default/plate-8']")
+            cards = page.evaluate(CARDS)
+            page.screenshot(path="/tmp/stage-1280x720-three-nodes.png")
+    finally:
+        server.stop()
+    assert [c["node"] for c in cards] == ["node-1", "node-2", "node-3"]
+    assert all(c["bottom"] <= VIEWPORT["height"] for c in cards), cards
+    assert all(c["buttonsInside"] for c in cards), cards
+    assert [c["podNames"] for c in cards] == [3, 3, 3], cards
