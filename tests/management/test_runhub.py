@@ -56,3 +56,22 @@ def test_log_compaction_runs_before_any_request_and_sigterm_stops_the_hub():
             hub.kill()
             raise
     assert code == 0, hub.stderr.read().decode()[-2000:]
+
+
+def test_a_429_and_a_422_carry_their_names_on_the_status_line():
+    """Twisted knows neither code's name; kubectl and browsers show the status line's words."""
+    import httpx
+
+    from tests.conftest import Hub
+
+    hub = Hub().start()
+    try:
+        with httpx.Client(timeout=10) as client:
+            answers = [client.get(f"{hub.url}/join/WRONG{i}/kubeconfig") for i in range(12)]
+            invalid = client.post(f"{hub.url}/api/v1/namespaces/default/configmaps",
+                                  json={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Not_Valid"}},
+                                  headers=hub.auth)
+    finally:
+        hub.stop()
+    assert answers[-1].status_code == 429 and answers[-1].reason_phrase == "Too Many Requests"
+    assert invalid.status_code == 422 and invalid.reason_phrase == "Unprocessable Entity"

@@ -44,10 +44,12 @@ class Command(BaseCommand):
         from twisted.internet import defer, reactor
         from twisted.web import http
 
-        # Kubernetes accepts long request lines (big selectors) and answers 422 with its name.
+        # Kubernetes accepts long request lines (big selectors) and answers 422 and 429 with their
+        # names (the fairness limiter and the login throttle answer 429).
         http.HTTPChannel.MAX_LENGTH = 1 << 20
         http.HTTPChannel.totalHeadersSize = 1 << 20
         http.RESPONSES.setdefault(422, b"Unprocessable Entity")
+        http.RESPONSES.setdefault(429, b"Too Many Requests")
         # Twisted parses every Content-Type through the email package; the hub needs only the type.
         http._parseContentType = lambda line: line.split(b";", 1)[0].strip().lower()
 
