@@ -52,6 +52,7 @@ def test_the_page_draws_the_hub_the_store_the_panels_and_the_form(client):
     for part in ('id="hub-svg"', 'id="node-list"', 'id="log-list"', 'id="manifest-form"', 'id="wire-out"',
                  "vendor/htmx.min.js", "dashboard/app.js", 'id="kk-words"', "API server", "kind: Deployment"):
         assert part in page, part
+    assert "{#" not in page and "#}" not in page, "a template comment left on the page (Django's {# #} is one line)"
 
 
 def test_the_page_speaks_korean_when_chosen(client):
