@@ -99,10 +99,11 @@ def hub_pid(runcluster: int) -> int:
     raise RuntimeError("no hub process under runcluster")
 
 
-def measure(root: Path, pace: str, nodes: int, seconds: float, settle: float) -> dict[str, float]:
-    data = Path(tempfile.mkdtemp(prefix="kk-bench-idle-"))
+def start_cluster(root: Path, nodes: int, pace: str, prefix: str) -> tuple[subprocess.Popen, Path, str]:
+    """`runcluster` of the checkout at `root` on free loopback ports, in a new data folder: the
+    process, the folder and the hub's URL (also for bench/watch_memory.py)."""
+    data = Path(tempfile.mkdtemp(prefix=prefix))
     port = free_port()
-    url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "PYTHONPATH": str(root)}
     for name in ("KK_SQLITE_PATH", "DATABASE_URL", "KK_PACE", "KK_DATA_DIR"):
         env.pop(name, None)
@@ -110,6 +111,11 @@ def measure(root: Path, pace: str, nodes: int, seconds: float, settle: float) ->
                                 "--secure-addr", f"127.0.0.1:{free_port()}", "--nodes", str(nodes), "--data", str(data),
                                 "--pace", pace], cwd=root, env=env, stdout=(data / "out.log").open("wb"),
                                stderr=subprocess.STDOUT)
+    return cluster, data, f"http://127.0.0.1:{port}"
+
+
+def measure(root: Path, pace: str, nodes: int, seconds: float, settle: float) -> dict[str, float]:
+    cluster, data, url = start_cluster(root, nodes, pace, "kk-bench-idle-")
     try:
         deadline = time.monotonic() + 600
         token = ""

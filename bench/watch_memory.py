@@ -19,7 +19,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -29,8 +28,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import ROOT, emit, free_port, log  # noqa: E402
-from bench.idle import descendants, hub_pid, ready_nodes  # noqa: E402
+from bench.common import ROOT, emit, log  # noqa: E402
+from bench.idle import descendants, hub_pid, ready_nodes, start_cluster  # noqa: E402
 from control.auth.tokenfile import admin_token  # noqa: E402
 
 NAMESPACE = "bench-memory"
@@ -96,15 +95,7 @@ def create_configmaps(url: str, token: str, count: int) -> None:
 
 
 def run(root: Path, configmaps: int, watchers: int, nodes: int, rest: float) -> dict[str, float]:
-    data = Path(tempfile.mkdtemp(prefix="kk-bench-memory-"))
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    for name in ("KK_SQLITE_PATH", "DATABASE_URL", "KK_PACE", "KK_DATA_DIR"):
-        env.pop(name, None)
-    cluster = subprocess.Popen([sys.executable, str(root / "manage.py"), "runcluster", "--addr", f"127.0.0.1:{port}",
-                                "--secure-addr", f"127.0.0.1:{free_port()}", "--nodes", str(nodes), "--data", str(data)],
-                               cwd=root, env=env, stdout=(data / "out.log").open("wb"), stderr=subprocess.STDOUT)
+    cluster, data, url = start_cluster(root, nodes, "kubernetes", "kk-bench-memory-")
     sockets: list[socket.socket] = []
     try:
         deadline = time.monotonic() + 600
@@ -121,7 +112,7 @@ def run(root: Path, configmaps: int, watchers: int, nodes: int, rest: float) -> 
         time.sleep(10)
         figures: dict[str, float] = {"rss_before_mib": round(rss_mib(hub), 1)}
         sampler = RssSampler(hub)
-        sockets = [stalled_watch(port, token) for _ in range(watchers)]
+        sockets = [stalled_watch(int(url.rsplit(":", 1)[1]), token) for _ in range(watchers)]
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as client:
             client.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
                                                     "metadata": {"name": NAMESPACE}}).raise_for_status()

@@ -14,6 +14,24 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
+# Every traffic batch a page receives, kept on the page (`window.trafficSeen`) for the test to read.
+RECORD_TRAFFIC = """
+const Original = window.WebSocket;
+window.trafficSeen = [];
+window.WebSocket = class extends Original {
+  constructor(...args) {
+    super(...args);
+    this.addEventListener("message", (event) => {
+      if (typeof event.data !== "string") return;
+      try {
+        const message = JSON.parse(event.data);
+        if (message.t === "traffic") window.trafficSeen.push(...message.records);
+      } catch (error) { /* not JSON: not ours */ }
+    });
+  }
+};
+"""
+
 
 @pytest.fixture(scope="module")
 def browser():

@@ -15,29 +15,12 @@ import pytest
 
 from control import workshop
 from tests.conftest import Cluster, login_url, wait_for
-from tests.dashboard.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.dashboard.conftest import CHROMIUM, CHROMIUM_ARGS, RECORD_TRAFFIC
 
 pytestmark = pytest.mark.e2e
 VIEWPORT = {"width": 1280, "height": 720}
 CLUSTER_CONTROLS = ("button[data-action=cordon], button[data-action=uncordon], button[data-action=drain], "
                     "button[data-action=spoke]")
-# Every traffic record the page receives, kept for the test (as tests/e2e/test_workshop.py does).
-RECORD_TRAFFIC = """
-const Original = window.WebSocket;
-window.trafficSeen = [];
-window.WebSocket = class extends Original {
-  constructor(...args) {
-    super(...args);
-    this.addEventListener("message", (event) => {
-      if (typeof event.data !== "string") return;
-      try {
-        const message = JSON.parse(event.data);
-        if (message.t === "traffic") window.trafficSeen.push(...message.records);
-      } catch (error) { /* not JSON: not ours */ }
-    });
-  }
-};
-"""
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 
 from control import workshop
 from tests.conftest import KUBECTL, Hub, login_url, wait_for
-from tests.dashboard.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.dashboard.conftest import CHROMIUM, CHROMIUM_ARGS, RECORD_TRAFFIC
 
 pytestmark = pytest.mark.e2e
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
@@ -91,23 +91,6 @@ def test_the_instructor_may_act_as_an_attendee_and_an_attendee_may_not(hub):
                                       'impersonate resource "users" in API group "" at the cluster scope')
 
 
-# Every traffic batch a page receives, kept on the page (`window.trafficSeen`) for the test to read.
-RECORD_TRAFFIC = """
-const Original = window.WebSocket;
-window.trafficSeen = [];
-window.WebSocket = class extends Original {
-  constructor(...args) {
-    super(...args);
-    this.addEventListener("message", (event) => {
-      if (typeof event.data !== "string") return;
-      try {
-        const message = JSON.parse(event.data);
-        if (message.t === "traffic") window.trafficSeen.push(...message.records);
-      } catch (error) { /* not JSON: not ours */ }
-    });
-  }
-};
-"""
 
 
 def test_an_attendees_page_receives_no_record_of_anothers_requests(hub):
