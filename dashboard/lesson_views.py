@@ -19,7 +19,6 @@ steps are 404; a refused button shows the hub's message with its status code, no
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.conf import settings
@@ -32,6 +31,7 @@ from django.views.decorators.http import require_GET, require_POST
 from control import workshop
 from control.client.http import HubClient
 from control.client.resources import Resource
+from control.kinds.base import name_causes
 from dashboard import access, discovery, hub, lesson_answers, lesson_checks, lesson_rights, lessons
 from dashboard.lesson_progress import PROGRESS, Position
 from dashboard.lesson_scope import DEFAULT, Scope, scoped_action, scoped_check, scoped_command
@@ -40,7 +40,6 @@ from dashboard.views import localized
 
 POLL_WAITING, POLL_DONE = "3s", "10s"
 SESSION_NAMESPACE = "kk_lesson_namespace"
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 
 
 def _step(lesson_id: str, number: int) -> tuple[lessons.Lesson, lessons.Step]:
@@ -109,7 +108,7 @@ async def lesson_namespace(request: HttpRequest) -> HttpResponse:
     message = ""
     if not scope.own_namespaces:
         message, status = gettext("Your lessons run in your own namespace."), 403
-    elif not _LABEL.match(chosen):
+    elif name_causes(chosen, label=True):  # the hub's own rule for a Namespace's name
         message, status = gettext("%(name)r is not a namespace name (lowercase letters, digits and dashes).") % {"name": chosen}, 400
     else:
         await request.session.aset(SESSION_NAMESPACE, chosen)
