@@ -32,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import Hub, emit, latency_summary, log, stop_process  # noqa: E402
+from front_door import CSRF  # noqa: E402  (the login form's token, as the front-door bench reads it)
 
 import httpx  # noqa: E402
 
@@ -84,11 +85,15 @@ async def measure(url: str, token: str, seconds: float) -> dict[str, Any]:
 # --- the sender (a process of its own) -----------------------------------------------------------
 
 def logged_in_browser(url: str, code: str) -> tuple[httpx.AsyncClient, str]:
-    """A dashboard session for the sender: its join code logs it in; the CSRF token from its cookie."""
+    """A dashboard session for the sender: its join code logs it in on the login form's confirm
+    (a CSRF-checked POST, as a browser sends it); the CSRF token from its cookie."""
     with httpx.Client(base_url=url, timeout=60, follow_redirects=True) as browser:
-        page = browser.get("/login/", params={"code": code, "next": "/"})
-        if page.status_code != 200:
-            raise RuntimeError(f"login with the join code answered {page.status_code}")
+        form = browser.get("/login/", params={"code": code, "next": "/"})
+        token = CSRF.search(form.text)
+        page = browser.post("/login/", data={"csrfmiddlewaretoken": token.group(1) if token else "", "code": code,
+                                             "next": "/"}, headers={"Referer": f"{url}/login/"})
+        if page.status_code != 200 or "/login/" in str(page.url):
+            raise RuntimeError(f"login with the join code answered {page.status_code} at {page.url}")
         cookies = dict(browser.cookies.items())
     return httpx.AsyncClient(base_url=url, cookies=cookies, timeout=120), cookies.get("csrftoken", "")
 
