@@ -3,36 +3,44 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+TEST_STAMP := $(VENV)/.test-installed-stamp
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 PACE ?= kubernetes
 
-.PHONY: setup run test test-sqlite test-postgres bench clean
+.PHONY: setup setup-test run test test-sqlite test-postgres bench clean
 
 setup: $(STAMP)
+setup-test: $(TEST_STAMP)
 
+# What running needs, and nothing more: the venv and the package (the Korean catalogue is kept
+# compiled in the repository, so no gettext; no browser, no fonts). Works the same on macOS.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $(STAMP)
+
+# What the tests need besides: their Python packages, Debian's Chromium (never a downloaded browser)
+# with CJK fonts for the Korean view, and gettext to check the catalogues (tests/test_locale.py).
+$(TEST_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e ".[test]"
-	@# The browser tests drive Debian's Chromium (never a downloaded browser) and need CJK fonts
-	@# for the Korean view; gettext recompiles the catalogues.
 	@test -x /usr/bin/chromium && fc-list 2>/dev/null | grep -qi "noto sans cjk" && command -v msgfmt >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk gettext; }
-	touch $(STAMP)
+	touch $(TEST_STAMP)
 
 run: setup
 	$(PY) manage.py runcluster --pace $(PACE)
 
-test: setup test-sqlite test-postgres
+test: setup-test test-sqlite test-postgres
 
-test-sqlite: setup
+test-sqlite: setup-test
 	$(PY) -m pytest -p no:cacheprovider
 
 # The store suite and the Service allocators (whose no-duplicates race only PostgreSQL shows) again on PostgreSQL; it fails (not skips) when PostgreSQL is not there.
-test-postgres: setup
+test-postgres: setup-test
 	KK_REQUIRE_POSTGRES=1 DATABASE_URL=$(PG_URL) $(PY) -m pytest -p no:cacheprovider tests/storage/test_store.py tests/storage/test_snapshot.py tests/api/test_allocation.py
 
-bench: setup
+bench: setup-test
 	@# create_throughput compares the hub with etcd on this machine: Debian's etcd, started by the bench itself.
 	@test -x /usr/bin/etcd || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server; }
 	$(PY) bench/create_throughput.py
