@@ -8,7 +8,8 @@ Guarantees:
   ranges the cluster's kubelets use, 127.0.0.0/8 and ::1; IPv4-mapped IPv6 and other spellings of
   an outside address are refused), on the port the node's component records for itself: its usual
   port (kubelet 10250, kube-proxy 10256) or one the kernel hands out when that one is taken (the
-  ephemeral range, where a component asking for port 0 lands).
+  ephemeral range, where a component asking for port 0 lands: this machine's, `control.ephemeral`,
+  also on macOS, where every node may share 127.0.0.1 with such ports of its own).
 - A Node outside that plan is answered with a 400 Status naming the node and the address; nothing
   is fetched. A Node publishing nothing is a 503, as before.
 - Every call carries the cluster's node-access secret (`control.client.nodeaccess`), the hub's
@@ -28,6 +29,7 @@ from typing import Any, AsyncIterator
 import httpx
 
 from control import errors
+from control.ephemeral import ephemeral_ports
 from control.client import nodeaccess
 from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, kubelet_endpoint, node_address
 
@@ -40,17 +42,8 @@ def _networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network,
     return tuple(ipaddress.ip_network(part.strip()) for part in text.split(",") if part.strip())
 
 
-def _ephemeral_ports() -> range:
-    """The kernel's ip_local_port_range (where a bind to port 0 lands); Linux's default elsewhere."""
-    try:
-        low, high = (int(v) for v in open("/proc/sys/net/ipv4/ip_local_port_range").read().split())
-        return range(low, high + 1)
-    except (OSError, ValueError):
-        return range(32768, 61000)
-
-
 NODE_NETWORKS = _networks(os.environ.get("KK_NODE_NETWORK", "127.0.0.0/8,::1/128"))
-EPHEMERAL_PORTS = _ephemeral_ports()
+EPHEMERAL_PORTS = ephemeral_ports()
 
 
 @dataclass(frozen=True)

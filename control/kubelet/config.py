@@ -22,6 +22,8 @@ Environment:
 - KK_IMAGE_PULL_SECONDS  how long a simulated pull takes (default 0.5; workshop 0.2).
 - KK_KUBELET_DATA_DIR the kubelet's state directory (default `$KK_DATA_DIR/kubelet`): a claim's
                       volume is `<it>/volumes/<pv name>/`.
+- KK_NODE_ADDRESSES   auto (default), own or loopback: where the kubelet listens
+                      (`control.kubelet.addresses`; runcluster decides `auto` for all its nodes).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from control.kubelet import addresses
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data"  # as control.keys and settings
 
@@ -60,6 +64,7 @@ class KubeletConfig:
     data_dir: Path | None = None  # None: no claim volumes (tests that need none)
     image_backoff: BackoffPolicy = field(default_factory=lambda: BackoffPolicy(10.0, 300.0))
     pull_seconds: float = 0.0
+    node_addresses: str = addresses.AUTO
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "KubeletConfig":
@@ -79,6 +84,7 @@ class KubeletConfig:
             sync_seconds=max(0.1, float(env.get("KK_SYNC_PERIOD") or (2.0 if workshop else 10.0))),
             image_backoff=BackoffPolicy(base=image_base, cap=image_cap),
             pull_seconds=max(0.0, float(env.get("KK_IMAGE_PULL_SECONDS") or (0.2 if workshop else 0.5))),
+            node_addresses=addresses.setting(env),
             data_dir=Path(env.get("KK_KUBELET_DATA_DIR") or Path(env.get("KK_DATA_DIR") or DEFAULT_DATA_DIR) / "kubelet"),
         )
 

@@ -4,7 +4,8 @@ informer on `spec.nodeName=<node>`, with the ConfigMap, Secret and Service infor
 
 Guarantees: the HTTP server listens before the Node is registered (the Node names its port),
 on the node's InternalIP at port 10250 when it can (each node has its own address, as real nodes
-do), else on a free port;
+do), else on a free port; with KK_NODE_ADDRESSES=loopback (`control.kubelet.addresses`: macOS, or
+asked for) on a free port of 127.0.0.1, which the Node reports;
 pods are run only once the Node is registered (the pod CIDR comes from it); the process talks to
 the hub only, as `kubelet/<node>`; stopping it cancels every loop and closes the client.
 `python manage.py runcomponent kubelet --node NAME --server URL` calls `run_kubelet`.
@@ -26,6 +27,7 @@ from control.client.resources import CONFIGMAPS, NODES, PODS, SECRETS, SERVICES,
 from control.client.runner import Runner
 from control.client.timings import Timings
 from control.client.workqueue import WorkQueue
+from control.kubelet.addresses import listen_plan
 from control.kubelet.config import KubeletConfig
 from control.kubelet.exec import ExecServer
 from control.kubelet.heartbeat import NodeAgent
@@ -119,8 +121,9 @@ class Kubelet:
 
     async def start_log_server(self) -> int:
         """Listen on the node's own address at the kubelet's usual port (stable across restarts),
-        else on a free port; without 127.0.1.x on this machine, on 127.0.0.1."""
-        for address, port in ((self.address, self.port), (self.address, 0), ("127.0.0.1", 0)):
+        else on a free port; without 127.0.1.x on this machine (or in loopback mode), on a free
+        port of 127.0.0.1."""
+        for address, port in listen_plan(self.config.node_addresses, self.address, self.port):
             try:
                 bound = await self.server.start(address, port)
             except OSError as exc:

@@ -1,5 +1,5 @@
 """`python manage.py runcluster [--addr 127.0.0.1:8000] [--nodes N] [--data DIR] [--attendees N |
---attendees-file FILE]`: the whole cluster, and a workshop's attendees provisioned on it
+--attendees-file FILE] [--node-addresses auto|own|loopback]`: the whole cluster, and a workshop's attendees provisioned on it
 (`control.workshop`, idempotent: a restart with the same names changes nothing).
 
 With authentication on, the `dashboard:` address printed at start-up is the only one to open: it
@@ -8,6 +8,11 @@ Jupyter's tokenised start URL). With attendees it also prints the join URL at th
 reach (the LAN address when the hub listens on every address; on loopback, that attendees cannot
 reach it and how to listen on the LAN) and each attendee's code. `--join names|codes` chooses whether
 the join page lists the names (each claimed once) or only takes a code.
+
+Where the nodes listen (`control.kubelet.addresses`): each on its own 127.0.1.N where this machine
+can bind those (Linux), else (macOS, or `--node-addresses loopback` / `KK_NODE_ADDRESSES=loopback`)
+all on 127.0.0.1 with ports of their own; decided once here, before any spoke starts, and handed to
+every spoke as `KK_NODE_ADDRESSES`.
 
 Guarantees: the data folder holds the SQLite file (unless DATABASE_URL is set); the schema is
 migrated before anything serves; the hub runs in its own process and is up (its /healthz
@@ -41,6 +46,8 @@ from control.management.commands.runhub import split_addr
 from control import datafolder, workshop
 from control.auth import enabled as auth_enabled
 from control.auth.tokenfile import admin_token
+from control.kubelet import addresses as nodeaddr
+from control.kubelet.node import internal_ip
 from control.supervisor import Supervisor
 
 
@@ -69,6 +76,19 @@ def spoke_commands(url: str, nodes: int) -> dict[str, list[str]]:
         spokes[f"kubelet/node-{i}"] = ["kubelet", "--node", f"node-{i}", "--server", url]
         spokes[f"kube-proxy/node-{i}"] = ["kube-proxy", "--node", f"node-{i}", "--server", url]
     return spokes
+
+
+def node_address_mode(wanted: str, nodes: int) -> str:
+    """`own` or `loopback` for this cluster's `nodes` nodes (`auto`: own where this machine binds them)."""
+    return nodeaddr.decide(wanted, [internal_ip(f"node-{i}") for i in range(1, nodes + 1)])
+
+
+def node_address_line(mode: str, nodes: int) -> str:
+    if mode == nodeaddr.LOOPBACK:
+        return (f"  nodes:     {nodes} on 127.0.0.1, each kubelet and kube-proxy on a port of its own "
+                f"(in each Node's status)")
+    last = f"..{internal_ip(f'node-{nodes}')}" if nodes > 1 else ""
+    return f"  nodes:     {nodes} on their own addresses {internal_ip('node-1')}{last} (kubelet 10250, kube-proxy 10256)"
 
 
 def install_kitchen(url: str, err, token: str | None = None) -> None:
@@ -149,13 +169,18 @@ class Command(BaseCommand):
                             "(default: the --addr host, the next port)")
         parser.add_argument("--join", choices=("names", "codes"), default="names",
                             help="the join page lists the attendees' names (each claimed once) or only takes a code")
+        parser.add_argument("--node-addresses", choices=nodeaddr.MODES,
+                            default=os.environ.get("KK_NODE_ADDRESSES") or nodeaddr.AUTO,
+                            help="where the nodes listen: their own 127.0.1.N (own), all on 127.0.0.1 with ports "
+                                 "of their own (loopback, as on macOS), or own where this machine can bind them (auto)")
         who = parser.add_mutually_exclusive_group()
         who.add_argument("--attendees", type=int, default=0, help="provision N workshop attendees "
                          "(attendee-1..N): namespace, user, admin there, kubeconfig, join code")
         who.add_argument("--attendees-file", default="", help="provision the attendees named in FILE, one a line")
 
     def handle(self, *args, addr: str, nodes: int, data: str, pace: str, no_spokes: bool, secure_addr: str = "",
-               attendees: int = 0, attendees_file: str = "", join: str = "names", **options):
+               attendees: int = 0, attendees_file: str = "", join: str = "names",
+               node_addresses: str = nodeaddr.AUTO, **options):
         stopping = False
         supervisor: Supervisor | None = None
 
@@ -174,6 +199,11 @@ class Command(BaseCommand):
         datafolder.prepare(data_dir)  # owner-only (0700), a looser one tightened with a warning
         env = {**os.environ, "KK_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "control.settings", "KK_PACE": pace,
                "KK_PARENT_PID": str(os.getpid()), "KK_JOIN": join}
+        try:
+            address_mode = node_address_mode((node_addresses or "auto").lower(), nodes)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        env["KK_NODE_ADDRESSES"] = address_mode
         env.pop("KK_SQLITE_PATH", None)
         env.pop("KK_TOKEN", None)  # each spoke takes its own identity from the data folder's token file
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
@@ -207,6 +237,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s) and kube-proxies, line-cook, garnish-cook, "
                                   f"each its own process; "
                                   f"desired states in ConfigMap kube-system/kubekitchen-spokes")
+                self.stdout.write(node_address_line(address_mode, nodes))
             self.stdout.flush()
             while not stopping and hub.poll() is None:
                 time.sleep(0.2)
