@@ -75,3 +75,28 @@ def test_a_429_and_a_422_carry_their_names_on_the_status_line():
         hub.stop()
     assert answers[-1].status_code == 429 and answers[-1].reason_phrase == "Too Many Requests"
     assert invalid.status_code == 422 and invalid.reason_phrase == "Unprocessable Entity"
+
+
+def test_the_hub_follows_the_runcluster_that_started_it(monkeypatch):
+    """KK_PARENT_PID set: a watch on the parent that SIGTERMs the hub (Twisted's orderly stop); a
+    parent already gone: SIGTERM at once; none set (a hub started by hand): no watch."""
+    import os as runhub_os
+    import signal
+
+    from control.management.commands import runcomponent, runhub
+
+    watched, killed = [], []
+    monkeypatch.setattr(runcomponent, "watch_parent_in_thread", lambda parent, on_gone: watched.append((parent, on_gone)))
+    monkeypatch.setattr(runhub_os, "kill", lambda pid, sig: killed.append((pid, sig)))
+    monkeypatch.setattr(runhub_os, "getppid", lambda: 4242)
+    monkeypatch.delenv("KK_PARENT_PID", raising=False)
+    runhub._follow_parent()
+    assert watched == [] and killed == []
+    monkeypatch.setenv("KK_PARENT_PID", "4242")
+    runhub._follow_parent()
+    assert [parent for parent, _ in watched] == [4242] and killed == []
+    watched[0][1]()
+    assert killed == [(runhub_os.getpid(), signal.SIGTERM)]
+    monkeypatch.setenv("KK_PARENT_PID", "777")  # re-parented before we looked
+    runhub._follow_parent()
+    assert killed[-1] == (runhub_os.getpid(), signal.SIGTERM) and len(watched) == 1

@@ -25,6 +25,8 @@ import logging
 import os
 import signal
 import sys
+import threading
+from typing import Callable
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -70,6 +72,25 @@ async def stop_when_orphaned(parent: int, task: asyncio.Future, *, every: float 
         await asyncio.sleep(every)
     logging.getLogger(__name__).warning("parent %d is gone; stopping", parent)
     task.cancel()
+
+
+def watch_parent_in_thread(parent: int, on_gone: Callable[[], None], *, every: float = PARENT_CHECK,
+                           stopped: threading.Event | None = None) -> threading.Thread:
+    """Call `on_gone` once our parent is gone, from a daemon thread looking every `every` seconds:
+    parent-death where the kernel sends no signal (macOS, the BSDs: no prctl), for a process whose
+    loop is not asyncio's (the hub's Twisted reactor). `stopped` ends the watch early."""
+    stopped = stopped or threading.Event()
+
+    def watch() -> None:
+        while not stopped.wait(every):
+            if os.getppid() != parent:
+                logging.getLogger(__name__).warning("parent %d is gone; stopping", parent)
+                on_gone()
+                return
+
+    thread = threading.Thread(target=watch, name="parent-watch", daemon=True)
+    thread.start()
+    return thread
 
 
 async def _serve(component: str, server: str, node: str | None, options: dict) -> None:

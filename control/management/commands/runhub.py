@@ -8,6 +8,8 @@ Daphne serves on; they are stopped (lifespan shutdown) when Daphne stops. A hub 
 exits with an error instead of serving. A client that sends nothing, or its request line and
 headers too slowly, is disconnected (`control.serving_timeouts`: KK_HTTP_IDLE_TIMEOUT,
 KK_HTTP_HEADER_TIMEOUT); a watch that streams is not.
+Started by runcluster (`KK_PARENT_PID`), the hub stops (SIGTERM to itself, Twisted's orderly stop)
+once that parent is gone, also where the kernel's parent-death signal does not exist (macOS).
 With `--secure-addr` the HTTPS port offers ALPN `h2` and `http/1.1`, as kube-apiserver does: Daphne's
 HTTPFactory names both to TLS (Twisted's IProtocolNegotiationFactory) once Twisted's HTTP/2 support
 (the `h2` and `priority` packages) is importable, so kubectl's requests and watches are HTTP/2
@@ -27,6 +29,23 @@ def split_addr(addr: str) -> tuple[str, int]:
     if not host or not port.isdigit():
         raise CommandError(f"--addr must be HOST:PORT, not {addr!r}")
     return host.strip("[]"), int(port)
+
+
+def _follow_parent() -> None:
+    """Stop with the runcluster that started us, on any system (see the module's guarantees)."""
+    import os
+    import signal
+
+    from control.management.commands.runcomponent import parent_is_gone, watch_parent_in_thread
+
+    expected = os.environ.get("KK_PARENT_PID", "")
+    if not expected.isdigit():
+        return  # started by hand or by a test: no parent to follow
+    parent = os.getppid()
+    if parent_is_gone(expected, parent):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    watch_parent_in_thread(parent, lambda: os.kill(os.getpid(), signal.SIGTERM))
 
 
 class Command(BaseCommand):
@@ -98,6 +117,7 @@ class Command(BaseCommand):
         # kube-apiserver's kubernetesservice controller: default/kubernetes and this hub's endpoint
         keeper = KubernetesServiceKeeper(advertise_address(host), port, submit=submit)
         keeper.start()
+        _follow_parent()
         try:
             Server(
                 application=application,
