@@ -20,8 +20,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 ROOT = Path(__file__).resolve().parent.parent
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 if str(ROOT) not in sys.path:  # benchmarks run as `python bench/x.py`
     sys.path.insert(0, str(ROOT))
 
@@ -153,19 +154,20 @@ def stop_process(process: subprocess.Popen | None, grace: float = 10) -> None:
 
 
 def proc_cpu_seconds(pid: int) -> float:
-    """user+system CPU seconds of a process (all its threads), from /proc."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    # after the ")" : state(0) ppid(1) ... utime(11) stime(12)
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    """user+system CPU seconds of a process (all its threads), from psutil (any system); a process
+    that is gone raises ProcessLookupError."""
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.NoSuchProcess as exc:
+        raise ProcessLookupError(pid) from exc
+    return times.user + times.system
 
 
 def machine_busy_seconds() -> float:
-    """CPU seconds all cores spent not idle (not idle/iowait), from /proc/stat."""
-    with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    idle = values[3] + (values[4] if len(values) > 4 else 0)
-    return (sum(values[:8]) - idle) / CLK_TCK
+    """CPU seconds all cores spent not idle (neither idle nor iowait), from psutil."""
+    times = psutil.cpu_times()
+    fields = ("user", "nice", "system", "irq", "softirq", "steal")  # Linux's guest time is in user already
+    return sum(getattr(times, name, 0.0) for name in fields)
 
 
 def self_cpu_seconds() -> float:
@@ -399,16 +401,43 @@ def group_cpu(figures: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def descendants(pid: int) -> set[int]:
+    """Every living process below `pid` (children, grandchildren, ...), from psutil."""
+    try:
+        return {child.pid for child in psutil.Process(pid).children(recursive=True)}
+    except psutil.NoSuchProcess:
+        return set()
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def command_line(pid: int) -> list[str]:
+    """The process's arguments ([] when it is gone or not ours to read)."""
+    try:
+        return psutil.Process(pid).cmdline()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return []
+
+
 def memory_kb(pid: int) -> dict[str, int]:
-    """VmRSS and VmHWM (peak RSS) of a process in kB, from /proc/<pid>/status."""
-    out = {}
+    """VmRSS (psutil, any system) and VmHWM (peak RSS, where Linux's /proc/<pid>/status has it) of a
+    process in kB; {} when it is gone."""
+    try:
+        out = {"VmRSS": psutil.Process(pid).memory_info().rss // 1024}
+    except psutil.NoSuchProcess:
+        return {}
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith(("VmRSS:", "VmHWM:")):
-                    key, value = line.split(":", 1)
-                    out[key] = int(value.split()[0])
-    except FileNotFoundError:
+                if line.startswith("VmHWM:"):
+                    out["VmHWM"] = int(line.split(":", 1)[1].split()[0])
+    except OSError:
         pass
     return out
 

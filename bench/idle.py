@@ -4,7 +4,7 @@
 For each pace it starts `manage.py runcluster --nodes N --pace P` (from --root, default this
 checkout: point it at an older worktree to measure the previous code the same way), waits until
 every node is Ready, lets the cluster settle, then reads the hub process's CPU (user + system, from
-/proc) and the store's revision over a window of --seconds: the hub's % of one core and the writes
+psutil) and the store's revision over a window of --seconds: the hub's % of one core and the writes
 per second. Then it sends SIGINT to runcluster, as a terminal's Ctrl-C would, and times how long
 until no process of the cluster (runcluster, the hub, every spoke) remains.
 
@@ -27,39 +27,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import ROOT, emit, free_port, log, proc_cpu_seconds  # noqa: E402
+from bench.common import ROOT, alive, command_line, descendants, emit, free_port, log, proc_cpu_seconds  # noqa: E402,F401
 from control.auth.tokenfile import admin_token  # noqa: E402
-
-
-def descendants(pid: int) -> set[int]:
-    """Every living process below `pid` (children, grandchildren, ...), from /proc."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(stat.parent.name)] = int(fields[1])
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def label(pid: int) -> str:
     """A process's role: runcluster, runhub, or the spoke's name (kubelet/node-3)."""
-    try:
-        words = [w.decode() for w in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if w]
-    except OSError:
+    words = command_line(pid)
+    if not words:
         return str(pid)
     for role in ("runcluster", "runhub"):
         if role in words:
@@ -91,11 +66,8 @@ def ready_nodes(url: str, token: str) -> int:
 
 def hub_pid(runcluster: int) -> int:
     for pid in descendants(runcluster):
-        try:
-            if b"runhub" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
-                return pid
-        except OSError:
-            continue
+        if "runhub" in command_line(pid):
+            return pid
     raise RuntimeError("no hub process under runcluster")
 
 

@@ -5,7 +5,7 @@ Starts `manage.py runcluster` (from --root, default this checkout), opens --watc
 ConfigMaps across the cluster that never read a byte (a small receive buffer, as a stuck client),
 creates a namespace with --configmaps ConfigMaps (about 1 kB each), deletes the namespace and
 waits until the namespace controller has emptied it and it is gone, then lets the hub rest
---rest seconds. The hub's RSS (VmRSS from /proc) is sampled throughout.
+--rest seconds. The hub's RSS (VmRSS, from psutil) is sampled throughout.
 
 Prints one JSON line: rss_before_mib, rss_peak_mib, rss_after_mib, and the seconds each phase took.
 """
@@ -28,7 +28,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import ROOT, emit, log  # noqa: E402
+from bench.common import ROOT, emit, log, memory_kb  # noqa: E402
 from bench.idle import descendants, hub_pid, ready_nodes, start_cluster  # noqa: E402
 from control.auth.tokenfile import admin_token  # noqa: E402
 
@@ -36,10 +36,7 @@ NAMESPACE = "bench-memory"
 
 
 def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    return memory_kb(pid).get("VmRSS", 0) / 1024
 
 
 class RssSampler:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from control.auth.tokenfile import admin_token
+from control.ephemeral import ephemeral_ports
 
 ROOT = Path(__file__).resolve().parent.parent
 KUBECTL = "/usr/bin/kubectl"
@@ -35,10 +36,7 @@ def free_server_port() -> int:
     too (`runcluster` serves HTTPS there): a port from the ephemeral range may be taken again,
     before the hub binds it, as the local port of any outgoing connection (a spoke's to its hub),
     which ends in "Address already in use"."""
-    try:
-        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        low = 32768
+    low = ephemeral_ports().start  # this machine's range, also where there is no /proc
     for _ in range(200):
         port = random.randint(max(1024, low - 12_000), low - 2)
         with socket.socket() as sock, socket.socket() as after:
