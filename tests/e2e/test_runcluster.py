@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 
 from control.auth.tokenfile import admin_token, bearer
@@ -20,15 +21,17 @@ from tests.conftest import ROOT, free_server_port, wait_for
 pytestmark = pytest.mark.e2e
 
 
+def command_lines() -> dict[int, list[str]]:
+    """Every living process's arguments, by pid (psutil: the same on Linux and macOS)."""
+    found = {}
+    for process in psutil.process_iter(["cmdline", "status"]):
+        if process.info["status"] != psutil.STATUS_ZOMBIE and process.info["cmdline"]:
+            found[process.pid] = process.info["cmdline"]
+    return found
+
+
 def spoke_running(url: str, name: str) -> bool:
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            words = cmdline.read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"runcomponent" in words and name.encode() in words and url.encode() in words:
-            return True
-    return False
+    return any("runcomponent" in words and name in words and url in words for words in command_lines().values())
 
 
 def test_runcluster_serves_and_the_supervisor_follows_the_configmap(tmp_path):
@@ -74,25 +77,18 @@ def test_runcluster_serves_and_the_supervisor_follows_the_configmap(tmp_path):
 
 def processes_mentioning(marker: str) -> set[int]:
     """Every live process whose command line contains `marker` (the cluster's unique address)."""
-    found = set()
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if marker.encode() in cmdline.read_bytes() and not zombie(int(cmdline.parent.name)):
-                found.add(int(cmdline.parent.name))
-        except (OSError, ValueError):
-            continue
-    return found
-
-
-def zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True  # gone
+    return {pid for pid, words in command_lines().items() if any(marker in word for word in words)}
 
 
 def alive(pids: set[int]) -> set[int]:
-    return {pid for pid in pids if Path(f"/proc/{pid}").exists() and not zombie(pid)}
+    living = set()
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                living.add(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return living
 
 
 class StartedCluster:
@@ -123,11 +119,8 @@ class StartedCluster:
 
     def hub_pid(self) -> int:
         for pid in self.children():
-            try:
-                if b"runhub" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
-                    return pid
-            except OSError:
-                continue
+            if "runhub" in command_lines().get(pid, []):
+                return pid
         raise AssertionError("no hub process")
 
     def kill_everything(self) -> None:
