@@ -45,7 +45,9 @@ _signers: dict[Path, Callable[[dict[str, Any]], str]] = {}
 
 def default_data_dir() -> Path:
     """The data folder as the settings name it, for processes that do not load Django."""
-    return Path(os.environ.get("KK_DATA_DIR", Path(__file__).resolve().parent.parent / "data"))
+    from control.installation import default_data_dir as named
+
+    return named()
 
 
 def _write_once(path: Path, content: bytes, mode: int) -> bytes:

@@ -12,11 +12,13 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from control import datafolder
+from control.installation import default_data_dir, shipped
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Owner-only from the start (0700; a looser existing folder is tightened with a warning): it holds
-# the database, the token file, the keys and the kubeconfigs.
-DATA_DIR = datafolder.prepare(Path(os.environ.get("KK_DATA_DIR", BASE_DIR / "data")))
+# the database, the token file, the keys and the kubeconfigs. `KK_DATA_DIR`, else `./data` of a
+# checkout, else (installed) the user's data directory (control.installation).
+DATA_DIR = datafolder.prepare(default_data_dir())
 
 SECRET_KEY = os.environ.get("KK_SECRET_KEY", "kube-kitchen-is-a-teaching-cluster-not-a-vault")
 DEBUG = os.environ.get("KK_DEBUG", "") == "1"
@@ -64,7 +66,7 @@ WSGI_APPLICATION = None
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [shipped("templates")],
         "APP_DIRS": True,
         "OPTIONS": {"context_processors": ["django.template.context_processors.request"]},
     }
@@ -125,10 +127,11 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "control.channel_layer.InProcessChannelLayer"}}
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [shipped("static")]
 
-# The dashboard's catalogues (English source, Korean translation) live at the top level.
-LOCALE_PATHS = [BASE_DIR / "locale"]
+# The dashboard's catalogues (English source, Korean translation) live at the top level; the
+# compiled .mo is kept in the repository and shipped, so running needs no gettext.
+LOCALE_PATHS = [shipped("locale")]
 LANGUAGES = [("en", "English"), ("ko", "한국어")]
 USE_I18N = True
 # Where the dashboard reaches the hub; empty = the address the browser's request arrived on.

@@ -39,9 +39,10 @@ from typing import Any
 
 import yaml
 
+from control.installation import shipped
 from dashboard.manifests import _Loader
 
-LESSONS_DIR = Path(__file__).resolve().parent.parent / "lessons"
+LESSONS_DIR = shipped("lessons")  # the checkout's, or the installed package's copy
 MANIFESTS = "manifests"
 LANGUAGES = ("en", "ko")
 IDEAS = ("declarative", "hub-and-spoke", "watch", "self-healing", "conflict", "gone", "scheduling",

@@ -32,9 +32,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from control.installation import default_data_dir
 from control.kubelet import addresses
 
-DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent.parent / "data"  # as control.keys and settings
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ class KubeletConfig:
             image_backoff=BackoffPolicy(base=image_base, cap=image_cap),
             pull_seconds=max(0.0, float(env.get("KK_IMAGE_PULL_SECONDS") or (0.2 if workshop else 0.5))),
             node_addresses=addresses.setting(env),
-            data_dir=Path(env.get("KK_KUBELET_DATA_DIR") or Path(env.get("KK_DATA_DIR") or DEFAULT_DATA_DIR) / "kubelet"),
+            data_dir=Path(env.get("KK_KUBELET_DATA_DIR") or Path(env.get("KK_DATA_DIR") or default_data_dir()) / "kubelet"),
         )
 
 

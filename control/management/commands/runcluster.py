@@ -44,6 +44,7 @@ from django.core.management.base import BaseCommand, CommandError
 from control.management.commands.runcomponent import die_with_parent
 from control.management.commands.runhub import split_addr
 from control import datafolder, workshop
+from control.installation import in_checkout, manage_command
 from control.auth import enabled as auth_enabled
 from control.auth.tokenfile import admin_token
 from control.kubelet import addresses as nodeaddr
@@ -88,7 +89,7 @@ def node_address_line(mode: str, nodes: int) -> str:
         return (f"  nodes:     {nodes} on 127.0.0.1, each kubelet and kube-proxy on a port of its own "
                 f"(in each Node's status)")
     last = f"..{internal_ip(f'node-{nodes}')}" if nodes > 1 else ""
-    return f"  nodes:     {nodes} on their own addresses {internal_ip('node-1')}{last} (kubelet 10250, kube-proxy 10256)"
+    return f"  nodes:     {nodes} on their own addresses {internal_ip('node-1')}{last} (kubelet 10250, kube-proxy 10256, or a free port where those are taken)"
 
 
 def install_kitchen(url: str, err, token: str | None = None) -> None:
@@ -135,8 +136,11 @@ def start_lines(url: str, data_dir: Path, codes: dict[str, str]) -> list[str]:
         lines.append(f"  dashboard: {here}/")
     # the kubeconfig reads the admin token and the HTTPS address from this cluster's data folder
     folder = "" if data_dir == Path(settings.DATA_DIR).resolve() else f"KK_DATA_DIR={data_dir} "
-    lines.append(f"  kubectl:   kubectl --kubeconfig <({folder}{sys.executable} manage.py kubeconfig "
-                 f"--server {url}) get pods")
+    if in_checkout():
+        command = f"{folder}{sys.executable} manage.py kubeconfig --server {url}"
+    else:  # the installed command names its data folder itself
+        command = f"kube-kitchen kubeconfig --data {data_dir} --server {url}"
+    lines.append(f"  kubectl:   kubectl --kubeconfig <({command}) get pods")
     if codes:
         where = join_url or (f"{url}/join/ (this computer only: attendees cannot reach it; "
                              "start with --addr 0.0.0.0:8000 to serve the LAN)")
@@ -206,7 +210,7 @@ class Command(BaseCommand):
         env["KK_NODE_ADDRESSES"] = address_mode
         env.pop("KK_SQLITE_PATH", None)
         env.pop("KK_TOKEN", None)  # each spoke takes its own identity from the data folder's token file
-        manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
+        manage = manage_command()  # manage.py in a checkout, `python -m control` when installed
         migrated = subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env)
         if stopping:
             return  # the terminal's Ctrl-C reached the migration too
