@@ -6,6 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 TEST_STAMP := $(VENV)/.test-installed-stamp
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 PACE ?= kubernetes
+ADDR ?= 127.0.0.1:8000
 
 .PHONY: setup setup-test run test test-sqlite test-postgres bench clean
 
@@ -29,7 +30,7 @@ $(TEST_STAMP): $(STAMP)
 	touch $(TEST_STAMP)
 
 run: setup
-	$(PY) manage.py runcluster --pace $(PACE)
+	$(PY) manage.py runcluster --addr $(ADDR) --pace $(PACE)
 
 test: setup-test test-sqlite test-postgres
 
