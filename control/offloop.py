@@ -9,7 +9,9 @@ Guarantees:
 - A worker that dies (killed, out of memory) is replaced: its call raises `WorkerLost`, the next
   call gets a fresh worker. `shutdown()` stops the workers (the hub's lifespan.shutdown, tests).
 - Workers are spawned (a fresh interpreter), never forked from a process with threads running,
-  and run at a lower CPU priority (nice +10) than the process they serve.
+  and run at a lower CPU priority (nice +10) than the process they serve. A worker ends when the
+  process it serves is gone, however it went (killed too: a watch on its parent's pid,
+  `control.parentwatch`, within a second).
 """
 
 from __future__ import annotations
@@ -38,12 +40,21 @@ class WorkerLost(Exception):
     """The worker running a call died before answering."""
 
 
+def _worker_start() -> None:
+    """In each worker, first: lower its priority, and end it with the process it serves."""
+    os.nice(WORKER_NICENESS)
+    from control.parentwatch import watch_parent_in_thread
+
+    # Not prctl's signal: that follows the *thread* that started the worker, which may end first.
+    watch_parent_in_thread(os.getppid(), lambda: os._exit(0))
+
+
 def _executor() -> ProcessPoolExecutor:
     global _pool
     if _pool is None:
         _pool = ProcessPoolExecutor(max_workers=settings.KK_DECODE_WORKERS,
                                     mp_context=multiprocessing.get_context("spawn"),
-                                    initializer=os.nice, initargs=(WORKER_NICENESS,))
+                                    initializer=_worker_start)
     return _pool
 
 

@@ -46,3 +46,36 @@ def test_calls_beyond_the_workers_wait_their_turn(settings):
         assert await asyncio.gather(first, second) == [3, 7]
 
     asyncio.run(scenario())
+
+
+def test_a_worker_ends_when_the_process_it_serves_is_killed(tmp_path):
+    """SIGKILL leaves the pool no chance to stop its workers: each watches its parent's pid."""
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "served.py"
+    script.write_text("import asyncio, os, django\n"
+                      "if __name__ == '__main__':  # spawned workers import this file again\n"
+                      "    os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'control.settings')\n"
+                      "    django.setup()\n"
+                      "    from control import offloop\n"
+                      "    print(asyncio.run(offloop.run(os.getpid)), flush=True)\n"
+                      "    os.kill(os.getpid(), 9)\n")
+    served = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                            cwd=os.getcwd(), env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert served.returncode == -signal.SIGKILL, served.stderr
+    worker = int(served.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(worker):
+        time.sleep(0.1)
+    assert not _alive(worker), "the worker outlived the process it served"
+
+
+def _alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

@@ -83,10 +83,11 @@ def test_the_hub_follows_the_runcluster_that_started_it(monkeypatch):
     import os as runhub_os
     import signal
 
-    from control.management.commands import runcomponent, runhub
+    from control import parentwatch
+    from control.management.commands import runhub
 
     watched, killed = [], []
-    monkeypatch.setattr(runcomponent, "watch_parent_in_thread", lambda parent, on_gone: watched.append((parent, on_gone)))
+    monkeypatch.setattr(parentwatch, "watch_parent_in_thread", lambda parent, on_gone: watched.append((parent, on_gone)))
     monkeypatch.setattr(runhub_os, "kill", lambda pid, sig: killed.append((pid, sig)))
     monkeypatch.setattr(runhub_os, "getppid", lambda: 4242)
     monkeypatch.delenv("KK_PARENT_PID", raising=False)

@@ -20,19 +20,15 @@ Nothing of a spoke lives in its process: its state is in the hub.
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import logging
 import os
 import signal
 import sys
-import threading
-from typing import Callable
-
 from django.core.management.base import BaseCommand, CommandError
 
+from control.parentwatch import PARENT_CHECK, die_with_parent, parent_is_gone, watch_parent_in_thread  # noqa: F401
+
 COMPONENTS = ("controller-manager", "scheduler", "kubelet", "line-cook", "garnish-cook", "kube-proxy")
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-PARENT_CHECK = 1.0  # seconds between two looks at the parent's pid
 EXIT_GRACE = 2.0  # seconds a signalled spoke gets to close its servers and connections
 
 
@@ -47,24 +43,6 @@ def exit_now() -> None:
     os._exit(0)
 
 
-def die_with_parent(sig: int = signal.SIGTERM) -> bool:
-    """Ask the Linux kernel to send `sig` to this process when its parent dies; False elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def parent_is_gone(expected: str | None, parent: int) -> bool:
-    """The process that started us has exited: we were re-parented (to init or a subreaper)."""
-    if expected and expected.isdigit() and int(expected) != parent:
-        return True
-    return os.getppid() != parent
-
-
 async def stop_when_orphaned(parent: int, task: asyncio.Future, *, every: float = PARENT_CHECK) -> None:
     """Cancel `task` once our parent is gone (the kernel's signal may not come: another OS, or
     the parent thread that forked us ended)."""
@@ -72,25 +50,6 @@ async def stop_when_orphaned(parent: int, task: asyncio.Future, *, every: float 
         await asyncio.sleep(every)
     logging.getLogger(__name__).warning("parent %d is gone; stopping", parent)
     task.cancel()
-
-
-def watch_parent_in_thread(parent: int, on_gone: Callable[[], None], *, every: float = PARENT_CHECK,
-                           stopped: threading.Event | None = None) -> threading.Thread:
-    """Call `on_gone` once our parent is gone, from a daemon thread looking every `every` seconds:
-    parent-death where the kernel sends no signal (macOS, the BSDs: no prctl), for a process whose
-    loop is not asyncio's (the hub's Twisted reactor). `stopped` ends the watch early."""
-    stopped = stopped or threading.Event()
-
-    def watch() -> None:
-        while not stopped.wait(every):
-            if os.getppid() != parent:
-                logging.getLogger(__name__).warning("parent %d is gone; stopping", parent)
-                on_gone()
-                return
-
-    thread = threading.Thread(target=watch, name="parent-watch", daemon=True)
-    thread.start()
-    return thread
 
 
 async def _serve(component: str, server: str, node: str | None, options: dict) -> None:

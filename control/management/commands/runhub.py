@@ -36,7 +36,7 @@ def _follow_parent() -> None:
     import os
     import signal
 
-    from control.management.commands.runcomponent import parent_is_gone, watch_parent_in_thread
+    from control.parentwatch import parent_is_gone, watch_parent_in_thread
 
     expected = os.environ.get("KK_PARENT_PID", "")
     if not expected.isdigit():
