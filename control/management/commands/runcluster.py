@@ -23,8 +23,9 @@ process group (a terminal's Ctrl-C), or the hub exiting. From the first signal o
 starts nothing (a spoke the group's Ctrl-C already ended stays ended); every spoke and the hub
 are terminated together (`Supervisor.stop`: SIGTERM to all at once, SIGKILL to whoever is left
 after 3 s), so no process of the cluster remains 5 s after the signal. Should this process itself die abruptly, the children follow:
-the hub and the spokes get SIGTERM from the kernel when their parent dies (PR_SET_PDEATHSIG), and
-each spoke also watches its parent's pid (`runcomponent`).
+the hub and the spokes get SIGTERM from the kernel when their parent dies (PR_SET_PDEATHSIG, Linux),
+and each of them also watches its parent's pid (`control.parentwatch`: the spokes in `runcomponent`,
+the hub in `runhub`), which is what ends them on macOS.
 """
 
 from __future__ import annotations
