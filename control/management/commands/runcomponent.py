@@ -24,9 +24,11 @@ import logging
 import os
 import signal
 import sys
+
 from django.core.management.base import BaseCommand, CommandError
 
-from control.parentwatch import PARENT_CHECK, die_with_parent, parent_is_gone, watch_parent_in_thread  # noqa: F401
+# die_with_parent is imported from here by runcluster and the tests (it lived here first)
+from control.parentwatch import PARENT_CHECK, die_with_parent, parent_is_gone  # noqa: F401
 
 COMPONENTS = ("controller-manager", "scheduler", "kubelet", "line-cook", "garnish-cook", "kube-proxy")
 EXIT_GRACE = 2.0  # seconds a signalled spoke gets to close its servers and connections
