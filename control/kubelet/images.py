@@ -154,9 +154,12 @@ class Catalogue:
             return found
         return found if ref.tag in found.tags else None
 
+    def public_registry(self, domain: str) -> bool:
+        """Docker Hub or a host the data file's `registries` names (anyone may push there)."""
+        return domain == DOCKER_HUB or any(fnmatch.fnmatchcase(domain, host) for host in self.registries)
+
     def knows_registry(self, domain: str) -> bool:
-        return (domain == DOCKER_HUB or any(fnmatch.fnmatchcase(domain, host) for host in self.registries)
-                or any(f.domain == domain for f in self.images.values()))
+        return self.public_registry(domain) or any(f.domain == domain for f in self.images.values())
 
     def with_entries(self, entries: list[ImageFacts]) -> "Catalogue":
         """A catalogue with more images: a repository already known gains the new tags."""

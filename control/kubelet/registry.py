@@ -16,8 +16,10 @@ or None when the registry would answer "not found":
    catalogue does not describe (`bash`, `elasticsearch`) has every tag of the official shape
    (`latest`, versions, the variant words `alpine`, `slim`, `bookworm`, … joined by `-`); any
    other name there (`ngnix`) does not exist.
-3. Any other repository on a public registry (a user's `paulczar/gb-frontend`,
-   `gcr.io/google-samples/hello-go-gke`) exists with any tag or digest, unless it is clearly a
+3. Any other repository on a public registry (Docker Hub and the data file's `registries`: a
+   user's `paulczar/gb-frontend`, `gcr.io/google-samples/hello-go-gke`; a registry that only
+   catalogue entries name, such as registry.kitchen.local, holds only those) exists with any tag
+   or digest, unless it is clearly a
    typo: its name is a near miss of a known image's name (`bitnami/ngnix`, `busybx`) or it differs
    from a listed repository in one path segment by a near miss (`gcr.io/google-smaples/hello-app`),
    or a part of its tag is a near miss of a common channel word (`:latestt`, `:alpnie`).
@@ -151,6 +153,8 @@ def resolve(catalogue: Catalogue, ref: Reference) -> ImageFacts | None:
     if ref.domain == DOCKER_HUB and ref.path.startswith("library/"):
         official = ref.path.removeprefix("library/") in catalogue.official
         return generic if official and (by_digest or official_shape(ref.tag)) else None
+    if not catalogue.public_registry(ref.domain):
+        return None  # a registry only catalogue entries name (registry.kitchen.local) holds only those
     if mistyped_repository(catalogue, ref) or (not by_digest and mistyped_tag(ref.tag)):
         return None
     return generic

@@ -58,6 +58,11 @@ def test_the_library_namespace_holds_only_official_images():
     assert resolve(builtin(), parse_reference("elasticsearch:8.15.0")).repository == "docker.io/library/elasticsearch"
 
 
+def test_a_registry_only_catalogue_entries_name_holds_only_those():
+    assert resolve(builtin(), parse_reference("registry.kitchen.local/secret-recipes/sauce:1.0")) is not None
+    assert resolve(builtin(), parse_reference("registry.kitchen.local/secret-recipes/soup:1.0")) is None
+
+
 def test_an_unknown_host_is_still_no_such_host():
     error = pull_error(builtin(), parse_reference("regsitry.k8s.io/pause:3.10"), set())
     assert "dial tcp: lookup regsitry.k8s.io: no such host" in error
