@@ -5,7 +5,8 @@ Guarantees:
 - The bootstrap RBAC policy (`control.auth.policy`) is created with the namespaces, each object
   only when missing.
 - The default StorageClass `standard` (annotated as the default class) is created with the
-  namespaces, and not reset when it exists.
+  namespaces, and not reset when it exists; so is a Local APIService for every group version the
+  hub serves (`apiservice_bootstrap`, as kube-apiserver's autoregister controller).
 - Idempotent; every write goes through `control.storage.store` like any other, attributed to
   "kube-apiserver"; the counter and namespaces are made after every migrate (so fresh test
   databases have them too).
@@ -35,6 +36,7 @@ from typing import Any, Callable
 
 from control.clock import REAL, Clock
 from control import errors
+from control.kinds.apiservices import APISERVICE, local_apiservice
 from control.kinds.core import ENDPOINTS, SERVICE, namespace_defaults, service_defaults
 from control.kinds.meta import format_time
 from control.kinds.network import SERVICE_CIDR
@@ -75,6 +77,22 @@ def cluster_bootstrap() -> None:
     except errors.AlreadyExists:
         pass
     rbac_bootstrap()
+    apiservice_bootstrap()
+
+
+def apiservice_bootstrap() -> None:
+    """kube-apiserver's autoregister controller: a Local APIService (Available, reason Local) for
+    every group version the hub serves, as discovery lists it; created when missing, never reset."""
+    from control.api.discovery import api_group_list  # what the hub serves, views included
+
+    served = [("", "v1")] + [(group["name"], entry["version"]) for group in api_group_list()["groups"]
+                             for entry in group["versions"]]
+    for group, version in served:
+        obj = local_apiservice(group, version, str(uuid.uuid4()), format_time(REAL.now()))
+        try:
+            store.object_create(resource=APISERVICE.resource, obj=obj, actor=ACTOR)
+        except errors.AlreadyExists:
+            pass
 
 
 def rbac_bootstrap() -> None:

@@ -33,10 +33,27 @@ class ApiError(Exception):
         }
         if self.reason:  # Go leaves an empty reason out (a Status a REST storage returned as failed)
             body["reason"] = self.reason
-        if self.details:
-            body["details"] = self.details
+        details = ordered_details(self.details)
+        if details:
+            body["details"] = details
         body["code"] = self.code
         return body
+
+
+# metav1.StatusDetails in its declaration order; Go marshals struct fields in that order and leaves
+# each one out when empty (all are `omitempty`).
+DETAILS_ORDER = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
+
+
+def ordered_details(details: dict[str, Any] | None) -> dict[str, Any]:
+    """`details` as kube-apiserver writes a StatusDetails: name, group, kind, uid, causes,
+    retryAfterSeconds, empty ones left out (an empty group is a core resource, not `"group": ""`).
+    Keys StatusDetails does not know follow in their own order, so nothing a builder set is lost."""
+    if not details:
+        return {}
+    ordered = {key: details[key] for key in DETAILS_ORDER if details.get(key) not in (None, "", [], 0)}
+    ordered.update((key, value) for key, value in details.items() if key not in DETAILS_ORDER)
+    return ordered
 
 
 class BadRequest(ApiError):
@@ -145,10 +162,7 @@ def qualified_resource(resource: str) -> str:
 
 def _details(resource: str, name: str) -> dict[str, Any]:
     group, _, plural = resource.rpartition("/")
-    details: dict[str, Any] = {"name": name, "kind": plural}
-    if group:
-        details["group"] = group
-    return details
+    return ordered_details({"name": name, "group": group, "kind": plural})
 
 
 def not_found(resource: str, name: str) -> NotFound:
@@ -174,9 +188,7 @@ def invalid(kind: str, group: str, name: str, causes: list[dict[str, str]]) -> I
     summary = ", ".join(
         f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes
     )
-    details: dict[str, Any] = {"name": name, "kind": kind, "causes": causes}
-    if group:
-        details["group"] = group
+    details = ordered_details({"name": name, "group": group, "kind": kind, "causes": causes})
     qualified = f"{kind}.{group}" if group else kind
     return Invalid(f'{qualified} "{name}" is invalid: {summary}', details=details)
 

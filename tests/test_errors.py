@@ -15,6 +15,24 @@ def test_status_fields_come_in_kube_apiservers_order():
                                                      "reason", "code"]
 
 
+def test_details_come_in_status_details_order_whoever_built_them():
+    # metav1.StatusDetails declares name, group, kind, uid, causes, retryAfterSeconds: the official
+    # Python client's e2e test compares a 409's details with kube-apiserver's text.
+    reply = error_response(errors.already_exists("apps/deployments", "web"))
+    assert b'"details":{"name":"web","group":"apps","kind":"deployments"}' in reply.body
+    scrambled = errors.TooManyRequests("x", details={
+        "retryAfterSeconds": 10, "causes": [{"message": "m"}], "uid": "u", "kind": "pods", "group": "", "name": "p"})
+    assert list(scrambled.status()["details"]) == ["name", "kind", "uid", "causes", "retryAfterSeconds"]
+    assert list(errors.invalid("Deployment", "apps", "web", [{"message": "m"}]).status()["details"]) == [
+        "name", "group", "kind", "causes"]
+    assert errors.not_found("/pods", "p").status()["details"] == {"name": "p", "kind": "pods"}  # no empty group
+
+
+def test_ordered_details_keeps_what_status_details_does_not_declare():
+    assert list(errors.ordered_details({"extra": 1, "kind": "k", "name": "n"})) == ["name", "kind", "extra"]
+    assert errors.ordered_details(None) == {} and errors.ordered_details({"group": "", "uid": ""}) == {}
+
+
 def test_an_error_body_is_compact_json_ending_in_a_newline():
     reply = error_response(errors.conflict("/pods", "x"))
     assert reply.body.endswith(b'"code":409}\n') and reply.body.count(b"\n") == 1

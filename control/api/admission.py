@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Callable
+from typing import Callable
 
 from control import errors
 from control.kinds.base import Kind, Obj
@@ -36,9 +36,7 @@ ALL_NAMESPACES_VERBS = ("list", "watch")
 
 def forbidden(kind: Kind, name: str, why: str, causes: list[dict[str, str]] | None = None) -> errors.Forbidden:
     """apierrors.NewForbidden(resource, name, why), as admission.NewForbidden builds it."""
-    details: dict[str, Any] = {"name": name, **({"group": kind.group} if kind.group else {}), "kind": kind.plural}
-    if causes:
-        details["causes"] = causes
+    details = errors.ordered_details({"name": name, "group": kind.group, "kind": kind.plural, "causes": causes})
     return errors.Forbidden(f'{errors.qualified_resource(kind.resource)} "{name}" is forbidden: {why}',
                             details=details)
 

@@ -151,7 +151,7 @@ def admit(kind: Kind, obj: Obj) -> None:
     refusal = kind.admit(obj, stored_or_none)
     if refusal:
         name = str(obj["metadata"].get("name") or "")
-        details = {"name": name, "kind": kind.plural, **({"group": kind.group} if kind.group else {})}
+        details = errors.ordered_details({"name": name, "group": kind.group, "kind": kind.plural})
         raise errors.Forbidden(f'{errors.qualified_resource(kind.resource)} "{name}" is forbidden: {refusal}',
                                details=details)
 
@@ -241,7 +241,5 @@ def check_preconditions(resource: str, current: Obj, preconditions: Any) -> None
 
 
 def status_details(kind: Kind, obj: Obj) -> dict[str, Any]:
-    details: dict[str, Any] = {"name": obj["metadata"]["name"], "kind": kind.plural, "uid": obj["metadata"].get("uid", "")}
-    if kind.group:
-        details["group"] = kind.group
-    return details
+    return errors.ordered_details({"name": obj["metadata"]["name"], "group": kind.group, "kind": kind.plural,
+                                   "uid": obj["metadata"].get("uid", "")})

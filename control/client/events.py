@@ -2,7 +2,10 @@
 Kubernetes component does, through the hub.
 
 Guarantees: recording never raises into the caller (an event is worth less than the work it
-describes); repeated identical events within a short window update the first one's count.
+describes); events pass client-go's correlator first (`correlator`): an identical one counts up
+the first, ten similar ones within ten minutes are combined into one, and one object's events
+are rate-limited per source, so a crash loop or a pod that cannot be scheduled does not add an
+Event at every retry.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 from control import errors
 from control.clock import REAL, Clock
 from control.kinds.meta import format_time
+from control.client.correlator import EventCorrelator
 from control.client.http import HubClient
 from control.client.resources import EVENTS
 
@@ -23,43 +27,53 @@ log = logging.getLogger(__name__)
 
 
 class EventRecorder:
-    def __init__(self, client: HubClient, component: str, host: str = "", *, clock: Clock | None = None, window: float = 600.0):
+    """Makes each event as client-go's recorder does and sends it as its correlator says: a new
+    Event (POST), a count on an existing one (strategic-merge PATCH; POST again if it was deleted
+    meanwhile), or nothing (spam). Recorders that share one `correlator` share its caches, as the
+    recorders of one client-go broadcaster do."""
+
+    def __init__(self, client: HubClient, component: str, host: str = "", *, clock: Clock | None = None,
+                 correlator: EventCorrelator | None = None):
         self.client, self.component, self.host = client, component, host
         self.clock = clock or REAL
-        self.window = window
-        self._recent: dict[tuple, dict[str, Any]] = {}
+        self.correlator = correlator or EventCorrelator(self.clock)
+
+    def make_event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> dict[str, Any]:
+        meta = obj.get("metadata") or {}
+        now = format_time(self.clock.now())
+        return {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": f"{meta.get('name', 'object')}.{secrets.token_hex(8)}",
+                         "namespace": meta.get("namespace") or "default"},
+            "involvedObject": {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"), "name": meta.get("name"),
+                               "namespace": meta.get("namespace", ""), "uid": meta.get("uid"),
+                               "resourceVersion": meta.get("resourceVersion")},
+            "reason": reason, "message": message, "type": type_, "count": 1,
+            "firstTimestamp": now, "lastTimestamp": now,
+            "source": {"component": self.component, **({"host": self.host} if self.host else {})},
+            "reportingComponent": self.component, "reportingInstance": self.host or self.component,
+        }
 
     async def record(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
-        meta = obj.get("metadata") or {}
-        namespace = meta.get("namespace") or "default"
-        identity = (namespace, obj.get("kind"), meta.get("name"), meta.get("uid"), type_, reason, message)
-        now = self.clock.now()
+        event = self.make_event(obj, type_, reason, message)
+        namespace = event["metadata"]["namespace"]
         try:
-            previous = self._recent.get(identity)
-            if previous and now - previous["_at"] < self.window:
-                previous["count"] += 1
-                previous["_at"] = now
-                await self.client.patch(EVENTS, previous["name"], {"count": previous["count"], "lastTimestamp": format_time(now)},
-                                        namespace)
+            result = self.correlator.correlate(event)
+            if result.skip:
                 return
-            name = f"{meta.get('name', 'object')}.{secrets.token_hex(8)}"
-            event = {
-                "apiVersion": "v1", "kind": "Event",
-                "metadata": {"name": name, "namespace": namespace},
-                "involvedObject": {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"), "name": meta.get("name"),
-                                   "namespace": meta.get("namespace", ""), "uid": meta.get("uid"),
-                                   "resourceVersion": meta.get("resourceVersion")},
-                "reason": reason, "message": message, "type": type_, "count": 1,
-                "firstTimestamp": format_time(now), "lastTimestamp": format_time(now),
-                "source": {"component": self.component, **({"host": self.host} if self.host else {})},
-                "reportingComponent": self.component, "reportingInstance": self.host or self.component,
-            }
-            await self.client.create(EVENTS, event, namespace)
-            self._recent[identity] = {"name": name, "count": 1, "_at": now}
-            if len(self._recent) > 5000:
-                self._recent.clear()
+            sent, stored = result.event, None
+            if result.patch is not None:
+                try:
+                    stored = await self.client.patch(EVENTS, sent["metadata"]["name"], result.patch, namespace,
+                                                     patch_type="strategic")
+                except errors.NotFound:
+                    stored = None  # deleted meanwhile: created again, as recordEvent does
+            if stored is None:
+                body = {**sent, "metadata": {k: v for k, v in sent["metadata"].items() if k != "resourceVersion"}}
+                stored = await self.client.create(EVENTS, body, namespace)
+            self.correlator.update_state({**sent, **(stored if isinstance(stored, dict) else {})})
         except (errors.ApiError, ValueError) as exc:
-            log.debug("event %s/%s not recorded: %s", reason, meta.get("name"), exc)
+            log.debug("event %s/%s not recorded: %s", reason, (obj.get("metadata") or {}).get("name"), exc)
 
 
 class EventQueue:
@@ -84,7 +98,8 @@ class EventQueue:
     def named(self, component: str) -> "NamedEvents":
         if component not in self._named:
             base = self.recorder
-            self._named[component] = EventRecorder(base.client, component, base.host, clock=base.clock, window=base.window)
+            self._named[component] = EventRecorder(base.client, component, base.host, clock=base.clock,
+                                                   correlator=base.correlator)
         return NamedEvents(self, self._named[component])
 
     def _enqueue(self, recorder: EventRecorder, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:

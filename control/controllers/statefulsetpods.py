@@ -102,11 +102,13 @@ def new_revision(sts: Obj, number: int, collision_count: int = 0) -> Obj:
     data = revision_data(sts)
     labels = dict(_dict(_dict(spec(sts).get("selector")).get("matchLabels")))
     labels = {**labels_of({"metadata": _dict(spec(sts).get("template")).get("metadata") or {}}), **labels}
-    return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-            "metadata": {"name": f"{metadata(sts)['name']}-{revision_hash(data, collision_count)}",
-                         "namespace": metadata(sts)["namespace"], "labels": labels,
-                         "ownerReferences": [controller_ref_to(sts)]},
-            "data": data, "revision": number}
+    meta: Obj = {"name": f"{metadata(sts)['name']}-{revision_hash(data, collision_count)}",
+                 "namespace": metadata(sts)["namespace"], "labels": labels,
+                 "ownerReferences": [controller_ref_to(sts)]}
+    if metadata(sts).get("annotations"):
+        # upstream's newRevision copies the set's annotations: kubectl's change-cause travels with it
+        meta["annotations"] = dict(metadata(sts)["annotations"])
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": meta, "data": data, "revision": number}
 
 
 def controller_ref_to(sts: Obj) -> Obj:

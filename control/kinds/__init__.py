@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from control.kinds.apiservices import APISERVICE
 from control.kinds.apps import DEPLOYMENT, REPLICASET
 from control.kinds.autoscaling import HORIZONTALPODAUTOSCALER
 from control.kinds.base import Kind
@@ -46,6 +47,7 @@ KINDS += (STATEFULSET, PERSISTENTVOLUME, PERSISTENTVOLUMECLAIM, STORAGECLASS)
 KINDS += (ROLE, CLUSTERROLE, ROLEBINDING, CLUSTERROLEBINDING)
 KINDS += (LIMITRANGE, RESOURCEQUOTA)  # LimitRanger's defaults come before ResourceQuota counts them
 KINDS += (REPLICATIONCONTROLLER,)
+KINDS += (APISERVICE,)
 
 _BY_RESOURCE = {(k.group, k.version, k.plural): k for k in KINDS}
 _BY_GVK = {(k.api_version, k.kind): k for k in KINDS}

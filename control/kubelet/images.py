@@ -6,9 +6,10 @@ Guarantees:
   is `docker.io/library/nginx:latest`, `bitnami/redis:7` is `docker.io/bitnami/redis:7`, a first
   segment with a `.` or `:` or `localhost` is a registry) and raises `InvalidImage` with upstream's
   message for a reference it cannot parse (uppercase, a bad tag or digest).
-- `Catalogue.find(ref)` answers the image a reference names, or None when the repository or the tag
-  does not exist; a digest pulls any listed repository. The data file is read once per process;
-  a catalogue built with extra entries (from the ConfigMap) never changes the built-in one.
+- `Catalogue.find(ref)` answers the listed image with that exact tag (a digest: any listed
+  repository); whether a pull succeeds is `registry.resolve`'s rule, which also uses the data
+  file's Docker official image names and public registry hosts. The data file is read once per
+  process; a catalogue built with extra entries (from the ConfigMap) never changes the built-in one.
 - `image_facts(image)` (built-in catalogue only: a pure function of the name) tells what the
   kubelet's conventions need: whether the image runs until stopped (`server`), is a shell, and its
   default command and ports; an image it does not know is None (the conventions then keep their
@@ -17,6 +18,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 from dataclasses import dataclass, field, replace
@@ -140,8 +142,11 @@ def facts_from(entry: Any) -> ImageFacts:
 @dataclass(frozen=True)
 class Catalogue:
     images: dict[str, ImageFacts] = field(default_factory=dict)  # by repository
+    official: frozenset[str] = frozenset()  # Docker Hub's official image names (library/<name>)
+    registries: tuple[str, ...] = ()  # public registry hosts, `*` patterns allowed (`*.gcr.io`)
 
     def find(self, ref: Reference) -> ImageFacts | None:
+        """The listed image with this exact tag (or any digest); `registry.resolve` decides pulls."""
         found = self.images.get(ref.repository)
         if found is None:
             return None
@@ -149,8 +154,12 @@ class Catalogue:
             return found
         return found if ref.tag in found.tags else None
 
+    def public_registry(self, domain: str) -> bool:
+        """Docker Hub or a host the data file's `registries` names (anyone may push there)."""
+        return domain == DOCKER_HUB or any(fnmatch.fnmatchcase(domain, host) for host in self.registries)
+
     def knows_registry(self, domain: str) -> bool:
-        return domain == DOCKER_HUB or any(f.domain == domain for f in self.images.values())
+        return self.public_registry(domain) or any(f.domain == domain for f in self.images.values())
 
     def with_entries(self, entries: list[ImageFacts]) -> "Catalogue":
         """A catalogue with more images: a repository already known gains the new tags."""
@@ -158,13 +167,15 @@ class Catalogue:
         for facts in entries:
             old = merged.get(facts.repository)
             merged[facts.repository] = facts if old is None else replace(facts, tags=old.tags | facts.tags)
-        return Catalogue(merged)
+        return replace(self, images=merged)
 
 
 @functools.lru_cache(maxsize=1)
 def builtin() -> Catalogue:
     data = yaml.safe_load(DATA_FILE.read_text(encoding="utf-8")) or {}
-    return Catalogue({f.repository: f for f in map(facts_from, data.get("images") or [])})
+    return Catalogue({f.repository: f for f in map(facts_from, data.get("images") or [])},
+                     official=frozenset(_strings(data.get("official"))),
+                     registries=_strings(data.get("registries")))
 
 
 def configmap_entries(configmap: dict[str, Any] | None) -> tuple[list[ImageFacts], list[str]]:

@@ -1,6 +1,7 @@
 """The kubelet's image manager (upstream's pkg/kubelet/images): before a container starts, make sure
-its image is on the node, pulling it from the simulated registry (`images`) as its
-imagePullPolicy says, with imagePullSecrets for private images and a back-off after a failure.
+its image is on the node, pulling it from the simulated registry (`images`; what exists is
+`registry.resolve`'s rule) as its imagePullPolicy says, with imagePullSecrets for private images
+and a back-off after a failure.
 
 Guarantees:
 - `ensure(pod, container, first_start, now)` answers a hold for the container (None: the image is
@@ -36,6 +37,7 @@ from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import Container, Happening, go_duration
 from control.kubelet.images import (CONFIGMAP_NAME, CONFIGMAP_NAMESPACE, DOCKER_HUB, Catalogue, InvalidImage,
                                     Reference, builtin, configmap_entries, default_pull_policy, parse_reference)
+from control.kubelet.registry import resolve
 from control.kubelet.initcontainers import completed, init_specs, sidecars
 from control.kubelet.podstate import PodRecord
 
@@ -107,7 +109,7 @@ def pull_error(catalogue: Catalogue, ref: Reference, registries: set[str]) -> st
     """Why pulling `ref` fails (containerd's message), or None when it succeeds."""
     if not catalogue.knows_registry(ref.domain):
         return no_such_host(ref)
-    found = catalogue.find(ref)
+    found = resolve(catalogue, ref)
     if found is not None and found.private and ref.domain not in registries:
         return access_denied(ref)
     return None if found is not None else not_found(ref)
@@ -214,7 +216,7 @@ class ImageManager:
                    pulling_told: bool = True) -> None:
         self.pulling.pop((uid, name), None)
         self.pulled.add(str(ref))
-        size = (self.catalogue().find(ref) or builtin().find(ref))
+        size = resolve(self.catalogue(), ref) or builtin().find(ref)
         spent = go_duration(took) if took >= 1 or took == 0 else f"{took * 1000:g}ms"
         events: list[Event] = [] if pulling_told else [("Normal", "Pulling", f'Pulling image "{image}"')]
         events.append(("Normal", "Pulled", f'Successfully pulled image "{image}" in {spent} ({spent} including '

@@ -80,7 +80,7 @@ def test_edit_in_one_namespace_and_the_exact_403_in_another(hub):
     assert body(answer) == {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": 'pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "bob"',
-        "reason": "Forbidden", "details": {"group": "", "kind": "pods"}, "code": 403}
+        "reason": "Forbidden", "details": {"kind": "pods"}, "code": 403}
     watch = alice.get("/api/v1/namespaces/bob/pods", QUERY_STRING="watch=1")
     assert "cannot watch resource" in body(watch)["message"]
     assert "cannot list resource \"pods\" in API group \"\" at the cluster scope" in \

@@ -202,6 +202,20 @@ def test_a_new_template_is_a_new_revision_and_rolls_from_the_highest_ordinal():
     assert (status["currentReplicas"], status["updatedReplicas"], status["readyReplicas"]) == (3, 0, 3)
 
 
+def test_a_new_revision_carries_the_sets_annotations_for_rollout_history():
+    # upstream's newRevision copies set.Annotations: `kubectl rollout history` reads CHANGE-CAUSE there
+    old = statefulset()
+    old_rev = revision(old)
+    new = statefulset(image="nginx:1.27")
+    new["metadata"]["annotations"] = {"kubernetes.io/change-cause": "kubectl set image sts/web nginx=nginx:1.27"}
+    new["status"] = {"currentRevision": old_rev["metadata"]["name"]}
+    controller, client = setup(new, old_rev, *(member(old, i, old_rev) for i in range(3)))
+    run(controller.reconcile("default/web"))
+    created = client.of("create", "controllerrevisions")[0].body
+    assert created["metadata"]["annotations"] == new["metadata"]["annotations"]
+    assert "annotations" not in old_rev["metadata"], "a set without annotations gives a revision without any"
+
+
 def test_the_rolling_update_waits_for_the_updated_pod_and_stops_at_the_partition():
     old = statefulset(partition=1)
     old_rev = revision(old)
