@@ -85,7 +85,7 @@ def _reachable(url: str) -> tuple[str, str]:
     """(the address to open on this machine, the join address for others or "" on loopback)."""
     import ipaddress
 
-    from control.hosts import machine_names  # the primary address, found without sending a packet
+    from control.serving.hosts import machine_names  # the primary address, found without sending a packet
 
     host, port = split_addr(url.removeprefix("http://"))
     bare = host.strip("[]")
