@@ -39,6 +39,7 @@ from django.core.management.base import BaseCommand, CommandError
 from control.management.commands.runcomponent import die_with_parent
 from control.management.commands.runhub import split_addr
 from control import datafolder, workshop
+from control.kinds.spokes import NAME as SPOKES_NAME, NAMESPACE as SPOKES_NAMESPACE
 from control.auth import enabled as auth_enabled
 from control.auth.tokenfile import admin_token
 from control.supervisor import Supervisor
@@ -206,7 +207,7 @@ class Command(BaseCommand):
             if not no_spokes:
                 self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s) and kube-proxies, line-cook, garnish-cook, "
                                   f"each its own process; "
-                                  f"desired states in ConfigMap kube-system/kubekitchen-spokes")
+                                  f"desired states in ConfigMap {SPOKES_NAMESPACE}/{SPOKES_NAME}")
             self.stdout.flush()
             while not stopping and hub.poll() is None:
                 time.sleep(0.2)
