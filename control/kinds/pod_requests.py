@@ -49,7 +49,11 @@ def container_limits(container: Any) -> Amounts:
 
 def container_requests(container: Any) -> Amounts:
     resources = _resources(container)
-    return {**_amounts(resources.get("limits")), **_amounts(resources.get("requests"))}
+    requests = _amounts(resources.get("requests"))
+    limits = resources.get("limits")
+    if isinstance(limits, dict) and any(name not in requests for name in limits):  # parse only what is missing
+        requests = {**_amounts({k: v for k, v in limits.items() if k not in requests}), **requests}
+    return requests
 
 
 def is_sidecar(init_container: Any) -> bool:
