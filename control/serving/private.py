@@ -66,6 +66,9 @@ H2_INSTANCE_ATTRIBUTES: list[tuple[str, str]] = [
     ("H2Connection", "_sendingDeferred"),  # http2: wake the sending loop
     ("H2Connection", "_stillProducing"),  # timeouts
     ("H2Connection", "priority"),  # http2: block a stream out of window
+    ("H2Connection", "streams"),  # send_backlog, timeouts
+    ("H2Stream", "_conn"),  # http2, send_backlog: a stream's connection
+    ("H2Stream", "streamID"),
     ("FrameBuffer", "_preamble_len"),  # timeouts: a frame begun and not finished
     ("FrameBuffer", "_data"),
     ("FrameBuffer", "_headers_buffer"),
@@ -110,11 +113,14 @@ def _instances(h2: bool) -> dict[str, Any]:
     tls.makeConnection(StringTransport())
     made = {"HTTPChannel": channel, "FileDescriptor": FileDescriptor(MemoryReactorClock()), "TLSMemoryBIOProtocol": tls}
     if h2:
-        from twisted.web._http2 import H2Connection
+        from twisted.web._http2 import H2Connection, H2Stream
 
         connection = H2Connection(MemoryReactorClock())
         made["H2Connection"] = connection
-        made["FrameBuffer"] = connection.conn.incoming_buffer
+        made["FrameBuffer"] = connection.conn.incoming_buffer  # before any data: the preface is still awaited
+        connection.makeConnection(StringTransport())  # its preface goes to memory; a stream's request reads the peer
+        made["H2Stream"] = H2Stream(1, connection, [], http.Request, None, None)
+        connection.setTimeout(None)  # the idle timer it started, on the memory clock, is dropped
     return made
 
 
