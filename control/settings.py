@@ -22,7 +22,7 @@ DATA_DIR = datafolder.prepare(default_data_dir())
 
 SECRET_KEY = os.environ.get("KK_SECRET_KEY", "kube-kitchen-is-a-teaching-cluster-not-a-vault")
 DEBUG = os.environ.get("KK_DEBUG", "") == "1"
-# The Host headers answered (DNS-rebinding defence, control.hosts): localhost names, the names in
+# The Host headers answered (DNS-rebinding defence, control.serving.hosts): localhost names, the names in
 # KK_ALLOWED_HOSTS (comma-separated, ".example.org" for a domain and its subdomains), and the bind
 # address `runhub --addr` adds at start. Any other Host gets a 400 on every path.
 ALLOWED_HOSTS = ["localhost", ".localhost", "127.0.0.1", "[::1]",
@@ -124,7 +124,7 @@ if os.environ.get("REDIS_URL"):
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "control.channel_layer.InProcessChannelLayer"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "control.serving.channel_layer.InProcessChannelLayer"}}
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [shipped("static")]
@@ -168,7 +168,7 @@ KK_BOOKMARK_INTERVAL = float(os.environ.get("KK_BOOKMARK_INTERVAL", "60"))
 KK_FAIR_INFLIGHT_PER_USER = int(os.environ.get("KK_FAIR_INFLIGHT_PER_USER", "10"))
 KK_FAIR_QUEUE_LENGTH = int(os.environ.get("KK_FAIR_QUEUE_LENGTH", "50"))
 KK_FAIR_QUEUE_WAIT = float(os.environ.get("KK_FAIR_QUEUE_WAIT", "1.0"))
-# Slow clients (control.serving_timeouts, kube-apiserver's ReadHeaderTimeout and IdleTimeout): a
+# Slow clients (control.serving.timeouts, kube-apiserver's ReadHeaderTimeout and IdleTimeout): a
 # request's line and headers must arrive within KK_HTTP_HEADER_TIMEOUT seconds of its first byte,
 # and a connection on which nothing arrives for KK_HTTP_IDLE_TIMEOUT seconds, outside an answer, is closed.
 KK_HTTP_HEADER_TIMEOUT = float(os.environ.get("KK_HTTP_HEADER_TIMEOUT", "32"))

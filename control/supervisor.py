@@ -35,10 +35,10 @@ import httpx
 
 from control.clock import REAL
 from control.client.informer import SHORT_WATCH, Backoff
+from control.kinds.spokes import NAME, NAMESPACE, spoke_key
 
 log = logging.getLogger(__name__)
 
-NAMESPACE, NAME = "kube-system", "kubekitchen-spokes"
 PATH = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
 WATCH_SECONDS = 300
 STOP_GRACE = 3.0  # seconds the stopping processes get together before SIGKILL
@@ -116,7 +116,7 @@ class Supervisor:
         accepting connections yet: those are retried with the back-off for `within` seconds; a
         refusal (any other 4xx) is final. Returns quietly once `stop` has begun."""
         body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": NAME, "namespace": NAMESPACE},
-                "data": {config_key(name): state for name, state in self.desired.items()}}
+                "data": {spoke_key(name): state for name, state in self.desired.items()}}
         deadline = self.clock.now() + within
         while not self._stop.is_set():
             try:
@@ -205,7 +205,7 @@ class Supervisor:
     def reconcile(self, data: dict[str, Any]) -> None:
         with self._lock:
             for name in self.spokes:
-                want = str(data.get(config_key(name), "running")).lower()
+                want = str(data.get(spoke_key(name), "running")).lower()
                 self.desired[name] = "stopped" if want == "stopped" else "running"
             self._converge()
 
@@ -242,11 +242,6 @@ class Supervisor:
         with self._lock:
             terminate_together([*self.processes.values(), *self.retired, *also], grace)
         self.http.close()
-
-
-def config_key(spoke: str) -> str:
-    """The spoke's key in the ConfigMap: "kubelet/node-1" -> "kubelet.node-1"."""
-    return spoke.replace("/", ".")
 
 
 def terminate_together(processes: Sequence[subprocess.Popen], grace: float) -> None:

@@ -311,7 +311,7 @@ def _reachable(url: str) -> str:
     the machine's primary address, which other machines can reach and the serving certificate names."""
     from urllib.parse import urlsplit
 
-    from control.hosts import machine_names
+    from control.serving.hosts import machine_names
 
     parts = urlsplit(url)
     if parts.hostname not in ("0.0.0.0", "::"):

@@ -37,10 +37,12 @@ from control.client.http import HubClient
 from control.client.resources import (
     CONFIGMAPS, CRONJOBS, DEPLOYMENTS, JOBS, NODES, PODS, REPLICATIONCONTROLLERS, Resource,
 )
+from control.kinds.meta import new_controller_ref
 from dashboard.custom import is_custom_group
 from dashboard.drain import DRAINS, Progress
 from dashboard.hub import SECOND_WRITER_AGENT, current_token
-from dashboard.presenters import CRASH_ANNOTATION, SPOKES_CONFIGMAP, spoke_key
+from control.kinds.spokes import spoke_key
+from dashboard.presenters import CRASH_ANNOTATION, SPOKES_CONFIGMAP
 
 NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 SPOKES = re.compile(r"^(scheduler|controller-manager|kubelet/[a-z0-9]([-a-z0-9.]*[a-z0-9])?)$")
@@ -147,8 +149,8 @@ def job_from_cronjob(cronjob: dict[str, Any]) -> dict[str, Any]:
     annotations = {INSTANTIATE_ANNOTATION: "manual", **(template_meta.get("annotations") or {})}
     prefix = meta["name"][:JOB_NAME_LIMIT - len(MANUAL_SUFFIX) - 5] + MANUAL_SUFFIX  # the hub adds 5 characters
     job_meta: dict[str, Any] = {"generateName": prefix, "namespace": meta.get("namespace"), "annotations": annotations,
-                                "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": meta["name"],
-                                                     "uid": meta.get("uid"), "controller": True}]}
+                                "ownerReferences": [new_controller_ref(cronjob, api_version="batch/v1", kind="CronJob",
+                                                                       block=None)]}
     if template_meta.get("labels"):
         job_meta["labels"] = template_meta["labels"]
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": job_meta, "spec": template.get("spec") or {}}

@@ -21,11 +21,14 @@ from typing import Any, Callable
 
 from control.kinds.meta import (condition_status as _condition, get_condition as _get_condition, metadata as _meta,
                                 owner_name as _owner, parse_time as _parse_time)
+from control.kinds import spokes
+from control.kinds.core import service_port_text
 from control.kinds.pods import pod_display_status, pod_restarts
+from control.kinds.spokes import spoke_name
 from dashboard import configs, custom, sets
 
 Obj = dict[str, Any]
-SPOKES_CONFIGMAP = ("kube-system", "kubekitchen-spokes")
+SPOKES_CONFIGMAP = (spokes.NAMESPACE, spokes.NAME)
 CRASH_ANNOTATION = "kubekitchen.dev/crash-after"
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 
@@ -131,15 +134,9 @@ def replicationcontroller_vm(controller: Obj) -> Obj:
             "current": int(status.get("replicas") or 0), "ready": int(status.get("readyReplicas") or 0)}
 
 
-def _port_text(port: Obj) -> str:
-    """A Service port as `kubectl get svc` prints it: "80/TCP", or "80:31234/TCP" with a nodePort."""
-    node_port = f":{port['nodePort']}" if port.get("nodePort") else ""
-    return f"{port.get('port')}{node_port}/{port.get('protocol', 'TCP')}"
-
-
 def service_vm(service: Obj) -> Obj:
     spec, status = service.get("spec") or {}, service.get("status") or {}
-    ports = [_port_text(p) for p in spec.get("ports") or [] if isinstance(p, dict)]
+    ports = [service_port_text(p) for p in spec.get("ports") or [] if isinstance(p, dict)]
     selector = spec.get("selector") or {}
     ingress = ((status.get("loadBalancer") or {}).get("ingress")) or []
     external = [str(i.get("ip") or i.get("hostname")) for i in ingress if isinstance(i, dict) and (i.get("ip") or i.get("hostname"))]
@@ -239,20 +236,6 @@ def event_vm(event: Obj) -> Obj:
                        "ns": involved.get("namespace") or ""},
             "last": last, "source": event.get("reportingController") or source.get("component") or "",
             "rv": int(_meta(event).get("resourceVersion") or 0)}
-
-
-PER_NODE_SPOKES = ("kubelet", "kube-proxy")
-
-
-def spoke_key(spoke: str) -> str:
-    """A spoke's key in the supervisor's ConfigMap (keys cannot hold a "/"): kubelet/node-1 -> kubelet.node-1."""
-    component, _, node = spoke.partition("/")
-    return f"{component}.{node}" if node and component in PER_NODE_SPOKES else spoke
-
-
-def spoke_name(key: str) -> str:
-    component, _, node = key.partition(".")
-    return f"{component}/{node}" if node and component in PER_NODE_SPOKES else key
 
 
 def configmap_or_spokes(configmap: Obj) -> Obj:

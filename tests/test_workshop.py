@@ -132,7 +132,7 @@ def test_only_the_uses_asked_for_are_redeemed_and_peek_uses_nothing(tmp_path):
 
 
 def test_a_hub_on_every_address_gives_attendees_the_machines_address(tmp_path, monkeypatch):
-    from control import hosts
+    from control.serving import hosts
     from control.auth import serving
 
     monkeypatch.setattr(hosts, "machine_names", lambda: ["kitchen-laptop", "192.168.1.20"])

@@ -22,7 +22,7 @@ Guarantees:
   and is dropped when its client stops reading (over KK_WATCH_MAX_BACKLOG_BYTES unsent for
   KK_WATCH_STALL_SECONDS, under Daphne): hub memory stays bounded per watcher.
 - No request starts anything: the change feed (with log compaction) and the CRD follower are
-  started by `startup` (ASGI lifespan.startup, see `control.asgi`) and stopped by `shutdown`.
+  started by `startup` (ASGI lifespan.startup, see `control.serving.asgi`) and stopped by `shutdown`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from control.clock import REAL as clock
 from control import kinds as registry
 from control.api import (admission, bodies, crds, discovery, fairness, openapi, openapi_v2, portforward, streams,
                          subresources, traffic, verbs)
-from control import send_backlog
+from control.api import extensions
 from control.api.extras import autoscaling_v1, events_v1, kitchen, metrics, oidc, reviews, services
 from control.storage.db import run_db
 from control.storage.feed import start_feed, stop_feed
@@ -108,7 +108,7 @@ SYNC_VERBS: dict[tuple[str, bool, str], Callable[[Call], Reply]] = {
 ASYNC_VERBS: dict[tuple[str, bool, str], Callable[[Call], Any]] = {
     ("watch", False, ""): watch,
     ("get", True, "log"): pod_log,  # through the node's kubelet
-    # exec/attach are WebSocket streams (control.asgi routes them); over plain HTTP: checks, then 400
+    # exec/attach are WebSocket streams (control.serving.asgi routes them); over plain HTTP: checks, then 400
     **{(verb, True, sub): streams.exec_over_http for verb in ("get", "create") for sub in streams.STREAMS},
     **{(verb, True, portforward.SUBRESOURCE): portforward.forward_over_http for verb in ("get", "create")},
 }
@@ -313,7 +313,7 @@ async def _caught_up(backlog: Any) -> bool:
 
 async def _send_stream(stream: Stream, receive: Callable, send: Callable, backlog: Any = None) -> None:
     """Pump the stream to the client until it ends or the client goes; a client that stops reading
-    (its unsent bytes stay over the bound, `backlog` is `control.send_backlog`'s view of them) has
+    (its unsent bytes stay over the bound, `backlog` is `control.serving.send_backlog`'s view of them) has
     its connection dropped with what was buffered for it: it relists and watches again."""
     await send({"type": "http.response.start", "status": stream.status,
                 "headers": _headers(stream.content_type, stream.headers)})
@@ -382,7 +382,7 @@ async def _serve(request: Request, too_large: bool, seats: list[Callable[[], Non
     traffic.request_done(request.actor, tag, answer.status, started, request.user,
                          traffic.scope(request.method, request.path, request.query))
     if isinstance(answer, Stream):
-        await _send_stream(answer, receive, send, request.extensions.get(send_backlog.EXTENSION))
+        await _send_stream(answer, receive, send, request.extensions.get(extensions.SEND_BACKLOG))
         return
     payload = b"" if request.method == "HEAD" else answer.body
     await send({"type": "http.response.start", "status": answer.status,

@@ -15,7 +15,7 @@ Guarantees:
   not found 404, not yet on a node 400 (`pod NAME does not have a host assigned`), no kubelet
   endpoint 503, no or bad `ports` for v4 400, an unsupported subprotocol 403. SPDY over a plain
   HTTP Upgrade (kubectl's fallback, and kubectl < 1.30) arrives here as a websocket scope offering
-  `SPDY/3.1+portforward.k8s.io` (`control.spdy_upgrade` hands it over); any other plain HTTP
+  `SPDY/3.1+portforward.k8s.io` (`control.serving.spdy_upgrade` hands it over); any other plain HTTP
   request gets the same checks, then 400.
 - A refused connection (nothing listens, the kubelet unreachable) affects only its own streams;
   the WebSocket, and the hub, go on. SPDY that does not parse ends the tunnel with GOAWAY

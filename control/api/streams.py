@@ -43,7 +43,7 @@ from control import errors
 from control.auth import enabled as auth_enabled
 from control.auth import gate
 from control import kinds as registry
-from control import websocket_denial
+from control.api import extensions
 from control.api import node_address, traffic
 from control.api.request import Call, Request
 from control.api.responses import Reply, error_response
@@ -188,7 +188,7 @@ def user_actor(actor: str, user: str) -> str:
 
 
 async def _deny(send: Send, scope: dict[str, Any], reply: Reply) -> None:
-    if websocket_denial.EXTENSION not in scope.get("extensions", {}):
+    if extensions.WEBSOCKET_DENIAL not in scope.get("extensions", {}):
         await send({"type": "websocket.close", "code": 1008})
         return
     await send({"type": "websocket.http.response.start", "status": reply.status,

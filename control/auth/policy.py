@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from control.kinds import spokes
 from control.kinds.rbac import AGGREGATE, aggregate, aggregated_rules, selects  # noqa: F401 (re-exported)
 
 Obj = dict[str, Any]
@@ -244,9 +245,6 @@ def cluster_role_bindings() -> list[Obj]:
     ]
 
 
-SPOKES_CONFIGMAP = "kubekitchen-spokes"
-
-
 def _namespaced(obj: Obj, namespace: str) -> Obj:
     obj["metadata"]["namespace"] = namespace
     return obj
@@ -257,9 +255,9 @@ def namespace_roles() -> list[Obj]:
     # Which spokes run is part of the picture every logged-in page draws (as kube-public's
     # cluster-info is readable by all): get, list and watch of that one ConfigMap only (a list or
     # watch names it with `fieldSelector=metadata.name=...`, as RBAC's resourceNames require).
-    viewer = {**_role("kubekitchen:spokes-viewer", [rule(READ, [""], ["configmaps"], names=[SPOKES_CONFIGMAP])]),
+    viewer = {**_role("kubekitchen:spokes-viewer", [rule(READ, [""], ["configmaps"], names=[spokes.NAME])]),
               "kind": "Role"}
-    return [_namespaced(viewer, "kube-system")]
+    return [_namespaced(viewer, spokes.NAMESPACE)]
 
 
 def namespace_role_bindings() -> list[Obj]:

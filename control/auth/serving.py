@@ -30,7 +30,7 @@ DAYS = 365
 
 
 def _names(hosts: list[str]) -> list[str]:
-    from control.hosts import machine_names  # listening on every address: reached by these
+    from control.serving.hosts import machine_names  # listening on every address: reached by these
 
     everywhere = machine_names() if {"0.0.0.0", "::"} & {h.strip("[]") for h in hosts} else []
     return sorted({*hosts, *everywhere, "localhost", "127.0.0.1", "::1"} - {"", "0.0.0.0", "::"})

@@ -159,20 +159,6 @@ def restarts(pod: Obj) -> int:
     return sum(int(c.get("restartCount") or 0) for c in (pod.get("status") or {}).get("containerStatuses") or [])
 
 
-# --- taints and tolerations --------------------------------------------------------------------
-
-def tolerates(toleration: dict[str, Any], taint: dict[str, Any]) -> bool:
-    """Kubernetes' Toleration.ToleratesTaint."""
-    if toleration.get("effect") and toleration["effect"] != taint.get("effect"):
-        return False
-    if toleration.get("key") and toleration["key"] != taint.get("key"):
-        return False
-    operator = toleration.get("operator") or "Equal"
-    if operator == "Exists":
-        return True
-    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
-
-
 # --- handler plumbing --------------------------------------------------------------------------
 
 def enqueue_keys(add: Callable[[str], None], objs: Iterable[Obj]) -> None:

@@ -30,7 +30,7 @@ from control.client.runner import DONE, Result, Runner, drop
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.common import Obj, Wakeups, created_at, terminating, write_status
-from control.kinds.meta import controller_ref, format_time, metadata, parse_time
+from control.kinds.meta import controller_ref, format_time, metadata, new_controller_ref, parse_time
 from control.controllers.jobpods import finished
 from control.kinds.cron import CronError, parse
 from control.kinds.meta import is_condition_true
@@ -64,9 +64,7 @@ def new_job(cronjob: Obj, scheduled: float, zone: str) -> Obj:
     annotations[SCHEDULED_ANNOTATION] = rfc3339(scheduled, zone)
     job_meta: Obj = {"name": job_name(cronjob, scheduled), "namespace": metadata(cronjob)["namespace"],
                      "annotations": annotations,
-                     "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": metadata(cronjob)["name"],
-                                          "uid": metadata(cronjob).get("uid"), "controller": True,
-                                          "blockOwnerDeletion": True}]}
+                     "ownerReferences": [new_controller_ref(cronjob, api_version="batch/v1", kind="CronJob")]}
     if tmeta.get("labels"):
         job_meta["labels"] = dict(tmeta["labels"])
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": job_meta,

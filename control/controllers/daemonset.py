@@ -46,12 +46,13 @@ from control.controllers.common import (
     terminating, uid_of, write_status,
 )
 from control.controllers.daemonsetpods import (
-    REVISION_HASH_LABEL, compute_hash, compute_status, is_updated, new_pod, new_revision, oldest_first,
+    REVISION_HASH_LABEL, compute_status, is_updated, new_pod, new_revision, oldest_first,
     revision_data, rolling_update, should_run, surge_and_unavailable, target_node,
 )
 from control.controllers.owned import PodsOfOwner
 from control.controllers.replicaset import slow_start_batches
 from control.kinds.daemonsets import template_generation
+from control.kinds.hashing import collision_count, template_hash
 from control.kinds.meta import controller_ref, get_condition, labels_of, metadata, parse_time
 
 log = logging.getLogger(__name__)
@@ -158,9 +159,11 @@ class DaemonSetController:
             if int(keep.get("revision") or 0) < newest:  # rolled back to: it becomes the newest
                 await self.client.patch(CONTROLLERREVISIONS, metadata(keep)["name"], {"revision": newest + 1},
                                         metadata(keep)["namespace"])
-            return labels_of(keep).get(REVISION_HASH_LABEL) or compute_hash(data["spec"]["template"]), old
+            # constructHistory: a revision without the label gets the template's hash
+            return (labels_of(keep).get(REVISION_HASH_LABEL)
+                    or template_hash((ds.get("spec") or {}).get("template"), collision_count(ds))), old
         collisions = int((ds.get("status") or {}).get("collisionCount") or 0)
-        hash_ = compute_hash((ds.get("spec") or {}).get("template"), collisions)
+        hash_ = template_hash((ds.get("spec") or {}).get("template"), collision_count(ds))
         try:
             await self.client.create(CONTROLLERREVISIONS, new_revision(ds, hash_, newest + 1), metadata(ds)["namespace"])
         except errors.AlreadyExists:

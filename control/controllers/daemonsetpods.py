@@ -13,15 +13,14 @@ never changed (every pod built is a deep copy).
   hostNetwork), the labels `controller-revision-hash` and `pod-template-generation`, and a
   required node affinity `matchFields metadata.name In [node]` in place of its own terms (the
   default scheduler binds it there).
-- The revision hash is stable for equal templates and collision counts, spelled with
-  Kubernetes' safe alphabet (no vowels); the revision's data is the template as a strategic
+- The revision hash is upstream's ComputeHash of the template (`control.kinds.hashing.template_hash`,
+  with `status.collisionCount` once there is one); the revision's data is the template as a strategic
   merge patch that replaces it (what `kubectl rollout undo` applies).
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +34,6 @@ Obj = dict[str, Any]
 
 REVISION_HASH_LABEL = "controller-revision-hash"
 TEMPLATE_GENERATION_LABEL = "pod-template-generation"
-_SAFE = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def _toleration(key: str, effect: str) -> Obj:
@@ -50,25 +48,10 @@ HOST_NETWORK_TOLERATION = _toleration("network-unavailable", "NoSchedule")
 
 def owner_ref(ds: Obj) -> Obj:
     """The controller reference on what a DaemonSet creates (list items may carry no kind)."""
-    return new_controller_ref({**ds, "apiVersion": "apps/v1", "kind": "DaemonSet"})
+    return new_controller_ref(ds, api_version="apps/v1", kind="DaemonSet")
 
 
 # --- revisions ---------------------------------------------------------------------------------
-
-def _fnv32a(data: bytes) -> int:
-    value = 0x811C9DC5
-    for byte in data:
-        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return value
-
-
-def compute_hash(template: Any, collision_count: int | None = None) -> str:
-    """A short name-safe hash of a template (and the collision count, when there was one)."""
-    text = json.dumps(template, sort_keys=True, separators=(",", ":"))
-    if collision_count:
-        text += f"#{collision_count}"
-    return "".join(_SAFE[b % len(_SAFE)] for b in str(_fnv32a(text.encode())).encode())
-
 
 def revision_data(ds: Obj) -> Obj:
     """The patch a revision stores: the template, replacing the DaemonSet's whole."""

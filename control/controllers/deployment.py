@@ -36,6 +36,7 @@ from control.controllers.claiming import claim
 from control.controllers.common import (
     Obj, Wakeups, created_at, matching_in_namespace, terminating, uid_of, write_status,
 )
+from control.kinds.hashing import collision_count, template_hash
 from control.kinds.meta import controller_ref, labels_of, metadata, new_controller_ref
 from control.controllers.rollout import DESIRED, MAX_REPLICAS, REVISION, replicas
 
@@ -262,7 +263,7 @@ class _Pass:
 
     async def create_new(self, next_revision: int) -> Obj | None:
         collisions = int((self.deploy.get("status") or {}).get("collisionCount") or 0)
-        pod_hash = rollout.template_hash((self.deploy.get("spec") or {}).get("template") or {}, collisions)
+        pod_hash = template_hash((self.deploy.get("spec") or {}).get("template") or {}, collision_count(self.deploy))
         count = min(replicas(self.deploy), rollout.new_rs_target(self.deploy, self.rss, 0))
         body = new_replicaset(self.deploy, pod_hash, next_revision, count)
         try:

@@ -27,6 +27,7 @@ from typing import Any, Iterable
 
 from control.controllers.common import terminating
 from control.kinds.meta import get_condition, parse_time
+from control.kinds.pod_requests import container_requests, sidecars_and_containers
 
 DEFAULT_TOLERANCE = 0.1
 Obj = dict[str, Any]
@@ -99,19 +100,18 @@ def _cpu_sample_unready(pod: Obj, sample: Sample, now: float, readiness: Readine
 
 
 def pod_requests(pods: Iterable[Obj], resource: str) -> dict[str, float]:
-    """Each pod's summed container requests of `resource` (millicores or bytes)."""
-    from control.kinds.quantity import parse_quantity
-
+    """Each pod's summed requests of `resource` (millicores or bytes) over its containers and sidecars
+    (upstream calculatePodRequests: no init-container peak, no overhead); a container without one
+    makes the metric unavailable."""
     out: dict[str, float] = {}
     for pod in pods:
         total = 0.0
-        for container in (pod.get("spec") or {}).get("containers") or []:
-            request = ((container.get("resources") or {}).get("requests") or {}).get(resource)
+        for container in sidecars_and_containers(pod):
+            request = container_requests(container).get(resource)
             if request is None:
                 raise MetricsUnavailable(f"missing request for {resource} in container {container.get('name', '')} "
                                          f"of Pod {pod['metadata']['name']}")
-            value = parse_quantity(request)
-            total += value * 1000 if resource == "cpu" else value
+            total += request * 1000 if resource == "cpu" else request
         out[pod["metadata"]["name"]] = total
     return out
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from control.controllers.common import Obj, created_at, terminating, uid_of
-from control.kinds.meta import format_time, is_condition_true, metadata, parse_time
+from control.controllers.common import Obj, created_at, terminating
+from control.kinds.meta import format_time, is_condition_true, metadata, new_controller_ref, parse_time
 from control.kinds.jobs import COMPLETION_INDEX_ANNOTATION
 from control.kinds.meta import set_condition as set_any_condition
 
@@ -76,8 +76,7 @@ def new_pod(job: Obj, index: int | None = None) -> Obj:
     name = metadata(job)["name"]
     pod_meta: dict[str, Any] = {
         "generateName": f"{name}-" if index is None else f"{name}-{index}-", "namespace": metadata(job)["namespace"],
-        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid_of(job),
-                             "controller": True, "blockOwnerDeletion": True}]}
+        "ownerReferences": [new_controller_ref(job, api_version="batch/v1", kind="Job")]}
     for field in ("labels", "annotations"):
         pod_meta[field] = copy.deepcopy(tmeta.get(field) or {})
     spec = copy.deepcopy(template.get("spec") or {})

@@ -32,7 +32,8 @@ from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.kinds.meta import format_time, get_condition, metadata, node_ready_status, parse_time
-from control.controllers.common import Obj, Wakeups, created_at, pod_ready, terminating, tolerates, uid_of
+from control.controllers.common import Obj, Wakeups, created_at, pod_ready, terminating, uid_of
+from control.kinds.placement import tolerates
 
 log = logging.getLogger(__name__)
 

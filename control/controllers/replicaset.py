@@ -46,7 +46,8 @@ from control.controllers.common import (
     record_creates, record_deletes, restarts, terminating, uid_of, write_status,
 )
 from control.controllers.owned import PodsOfOwner
-from control.kinds.meta import find_condition, get_condition, labels_of, metadata, new_condition, parse_time, spec_selector
+from control.kinds.meta import (find_condition, get_condition, labels_of, metadata, new_condition, new_controller_ref,
+                                parse_time, spec_selector)
 from control.kinds.selectors import LabelSelector
 
 log = logging.getLogger(__name__)
@@ -75,9 +76,8 @@ def new_pod(rs: Obj, owner: Resource = REPLICASETS) -> Obj:
     template = (rs.get("spec") or {}).get("template") or {}
     tmeta = template.get("metadata") or {}
     pod_meta: dict[str, Any] = {"generateName": f"{metadata(rs)['name']}-", "namespace": metadata(rs)["namespace"],
-                                "ownerReferences": [{"apiVersion": owner.api_version, "kind": owner.kind,
-                                                     "name": metadata(rs)["name"], "uid": uid_of(rs),
-                                                     "controller": True, "blockOwnerDeletion": True}]}
+                                "ownerReferences": [new_controller_ref(rs, api_version=owner.api_version,
+                                                                       kind=owner.kind)]}
     for field in ("labels", "annotations"):
         if tmeta.get(field):
             pod_meta[field] = copy.deepcopy(tmeta[field])

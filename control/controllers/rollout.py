@@ -1,4 +1,5 @@
-"""The arithmetic of a Deployment rollout, with no I/O: template hashes, surge and unavailability
+"""The arithmetic of a Deployment rollout, with no I/O: template comparison (the hash itself is
+`control.kinds.hashing.template_hash`, upstream's ComputeHash), surge and unavailability
 fences, how far to scale the new and the old ReplicaSets, proportional scaling, and status with
 its Available and Progressing conditions.
 
@@ -10,12 +11,12 @@ fewer than replicas - maxUnavailable available ones; every function only reads i
 from __future__ import annotations
 
 import copy
-import json
 import math
 from typing import Any
 
 from control.controllers.common import Obj, created_at
 from control.kinds.meta import find_condition, format_time, metadata, new_condition, parse_time
+from control.kinds.structure import without_nulls
 
 REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
@@ -26,7 +27,6 @@ MAX_REVISION_HISTORY_CHARS = 2000
 HASH_LABEL = "pod-template-hash"
 SKIPPED_ANNOTATIONS = {"kubectl.kubernetes.io/last-applied-configuration", REVISION, DESIRED, MAX_REPLICAS,
                        REVISION_HISTORY, "deprecated.deployment.rollback.to"}
-ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
 # --- reading -----------------------------------------------------------------------------------
@@ -82,32 +82,7 @@ def advance_revision(annotations: dict[str, str], next_revision: int,
         annotations[REVISION_HISTORY] = ",".join([*entries[start:], old_text])
 
 
-# --- hashing and templates ---------------------------------------------------------------------
-
-def without_nulls(value: Any) -> Any:
-    """JSON nulls dropped, as decoding into typed structs drops them (`creationTimestamp: null`,
-    which kubectl rollout undo sends inside the template, is the same as no creationTimestamp)."""
-    if isinstance(value, dict):
-        return {k: without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [without_nulls(v) for v in value]
-    return value
-
-
-def template_hash(template: Obj, collision_count: int | None = None) -> str:
-    """A stable 10-character name suffix for a pod template (FNV-1a 64 in the generateName alphabet)."""
-    text = json.dumps(without_nulls(template), sort_keys=True, separators=(",", ":"))
-    if collision_count:
-        text += f"#{collision_count}"
-    h = 0xCBF29CE484222325
-    for byte in text.encode():
-        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    out = []
-    for _ in range(10):
-        h, digit = divmod(h, len(ALPHABET))
-        out.append(ALPHABET[digit])
-    return "".join(out)
-
+# --- templates ---------------------------------------------------------------------
 
 def without_hash(template: Obj | None) -> Obj:
     out = without_nulls(copy.deepcopy(template or {}))

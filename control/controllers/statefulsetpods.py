@@ -9,8 +9,8 @@ Guarantees: nothing here does I/O or changes its arguments.
   volume of that name).
 - Claims: `<template>-<pod>` with the template's spec and labels plus the selector's matchLabels.
 - Revisions: the data is the patch that restores the template (`{"spec": {"template": ...,
-  "$patch": "replace"}}`), the name `<set>-<hash>` where the hash (FNV-1a of the data and the
-  collision count, safe-encoded) is stable across processes.
+  "$patch": "replace"}}`), the name `<set>-<hash>` where the hash is upstream's HashControllerRevision of the data
+  and the collision count (`control.kinds.hashing.controller_revision_hash`: FNV-1 32, safe-encoded).
 - `claim_owner_refs` is upstream's `updateClaimOwnerRefForSetAndPod`: which of the set and the
   pod own a claim under persistentVolumeClaimRetentionPolicy.
 """
@@ -18,17 +18,16 @@ Guarantees: nothing here does I/O or changes its arguments.
 from __future__ import annotations
 
 import copy
-import json
 import re
 from typing import Any
 
 from control.controllers.common import Obj, uid_of
-from control.kinds.meta import labels_of, metadata, owner_references
+from control.kinds.hashing import controller_revision_hash as revision_hash
+from control.kinds.meta import labels_of, metadata, new_controller_ref, owner_reference, owner_references
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 REVISION_LABEL = "controller-revision-hash"
-_SAFE = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery rand.SafeEncodeString's alphabet
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -74,24 +73,6 @@ def revision_data(sts: Obj) -> Obj:
     return {"spec": {"template": template}}
 
 
-def _fnv32a(data: bytes) -> int:
-    h = 0x811C9DC5
-    for byte in data:
-        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
-def safe_encode(text: str) -> str:
-    return "".join(_SAFE[ord(c) % len(_SAFE)] for c in text)
-
-
-def revision_hash(data: Obj, collision_count: int = 0) -> str:
-    raw = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
-    if collision_count:
-        raw += str(collision_count).encode()
-    return safe_encode(str(_fnv32a(raw)))
-
-
 def template_from_revision(revision: Obj) -> Obj:
     template = copy.deepcopy(_dict(_dict(_dict(revision.get("data")).get("spec")).get("template")))
     template.pop("$patch", None)
@@ -112,8 +93,7 @@ def new_revision(sts: Obj, number: int, collision_count: int = 0) -> Obj:
 
 
 def controller_ref_to(sts: Obj) -> Obj:
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": metadata(sts)["name"], "uid": uid_of(sts),
-            "controller": True, "blockOwnerDeletion": True}
+    return new_controller_ref(sts, api_version="apps/v1", kind="StatefulSet")
 
 
 # --- pods and claims -----------------------------------------------------------------------------
@@ -167,10 +147,6 @@ def new_claim(sts: Obj, template: Obj, pod: str) -> Obj:
             "spec": copy.deepcopy(_dict(template.get("spec")))}
 
 
-def _ref(owner: Obj, api_version: str, kind: str) -> Obj:
-    return {"apiVersion": api_version, "kind": kind, "name": metadata(owner)["name"], "uid": uid_of(owner)}
-
-
 def claim_owner_refs(sts: Obj, claim: Obj, pod: Obj | None, condemned: bool) -> list[Obj] | None:
     """The claim's ownerReferences under the retention policy, or None when they need no change."""
     policy = _dict(spec(sts).get("persistentVolumeClaimRetentionPolicy"))
@@ -180,9 +156,9 @@ def claim_owner_refs(sts: Obj, claim: Obj, pod: Obj | None, condemned: bool) -> 
     want_pod = delete_when_scaled and condemned and pod is not None
     refs = [r for r in owner_references(claim) if r.get("uid") not in (uid_of(sts), uid_of(pod) if pod else None)]
     if want_set:
-        refs.append(_ref(sts, "apps/v1", "StatefulSet"))
+        refs.append(owner_reference("apps/v1", "StatefulSet", metadata(sts)["name"], uid_of(sts)))
     if want_pod and pod is not None:
-        refs.append(_ref(pod, "v1", "Pod"))
+        refs.append(owner_reference("v1", "Pod", metadata(pod)["name"], uid_of(pod)))
     current = owner_references(claim)
     key = lambda r: r.get("uid")  # noqa: E731
     if sorted(map(key, refs)) == sorted(map(key, current)):

@@ -244,14 +244,16 @@ def validate_service_update(new: Obj, old: Obj) -> list[Cause]:
     return []
 
 
+def service_port_text(port: Obj) -> str:
+    """One Service port as `kubectl get svc` prints it (makePortString): "80/TCP", or "80:31234/TCP"
+    with a nodePort."""
+    node_port = f":{port['nodePort']}" if port.get("nodePort") else ""
+    return f"{port.get('port')}{node_port}/{port.get('protocol', 'TCP')}"
+
+
 def _service_ports(svc: Obj) -> str:
-    parts = []
-    for port in (svc.get("spec") or {}).get("ports") or []:
-        text = f"{port.get('port')}"
-        if port.get("nodePort"):
-            text += f":{port['nodePort']}"
-        parts.append(f"{text}/{port.get('protocol', 'TCP')}")
-    return ",".join(parts) or "<none>"
+    ports = (svc.get("spec") or {}).get("ports") or []
+    return ",".join(service_port_text(p) for p in ports if isinstance(p, dict)) or "<none>"
 
 
 def _external_ip(svc: Obj) -> str:

@@ -140,12 +140,25 @@ def owner_name(obj: Obj, kind: str) -> str:
                  if isinstance(ref, dict) and ref.get("kind") == kind), "")
 
 
-def new_controller_ref(owner: Obj, *, block: bool = True) -> Obj:
+def owner_reference(api_version: str, kind: str, name: str, uid: str) -> Obj:
+    """A plain OwnerReference (no controller): a claim kept for its set or pod, a node's Lease."""
+    return {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid}
+
+
+def new_controller_ref(owner: Obj, *, api_version: str | None = None, kind: str | None = None,
+                       block: bool | None = True) -> Obj:
     """The controller reference a controller puts on what it creates or adopts
-    (apimachinery `metav1.NewControllerRef`)."""
-    return {"apiVersion": owner.get("apiVersion", ""), "kind": owner.get("kind", ""),
-            "name": metadata(owner)["name"], "uid": metadata(owner).get("uid", ""),
-            "controller": True, "blockOwnerDeletion": block}
+    (apimachinery `metav1.NewControllerRef(owner, gvk)`): `api_version` and `kind` are the gvk, read
+    from the owner when not given (a list's items may carry no kind); `block=None` leaves
+    `blockOwnerDeletion` out (kubectl's `create job --from=cronjob/...` sets only `controller`).
+    With `owner_reference`, the only place an owner reference is built (tests/kinds/test_meta.py
+    guards it)."""
+    ref = owner_reference(api_version or owner.get("apiVersion", ""), kind or owner.get("kind", ""),
+                          metadata(owner)["name"], metadata(owner).get("uid", ""))
+    ref["controller"] = True
+    if block is not None:
+        ref["blockOwnerDeletion"] = block
+    return ref
 
 
 def labels_of(obj: Obj) -> dict[str, str]:

@@ -5,7 +5,9 @@ by the scheduler and the DaemonSet controller so both judge a node alike.
 Guarantees: pure functions of plain objects, never raising on odd input (a malformed term or
 toleration simply does not match):
 - `tolerates` is Toleration.ToleratesTaint: an empty effect matches every effect, an empty key
-  with `Exists` matches every taint, `Equal` (or no operator) compares values;
+  every key; then `Exists` matches any value and `Equal` (or no operator) an equal value (so an
+  empty key with `Exists` tolerates every taint; with `Equal`, which validation refuses on write,
+  every taint of that value, as upstream); any other operator matches nothing;
 - `untolerated_taint` returns the first taint with one of the given effects no toleration
   tolerates (FindMatchingUntoleratedTaint);
 - `term_matches` is a NodeSelectorTerm: every matchExpressions requirement on the node's labels
@@ -27,11 +29,9 @@ def tolerates(toleration: Obj, taint: Obj) -> bool:
     if effect and effect != taint.get("effect"):
         return False
     key = toleration.get("key") or ""
-    operator = toleration.get("operator") or "Equal"
-    if not key:
-        return operator == "Exists"
-    if key != taint.get("key"):
+    if key and key != taint.get("key"):
         return False
+    operator = toleration.get("operator") or "Equal"
     if operator == "Exists":
         return True
     if operator == "Equal":

@@ -6,8 +6,8 @@ Guarantees (pure functions):
   group); pods, services, secrets, configmaps, persistentvolumeclaims, replicationcontrollers and
   resourcequotas also count 1 against their legacy name;
 - a pod counts its containers' requests and limits (`requests.cpu`/`cpu`, `requests.memory`/`memory`,
-  `limits.cpu`, `limits.memory`, the ephemeral-storage ones), each the larger of the app
-  containers' sum and the largest init container's value, plus `spec.overhead`; a terminal pod
+  `limits.cpu`, `limits.memory`, the ephemeral-storage ones) as upstream's PodRequests and PodLimits
+  aggregate them (`control.kinds.pod_requests`: sidecars, init containers, `spec.overhead`); a terminal pod
   (Succeeded or Failed) counts nothing, as upstream's QuotaV1Pod;
 - a service counts `services.loadbalancers` and `services.nodeports`; a claim `requests.storage`;
 - `missing_compute` names, as upstream's pod Constraints, every quota'd compute resource a container
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from control.kinds.pod_requests import pod_limits, pod_requests
 from control.kinds.quantity import parse_quantity
 
 Obj = dict[str, Any]
@@ -26,6 +27,7 @@ LEGACY_COUNTS = {"/pods": "pods", "/services": "services", "/secrets": "secrets"
                  "/persistentvolumeclaims": "persistentvolumeclaims",
                  "/replicationcontrollers": "replicationcontrollers", "/resourcequotas": "resourcequotas"}
 # The quota names a pod's containers must each state once quota'd (upstream's validationSet).
+QUOTA_RESOURCES = ("cpu", "memory", "ephemeral-storage")  # a pod's compute resources a quota counts
 COMPUTE = ("cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory")
 BYTES = ("memory", "storage", "ephemeral-storage")
 _BINARY = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
@@ -68,21 +70,16 @@ def container_usage(container: Obj) -> dict[str, float]:
 
 
 def _pod_compute(pod: Obj) -> dict[str, float]:
-    spec = pod.get("spec") if isinstance(pod.get("spec"), dict) else {}
-    total: dict[str, float] = {}
-    for container in spec.get("containers") or []:
-        for name, number in container_usage(container if isinstance(container, dict) else {}).items():
-            total[name] = total.get(name, 0.0) + number
-    for container in spec.get("initContainers") or []:
-        for name, number in container_usage(container if isinstance(container, dict) else {}).items():
-            total[name] = max(total.get(name, 0.0), number)
-    for name, value in (spec.get("overhead") or {}).items() if isinstance(spec.get("overhead"), dict) else ():
-        number = _amount(value)
-        if number is not None and name in ("cpu", "memory"):
-            for key in (name, f"requests.{name}", f"limits.{name}"):
-                if key in total:
-                    total[key] += number
-    return total
+    """upstream podComputeUsageHelper: PodRequests and PodLimits (control.kinds.pod_requests,
+    overhead included) for the resources a quota names."""
+    requests, limits = pod_requests(pod), pod_limits(pod)
+    out: dict[str, float] = {}
+    for name in QUOTA_RESOURCES:
+        if name in requests:
+            out[name] = out[f"requests.{name}"] = requests[name]
+        if name in limits:
+            out[f"limits.{name}"] = limits[name]
+    return out
 
 
 def usage(resource: str, obj: Obj) -> dict[str, float]:

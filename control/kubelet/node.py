@@ -23,7 +23,7 @@ import re
 import zlib
 from typing import Any
 
-from control.kinds.meta import format_micro_time, format_time, new_condition
+from control.kinds.meta import format_micro_time, format_time, new_condition, owner_reference
 from control.kubelet.config import KubeletConfig
 
 Obj = dict[str, Any]
@@ -151,7 +151,7 @@ def lease_object(existing: Obj | None, *, node: str, node_uid: str, duration: fl
         "metadata": {"name": node, "namespace": LEASE_NAMESPACE}}
     meta = lease.setdefault("metadata", {})
     if node_uid and not meta.get("ownerReferences"):
-        meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid}]
+        meta["ownerReferences"] = [owner_reference("v1", "Node", node, node_uid)]
     spec = lease.setdefault("spec", {})
     spec.update({"holderIdentity": node, "leaseDurationSeconds": max(1, int(round(duration))),
                  "renewTime": format_micro_time(now)})

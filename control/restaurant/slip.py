@@ -15,7 +15,7 @@ from typing import Any
 from control import errors
 from control.client.resources import key_of
 from control.client.runner import Result
-from control.kinds.meta import controller_ref, controller_uid, labels_of, metadata
+from control.kinds.meta import controller_ref, controller_uid, labels_of, metadata, new_controller_ref
 from control.restaurant.manifests import API_VERSION, ORDER_LABEL, ORDERS
 
 log = logging.getLogger(__name__)
@@ -93,9 +93,7 @@ def new_dish(order: Obj) -> Obj:
     name, namespace = metadata(order)["name"], metadata(order).get("namespace", "default")
     return {"apiVersion": API_VERSION, "kind": "Dish",
             "metadata": {"generateName": f"{name}-", "namespace": namespace, "labels": {ORDER_LABEL: name},
-                         "ownerReferences": [{"apiVersion": API_VERSION, "kind": "Order", "name": name,
-                                              "uid": metadata(order)["uid"], "controller": True,
-                                              "blockOwnerDeletion": True}]},
+                         "ownerReferences": [new_controller_ref(order, api_version=API_VERSION, kind="Order")]},
             "spec": {"menu": (order.get("spec") or {}).get("menu", ""), "order": name}}
 
 

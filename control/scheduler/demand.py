@@ -2,10 +2,11 @@
 millicores, memory in bytes), so sums never drift the way floats do.
 
 Guarantees:
-- `pod_requests` follows Kubernetes: the sum over containers, but at least the largest init
-  container (init containers run one at a time, before the others); a container with limits and
-  no requests asks for its limits (the API server's defaulting); quantities round up, as
-  Kubernetes' MilliValue does; a value that does not parse counts as 0 rather than failing.
+- `pod_requests` is upstream's PodRequests (`control.kinds.pod_requests`: containers and sidecars
+  summed, at least what each init container needs while it runs, plus `spec.overhead`, as
+  kube-scheduler's NodeResourcesFit counts it); a container with limits and no requests asks for its
+  limits (the API server's defaulting); the sums round up, as Kubernetes' MilliValue does; a value
+  that does not parse counts as 0 rather than failing.
 - `pod_requests(..., nonzero=True)` gives the scoring view: a container that asks for no CPU or
   memory counts as 100m / 200Mi (kube-scheduler's non-zero defaults), so best-effort pods spread.
 - `node_allocatable` reads `status.allocatable`, falling back to `status.capacity`; a missing CPU
@@ -18,6 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from control.kinds.pod_requests import pod_requests as resource_requests
 from control.kinds.quantity import parse_quantity
 
 Obj = dict[str, Any]
@@ -48,37 +50,24 @@ class Allocatable:
 
 def _quantity(value: Any, scale: int = 1) -> int:
     try:
-        number = parse_quantity(value) * scale
+        return _whole(parse_quantity(value), scale)
     except (ValueError, TypeError):
         return 0
-    return max(0, math.ceil(round(number, 6)))
 
 
-def container_requests(container: Obj, *, nonzero: bool = False) -> Requests:
-    resources = container.get("resources") or {}
-    requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
-    values = []
-    for name, default, scale in (("cpu", DEFAULT_CPU, 1000), ("memory", DEFAULT_MEMORY, 1)):
-        raw = requests.get(name, limits.get(name))
-        if raw is None:
-            values.append(default if nonzero else 0)
-        else:
-            values.append(_quantity(raw, scale))
-    return Requests(*values)
+def _whole(number: float, scale: int = 1) -> int:
+    """Rounded up, as Quantity.MilliValue/Value do (the round() keeps 0.1*1000 from becoming 101)."""
+    return max(0, math.ceil(round(number * scale, 6)))
+
+
+_NON_ZERO = {"cpu": DEFAULT_CPU / 1000, "memory": float(DEFAULT_MEMORY)}
 
 
 def pod_requests(pod: Obj, *, nonzero: bool = False) -> Requests:
-    spec = pod.get("spec") or {}
-    total = Requests()
-    for container in spec.get("containers") or []:
-        if isinstance(container, dict):
-            total += container_requests(container, nonzero=nonzero)
-    cpu, memory = total.cpu, total.memory
-    for container in spec.get("initContainers") or []:
-        if isinstance(container, dict):
-            init = container_requests(container, nonzero=nonzero)
-            cpu, memory = max(cpu, init.cpu), max(memory, init.memory)
-    return Requests(cpu, memory)
+    """The pod's CPU and memory requests (control.kinds.pod_requests: upstream's PodRequests,
+    overhead included), in whole millicores and bytes."""
+    amounts = resource_requests(pod, non_missing=_NON_ZERO if nonzero else None)
+    return Requests(_whole(amounts.get("cpu", 0.0), 1000), _whole(amounts.get("memory", 0.0)))
 
 
 def node_allocatable(node: Obj) -> Allocatable:

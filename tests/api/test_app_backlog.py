@@ -1,4 +1,4 @@
-"""control.api.app's stream pump with control.send_backlog's view: a client that stops reading has
+"""control.api.app's stream pump with control.serving.send_backlog's view: a client that stops reading has
 its stream dropped once its unsent bytes stay over the bound for the stall time (fake clock); one
 that catches up in time keeps its stream; without the extension nothing changes."""
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from control import websocket_denial
+from control.serving import websocket_denial
 from control.auth import gate
 from control.api import traffic
 from control.api.streams import choose_protocol, go_duration, internal_error, serve_stream, stream_kind, _container_for

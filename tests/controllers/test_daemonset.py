@@ -10,8 +10,9 @@ from control.clock import FakeClock
 from control.client.resources import CONTROLLERREVISIONS, DAEMONSETS, NODES, PODS
 from control.controllers.daemonset import DaemonSetController
 from control.controllers.daemonsetpods import (
-    DAEMON_TOLERATIONS, REVISION_HASH_LABEL, compute_hash, new_revision, revision_data, should_run, target_node,
+    DAEMON_TOLERATIONS, REVISION_HASH_LABEL, new_revision, revision_data, should_run, target_node,
 )
+from control.kinds.hashing import template_hash
 from control.kinds.daemonsets import TEMPLATE_GENERATION
 
 from .fakes import START, FakeClient, fill, informers, metadata, observe, pod, quota_refusal, run, template, terminating_refusal
@@ -42,7 +43,7 @@ def daemonset(name="agent", *, generation=1, template_generation=1, strategy=Non
 
 
 def hash_of(ds):
-    return compute_hash(ds["spec"]["template"])
+    return template_hash(ds["spec"]["template"])
 
 
 def daemon_pod(name, ds, on, *, hash_=None, ready=True, phase="Running", created=START - 600):

@@ -1,24 +1,17 @@
-"""The DaemonSet controller's pure decisions: revision hashes, daemon tolerations, the rolling
+"""The DaemonSet controller's pure decisions (its hash: tests/kinds/test_hashing.py): daemon tolerations, the rolling
 update's budget (percentages rounded up, a node without its pod counting as unavailable)."""
 
 from __future__ import annotations
 
 from control.controllers.daemonsetpods import (
-    DAEMON_TOLERATIONS, HOST_NETWORK_TOLERATION, compute_hash, rolling_update, scaled, surge_and_unavailable,
+    DAEMON_TOLERATIONS, HOST_NETWORK_TOLERATION, rolling_update, scaled, surge_and_unavailable,
     with_daemon_tolerations,
 )
 
+from control.kinds.hashing import template_hash
+
 from .fakes import START
-from .test_daemonset import LABELS, daemon_pod, daemonset
-
-
-def test_hashes_are_stable_name_safe_and_follow_the_template_and_collisions():
-    template = {"metadata": {"labels": LABELS}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
-    first = compute_hash(template)
-    assert first == compute_hash({"spec": template["spec"], "metadata": template["metadata"]})
-    assert set(first) <= set("bcdfghjklmnpqrstvwxz2456789")
-    assert compute_hash(template, 1) != first
-    assert compute_hash({**template, "spec": {"containers": [{"name": "c", "image": "y"}]}}) != first
+from .test_daemonset import daemon_pod, daemonset
 
 
 def test_daemon_tolerations_are_added_once_and_host_network_adds_one_more():
@@ -37,8 +30,8 @@ def test_budgets_round_percentages_up_and_never_allow_nothing():
 
 def test_a_node_waiting_for_its_pod_uses_up_the_unavailability_budget():
     old_ds, ds = daemonset(), daemonset(image="busybox:2", template_generation=2)
-    old_hash = compute_hash(old_ds["spec"]["template"])
-    new_hash = compute_hash(ds["spec"]["template"])
+    old_hash = template_hash(old_ds["spec"]["template"])
+    new_hash = template_hash(ds["spec"]["template"])
     by_node = {"n0": [daemon_pod("p0", old_ds, "n0", hash_=old_hash)], "n1": []}
     assert rolling_update(ds, by_node, 2, new_hash, START).delete == []
     by_node["n1"] = [daemon_pod("p1", old_ds, "n1", hash_=old_hash)]

@@ -9,6 +9,7 @@ from control.clock import FakeClock
 from control.client.resources import DEPLOYMENTS, PODS, REPLICASETS
 from control.controllers import rollout
 from control.controllers.deployment import DeploymentController
+from control.kinds.hashing import template_hash
 
 from .fakes import START, FakeClient, fill, informers, merge, pod, replicaset, run, template
 from .test_rollout import deployment
@@ -72,7 +73,7 @@ def test_a_new_deployment_gets_one_replicaset_named_by_its_template_hash():
     cluster.step()
     [create] = cluster.client.of("create", "replicasets")
     rs = create.body
-    h = rollout.template_hash(d["spec"]["template"])
+    h = template_hash(d["spec"]["template"])
     assert rs["metadata"]["name"] == f"web-{h}"
     assert rs["metadata"]["labels"] == {"app": "web", "pod-template-hash": h}
     assert rs["spec"]["selector"] == {"matchLabels": {"app": "web", "pod-template-hash": h}}
@@ -109,7 +110,7 @@ def test_rolling_update_respects_max_surge_and_max_unavailable_at_every_step():
         assert cluster.available() >= 3, "never fewer than replicas - maxUnavailable available"
         if not cluster.writes():
             break
-    new_name = f"web-{rollout.template_hash(d['spec']['template'])}"
+    new_name = f"web-{template_hash(d['spec']['template'])}"
     assert cluster.sizes() == {"web-old": 0, new_name: 4}
     status = cluster.deploy["status"]
     assert status["updatedReplicas"] == status["replicas"] == status["availableReplicas"] == 4
@@ -120,7 +121,7 @@ def test_rolling_update_respects_max_surge_and_max_unavailable_at_every_step():
 
 def test_rolling_update_waits_while_new_pods_are_not_available():
     d, old = rolled(deployment(4, surge=1, unavailable=1))
-    new_name = f"web-{rollout.template_hash(d['spec']['template'])}"
+    new_name = f"web-{template_hash(d['spec']['template'])}"
     cluster = Cluster(d, old, slow={new_name})
     for _ in range(10):
         cluster.step()

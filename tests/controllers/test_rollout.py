@@ -28,18 +28,6 @@ def test_surge_rounds_up_unavailable_rounds_down_and_both_zero_means_one_unavail
     assert rollout.max_surge(deployment(3, strategy="Recreate")) == 0
 
 
-def test_template_hash_is_stable_short_and_in_the_safe_alphabet():
-    a = template({"app": "web"})
-    reordered = {"spec": a["spec"], "metadata": a["metadata"]}
-    h = rollout.template_hash(a)
-    assert len(h) == 10 and set(h) <= set(rollout.ALPHABET)
-    assert rollout.template_hash(reordered) == h
-    assert rollout.template_hash(template({"app": "web"}, "nginx:2")) != h
-    assert rollout.template_hash(a, 1) != h, "a collision count gives another name"
-    undone = {"metadata": {"labels": {"app": "web"}, "creationTimestamp": None}, "spec": a["spec"]}
-    assert rollout.template_hash(undone) == h, "kubectl rollout undo sends creationTimestamp: null"
-
-
 def test_new_replicaset_grows_up_to_replicas_plus_surge():
     d = deployment(4, surge=1)
     old = replicaset("old", 4)

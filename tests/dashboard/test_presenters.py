@@ -123,7 +123,7 @@ def test_a_large_spec_is_left_out_of_the_view_model():
 
 
 def test_per_node_spokes_map_to_configmap_keys_and_back():
-    from dashboard.presenters import spoke_key, spoke_name
+    from control.kinds.spokes import spoke_key, spoke_name
 
     for spoke, key in (("kubelet/node-1", "kubelet.node-1"), ("kube-proxy/node-2", "kube-proxy.node-2"),
                        ("scheduler", "scheduler"), ("line-cook", "line-cook")):

@@ -11,7 +11,7 @@ from control.kinds.meta import (
     LATEST_TIME, age, condition_status, controller_ref, controller_uid, created_at, find_condition, format_micro_time,
     format_nano_time, format_time, get_condition, human_duration, is_condition_true, is_controlled_by,
     is_node_ready, is_owned_by, labels_of, new_condition, new_controller_ref, node_ready, node_ready_status,
-    owner_name, owner_references, parse_time, set_condition, spec_selector,
+    owner_name, owner_reference, owner_references, parse_time, set_condition, spec_selector,
 )
 
 T0 = 1_700_000_000  # 2023-11-14T22:13:20Z
@@ -125,6 +125,19 @@ def test_controller_reference_as_controllers_write_it():
     assert new_controller_ref(OWNER) == {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1",
                                          "uid": "rs-uid", "controller": True, "blockOwnerDeletion": True}
     assert new_controller_ref(OWNER, block=False)["blockOwnerDeletion"] is False
+    assert "blockOwnerDeletion" not in new_controller_ref(OWNER, block=None)  # kubectl create job --from
+
+
+def test_controller_reference_takes_the_owners_type_when_the_object_lacks_it():
+    item = {"metadata": {"name": "web", "uid": "d-uid"}}  # a list's item: no apiVersion, no kind
+    assert new_controller_ref(item, api_version="apps/v1", kind="Deployment") == {
+        "apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "d-uid", "controller": True,
+        "blockOwnerDeletion": True}
+
+
+def test_a_plain_owner_reference_has_no_controller():
+    assert owner_reference("v1", "Node", "node-1", "n-uid") == {"apiVersion": "v1", "kind": "Node", "name": "node-1",
+                                                               "uid": "n-uid"}
 
 
 def test_owner_references():

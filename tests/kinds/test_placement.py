@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from control.kinds.placement import (
-    expression_matches, preferred_affinity_score, required_affinity_matches, term_matches, untolerated_taint,
+    expression_matches, preferred_affinity_score, required_affinity_matches, term_matches, tolerates,
+    untolerated_taint,
 )
 
 NODE = {"metadata": {"name": "n1", "labels": {"zone": "a", "cores": "8"}}}
@@ -50,3 +51,16 @@ def test_untolerated_taints_by_effect():
     assert untolerated_taint([{"key": "b", "operator": "Exists"}], taints) == taints[2]
     assert untolerated_taint([{"key": "b", "operator": "Exists"}], taints, ("NoExecute",)) == taints[2]
     assert untolerated_taint([{"operator": "Exists"}], taints) is None
+
+
+@pytest.mark.parametrize(("toleration", "taint", "expected"), [
+    # upstream ToleratesTaint: an empty key is every key, and the operator still decides
+    ({"operator": "Exists"}, {"key": "a", "value": "x", "effect": "NoSchedule"}, True),
+    ({"operator": "Equal", "value": "x"}, {"key": "a", "value": "x", "effect": "NoSchedule"}, True),
+    ({"value": "y"}, {"key": "a", "value": "x", "effect": "NoSchedule"}, False),
+    ({"key": "a", "operator": "Lt", "value": "9"}, {"key": "a", "value": "1", "effect": "NoSchedule"}, False),
+    ({"key": "a", "operator": "Exists", "effect": "NoExecute"}, {"key": "a", "effect": "NoSchedule"}, False),
+    ({"key": "a"}, {"key": "a", "effect": "NoExecute"}, True),  # no value on either side: equal
+])
+def test_tolerates_is_upstreams_toleratestaint(toleration, taint, expected):
+    assert tolerates(toleration, taint) is expected

@@ -19,6 +19,15 @@ def test_a_pod_counts_app_containers_summed_and_the_largest_init_container():
     assert got["limits.cpu"] == 1.0 and got["requests.memory"] == 64 * 2**20
 
 
+def test_overhead_counts_in_requests_always_and_in_limits_where_one_is_set():
+    """upstream podComputeUsageHelper reads PodRequests and PodLimits, which add spec.overhead."""
+    pod = {"spec": {"containers": [c("a", limits={"memory": "64Mi"})], "overhead": {"cpu": "250m", "memory": "16Mi"}}}
+    got = usage("/pods", pod)
+    assert got["requests.cpu"] == got["cpu"] == 0.25  # no container asks for CPU: the overhead alone
+    assert got["requests.memory"] == 80 * 2**20  # the request defaulted from the limit, plus overhead
+    assert got["limits.memory"] == 80 * 2**20 and "limits.cpu" not in got
+
+
 def test_terminal_pods_count_nothing_and_other_kinds_count_by_name():
     assert usage("/pods", {"status": {"phase": "Failed"}}) == {}
     assert usage("apps/deployments", {}) == {"count/deployments.apps": 1.0}

@@ -42,7 +42,7 @@ def test_the_one_address_to_open_logs_the_instructor_in_once(tmp_path, settings)
 
 
 def test_the_join_line_says_where_attendees_reach_the_hub(tmp_path, settings, monkeypatch):
-    from control import hosts
+    from control.serving import hosts
     from control.management.commands.runcluster import start_lines
 
     settings.KK_AUTHENTICATION = "off"

@@ -34,7 +34,10 @@ TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
     ({"key": "other", "operator": "Exists"}, False),
     ({"operator": "Exists"}, True),  # empty key + Exists tolerates everything
     ({"operator": "Exists", "effect": "NoExecute"}, False),
-    ({"operator": "Equal", "value": "gpu"}, False),  # empty key needs Exists
+    # An empty key matches every key; validation refuses it without Exists, but upstream's
+    # ToleratesTaint still compares the value (k8s.io/api core/v1 toleration.go).
+    ({"operator": "Equal", "value": "gpu"}, True),
+    ({"value": "cpu"}, False),
     ({"key": "dedicated", "operator": "Bogus", "value": "gpu"}, False),
 ])
 def test_toleration_matching(toleration, expected):

@@ -46,6 +46,7 @@ from control.management.commands.runcomponent import die_with_parent
 from control.management.commands.runhub import split_addr
 from control import datafolder, workshop
 from control.installation import in_checkout, manage_command
+from control.kinds.spokes import NAME as SPOKES_NAME, NAMESPACE as SPOKES_NAMESPACE
 from control.auth import enabled as auth_enabled
 from control.auth.tokenfile import admin_token
 from control.kubelet import addresses as nodeaddr
@@ -107,7 +108,7 @@ def _reachable(url: str) -> tuple[str, str]:
     """(the address to open on this machine, the join address for others or "" on loopback)."""
     import ipaddress
 
-    from control.hosts import machine_names  # the primary address, found without sending a packet
+    from control.serving.hosts import machine_names  # the primary address, found without sending a packet
 
     host, port = split_addr(url.removeprefix("http://"))
     bare = host.strip("[]")
@@ -241,7 +242,7 @@ class Command(BaseCommand):
             if not no_spokes:
                 self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s) and kube-proxies, line-cook, garnish-cook, "
                                   f"each its own process; "
-                                  f"desired states in ConfigMap kube-system/kubekitchen-spokes")
+                                  f"desired states in ConfigMap {SPOKES_NAMESPACE}/{SPOKES_NAME}")
                 self.stdout.write(node_address_line(address_mode, nodes))
             self.stdout.flush()
             while not stopping and hub.poll() is None:

@@ -6,7 +6,7 @@ Guarantees: the hub's change feed, log compaction and CRD follower are started (
 startup, which Daphne does not send, so it is driven here) before the port is opened, on the loop
 Daphne serves on; they are stopped (lifespan shutdown) when Daphne stops. A hub that cannot start
 exits with an error instead of serving. A client that sends nothing, or its request line and
-headers too slowly, is disconnected (`control.serving_timeouts`: KK_HTTP_IDLE_TIMEOUT,
+headers too slowly, is disconnected (`control.serving.timeouts`: KK_HTTP_IDLE_TIMEOUT,
 KK_HTTP_HEADER_TIMEOUT); a watch that streams is not.
 Started by runcluster (`KK_PARENT_PID`), the hub stops (SIGTERM to itself, Twisted's orderly stop)
 once that parent is gone, also where the kernel's parent-death signal does not exist (macOS).
@@ -63,30 +63,17 @@ class Command(BaseCommand):
         from twisted.internet import defer, reactor
         from twisted.web import http
 
-        # Kubernetes accepts long request lines (big selectors) and answers 422 and 429 with their
-        # names (the fairness limiter and the login throttle answer 429).
-        http.HTTPChannel.MAX_LENGTH = 1 << 20
-        http.HTTPChannel.totalHeadersSize = 1 << 20
-        http.RESPONSES.setdefault(422, b"Unprocessable Entity")
-        http.RESPONSES.setdefault(429, b"Too Many Requests")
-        # Twisted parses every Content-Type through the email package; the hub needs only the type.
-        http._parseContentType = lambda line: line.split(b";", 1)[0].strip().lower()
-
         from django.conf import settings
 
+        # The entry point installs every Daphne/Twisted adjustment (control.serving.install), as it
+        # does for `daphne control.asgi:application`.
         from control.asgi import ServedLifespan, application
-        from control import http2, serving_timeouts
-
-        http2.install()  # a stuck HTTP/2 watcher must not spin Twisted's sending loop
-
-        # Slow clients cannot hold connections: header and idle bounds (watches are not cut by them).
-        serving_timeouts.install(header=settings.KK_HTTP_HEADER_TIMEOUT, idle=settings.KK_HTTP_IDLE_TIMEOUT)
 
         from control.bootstrap import KubernetesServiceKeeper, advertise_address
         from control.storage.db import submit
 
         host, port = split_addr(addr)
-        from control.hosts import allow_bind_address
+        from control.serving.hosts import allow_bind_address
 
         from control.auth.tokenfile import ensure
 

@@ -24,7 +24,7 @@ from urllib.parse import unquote
 
 from twisted.internet.protocol import Protocol
 
-from control import websocket_denial
+from control.serving import websocket_denial
 
 PORTFORWARD = b"portforward.k8s.io"
 PREFIX = "SPDY/3.1+"

@@ -10,7 +10,7 @@ import pytest
 from control.api import app as hub
 from control.api import crds
 from control.api.app import hub_app
-from control.asgi import ServedLifespan, application
+from control.serving.asgi import ServedLifespan, application
 from control.bootstrap import cluster_bootstrap
 from control.storage import feed as feeds
 from control.storage import store

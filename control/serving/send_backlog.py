@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-EXTENSION = "kk.send.backlog"
+from control.api.extensions import SEND_BACKLOG as EXTENSION
 
 
 def _buffered(transport: Any) -> int:

@@ -1,4 +1,4 @@
-"""control.serving_timeouts on a real hub: a client that sends half a request line, or trickles its
+"""control.serving.timeouts on a real hub: a client that sends half a request line, or trickles its
 headers, or sends nothing, is disconnected within the bounds; a quiet watch is not cut by them."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Websocket routing: the dashboard's sockets reach their consumers; any other upgrade gets a 404
-Status (ASGI's denial response, which `control.websocket_denial` teaches Daphne), never a 500."""
+Status (ASGI's denial response, which `control.serving.websocket_denial` teaches Daphne), never a 500."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import socket
 
 import pytest
 
-from control import websocket_denial
-from control.asgi import application
+from control.serving import websocket_denial
+from control.serving.asgi import application
 
 
 def _websocket(path: str, *, denial: bool = True) -> list[dict]:

@@ -8,7 +8,7 @@ Guarantees:
   bind address (for 0.0.0.0 or ::, the machine's name and primary address too). There is no `*`
   unless someone writes it in `KK_ALLOWED_HOSTS`.
 - `host_allowed(scope)` says whether an HTTP or websocket request's Host header is one of them (a
-  request without a Host header cannot be a rebinding one and passes); `control.asgi` answers any
+  request without a Host header cannot be a rebinding one and passes); `control.serving.asgi` answers any
   other with a 400 Status, on every path (API, dashboard, websockets).
 """
 

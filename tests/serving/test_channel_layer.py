@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from django.conf import settings
 
-from control.channel_layer import InProcessChannelLayer
+from control.serving.channel_layer import InProcessChannelLayer
 
 
 def _run(coro):
@@ -46,4 +46,4 @@ def test_a_plain_send_is_still_a_copy():
 def test_the_embedded_default_uses_it():
     if settings.CHANNEL_LAYERS["default"]["BACKEND"].startswith("channels_redis"):
         pytest.skip("the scale-out shape: Redis serializes, nothing to share")
-    assert settings.CHANNEL_LAYERS["default"]["BACKEND"] == "control.channel_layer.InProcessChannelLayer"
+    assert settings.CHANNEL_LAYERS["default"]["BACKEND"] == "control.serving.channel_layer.InProcessChannelLayer"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Any
 
-EXTENSION = "websocket.http.response"
+from control.api.extensions import WEBSOCKET_DENIAL as EXTENSION
 
 
 def _phrase(status: int) -> str:

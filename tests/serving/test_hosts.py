@@ -1,4 +1,4 @@
-"""The names the server answers to (control.hosts) and their enforcement in control.asgi: a foreign
+"""The names the server answers to (control.serving.hosts) and their enforcement in control.asgi: a foreign
 Host is a 400 Status on every path (DNS rebinding), a foreign Origin cannot open the dashboard's
 websockets, and the dashboard's forms need the CSRF token while the Kubernetes API paths do not."""
 
@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from control import hosts, websocket_denial
-from control.asgi import application
+from control.serving import hosts, websocket_denial
+from control.serving.asgi import application
 
 
 def serve(scope: dict, body: bytes = b"") -> list[dict]:
@@ -63,7 +63,7 @@ def test_a_foreign_host_cannot_open_any_websocket():
 
 @pytest.mark.parametrize("origin", [b"http://evil.example", b"http://127.0.0.1.evil.example:8000", b"null", None])
 def test_a_foreign_origin_cannot_open_the_dashboard_socket(origin):
-    from control.asgi import websocket_app
+    from control.serving.asgi import websocket_app
 
     headers = [(b"host", b"127.0.0.1:8000")] + ([(b"origin", origin)] if origin else [])
     sent: list[dict] = []

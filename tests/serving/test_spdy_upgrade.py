@@ -10,7 +10,7 @@ import json
 from twisted.internet.testing import StringTransport
 from twisted.web.http_headers import Headers
 
-from control.spdy_upgrade import SpdyUpgradeProtocol, wants_spdy_portforward
+from control.serving.spdy_upgrade import SpdyUpgradeProtocol, wants_spdy_portforward
 
 
 def test_only_an_spdy_upgrade_offering_portforward_is_taken_over():
@@ -98,7 +98,7 @@ def test_the_hand_over_leaves_no_http_producer_on_the_connection():
     # Left registered, Twisted's TLS never sends its close_notify: kubectl over https would not see the close
     from types import SimpleNamespace
 
-    from control.spdy_upgrade import hand_over
+    from control.serving.spdy_upgrade import hand_over
 
     server, transport = FakeServer(), StringTransport()
     channel = HttpChannel(transport)

@@ -15,6 +15,8 @@ Guarantees, after `install(header=..., idle=...)`:
   sends no PING); header: a frame, or a header block split over CONTINUATION frames, begun must be
   complete within `header` seconds (an HTTP/2 slowloris trickles the bytes of one frame).
 - Nothing else changes; installing again only changes the two bounds.
+
+`control.serving.install()` installs it with KK_HTTP_HEADER_TIMEOUT and KK_HTTP_IDLE_TIMEOUT.
 """
 
 from __future__ import annotations

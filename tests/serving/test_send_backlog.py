@@ -1,4 +1,4 @@
-"""control.send_backlog and control.http2 on Twisted's real H2Connection (in memory, no sockets): a
+"""control.serving.send_backlog and control.serving.http2 on Twisted's real H2Connection (in memory, no sockets): a
 stream's unsent bytes include what flow control holds back for it; abort resets that stream only; a
 stream out of window does not keep the sending loop spinning."""
 
@@ -11,8 +11,8 @@ from twisted.internet.testing import MemoryReactorClock, StringTransport
 from twisted.web import http
 from twisted.web._http2 import H2Connection
 
-from control import http2
-from control.send_backlog import Backlog
+from control.serving import http2
+from control.serving.send_backlog import Backlog
 
 http2.install()
 

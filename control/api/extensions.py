@@ -1,0 +1,13 @@
+"""The ASGI scope extensions the hub's app reads (`scope["extensions"]`), named once.
+
+The server adjustments in `control.serving` provide them under Daphne; under another server (uvicorn,
+the in-process tests) they may be absent, and the hub then behaves as that server allows.
+
+Guarantees: these names are the only spelling of the extensions; both sides import them from here
+(the HTTP face does not import the serving package, which sits above it).
+"""
+
+# ASGI's Websocket Denial Response: a handshake may be answered with an HTTP status and body.
+WEBSOCKET_DENIAL = "websocket.http.response"
+# How many bytes of an HTTP answer the client has not taken yet, and a way to drop them.
+SEND_BACKLOG = "kk.send.backlog"
