@@ -1,7 +1,8 @@
 """Workshop: a room of simulated attendees on one hub (or several hubs sharing PostgreSQL and Redis).
 
     .venv/bin/python bench/workshop.py [--attendees 30] [--minutes 5] [--hubs 1] [--auth on|off|both]
-                                       [--nodes 3] [--loop-connections 4] [--keep]
+                                       [--lessons on|off] [--nodes 3] [--loop-connections 4]
+                                       [--profile FILE] [--keep]
 
 A cluster of its own (hub(s), controller-manager, scheduler, `--nodes` kubelets, all processes
 talking HTTP), provisioned as `runcluster --attendees N` does (`control.workshop.provision`: a
@@ -11,8 +12,13 @@ kubeconfig would name it):
 - applies a Deployment `web` of 5 pods (busybox) in their namespace and waits for it;
 - holds a watch on their namespace's pods and a dashboard websocket (`/ws/live/`, logged in with
   their join code, reading the snapshot, changes and traffic the page would get);
-- every 2 s makes a mutating request, in turn: scale `web` (5↔4, the scale subresource), delete one
-  of their pods, exec `echo hi` in one (WebSocket, v5.channel.k8s.io, until the Success Status).
+- every 2 s makes a mutating request, in turn: scale `web` (3↔2, the scale subresource), delete one
+  of its pods, exec `echo hi` in one (WebSocket, v5.channel.k8s.io, until the Success Status);
+- with `--lessons on` (the default, with authentication on) also walks the lessons in their browser
+  through the dashboard's own endpoints, logged in with their join code on the login form's confirm
+  (`workshop_lessons`: each step, its check polled every 3 s, its "Do it"), while the instructor's
+  page is open: an admin websocket on `/ws/live/` reading everything and the Attendees board asking
+  `/lessons/progress/` every 3 s.
 The window is `--minutes` long; in its second half the runaway attendee runs a tight loop of lists
 of their own pods on `--loop-connections` connections (answers counted by code: 429 is fairness).
 
@@ -23,6 +29,13 @@ Figures (one JSON line on stdout, progress on stderr), with their targets beside
 - `watch_delivery`: for each delete, the time from its response to the arrival of the event with
   the response's resourceVersion on that attendee's watch (0 when it came first); target p99 <= 200
   ms. `watch_missed`: deletes whose event never came.
+- `dashboard_lessons`: latency and count per kind of dashboard call (step, check, "Do it",
+  progress), `errors` by kind and code apart from `intended_refusals` (the code a step's button is
+  meant to answer, e.g. lesson 18's 403, 8's 410, 7's 409); target: no unintended errors; the "Do
+  it" posts count in the mutating p99 target.
+- `hub_cpu_pct_per_attendee`: hub CPU seconds / wall seconds / N as % of one core (the whole window,
+  runaway included; `_quiet`: its first half, before the runaway), and `cores_for_100` from it.
+  `--profile FILE`: py-spy's raw (collapsed) profile of the first hub during the window.
 - `hub_rss_mb`: the hub processes' RSS (summed) with the cluster idle (before any attendee) and at
   the end; `hub_mb_per_attendee` = the growth / N; target <= 20.
 - `hub_cpu_ms_per_request`: the hub processes' CPU over each half of the window divided by the
@@ -192,6 +205,7 @@ def figures(attendees: list[Attendee], loop_codes: dict[str, int], idle_rss: flo
         "hub_cpu_pct": round(100 * (cpu[2] - cpu[0]) / wall, 1),
         # what one attendee costs the hub, as a share of one core, and what a room of 100 needs
         "hub_cpu_pct_per_attendee": round(100 * (cpu[2] - cpu[0]) / wall / count, 2),
+        "hub_cpu_pct_per_attendee_quiet": round(100 * cpu_quiet / (wall / 2) / count, 2),  # before the runaway
         "cores_for_100": round((cpu[2] - cpu[0]) / wall / count * 100, 2),
         "machine_busy_pct": round(100 * machine_busy / wall, 1),
         "dashboards": {"messages": sum(a.dashboard_messages for a in attendees),

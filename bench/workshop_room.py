@@ -101,7 +101,8 @@ class Attendee:
         return code == 200 and int((answer.get("status") or {}).get("readyReplicas") or 0) >= REPLICAS
 
     async def watch(self, stop: asyncio.Event) -> None:
-        """The attendee's watch on their pods: list, then watch from there (again when it ends or
+        """The attendee's watch on their `web` pods (the lessons' pods are the lesson bar's, not
+        deleted or exec'd into here): list, then watch from there (again when it ends or
         breaks, as an informer does; each break counted)."""
         while not stop.is_set():
             try:
@@ -111,14 +112,14 @@ class Attendee:
                 await asyncio.sleep(0.5)
 
     async def _list_and_watch(self) -> None:
-        code, listed = await self.call("GET", f"/api/v1/namespaces/{self.name}/pods")
+        code, listed = await self.call("GET", f"/api/v1/namespaces/{self.name}/pods?labelSelector=app%3Dweb")
         if code == 0:
             raise ServerUnreachable(listed["message"])
         if code != 200:
             raise RuntimeError(f"{self.name}: list pods answered {code}")
         self.pods = {p["metadata"]["name"]: usable(p) for p in listed["items"]}
         rv = listed["metadata"]["resourceVersion"]
-        path = f"/api/v1/namespaces/{self.name}/pods?watch=1&resourceVersion={rv}&timeoutSeconds=900"
+        path = f"/api/v1/namespaces/{self.name}/pods?labelSelector=app%3Dweb&watch=1&resourceVersion={rv}&timeoutSeconds=900"
         async with self.pool.stream("GET", path) as answer:
             if answer.status != 200:
                 raise RuntimeError(f"{self.name}: watch answered {answer.status}")
