@@ -1,7 +1,8 @@
 """Workshop: a room of simulated attendees on one hub (or several hubs sharing PostgreSQL and Redis).
 
     .venv/bin/python bench/workshop.py [--attendees 30] [--minutes 5] [--hubs 1] [--auth on|off|both]
-                                       [--nodes 3] [--loop-connections 4] [--keep]
+                                       [--lessons on|off] [--nodes 3] [--loop-connections 4]
+                                       [--profile FILE] [--keep]
 
 A cluster of its own (hub(s), controller-manager, scheduler, `--nodes` kubelets, all processes
 talking HTTP), provisioned as `runcluster --attendees N` does (`control.workshop.provision`: a
@@ -11,8 +12,13 @@ kubeconfig would name it):
 - applies a Deployment `web` of 5 pods (busybox) in their namespace and waits for it;
 - holds a watch on their namespace's pods and a dashboard websocket (`/ws/live/`, logged in with
   their join code, reading the snapshot, changes and traffic the page would get);
-- every 2 s makes a mutating request, in turn: scale `web` (5↔4, the scale subresource), delete one
-  of their pods, exec `echo hi` in one (WebSocket, v5.channel.k8s.io, until the Success Status).
+- every 2 s makes a mutating request, in turn: scale `web` (3↔2, the scale subresource), delete one
+  of its pods, exec `echo hi` in one (WebSocket, v5.channel.k8s.io, until the Success Status);
+- with `--lessons on` (the default, with authentication on) also walks the lessons in their browser
+  through the dashboard's own endpoints, logged in with their join code on the login form's confirm
+  (`workshop_lessons`: each step, its check polled every 3 s, its "Do it"), while the instructor's
+  page is open: an admin websocket on `/ws/live/` reading everything and the Attendees board asking
+  `/lessons/progress/` every 3 s.
 The window is `--minutes` long; in its second half the runaway attendee runs a tight loop of lists
 of their own pods on `--loop-connections` connections (answers counted by code: 429 is fairness).
 
@@ -23,6 +29,13 @@ Figures (one JSON line on stdout, progress on stderr), with their targets beside
 - `watch_delivery`: for each delete, the time from its response to the arrival of the event with
   the response's resourceVersion on that attendee's watch (0 when it came first); target p99 <= 200
   ms. `watch_missed`: deletes whose event never came.
+- `dashboard_lessons`: latency and count per kind of dashboard call (step, check, "Do it",
+  progress), `errors` by kind and code apart from `intended_refusals` (the code a step's button is
+  meant to answer, e.g. lesson 18's 403, 8's 410, 7's 409); target: no unintended errors; the "Do
+  it" posts count in the mutating p99 target.
+- `hub_cpu_pct_per_attendee`: hub CPU seconds / wall seconds / N as % of one core (the whole window,
+  runaway included; `_quiet`: its first half, before the runaway), and `cores_for_100` from it.
+  `--profile FILE`: py-spy's raw (collapsed) profile of the first hub during the window.
 - `hub_rss_mb`: the hub processes' RSS (summed) with the cluster idle (before any attendee) and at
   the end; `hub_mb_per_attendee` = the growth / N; target <= 20.
 - `hub_cpu_ms_per_request`: the hub processes' CPU over each half of the window divided by the
@@ -42,6 +55,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -56,6 +70,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "control.settings")
 
 from control import workshop  # noqa: E402
 from control.auth import tokenfile  # noqa: E402
+from workshop_lessons import POLL, Walker, login, summary  # noqa: E402
 from workshop_room import INTERVAL, REPLICAS, RUNAWAY, Attendee, Room, runaway  # noqa: E402
 
 TARGETS = {"mutating_p99_ms": 1000, "watch_delivery_p99_ms": 200, "hub_mb_per_attendee": 20,
@@ -64,7 +79,8 @@ TARGETS = {"mutating_p99_ms": 1000, "watch_delivery_p99_ms": 200, "hub_mb_per_at
 
 # --- the run ------------------------------------------------------------------------------------------
 
-async def run(room: Room, count: int, minutes: float, loop_connections: int, auth: bool) -> dict[str, Any]:
+async def run(room: Room, count: int, minutes: float, loop_connections: int, auth: bool,
+              lessons: bool = True) -> dict[str, Any]:
     names = [f"attendee-{i}" for i in range(1, count + 1)]
     idle_rss = room.rss_mb()
     log(f"idle cluster: hub RSS {idle_rss} MB; provisioning {count} attendees and the runaway")
@@ -85,7 +101,12 @@ async def run(room: Room, count: int, minutes: float, loop_connections: int, aut
         if time.monotonic() > deadline:
             raise RuntimeError("the attendees' Deployments did not become ready in time")
         await asyncio.sleep(1.0)
-    log("every Deployment ready; watches and dashboards open")
+    log("every Deployment ready; browsers log in; watches and dashboards open")
+    if auth:
+        for person in (*attendees, instructor):
+            person.cookies = await asyncio.to_thread(login, person.url, person.code)
+    walkers = [Walker(a.name, a.url, a.cookies) for a in attendees] if lessons else []
+    board = Walker("instructor", instructor.url, instructor.cookies)
     stop, stop_threads = asyncio.Event(), threading.Event()
     executor = ThreadPoolExecutor(max_workers=2 * count + 8)
     watches = [asyncio.ensure_future(a.watch(stop)) for a in attendees]
@@ -99,14 +120,19 @@ async def run(room: Room, count: int, minutes: float, loop_connections: int, aut
     loop_from, until = start + window / 2, start + window
     marks = (wall_start, wall_start + window / 2, wall_start + window)  # the hub's records carry wall time
     cpu0, machine0 = room.cpu_s(), machine_busy_seconds()
+    spy = profiler(room.first.pid, window) if PROFILE else None
     runaway_task = asyncio.ensure_future(runaway(urls[-1], token(RUNAWAY), loop_connections, loop_from, until))
-    acting = asyncio.gather(*(a.act(until, loop_from, executor, INTERVAL * i / count) for i, a in enumerate(attendees)))
+    acting = asyncio.gather(*(a.act(until, loop_from, executor, INTERVAL * i / count) for i, a in enumerate(attendees)),
+                            *(w.walk(until, POLL * i / count) for i, w in enumerate(walkers)),
+                            *([board.board(until)] if lessons else []))
     await asyncio.sleep(max(0.0, loop_from - time.monotonic()))
     cpu_half = room.cpu_s()
     log(f"half time: the runaway's loop starts ({loop_connections} connections)")
     await acting
     loop_codes = await runaway_task
     cpu1, machine1 = room.cpu_s(), machine_busy_seconds()
+    if spy is not None:
+        await asyncio.to_thread(spy.wait)
     wall = time.monotonic() - start
     await asyncio.sleep(1.0)  # the last deletes' events
     end_rss = room.rss_mb()
@@ -120,10 +146,29 @@ async def run(room: Room, count: int, minutes: float, loop_connections: int, aut
     executor.shutdown(wait=True)
     for a in attendees:
         await a.pool.close()
+    for w in (*walkers, board):
+        await w.close()
     served = instructor.request_times
     hub_requests = (sum(1 for ts in served if marks[0] <= ts < marks[1]), sum(1 for ts in served if marks[1] <= ts < marks[2]))
-    return figures(attendees, loop_codes, idle_rss, end_rss, (cpu0, cpu_half, cpu1), wall, machine1 - machine0,
-                   count, hub_requests)
+    out = figures(attendees, loop_codes, idle_rss, end_rss, (cpu0, cpu_half, cpu1), wall, machine1 - machine0,
+                  count, hub_requests)
+    if lessons:
+        out["dashboard_lessons"] = summary([*walkers, board], latency_summary)
+        do = out["dashboard_lessons"]["calls"].get("lesson_do", {})
+        out["targets_met"]["mutating_p99"] &= do.get("p99_ms", 0) <= TARGETS["mutating_p99_ms"]
+        out["targets_met"]["no_unintended_errors"] = not out["dashboard_lessons"]["errors"] and not out["mutating_failed"]
+    return out
+
+
+PROFILE = ""  # --profile: where py-spy writes the first hub's profile of the window (raw, collapsed stacks)
+
+
+def profiler(pid: int, seconds: float) -> subprocess.Popen:
+    """py-spy sampling the first hub for the window (it may read another process's memory: root)."""
+    spy = Path(sys.executable).with_name("py-spy")
+    return subprocess.Popen([str(spy), "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", "50",
+                             "--format", "raw", "--nonblocking", "-o", PROFILE],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def figures(attendees: list[Attendee], loop_codes: dict[str, int], idle_rss: float, end_rss: float,
@@ -158,6 +203,10 @@ def figures(attendees: list[Attendee], loop_codes: dict[str, int], idle_rss: flo
             "quiet": round(1000 * cpu_quiet / quiet_requests, 3) if quiet_requests else None,
             "during_loop": round(1000 * cpu_loop / loop_requests, 3) if loop_requests else None},
         "hub_cpu_pct": round(100 * (cpu[2] - cpu[0]) / wall, 1),
+        # what one attendee costs the hub, as a share of one core, and what a room of 100 needs
+        "hub_cpu_pct_per_attendee": round(100 * (cpu[2] - cpu[0]) / wall / count, 2),
+        "hub_cpu_pct_per_attendee_quiet": round(100 * cpu_quiet / (wall / 2) / count, 2),  # before the runaway
+        "cores_for_100": round((cpu[2] - cpu[0]) / wall / count * 100, 2),
         "machine_busy_pct": round(100 * machine_busy / wall, 1),
         "dashboards": {"messages": sum(a.dashboard_messages for a in attendees),
                        "failed": [f"{a.name}: {a.dashboard_error}" for a in attendees if a.dashboard_error][:5]},
@@ -182,12 +231,17 @@ def main() -> None:
                         help="where the --hubs K>1 shape makes (and drops) a database of its own")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/13",
                         help="the channel layer of the --hubs K>1 shape (a database number of its own)")
+    parser.add_argument("--lessons", choices=("on", "off"), default="on",
+                        help="attendees also walk the lessons in their browser, the instructor's board open (needs --auth on)")
+    parser.add_argument("--profile", default="", help="py-spy's raw profile of the first hub during the window, to this file")
     parser.add_argument("--keep", action="store_true", help="keep the data folder (the hubs' and spokes' logs)")
     args = parser.parse_args()
     stop_on_sigterm()
+    global PROFILE
+    PROFILE = args.profile
     result: dict[str, Any] = {"bench": "workshop", "settings": {
         "attendees": args.attendees, "minutes": args.minutes, "hubs": args.hubs, "auth": args.auth,
-        "nodes": args.nodes, "loop_connections": args.loop_connections, "interval_s": INTERVAL, "replicas": REPLICAS}}
+        "nodes": args.nodes, "lessons": args.lessons, "loop_connections": args.loop_connections, "interval_s": INTERVAL, "replicas": REPLICAS}}
     if args.auth != "both":
         result.update(one_room(args, args.auth == "on"))
     else:  # the same room twice, authorization on then off: what it costs per request
@@ -207,7 +261,8 @@ def one_room(args: argparse.Namespace, auth: bool) -> dict[str, Any]:
     room = Room(args.hubs, args.nodes, auth, args.postgres, args.redis, args.keep)
     try:
         room.start()
-        out.update(asyncio.run(run(room, args.attendees, args.minutes, args.loop_connections, auth)))
+        out.update(asyncio.run(run(room, args.attendees, args.minutes, args.loop_connections, auth,
+                                   args.lessons == "on" and auth)))
         dead = room.first.dead_spokes()
         if dead:
             out["dead_spokes"] = dead

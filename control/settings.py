@@ -41,10 +41,12 @@ INSTALLED_APPS = [
 # them to the hub's own app, which has no CSRF, as kube-apiserver has none). The page sends the
 # CSRF token in a header on every htmx request (hx-headers on <body>, as django-htmx recommends).
 MIDDLEWARE: list[str] = [
-    "django.middleware.security.SecurityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Django's own security, session, CSRF and clickjacking middleware, their hooks run on the event
+    # loop instead of a thread hop each (dashboard.middleware)
+    "dashboard.middleware.Security",
+    "dashboard.middleware.Session",
+    "dashboard.middleware.Csrf",
+    "dashboard.middleware.XFrameOptions",
     "dashboard.security.ContentSecurityPolicy",
 ]
 X_FRAME_OPTIONS = "DENY"

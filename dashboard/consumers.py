@@ -18,6 +18,9 @@ Guarantees:
   changes a browser receives are what the hub lets that user list and watch. With authentication
   on, a socket without a logged-in session is refused at the handshake (403).
 - Closing the socket stops everything it started and leaves the traffic group.
+- Only the handshake and the close read Django's database (the session): Channels' closing of
+  stale database connections (a hop to the sync thread) runs for those, not for every traffic
+  batch and page message (`LiveConsumer.dispatch`; 31 pages in a room took a hop per batch each).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import asyncio
 import contextlib
 from typing import Any
 
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 
 from control import protocol
@@ -47,8 +51,19 @@ async def _cancel(task: asyncio.Task | None) -> None:
             await task
 
 
+# Messages whose handlers never touch Django's database: no stale connection to close first.
+_NO_DATABASE = frozenset({"websocket.receive", protocol.TRAFFIC_BATCH})
+
+
 class LiveConsumer(AsyncJsonWebsocketConsumer):
     feed_task: asyncio.Task | None = None
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        handler = getattr(self, get_handler_name(message), None) if message.get("type") in _NO_DATABASE else None
+        if handler is None:
+            await super().dispatch(message)  # connect, disconnect, anything else: as Channels does it
+        else:
+            await handler(message)
 
     async def connect(self) -> None:
         allowed, identity = await _identity(self.scope)

@@ -27,7 +27,9 @@ names the file and the line of the offending entry; nothing about a lesson is re
 except the manifests its `apply` actions name (also checked at load: they must exist under
 `lessons/manifests/`, with no path outside it). Every text exists in English; Korean falls back
 to English where a lesson has none. `load_all` never raises: broken files come back as errors
-beside the good lessons, so one bad file does not hide the others.
+beside the good lessons, so one bad file does not hide the others. `load_all` parses a file again
+only when its text or the manifests folder's list of names changed: an edited or new file shows on
+the next request, and an unchanged one costs a read, not a parse (the lesson bar asks for the catalogue on every step, check and button).
 """
 
 from __future__ import annotations
@@ -335,15 +337,48 @@ def parse_lesson(source: str, file: str, root: Path = LESSONS_DIR) -> Lesson:
                   steps=tuple(steps), order=order)
 
 
+# path -> (its signature when parsed, the lesson or the error); at most one entry per file seen
+_parsed: dict[Path, tuple[tuple[str, frozenset[str]], Lesson | str]] = {}
+
+
+def _manifest_names(root: Path) -> frozenset[str]:
+    # a lesson's `apply` is checked against these: adding or removing one re-parses the lessons
+    folder = root / MANIFESTS
+    return frozenset(p.name for p in folder.iterdir()) if folder.is_dir() else frozenset()
+
+
+def _load(path: Path, root: Path, manifests: frozenset[str]) -> Lesson | str:
+    """One file's lesson, or its error; parsed again only when its text or the manifests changed
+    (the text itself is the key: a file's modification time is too coarse to tell two quick edits apart)."""
+    file = f"lessons/{path.name}"
+    try:
+        source = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return f"{file}: not UTF-8 text"
+    known = _parsed.get(path)
+    if known is not None and known[0] == (source, manifests):
+        return known[1]
+    try:
+        outcome: Lesson | str = parse_lesson(source, file, root)
+    except LessonError as exc:
+        outcome = str(exc)
+    _parsed[path] = ((source, manifests), outcome)
+    return outcome
+
+
 def load_all(root: Path = LESSONS_DIR) -> Catalogue:
     """Every lesson under `root`, in their `order`; a broken file is an error beside the rest."""
     catalogue = Catalogue()
-    for path in sorted(root.glob("*.yaml")) if root.is_dir() else []:
-        file = f"lessons/{path.name}"
-        try:
-            catalogue.lessons.append(parse_lesson(path.read_text(encoding="utf-8"), file, root))
-        except (LessonError, UnicodeDecodeError) as exc:
-            catalogue.errors.append(str(exc) if isinstance(exc, LessonError) else f"{file}: not UTF-8 text")
+    paths = sorted(root.glob("*.yaml")) if root.is_dir() else []
+    manifests = _manifest_names(root) if paths else frozenset()
+    for path in paths:
+        outcome = _load(path, root, manifests)
+        if isinstance(outcome, Lesson):
+            catalogue.lessons.append(outcome)
+        else:
+            catalogue.errors.append(outcome)
+    for gone in [p for p in _parsed if p.parent == root and p not in set(paths)]:
+        del _parsed[gone]  # a removed file is not kept
     catalogue.lessons.sort(key=lambda lesson: (lesson.order, lesson.id))
     return catalogue
 

@@ -63,6 +63,32 @@ def test_traffic_batches_are_forwarded_as_published(fake):
     run(scenario)
 
 
+def test_only_the_handshake_and_the_close_close_stale_database_connections(fake, monkeypatch):
+    import channels.consumer
+
+    closed = []
+
+    async def counting() -> None:
+        closed.append(1)
+
+    monkeypatch.setattr(channels.consumer, "aclose_old_connections", counting)
+    record = {"type": "request", "who": "kubectl", "verb": "get", "resource": "pods", "code": 200, "ts": 1.0, "seq": 1}
+
+    async def scenario():
+        communicator = await connected()
+        assert len(closed) == 1, "the handshake reads the session: stale connections closed first"
+        for _ in range(3):
+            await get_channel_layer().group_send(protocol.TRAFFIC_GROUP, {"type": protocol.TRAFFIC_BATCH, "records": [record]})
+            assert (await communicator.receive_json_from(timeout=5))["t"] == "traffic"
+        await communicator.send_json_to({"op": "watch", "revision": None})
+        assert (await communicator.receive_json_from(timeout=5))["t"] == "snapshot"
+        assert len(closed) == 1, "traffic batches and page messages touch no database"
+        await communicator.disconnect()
+        assert len(closed) == 2
+
+    run(scenario)
+
+
 def test_without_a_revision_the_snapshot_comes_first_then_the_changes_after_it(fake):
     async def scenario():
         communicator = await connected()

@@ -104,6 +104,30 @@ def test_one_broken_file_does_not_hide_the_others(tmp_path):
     assert catalogue.errors == ["lessons/bad.yaml line 3: steps must be a non-empty list"]
 
 
+def test_an_unchanged_file_is_not_parsed_again_and_an_edited_one_shows_at_once(tmp_path, monkeypatch):
+    (tmp_path / "good.yaml").write_text(GOOD)
+    first = lessons.load_all(tmp_path).get("good")
+    parsed = []
+    monkeypatch.setattr(lessons, "parse_lesson", lambda *a: parsed.append(a) or first)
+    assert lessons.load_all(tmp_path).get("good") is first and parsed == [], "the same text: the same lesson, no parse"
+    monkeypatch.undo()
+    (tmp_path / "good.yaml").write_text(GOOD.replace("Drop one", "Drop two"))  # same size, same instant
+    assert lessons.load_all(tmp_path).get("good").steps[0].title["en"] == "Drop two"
+    (tmp_path / "good.yaml").unlink()
+    assert lessons.load_all(tmp_path).lessons == []
+
+
+def test_a_lesson_is_checked_again_when_its_manifest_disappears(tmp_path):
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "manifests" / "pasta.yaml").write_text("kind: Deployment\n")
+    (tmp_path / "apply.yaml").write_text(GOOD.replace("action: {delete: {apiVersion: v1, kind: Pod, labelSelector: app=pasta}}",
+                                                      "action: {apply: pasta.yaml}"))
+    assert [lesson.id for lesson in lessons.load_all(tmp_path).lessons] == ["apply"]
+    (tmp_path / "manifests" / "pasta.yaml").unlink()
+    catalogue = lessons.load_all(tmp_path)
+    assert catalogue.lessons == [] and "no manifest 'pasta.yaml'" in catalogue.errors[0]
+
+
 def test_field_paths_reach_into_maps_list_indexes_and_list_items_by_key():
     obj = pod("p")
     assert field(obj, "status.phase") == "Running"
