@@ -86,7 +86,14 @@ def _database_from_url(url: str) -> dict:
         "PASSWORD": unquote(parsed.password or ""),
         "HOST": parsed.hostname or "",
         "PORT": str(parsed.port or ""),
-        "CONN_MAX_AGE": None,
+        # A pool per hub process, not a connection per thread: Django's ASGI handler runs each
+        # dashboard request on a thread of its own, and with persistent connections each of those
+        # threads left a connection open until it was collected, so three hubs in a room of 30
+        # ran PostgreSQL out of its 100 clients ("too many clients already"). With the pool a
+        # request's connection goes back at the request's end (CONN_MAX_AGE 0 means exactly that
+        # with a pool); the store's own thread keeps the one it took.
+        "CONN_MAX_AGE": 0,
+        "OPTIONS": {"pool": {"min_size": 2, "max_size": int(os.environ.get("KK_PG_POOL_SIZE", "20")), "timeout": 30}},
         "TEST": {"NAME": os.environ.get("KK_PG_TEST_DB", "kk_test")},
     }
 
