@@ -161,6 +161,7 @@ class ChangeFeed:
         self.bytes -= sum(weight(change) for change in self.changes[:count])
         del self.changes[:count]
         self.first += count
+        self.watchers.forget_before(self.first)
 
     def drop_stale(self, now: float) -> None:
         """Forget the changes committed before `now - FRESH_SECONDS`, all but the newest MIN_KEPT."""

@@ -18,8 +18,9 @@ Guarantees:
   selector's own translation (ADDED / MODIFIED / DELETED) a watcher sends exactly what a scan of
   every change would have sent; no other group, namespace or value is looked at for it.
 - Order and no loss: changes are appended in the order `dispatch` is called (the feed's revision
-  order), each at most once per watcher. A watcher whose `pending` grows past `limit` (a slow
-  reader) or whose feed restarts its run (`drop_all`) is dropped: it leaves the index, its pending
+  order), each at most once per watcher. A watcher whose `pending` grows past `limit` or holds a
+  change the feed has let go of (a slow reader: `forget_before`, so pending changes never hold
+  memory beyond the feed's own bounds), or whose feed restarts its run (`drop_all`), is dropped: it leaves the index, its pending
   changes are cleared, and its reader goes back to reading the feed after the last revision it
   consumed (etcd's unsynced group), so it neither misses nor repeats a change.
 - Index state is touched only on the event loop (the feed offers and readers read there).
@@ -226,10 +227,20 @@ class WatcherIndex:
         for watcher in woken:
             watcher.wake()
 
+    def forget_before(self, first: int) -> None:
+        """The feed let changes before `first` leave its memory: a watcher still holding one of
+        them is dropped, so a stuck reader never keeps changes alive past the feed's own bounds."""
+        behind = [w for group in self.groups.values() for w in _members(group) if w.pending
+                  and w.pending[0].revision < first]
+        for watcher in behind:
+            watcher.drop()
+
     def drop_all(self, head: int) -> None:
         """The feed restarted its run at `head`: every watcher reads for itself again."""
-        for group in list(self.groups.values()):
-            triggered = [w for _, by_value in group.by_trigger.values() for ws in by_value.values() for w in ws]
-            for watcher in [*group.everyone, *triggered]:
-                watcher.drop()
+        for watcher in [w for group in self.groups.values() for w in _members(group)]:
+            watcher.drop()
         self.head = head
+
+
+def _members(group: _Group) -> list[Watcher]:
+    return [*group.everyone, *(w for _, by_value in group.by_trigger.values() for ws in by_value.values() for w in ws)]

@@ -112,3 +112,18 @@ def test_a_handed_change_wakes_its_waiting_reader_on_wake():
 
     changes, head = asyncio.run(scenario())
     assert [c.revision for c in changes] == [1] and head == 1
+
+
+def test_a_watcher_holding_a_change_the_feed_let_go_of_is_dropped():
+    index = WatcherIndex(0)
+    behind = index.join("pods", Interest("team-a"))
+    current = index.join("pods", Interest())
+    for revision in range(1, 4):
+        index.dispatch(pod(revision, "p", namespace="team-b" if revision < 3 else "team-a"))
+    current.take()
+    index.forget_before(2)
+    assert not behind.dropped and not current.dropped, "team-a's watcher holds only revision 3"
+    for revision in range(4, 6):
+        index.dispatch(pod(revision, "p"))
+    index.forget_before(4)
+    assert behind.dropped and behind.pending == [] and not current.dropped
