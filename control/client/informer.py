@@ -23,11 +23,8 @@ from control import errors
 from control.clock import REAL, Clock
 from control.kinds.meta import controller_ref, owner_references
 from control.client.http import HubClient
-from control.client.reflector import SHORT_WATCH, Backoff, Listing, Reflector
+from control.client.reflector import Backoff, Listing, Reflector
 from control.client.resources import Resource, key_of
-
-__all__ = ["SHORT_WATCH", "Backoff", "Cache", "Handlers", "Informer", "by_controller", "by_namespace", "by_node",
-           "by_owner"]
 
 log = logging.getLogger(__name__)
 
