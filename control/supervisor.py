@@ -14,27 +14,34 @@ deadline (`STOP_GRACE`, 3 s) and whoever is left then is killed: stopping a clus
 slowest process's exit, not the sum of them, and never much more than the grace. The supervisor
 only talks to the hub over HTTP, as "supervisor".
 
-It follows the ConfigMap as client-go's reflector does (`reflector.go`): list, then watch from
-the LIST's resourceVersion with bookmarks (so its version keeps up with an idle hub and never
-falls out of the log's window); on an ERROR 410 it forgets that version and relists once; every
-failure (410, a broken or instantly empty stream, an unreachable hub) is followed by a jittered
-exponential back-off (0.8 s doubling to 30 s) that starts over after a watch that delivered an
-event. The loop runs in a thread (`watch_forever`); one round of it (`run_once`) is what tests
-drive, with an injected clock and httpx transport.
+It follows the ConfigMap through the one reflector (`control.client.reflector`): list, then watch
+from the LIST's resourceVersion with bookmarks (so its version keeps up with an idle hub and never
+falls out of the log's window); on a 410 it forgets that version and relists once; every failure
+(410, a broken or instantly empty stream, an unreachable hub) is followed by the reflector's
+jittered exponential back-off (0.8 s doubling to 30 s), which starts over after a watch that
+delivered an event. The supervisor lives in threads (runcluster's main thread publishes and
+ticks, `watch_forever` follows the hub in its own): each of those runs its async work on its own
+event loop with an httpx client of the hub, on the injected `control.clock.Clock`, and
+`begin_stop` cancels that work at once (a back-off or a quiet watch does not delay a stop). One
+round of the reflector (`run_once`) is what tests drive, with a fake clock and httpx transport.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import json
 import logging
 import subprocess
 import threading
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, TypeVar
 
 import httpx
 
-from control.clock import REAL
-from control.client.informer import SHORT_WATCH, Backoff
+from control import errors
+from control.clock import REAL, Clock
+from control.client.http import HubUnreachable
+from control.client.reflector import Backoff, Listing, Reflector
 from control.kinds.spokes import NAME, NAMESPACE, spoke_key
 
 log = logging.getLogger(__name__)
@@ -43,40 +50,51 @@ PATH = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
 WATCH_SECONDS = 300
 STOP_GRACE = 3.0  # seconds the stopping processes get together before SIGKILL
 
-
-class Clock(Protocol):
-    """The supervisor's time: it runs in threads, so its sleeps block (and end early on stop)."""
-
-    def now(self) -> float: ...
-
-    def sleep(self, seconds: float) -> None: ...
+T = TypeVar("T")
+_HTTP: contextvars.ContextVar[httpx.AsyncClient] = contextvars.ContextVar("supervisor_http")
 
 
-class StoppableClock:
-    """Monotonic time whose sleeps end early when the supervisor stops."""
+class _SpokesConfigMap:
+    """The reflector's ListerWatcher: the one ConfigMap, by a field selector on its name."""
 
-    def __init__(self, stopped: threading.Event):
-        self.stopped = stopped
+    def __init__(self, supervisor: Supervisor):
+        self.supervisor = supervisor
 
-    def now(self) -> float:
-        return REAL.monotonic()
+    async def list(self) -> Listing:
+        try:
+            answer = await self.supervisor.http.get(PATH, params={"fieldSelector": f"metadata.name={NAME}"})
+        except httpx.HTTPError as exc:
+            raise HubUnreachable(f"the list failed ({exc!r})") from None
+        if answer.status_code >= 300:
+            raise errors.from_status(answer.content, answer.status_code)
+        listing = answer.json()
+        return Listing(listing.get("items") or [], listing["metadata"]["resourceVersion"])
 
-    def sleep(self, seconds: float) -> None:
-        self.stopped.wait(seconds)
-
-
-class Expired(Exception):
-    """The watch's resourceVersion was compacted away (410): relist."""
-
-
-class WatchFailed(Exception):
-    """The hub refused the watch or sent an ERROR event other than 410."""
+    async def watch(self, resource_version: str) -> AsyncIterator[dict[str, Any]]:
+        supervisor = self.supervisor
+        params = {"watch": "1", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
+                  "fieldSelector": f"metadata.name={NAME}", "timeoutSeconds": str(supervisor.watch_seconds)}
+        try:
+            async with supervisor.http.stream("GET", PATH, params=params,
+                                              timeout=httpx.Timeout(10, read=supervisor.watch_seconds + 30)) as stream:
+                if stream.status_code >= 300:
+                    raise errors.from_status(await stream.aread(), stream.status_code)
+                async for line in stream.aiter_lines():
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    if event.get("type") == "ERROR":
+                        status = event.get("object") or {}
+                        raise errors.from_status(status, int(status.get("code") or 500))
+                    yield event
+        except httpx.HTTPError as exc:
+            raise HubUnreachable(f"the watch broke ({exc!r})") from None
 
 
 class Supervisor:
     def __init__(self, url: str, command: list[str], env: dict[str, str], spokes: dict[str, list[str]],
                  *, restart_after: float = 5.0, clock: Clock | None = None,
-                 transport: httpx.BaseTransport | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None,
                  popen: Callable[..., subprocess.Popen] = subprocess.Popen, backoff: Backoff | None = None,
                  watch_seconds: int = WATCH_SECONDS):
         self.url, self.command, self.env, self.spokes = url, command, env, spokes
@@ -87,11 +105,13 @@ class Supervisor:
         self.desired: dict[str, str] = {name: "running" for name in spokes}
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self.clock: Clock = clock or StoppableClock(self._stop)
+        self.clock: Clock = clock or REAL
         self.popen = popen
         self.backoff = backoff or Backoff()
-        self.resource_version = ""
         self.watch_seconds = watch_seconds
+        self.reflector = Reflector(_SpokesConfigMap(self), self, name="supervisor", clock=self.clock,
+                                   backoff=self.backoff)
+        self._sessions: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Task]] = {}
         from django.conf import settings
 
         from control.auth.tokenfile import bearer, spoke_token
@@ -99,13 +119,49 @@ class Supervisor:
         from pathlib import Path
 
         token = spoke_token(Path(env.get("KK_DATA_DIR") or settings.DATA_DIR), "supervisor")
-        self.http = httpx.Client(base_url=url, headers={"User-Agent": "supervisor (kube-kitchen)", **bearer(token)},
-                                 timeout=10,
-                                 transport=transport)
+        self._headers = {"User-Agent": "supervisor (kube-kitchen)", **bearer(token)}
+        self._transport = transport
 
     @property
     def stopping(self) -> bool:
         return self._stop.is_set()
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The running session's client of the hub."""
+        return _HTTP.get()
+
+    @property
+    def resource_version(self) -> str:
+        return self.reflector.resource_version
+
+    @resource_version.setter
+    def resource_version(self, value: str) -> None:
+        self.reflector.resource_version = value
+
+    def _session(self, work: Callable[[], Awaitable[T]]) -> T | None:
+        """Run `work` to its end on a new event loop in this thread, with an httpx client of the hub;
+        None when `begin_stop` cancelled it."""
+        async def main() -> T:
+            task = asyncio.current_task()
+            assert task is not None
+            self._sessions[id(task)] = (asyncio.get_running_loop(), task)
+            try:
+                if self._stop.is_set():
+                    raise asyncio.CancelledError
+                async with httpx.AsyncClient(base_url=self.url, headers=self._headers, timeout=10,
+                                             transport=self._transport) as http:
+                    _HTTP.set(http)  # this session's (this task's context's) client
+                    return await work()
+            finally:
+                self._sessions.pop(id(task), None)
+
+        try:
+            return asyncio.run(main())
+        except asyncio.CancelledError:
+            if self._stop.is_set():
+                return None
+            raise
 
     # --- desired state ---------------------------------------------------------------------
 
@@ -115,14 +171,17 @@ class Supervisor:
         A hub that has only just come up may still be busy (429), briefly failing (5xx) or not
         accepting connections yet: those are retried with the back-off for `within` seconds; a
         refusal (any other 4xx) is final. Returns quietly once `stop` has begun."""
+        self._session(lambda: self._publish(within))
+
+    async def _publish(self, within: float) -> None:
         body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": NAME, "namespace": NAMESPACE},
                 "data": {spoke_key(name): state for name, state in self.desired.items()}}
-        deadline = self.clock.now() + within
+        deadline = self.clock.monotonic() + within
         while not self._stop.is_set():
             try:
-                answer = self.http.put(f"{PATH}/{NAME}", json=body)
+                answer = await self.http.put(f"{PATH}/{NAME}", json=body)
                 if answer.status_code == 404:
-                    answer = self.http.post(PATH, json=body)
+                    answer = await self.http.post(PATH, json=body)
                 why = f"{answer.status_code}: {answer.text[:300]}"
                 if answer.status_code < 300:
                     self.backoff.reset()
@@ -131,74 +190,40 @@ class Supervisor:
                     raise RuntimeError(f"cannot publish the spokes' desired states: {why}")
             except httpx.HTTPError as exc:
                 why = repr(exc)
-            if self.clock.now() >= deadline:
+            if self.clock.monotonic() >= deadline:
                 raise RuntimeError(f"cannot publish the spokes' desired states within {within:.0f} s: {why}")
-            self._back_off(f"publishing the desired states failed ({why})")
+            await self._back_off(f"publishing the desired states failed ({why})")
 
     def watch_forever(self) -> None:
         """Follow the ConfigMap until `stop`; reconcile on every change."""
+        self._session(self._follow)
+
+    async def _follow(self) -> None:
         while not self._stop.is_set():
             try:
-                self.run_once()
+                await self.reflector.run_once()
             except Exception:  # noqa: BLE001 - the keeper of the spokes must not die of one bad answer
-                if self._stop.is_set():
-                    return  # `stop` closed the connection under us
                 log.exception("supervisor: unexpected failure following the hub")
-                self._back_off("an unexpected failure")
+                await self._back_off("an unexpected failure")
 
     def run_once(self) -> None:
-        """One list-or-resume plus one watch stream; a failure ends in a back-off sleep."""
-        events = 0
-        try:
-            if not self.resource_version:
-                self._relist()
-            started = self.clock.now()
-            params = {"watch": "1", "resourceVersion": self.resource_version, "allowWatchBookmarks": "true",
-                      "fieldSelector": f"metadata.name={NAME}", "timeoutSeconds": str(self.watch_seconds)}
-            with self.http.stream("GET", PATH, params=params,
-                                  timeout=httpx.Timeout(10, read=self.watch_seconds + 30)) as stream:
-                if stream.status_code == 410:
-                    raise Expired(stream.read().decode(errors="replace")[:200])
-                if stream.status_code >= 300:
-                    raise WatchFailed(f"{stream.status_code}: {stream.read().decode(errors='replace')[:200]}")
-                for line in stream.iter_lines():
-                    if self._stop.is_set():
-                        return
-                    if line.strip():
-                        self._apply(json.loads(line))
-                        events += 1
-                        self.backoff.reset()
-            if events == 0 and self.clock.now() - started < SHORT_WATCH:
-                self._back_off("the watch ended at once with no event")
-        except Expired as exc:
-            expired_at, self.resource_version = self.resource_version, ""
-            self._back_off(f"the watch expired at {expired_at} ({exc}); relisting")
-        except (httpx.HTTPError, WatchFailed, ValueError, KeyError, TypeError) as exc:
-            self._back_off(f"the watch broke ({exc!r})")
+        """One round of the reflector: list-or-resume plus one watch stream (or a back-off)."""
+        self._session(self.reflector.run_once)
 
-    def _relist(self) -> None:
-        answer = self.http.get(PATH, params={"fieldSelector": f"metadata.name={NAME}"})
-        if answer.status_code >= 300:
-            raise WatchFailed(f"list answered {answer.status_code}")
-        listing = answer.json()
-        for item in listing.get("items") or []:
-            self.reconcile(item.get("data") or {})
-        self.resource_version = listing["metadata"]["resourceVersion"]
-
-    def _apply(self, event: dict[str, Any]) -> None:
-        kind, obj = event.get("type"), event.get("object") or {}
-        if kind == "ERROR":
-            if obj.get("code") == 410:
-                raise Expired(obj.get("message", ""))
-            raise WatchFailed(f"{obj.get('code')}: {obj.get('message')}")
-        self.resource_version = (obj.get("metadata") or {}).get("resourceVersion") or self.resource_version
-        if kind in ("ADDED", "MODIFIED"):
-            self.reconcile(obj.get("data") or {})
-
-    def _back_off(self, why: str) -> None:
+    async def _back_off(self, why: str) -> None:
         delay = self.backoff.next()
         log.info("supervisor: %s; again in %.1f s", why, delay)
-        self.clock.sleep(delay)
+        await self.clock.sleep(delay)
+
+    # --- the reflector's sink ----------------------------------------------------------------
+
+    def replace(self, listing: Listing) -> None:
+        for item in listing.items:
+            self.reconcile(item.get("data") or {})
+
+    def apply(self, event: dict[str, Any]) -> None:
+        if event.get("type") in ("ADDED", "MODIFIED"):
+            self.reconcile((event.get("object") or {}).get("data") or {})
 
     # --- processes ---------------------------------------------------------------------------
 
@@ -219,7 +244,7 @@ class Supervisor:
     def _converge(self) -> None:
         if self._stop.is_set():
             return  # stopping: a spoke that exits now exits for good
-        now = self.clock.now()
+        now = self.clock.monotonic()
         for name, args in self.spokes.items():
             process = self.processes.get(name)
             alive = process is not None and process.poll() is None
@@ -232,8 +257,14 @@ class Supervisor:
                 self.retired.append(self.processes.pop(name))
 
     def begin_stop(self) -> None:
-        """From now on nothing is started (safe to call from a signal handler)."""
+        """From now on nothing is started, and the async work (publishing, following) is cancelled
+        (safe to call from a signal handler, or from any thread: it takes no lock)."""
         self._stop.set()
+        for loop, task in list(self._sessions.values()):
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:  # that loop has just closed: nothing left to cancel
+                pass
 
     def stop(self, *, also: Sequence[subprocess.Popen] = (), grace: float = STOP_GRACE) -> None:
         """Stop following the hub and terminate every spoke, and the processes `also` (the hub),
@@ -241,7 +272,6 @@ class Supervisor:
         self.begin_stop()
         with self._lock:
             terminate_together([*self.processes.values(), *self.retired, *also], grace)
-        self.http.close()
 
 
 def terminate_together(processes: Sequence[subprocess.Popen], grace: float) -> None:

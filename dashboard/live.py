@@ -10,7 +10,8 @@ Guarantees:
 - After a snapshot it first replays up to `history` changes from before it, sent apart as
   `{"t": "history", "items": [...]}` (for the version log only: the snapshot already holds their
   effect); if that history was compacted it is skipped, never an error.
-- It follows the informer's rules (`control.client.informer`), on the injected clock:
+- It is a `control.client.reflector.Reflector` (the snapshot is its list, the change stream its
+  watch, the outbox its sink) and so follows its rules, on the injected clock:
   - when the hub answers 410 (that revision was compacted away) it relists itself, once, after a
     jittered back-off, after telling the page what the hub answered (`{"t": "gone", "code": 410,
     "reason", "message", "revision": the one asked for}`, for the page to show; it need not act): a fresh snapshot replaces the page's picture (and any change still pending
@@ -26,12 +27,12 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from control import errors
 from control.clock import REAL, Clock
 from control.client.http import HubClient
-from control.client.informer import SHORT_WATCH, Backoff
+from control.client.reflector import Backoff, Listing, Reflector
 from control.client.resources import CONFIGMAPS
 from dashboard import presenters
 
@@ -110,6 +111,9 @@ class Outbox:
 
 
 class LiveFeed:
+    """The browser's reflector: a `Reflector` whose list is the snapshot and whose watch is the
+    change stream (`ListerWatcher`), with the outbox as its sink."""
+
     def __init__(self, client: HubClient, send: Send, *, interval: float = 0.05, limit: int = 20_000,
                  watch_seconds: int = 600, history: int = 200, clock: Clock = REAL,
                  backoff: Backoff | None = None):
@@ -117,6 +121,7 @@ class LiveFeed:
         self.outbox = Outbox(send, interval=interval, limit=limit, clock=clock)
         self.watch_seconds, self.history = watch_seconds, history
         self.backoff = backoff or Backoff()
+        self._replay_from: int | None = None  # the first watch after a snapshot starts this far back
 
     async def run(self, revision: int | None) -> None:
         flusher = asyncio.ensure_future(self.outbox.run())
@@ -127,47 +132,69 @@ class LiveFeed:
             await asyncio.gather(flusher, return_exceptions=True)
 
     async def _follow(self, revision: int | None) -> None:
-        replay_from: int | None = None
-        start: int | None = revision
-        while True:
-            try:
-                if revision is None:
-                    revision = await self._send_snapshot()
-                    replay_from = max(0, revision - self.history) if self.history else None
-                self.outbox.revision = max(self.outbox.revision, revision)
-                start = revision if replay_from is None else replay_from
-                started = self.clock.now()
-                revision, delivered = await self._watch(start, revision)
-                replay_from = None
-                if not delivered and self.clock.now() - started < SHORT_WATCH:
-                    await self._back_off()  # client-go's "very short watch": do not spin on it
-            except errors.Gone as gone:
-                if replay_from is not None and not isinstance(gone, FellBehind):
-                    # the history before the snapshot was compacted: skip it
-                    replay_from = None
-                    continue
-                # That revision is gone (or the page fell behind): relist, once, after a back-off,
-                # so a hub that keeps compacting is not asked for a snapshot in a tight loop.
-                if not isinstance(gone, FellBehind):
-                    await self.outbox.notice({"t": "gone", "code": gone.code, "reason": gone.reason,
-                                              "message": gone.message, "revision": start})
-                revision = replay_from = None
-                await self._back_off()
-            except errors.ApiError as exc:  # unreachable, or the stream broke: resume where we were
-                replay_from = None
-                if revision is not None:
-                    revision = max(revision, self.outbox.revision)
-                await self.send({"t": "hub-down", "message": exc.message})
-                await self._back_off()
+        if revision is not None:
+            self.outbox.revision = max(self.outbox.revision, revision)
+        reflector = Reflector(self, self, name="live feed", clock=self.clock, backoff=self.backoff,
+                              resource_version="" if revision is None else str(revision),
+                              version_of=lambda change: str(self.outbox.revision),
+                              on_expired=self._expired, on_trouble=self._hub_down)
+        await reflector.run()
 
-    async def _back_off(self) -> None:
-        await self.clock.sleep(self.backoff.next())
+    # --- the ListerWatcher: the snapshot, then the change stream ----------------------------
 
-    async def _send_snapshot(self) -> int:
+    async def list(self) -> Listing:
         body = await self.client.request("GET", SNAPSHOT_PATH)
         message = {"t": "snapshot", **presenters.snapshot(body), "spokes": await self._spoke_states()}
-        await self.outbox.restart(message, message["revision"])
-        return message["revision"]
+        return Listing([message], str(message["revision"]))
+
+    async def watch(self, resource_version: str) -> AsyncIterator[dict[str, Any]]:
+        """The changes after `resource_version`; the first watch after a snapshot starts `history`
+        changes before it (history for the version log), and if those were compacted it skips them."""
+        replay_from, self._replay_from = self._replay_from, None
+        if replay_from is not None:
+            try:
+                async for change in self._changes(replay_from):
+                    yield change
+                return
+            except FellBehind:
+                raise
+            except errors.Gone:
+                pass  # the history before the snapshot was compacted: skip it, never an error
+        async for change in self._changes(int(resource_version)):
+            yield change
+
+    def _changes(self, start: int) -> AsyncIterator[dict[str, Any]]:
+        return self.client.watch(CHANGES, resource_version=str(start), timeout_seconds=self.watch_seconds)
+
+    # --- the sink: the outbox ---------------------------------------------------------------
+
+    async def replace(self, listing: Listing) -> None:
+        """A snapshot replaces the page's picture, and whatever was pending from before it."""
+        (message,) = listing.items
+        revision = message["revision"]
+        await self.outbox.restart(message, revision)
+        self._replay_from = max(0, revision - self.history) if self.history else None
+
+    def apply(self, change: dict[str, Any]) -> None:
+        seen = int(change.get("revision") or self.outbox.revision)
+        item = None if change.get("type") == "BOOKMARK" else presenters.change_item(change)
+        if not self.outbox.add(item, seen):
+            raise FellBehind("the browser fell too far behind; reload the snapshot")
+
+    # --- what the page is told --------------------------------------------------------------
+
+    async def _expired(self, gone: errors.ApiError, version: str) -> None:
+        """That revision is gone: the page hears what the hub answered (it need not act; the
+        snapshot that follows the back-off replaces its picture). A browser that fell behind
+        is simply sent a new snapshot."""
+        self._replay_from = None
+        if not isinstance(gone, FellBehind):
+            await self.outbox.notice({"t": "gone", "code": gone.code, "reason": gone.reason,
+                                      "message": gone.message, "revision": int(version) if version else None})
+
+    async def _hub_down(self, exc: Exception) -> None:
+        self._replay_from = None
+        await self.send({"t": "hub-down", "message": getattr(exc, "message", str(exc))})
 
     async def _spoke_states(self) -> dict[str, str]:
         """The spokes' desired states. Read after the snapshot: a newer state is fine, since the
@@ -178,18 +205,3 @@ class LiveFeed:
         except (errors.NotFound, errors.Forbidden):  # a user who may not read kube-system sees none
             return {}
         return presenters.spokes_vm(configmap)["states"]
-
-    async def _watch(self, start: int, revision: int) -> tuple[int, bool]:
-        """Follow the changes after `start` until the stream ends: the newest revision seen (never
-        below `revision`, the one the browser already holds), and whether anything came."""
-        delivered = False
-        async for change in self.client.watch(CHANGES, resource_version=str(start),
-                                              timeout_seconds=self.watch_seconds):
-            delivered = True
-            self.backoff.reset()  # a healthy watch: the next trouble starts the back-off over
-            seen = int(change.get("revision") or revision)
-            item = None if change.get("type") == "BOOKMARK" else presenters.change_item(change)
-            if not self.outbox.add(item, seen):
-                raise FellBehind("the browser fell too far behind; reload the snapshot")
-            revision = max(revision, seen)
-        return revision, delivered

@@ -4,6 +4,7 @@ restarts crashed spokes at most once per `restart_after`, and starts nothing onc
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import threading
@@ -13,12 +14,12 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from control.client.informer import Backoff
+from control.client.reflector import Backoff
 from control.supervisor import NAME, Supervisor
 
 
 class FakeTime:
-    """Sleeping moves time; nothing really waits."""
+    """A `control.clock.Clock` whose sleeping moves time at once; nothing really waits."""
 
     def __init__(self):
         self.t = 0.0
@@ -27,9 +28,15 @@ class FakeTime:
     def now(self) -> float:
         return self.t
 
-    def sleep(self, seconds: float) -> None:
+    def monotonic(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
         self.sleeps.append(seconds)
         self.t += seconds
+
+    def call_later(self, delay, callback, *args):
+        raise AssertionError("the supervisor sets no timers")
 
 
 class FakeProcess:
@@ -82,9 +89,9 @@ class CompactingHub:
         return httpx.Response(200, json={"kind": "ConfigMapList", "metadata": {"resourceVersion": str(self.current())},
                                          "items": [item]})
 
-    def _held_open(self, seconds: int):
+    async def _held_open(self, seconds: int):
         for _ in range(seconds // 60):
-            self.clock.sleep(60)  # the stream is quiet for a minute
+            await self.clock.sleep(60)  # the stream is quiet for a minute
             mark = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"resourceVersion": str(self.current())}}
             yield json.dumps({"type": "BOOKMARK", "object": mark}).encode() + b"\n"
 
@@ -197,14 +204,23 @@ def test_once_stopping_nothing_is_started_again():
 
 # --- against a real hub whose log window is two seconds ------------------------------------------
 
-class CountingTransport(httpx.HTTPTransport):
-    def __init__(self):
-        super().__init__()
-        self.requests: list[str] = []
+class CountingTransport(httpx.AsyncBaseTransport):
+    """Counts the requests; the real transport under it is made per event loop (the supervisor
+    runs each session on its own loop) and closed with its session's client."""
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    def __init__(self):
+        self.requests: list[str] = []
+        self._inner: dict[asyncio.AbstractEventLoop, httpx.AsyncHTTPTransport] = {}
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(f"{request.method} {request.url.path}?{request.url.query.decode()}")
-        return super().handle_request(request)
+        inner = self._inner.setdefault(asyncio.get_running_loop(), httpx.AsyncHTTPTransport())
+        return await inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        inner = self._inner.pop(asyncio.get_running_loop(), None)
+        if inner is not None:
+            await inner.aclose()
 
 
 @pytest.mark.e2e
@@ -327,3 +343,27 @@ def test_stop_terminates_the_spokes_and_the_hub_together_and_kills_the_stubborn_
     everyone = [*supervisor.processes.values(), hub]
     assert all(p.signals == ["TERM", "KILL"] for p in everyone), "each was told, then killed"
     assert all(p.waited == [0.0] for p in everyone), "one shared deadline, not one grace per process"
+
+
+def test_stop_ends_a_quiet_watch_at_once_from_another_thread():
+    """The follower thread sits in a watch that sends nothing; `stop` (runcluster's main thread)
+    cancels it without waiting for the watch's timeout."""
+    watching = threading.Event()
+
+    async def quiet():
+        await asyncio.Event().wait()  # never ends on its own
+        yield b""
+
+    def hub(request: httpx.Request) -> httpx.Response:
+        if request.url.params.get("watch"):
+            watching.set()
+            return httpx.Response(200, content=quiet())
+        return httpx.Response(200, json={"metadata": {"resourceVersion": "3"}, "items": []})
+
+    supervisor = Supervisor("http://hub", ["runcomponent"], {}, {}, transport=httpx.MockTransport(hub), popen=FakeProcess)
+    follower = threading.Thread(target=supervisor.watch_forever, daemon=True)
+    follower.start()
+    assert watching.wait(10)
+    supervisor.stop()
+    follower.join(5)
+    assert not follower.is_alive()

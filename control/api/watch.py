@@ -30,11 +30,12 @@ from control.clock import REAL, Clock
 from control.api import tables, traffic
 from control.api.request import Call, bool_param, int_param, parse_revision
 from control.api.responses import Stream, dumps
-from control.api.selection import Selection
+from control.api.selection import COMMON_FIELDS, Selection
 from control.api.verbs import list_objects, require_revision
 from control.storage.db import run_db
 from control.storage.feed import get_feed
 from control.storage.store import Change
+from control.storage.watchers import Interest, Trigger, Watcher
 
 DEFAULT_TIMEOUT = 1800  # the real server picks 30–60 minutes
 Render = Callable[[list[Change]], list[bytes]]
@@ -60,7 +61,7 @@ async def change_stream(start: int, *, render: Render, timeout: float,
                         bookmark: Callable[[int], bytes] | None = None,
                         delivered: Callable[[int, int], None] = lambda count, revision: None,
                         opening: bytes = b"", feed: Feed | None = None,
-                        clock: Clock = REAL, resource: str | None = None,
+                        clock: Clock = REAL, resource: str | None = None, interest: Interest | None = None,
                         expired: Callable[[errors.ApiError], None] = lambda error: None) -> AsyncIterator[bytes]:
     """The lines of a watch from `start`: `render` turns each batch of changes into event lines
     (it may drop some), `bookmark(revision)` is the bookmark line (None: no bookmarks),
@@ -68,7 +69,9 @@ async def change_stream(start: int, *, render: Render, timeout: float,
     ADDED events of a watch without a resourceVersion), `expired(error)` hears of the 410 that ends
     a stream whose start was compacted. With `resource` (which `render` keeps alone) the stream is
     woken only by that resource's changes and steps over the others unread (the feed must then be
-    a `ResourceFeed`)."""
+    a `ResourceFeed`); with an `interest` too, once it has caught up it joins the feed's watcher
+    index and is handed only the changes that can concern it (`control.storage.watchers`), which
+    `render` still translates; it leaves the index when the stream ends."""
     yield b""  # sends the status line and headers now: clients wait for them before the first event
     if opening:
         yield opening
@@ -77,32 +80,53 @@ async def change_stream(start: int, *, render: Render, timeout: float,
     deadline = clock.monotonic() + timeout
     every = settings.KK_BOOKMARK_INTERVAL
     next_bookmark = clock.monotonic() + every
-    while True:
-        remaining = deadline - clock.monotonic()
-        if remaining <= 0:
-            return
-        wait = min(remaining, max(0.05, next_bookmark - clock.monotonic())) if bookmark else remaining
-        try:
-            if resource is None:
-                changes = await feed.read_after(revision, timeout=wait)
-            else:
-                revision = feed.skip(revision, resource)  # type: ignore[attr-defined]
-                changes = await feed.read_after(revision, timeout=wait, resource=resource)  # type: ignore[call-arg]
-        except errors.Gone as gone:
-            expired(gone)
-            yield error_line(gone)
-            return
-        if changes:
-            revision = changes[-1].revision
-            lines = render(changes)
-            if lines:
-                delivered(len(lines), revision)
-                yield b"".join(lines)
-        if bookmark and clock.monotonic() >= next_bookmark:
-            next_bookmark = clock.monotonic() + every
-            if resource is not None:
-                revision = feed.skip(revision, resource)  # type: ignore[attr-defined]
-            yield bookmark(revision)
+    watcher: Watcher | None = None
+    try:
+        while True:
+            remaining = deadline - clock.monotonic()
+            if remaining <= 0:
+                return
+            wait = min(remaining, max(0.05, next_bookmark - clock.monotonic())) if bookmark else remaining
+            if watcher is not None and watcher.dropped:
+                watcher = None  # too slow, or the feed restarted: read for ourselves from `revision`
+            if watcher is None and interest is not None and resource is not None:
+                watcher = feed.join(revision, resource, interest)  # type: ignore[attr-defined]
+            try:
+                if watcher is not None:
+                    await watcher.wait(wait)
+                    if watcher.dropped:
+                        continue
+                    changes, revision = watcher.take()
+                elif resource is None:
+                    changes = await feed.read_after(revision, timeout=wait)
+                else:
+                    revision = feed.skip(revision, resource)  # type: ignore[attr-defined]
+                    changes = await feed.read_after(revision, timeout=wait, resource=resource)  # type: ignore[call-arg]
+                if watcher is None and changes:
+                    revision = changes[-1].revision
+            except errors.Gone as gone:
+                expired(gone)
+                yield error_line(gone)
+                return
+            if changes:
+                lines = render(changes)
+                if lines:
+                    delivered(len(lines), changes[-1].revision)
+                    yield b"".join(lines)
+            if bookmark and clock.monotonic() >= next_bookmark:
+                next_bookmark = clock.monotonic() + every
+                if watcher is not None and not watcher.dropped:
+                    changes, revision = watcher.take()
+                    lines = render(changes) if changes else []
+                    if lines:  # handed over while the last batch was being sent: before the bookmark
+                        delivered(len(lines), changes[-1].revision)
+                        yield b"".join(lines)
+                elif resource is not None:
+                    revision = feed.skip(revision, resource)  # type: ignore[attr-defined]
+                yield bookmark(revision)
+    finally:
+        if watcher is not None:
+            watcher.drop()
 
 
 # --- the API watch -------------------------------------------------------------------------------
@@ -147,6 +171,29 @@ class _Filter:
             return "MODIFIED" if before else "ADDED"
         self.visible.discard(key)
         return "DELETED" if before else None
+
+
+def trigger_of(selection: Selection) -> Trigger | None:
+    """The one value this selection requires exactly, for the watcher index (kube-apiserver's
+    cacher picks its trigger the same way: a field the selector requires to equal one value):
+    the first `field=value`, else the first `label=value` (or `label in (value)`); None when the
+    selection requires no single value, and the watcher is then handed every change of its scope."""
+    if selection.fields is not None:
+        for name, op, value in selection.fields.requirements:
+            if op == "=":
+                getter = {**COMMON_FIELDS, **selection.kind.field_getters}[name]
+                return Trigger(f"field:{name}", value, lambda obj, get=getter: _text(get(obj)))
+    if selection.labels is not None and not selection.labels.matches_nothing:
+        for requirement in selection.labels.requirements:
+            if requirement.operator in ("=", "==", "in") and len(requirement.values) == 1:
+                return Trigger(f"label:{requirement.key}", requirement.values[0],
+                               lambda obj, key=requirement.key: ((obj.get("metadata") or {}).get("labels") or {}).get(key))
+    return None
+
+
+def _text(value: Any) -> str:
+    """A field's value as a field selector compares it (None is the empty string)."""
+    return "" if value is None else value
 
 
 def _renderer(call: Call, keep: _Filter, encoder: _Encoder) -> Render:
@@ -247,9 +294,11 @@ async def watch(call: Call) -> Stream:
                 _expired(call, gone)
                 return Stream(_error_stream(gone), headers=headers)
             visible = _keys(listed)
-    render = _renderer(call, _Filter(selection, visible), encoder)
+    keep = _Filter(selection, visible)
+    render = _renderer(call, keep, encoder)
+    interest = Interest(call.namespace or "", trigger_of(selection), lambda: keep.visible)
     stream = change_stream(
-        start, render=render, timeout=timeout, opening=opening, resource=call.kind.resource,
+        start, render=render, timeout=timeout, opening=opening, resource=call.kind.resource, interest=interest,
         bookmark=_bookmark(call) if bool_param(call.query, "allowWatchBookmarks") else None,
         delivered=lambda count, revision: traffic.delivered(call.actor, call.kind, count, revision, call.user,
                                                             call.namespace),

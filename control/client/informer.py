@@ -1,17 +1,11 @@
-"""The informer: list, then watch from the list's resourceVersion, into a read-only local cache.
+"""The informer: a reflector (`control.client.reflector`) into a read-only local cache with handlers.
 
-Guarantees (client-go's reflector, kopf's watching):
-- It watches from the LIST's resourceVersion (never an object's), asks for bookmarks so that
-  version keeps advancing on a quiet resource, and then from the last version it saw.
-- After a broken stream (or one that ended at once with nothing in it) it resumes from the last
-  resourceVersion it saw after a back-off; on 410 Expired it forgets that version, waits the
-  back-off and relists once, and the handlers hear the difference (adds, updates, deletes)
-  between the old cache and the new list, so nothing is missed.
-- The back-off is client-go's: 0.8 s doubling, each wait jittered up to +100 % so that watchers
-  broken together (a compaction, a hub restart) do not come back together, and never over 30 s
-  (a workshop's restarted hub is found again within half a minute); it starts over after a watch
-  that delivered an event. A compacted log therefore costs one relist and
-  one watch per watcher, never a storm.
+Guarantees (client-go's shared informer, kopf's watching):
+- It follows its resource (namespace, selectors) through the one `Reflector`: list, watch from the
+  LIST's resourceVersion with bookmarks, resume after a break, relist once after a back-off on
+  410; on a relist the handlers hear the difference (adds, updates, deletes) between the old cache
+  and the new list, so nothing is missed. A compacted log costs one relist and one watch per
+  informer, never a storm.
 - `has_synced` turns true after the first complete list.
 - Handlers only map objects to keys (they must not block); cached objects are shared and must be
   copied before being changed.
@@ -22,14 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable
 
 from control import errors
 from control.clock import REAL, Clock
 from control.kinds.meta import controller_ref, owner_references
 from control.client.http import HubClient
+from control.client.reflector import Backoff, Listing, Reflector
 from control.client.resources import Resource, key_of
 
 log = logging.getLogger(__name__)
@@ -116,26 +110,23 @@ class Handlers:
     on_delete: Callable[[Obj], None] | None = None
 
 
-SHORT_WATCH = 1.0  # seconds: a watch that ends this fast with no event is a failure (client-go's "very short watch")
+class _Watched:
+    """The informer's ListerWatcher: its resource, namespace and selectors on the hub."""
 
+    def __init__(self, informer: Informer):
+        self.informer = informer
 
-@dataclass
-class Backoff:
-    """Jittered exponential back-off: `next()` is `current` times a factor in [1, 1 + jitter),
-    at most `limit`."""
+    async def list(self) -> Listing:
+        i = self.informer
+        listing = await i.client.list(i.resource, i.namespace, label_selector=i.label_selector,
+                                      field_selector=i.field_selector)
+        return Listing(listing.get("items") or [], listing["metadata"]["resourceVersion"])
 
-    initial: float = 0.8
-    limit: float = 30.0
-    jitter: float = 1.0
-    random: Callable[[], float] = field(default=random.random, repr=False)
-    current: float = field(default=0.0)
-
-    def next(self) -> float:
-        self.current = self.initial if self.current == 0 else min(self.limit, self.current * 2)
-        return min(self.limit, self.current * (1.0 + self.jitter * self.random()))
-
-    def reset(self) -> None:
-        self.current = 0.0
+    def watch(self, resource_version: str) -> AsyncIterator[dict[str, Any]]:
+        i = self.informer
+        return i.client.watch(i.resource, i.namespace, resource_version=resource_version,
+                              label_selector=i.label_selector, field_selector=i.field_selector,
+                              timeout_seconds=i.watch_timeout, bookmarks=True)
 
 
 class Informer:
@@ -147,60 +138,52 @@ class Informer:
         self.cache = Cache(indexers)
         self.clock = clock or REAL
         self.handlers: list[Handlers] = []
-        self.resource_version = ""
         self.has_synced = False
         self.synced = asyncio.Event()
-        self.backoff = Backoff()
         self.watch_timeout = watch_timeout
+        self.reflector = Reflector(_Watched(self), self, name=f"{resource.plural} informer", clock=self.clock)
+
+    # The reflector's state, read (and in tests set) through the informer.
+    @property
+    def resource_version(self) -> str:
+        return self.reflector.resource_version
+
+    @resource_version.setter
+    def resource_version(self, value: str) -> None:
+        self.reflector.resource_version = value
+
+    @property
+    def backoff(self) -> Backoff:
+        return self.reflector.backoff
 
     def add_handlers(self, handlers: Handlers) -> None:
         self.handlers.append(handlers)
 
     async def run(self) -> None:
-        while True:
-            await self.run_once()
+        await self.reflector.run()
 
     async def run_once(self) -> None:
-        """One list-or-resume plus one watch stream; a failure ends in a back-off sleep (after a
-        410, with the version forgotten, so the next round relists)."""
-        events = 0
-        try:
-            if not self.resource_version:
-                await self.relist()
-            started = self.clock.now()
-            async for event in self.client.watch(
-                    self.resource, self.namespace, resource_version=self.resource_version,
-                    label_selector=self.label_selector, field_selector=self.field_selector,
-                    timeout_seconds=self.watch_timeout, bookmarks=True):
-                self.apply(event)
-                events += 1
-                self.backoff.reset()
-            if events == 0 and self.clock.now() - started < SHORT_WATCH:
-                await self._back_off("the watch ended at once with no event")
-        except errors.Gone:
-            expired_at, self.resource_version = self.resource_version, ""
-            await self._back_off(f"the watch expired at {expired_at}; relisting")
-        except (errors.ApiError, ValueError, KeyError) as exc:
-            await self._back_off(str(exc))
-
-    async def _back_off(self, why: str) -> None:
-        delay = self.backoff.next()
-        log.info("%s informer: %s; again in %.1fs", self.resource.plural, why, delay)
-        await self.clock.sleep(delay)
+        """One round of the reflector: list-or-resume plus one watch stream."""
+        await self.reflector.run_once()
 
     async def relist(self) -> None:
-        listing = await self.client.list(self.resource, self.namespace, label_selector=self.label_selector,
-                                         field_selector=self.field_selector)
-        fresh = {key_of(obj): obj for obj in listing.get("items") or []}
+        await self.reflector.relist()
+
+    # --- the reflector's sink ---------------------------------------------------------------
+
+    def replace(self, listing: Listing) -> None:
+        """A (re)list: handlers hear the difference between the cache and the new list."""
+        fresh = {key_of(obj): obj for obj in listing.items}
         for key in [k for k in self.cache.items if k not in fresh]:
             self._deleted(self.cache.pop(key))
         for obj in fresh.values():
             self._upserted(obj)
-        self.resource_version = listing["metadata"]["resourceVersion"]
         self.has_synced = True
         self.synced.set()
 
     def apply(self, event: dict[str, Any]) -> None:
+        """One watch event into the cache (and the handlers); the version it carries is the one to
+        resume from (the reflector records it too; a test may feed events here directly)."""
         kind, obj = event.get("type"), event.get("object") or {}
         self.resource_version = obj.get("metadata", {}).get("resourceVersion") or self.resource_version
         if kind in ("ADDED", "MODIFIED"):

@@ -13,6 +13,11 @@ Guarantees:
   (or its timeout), not by every commit of the cluster; `skip(rev, R)` moves it past a run of
   other resources' changes without reading them (an idle watch of Pods costs nothing while
   Leases are renewed). Only revisions the feed saw committed since it started are skipped.
+- A reader that has caught up may `join` the feed's watcher index (`control.storage.watchers`):
+  from then on each offered change is handed only to the joined watchers it can concern (by
+  resource, namespace and trigger value), in revision order, instead of every watcher of the
+  resource reading and filtering every change; a dropped watcher (slow, or the feed restarted its
+  run) reads for itself again from its own revision.
 - Memory is bounded in count (`capacity` changes) and in bytes (`max_bytes`, KK_FEED_MAX_BYTES:
   each change is charged its body and the event line made from it): past either bound the oldest
   changes leave memory, and a watcher behind them reads from the log, as one behind the count does.
@@ -43,6 +48,7 @@ from control.storage import store
 from control.storage.db import run_db
 from control.storage.memory import release_free_memory
 from control.storage.store import Change
+from control.storage.watchers import Interest, Watcher, WatcherIndex
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +76,7 @@ class ChangeFeed:
         self.compacted = 0
         self.origin = start  # every change after this revision passed through `offer`
         self.last_of: dict[str, int] = {}  # resource -> revision of its newest change since `origin`
+        self.watchers = WatcherIndex(start)
         self._wake: asyncio.Future = loop.create_future()
         self._resource_wakes: dict[str, asyncio.Future] = {}  # readers of one resource wait here
         self._woken: set[str] = set()  # resources changed since the last wake-up
@@ -97,6 +104,7 @@ class ChangeFeed:
             self.last = change.revision
             self.last_of[change.resource] = change.revision
             self._woken.add(change.resource)
+            self.watchers.dispatch(change)
             grew = True
             if len(self.changes) > PARSED_WINDOW:
                 # Keep parsed objects (for selector watches) only near the head: memory stays flat.
@@ -128,6 +136,7 @@ class ChangeFeed:
             latest = await run_db(store.current_revision)
             self.changes, self.first, self.last, self.bytes = [], latest + 1, latest, 0
             self.origin = latest  # what fell between was never offered: nobody may skip over it
+            self.watchers.drop_all(latest)  # nor be handed it: the joined watchers read the log again
             self._woken.update(self._resource_wakes)
             self._notify()
         except Exception:
@@ -152,6 +161,7 @@ class ChangeFeed:
         self.bytes -= sum(weight(change) for change in self.changes[:count])
         del self.changes[:count]
         self.first += count
+        self.watchers.forget_before(self.first)
 
     def drop_stale(self, now: float) -> None:
         """Forget the changes committed before `now - FRESH_SECONDS`, all but the newest MIN_KEPT."""
@@ -182,6 +192,7 @@ class ChangeFeed:
         self._wake_pending = False
         wake, self._wake = self._wake, self.loop.create_future()
         wake.set_result(None)
+        self.watchers.wake()
         woken, self._woken = self._woken, set()
         for resource in woken:
             waiting = self._resource_wakes.pop(resource, None)
@@ -196,6 +207,13 @@ class ChangeFeed:
         if revision < self.origin or revision >= self.last or self.last_of.get(resource, 0) > revision:
             return revision
         return self.last
+
+    def join(self, revision: int, resource: str, interest: Interest) -> Watcher | None:
+        """Index a reader that stands at the head (`revision` is the last change offered), so the
+        changes after it are handed to it as they come; None when it is not there yet."""
+        if revision != self.last or revision < self.compacted:
+            return None
+        return self.watchers.join(resource, interest)
 
     async def read_after(self, revision: int, *, timeout: float, limit: int = 500,
                          resource: str | None = None) -> list[Change]:

@@ -12,7 +12,8 @@ import pytest
 from control import errors
 from control.clock import FakeClock
 from control.client.http import HubClient, HubUnreachable
-from control.client.informer import Backoff, Handlers, Informer, by_node
+from control.client.informer import Handlers, Informer, by_node
+from control.client.reflector import Backoff
 from control.client.resources import CONFIGMAPS, PODS
 
 

@@ -11,7 +11,7 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
 from control import protocol
-from control.client.informer import Backoff
+from control.client.reflector import Backoff
 from dashboard import live
 from dashboard.consumers import LiveConsumer, WireConsumer
 from tests.dashboard.fakehub import FakeHub, pod, running

@@ -9,7 +9,7 @@ import asyncio
 
 from control import errors
 from control.client.http import HubUnreachable
-from control.client.informer import Backoff
+from control.client.reflector import Backoff
 from control.clock import FakeClock
 from dashboard.live import SNAPSHOT_PATH, LiveFeed
 
