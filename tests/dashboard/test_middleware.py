@@ -18,6 +18,17 @@ pytestmark = pytest.mark.django_db(transaction=True)
 CSRF_FIELD = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 
+@pytest.fixture(autouse=True)
+def _close_thread_connections():
+    """The session hops leave a connection open on asgiref's shared sync thread; closed here, while
+    this test may still use the database, so later tests without database access find none there."""
+    yield
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
+    asyncio.run(sync_to_async(connections.close_all)())
+
+
 @pytest.fixture
 def fake(settings):
     fake = FakeHub(objects={"pods": [], "nodes": []})
