@@ -13,6 +13,11 @@ Guarantees:
   (or its timeout), not by every commit of the cluster; `skip(rev, R)` moves it past a run of
   other resources' changes without reading them (an idle watch of Pods costs nothing while
   Leases are renewed). Only revisions the feed saw committed since it started are skipped.
+  A reader of one resource that waited at the head is never expired by its wait: when it wakes,
+  the changes that left memory meanwhile (compacted, or past the byte or fresh bounds) are stepped
+  over if none was its resource's, as kube-apiserver's per-resource watch cache never expires an
+  idle watcher because other resources moved on (a quiet watch of Nodes missed a cordon for a
+  second, a 410 and a relist later, when the log window was short).
 - Memory is bounded in count (`capacity` changes) and in bytes (`max_bytes`, KK_FEED_MAX_BYTES:
   each change is charged its body and the event line made from it): past either bound the oldest
   changes leave memory, and a watcher behind them reads from the log, as one behind the count does.
@@ -70,6 +75,7 @@ class ChangeFeed:
         self.compacted = 0
         self.origin = start  # every change after this revision passed through `offer`
         self.last_of: dict[str, int] = {}  # resource -> revision of its newest change since `origin`
+        self.dropped_of: dict[str, int] = {}  # resource -> revision of its newest change that left memory
         self._wake: asyncio.Future = loop.create_future()
         self._resource_wakes: dict[str, asyncio.Future] = {}  # readers of one resource wait here
         self._woken: set[str] = set()  # resources changed since the last wake-up
@@ -128,6 +134,7 @@ class ChangeFeed:
             latest = await run_db(store.current_revision)
             self.changes, self.first, self.last, self.bytes = [], latest + 1, latest, 0
             self.origin = latest  # what fell between was never offered: nobody may skip over it
+            self.dropped_of = {}
             self._woken.update(self._resource_wakes)
             self._notify()
         except Exception:
@@ -149,7 +156,9 @@ class ChangeFeed:
             self._drop_oldest(cut)
 
     def _drop_oldest(self, count: int) -> None:
-        self.bytes -= sum(weight(change) for change in self.changes[:count])
+        for change in self.changes[:count]:
+            self.bytes -= weight(change)
+            self.dropped_of[change.resource] = change.revision  # in revision order: the newest wins
         del self.changes[:count]
         self.first += count
 
@@ -192,10 +201,16 @@ class ChangeFeed:
 
     def skip(self, revision: int, resource: str) -> int:
         """Where a reader of `resource` at `revision` may continue without missing a change of it:
-        the newest revision when every change after `revision` is another resource's."""
-        if revision < self.origin or revision >= self.last or self.last_of.get(resource, 0) > revision:
+        the newest revision when every change after `revision` is another resource's; else, when
+        every change after it that left memory is another resource's, the last one of those (the
+        reader goes on from memory instead of the log, which may have been compacted past it)."""
+        if revision < self.origin or revision >= self.last:
             return revision
-        return self.last
+        if self.last_of.get(resource, 0) <= revision:
+            return self.last
+        if revision + 1 < self.first and self.dropped_of.get(resource, 0) <= revision:
+            return self.first - 1
+        return revision
 
     async def read_after(self, revision: int, *, timeout: float, limit: int = 500,
                          resource: str | None = None) -> list[Change]:
@@ -211,6 +226,8 @@ class ChangeFeed:
             await asyncio.wait((wake,), timeout=timeout)
             if revision >= self.last:
                 return []
+            if resource is not None:  # what went by while it waited may have left memory
+                revision = self.skip(revision, resource)
         if revision + 1 < self.first:
             # Behind memory: from the log, in pieces no bigger (by the changes in memory now) than a
             # quarter of the byte bound, so ten slow readers of big objects cannot pin gigabytes.
