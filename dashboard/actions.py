@@ -6,8 +6,10 @@ Guarantees:
   anything else; arguments are checked before any request (`ActionError`).
 - `scale` takes either `delta` (the −/+ buttons) or `replicas` (a number, as `kubectl scale
   --replicas=N` sets it).
-- Writes that depend on a read (scaling) carry the resourceVersion they read, so a concurrent
-  change answers 409 Conflict instead of being overwritten.
+- Writes that depend on a read (scaling by a delta) carry the resourceVersion they read, so a
+  concurrent change answers 409 Conflict instead of being overwritten; a number of replicas is
+  set as `kubectl scale --replicas=N` sets it, a merge patch of the scale with no precondition (a
+  status the controller wrote meanwhile is no conflict).
 - Custom objects are reached by the apiVersion and plural their button carries; only custom
   groups (`custom.is_custom_group`) are accepted there.
 - `stale-write` plays optimistic concurrency for real: it reads a Deployment, lets a second client
@@ -124,9 +126,12 @@ async def scale(client: HubClient, form: dict[str, str]) -> str:
     resource = SCALABLE.get(form.get("kind") or "deployments")
     if resource is None:
         raise ActionError(f"kind: {form.get('kind')!r} cannot be scaled here")
-    current = await client.request("GET", resource.path(namespace, name, "scale"))
-    replicas = wanted if wanted is not None else max(0, int((current.get("spec") or {}).get("replicas") or 0) + delta)
-    patch = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]}, "spec": {"replicas": replicas}}
+    if wanted is not None:
+        replicas, patch = wanted, {"spec": {"replicas": wanted}}
+    else:
+        current = await client.request("GET", resource.path(namespace, name, "scale"))
+        replicas = max(0, int((current.get("spec") or {}).get("replicas") or 0) + delta)
+        patch = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]}, "spec": {"replicas": replicas}}
     await client.patch(resource, name, patch, namespace, subresource="scale")
     shown = resource.kind.lower() + (f".{resource.group}" if resource.group else "")  # as kubectl names it
     return f"{shown}/{name} scaled to {replicas}"

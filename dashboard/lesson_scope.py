@@ -9,7 +9,8 @@ Guarantees (pure: no I/O, the same input gives the same output):
   viewer's namespace; a lesson's own namespace is kept only when the viewer may keep it
   (`own_namespaces`, the instructor), else it is the viewer's too (an attendee has one namespace).
 - `scoped_check` moves a namespaced check; a check without a namespace (nodes) is left alone.
-- `scoped_action` moves an action's namespace and its form's `namespace`.
+- `scoped_action` moves an action's namespace and its form's `namespace`, and the namespace a
+  Service's DNS name in its form's `target` names (`pasta.default.svc.cluster.local`).
 - `scoped_documents` moves every object that names a namespace, and a ServiceAccount subject of a
   (Cluster)RoleBinding; a Namespace object is dropped when the viewer cannot keep the lesson's
   own namespaces (the attendee's namespace already exists and they may not create another).
@@ -17,7 +18,9 @@ Guarantees (pure: no I/O, the same input gives the same output):
   `/namespaces/X/` and `system:serviceaccount:X:` go to their target, and when the viewer's
   kubectl would not default to the viewer's namespace (`Scope.kubeconfig_namespace`) a
   `-n <namespace>` is added to every kubectl that names none (and is not `-A`). Text that is not a
-  kubectl invocation (another program's own `-n`) is never touched.
+  kubectl invocation (another program's own `-n`) is never touched, but for `manage.py traffic`:
+  its target's DNS name is moved as the button's is, and a short Service name gets
+  `--namespace <namespace>` when the viewer's is not `default` (the command's own default).
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ _ALL_NAMESPACES = re.compile(r"(?<!\S)(?:-A|--all-namespaces)(?:=true)?(?!\S)")
 _PATH_NAMESPACE = re.compile(r"/namespaces/(?P<ns>[a-z0-9][a-z0-9-]*)/")
 _SERVICE_ACCOUNT = re.compile(r"system:serviceaccount:(?P<ns>[a-z0-9][a-z0-9-]*):")
 _KUBECTL = re.compile(r"(?<![\w/.-])kubectl(?=\s)")
+_TRAFFIC = re.compile(r"(?<![\w/.-])manage\.py\s+traffic\s+(?P<target>\S+)")
+# A Service's DNS name: service.namespace, service.namespace.svc, service.namespace.svc.cluster.local
+_SERVICE_DNS = re.compile(r"^(?P<service>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.(?P<ns>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)"
+                          r"(?P<rest>\.svc(?:\.cluster\.local)?)?$")
 
 
 @dataclass(frozen=True)
@@ -60,8 +67,21 @@ def scoped_check(check: Check, scope: Scope) -> Check:
     return dataclasses.replace(check, namespace=scope.target(check.namespace))
 
 
+def scoped_service(target: str, scope: Scope) -> str:
+    """A Service's DNS name with its namespace moved into the scope; a short name or an IP as it is."""
+    match = _SERVICE_DNS.match(target)
+    if match is None:
+        return target
+    return f"{match['service']}.{scope.target(match['ns'])}{match['rest'] or ''}"
+
+
 def scoped_action(action: Action, scope: Scope) -> Action:
-    form = tuple((key, scope.target(value) if key == "namespace" else value) for key, value in action.form)
+    def moved(key: str, value: str) -> str:
+        if key == "namespace":
+            return scope.target(value)
+        return scoped_service(value, scope) if key == "target" else value
+
+    form = tuple((key, moved(key, value)) for key, value in action.form)
     return dataclasses.replace(action, namespace=scope.target(action.namespace), form=form)
 
 
@@ -93,10 +113,17 @@ def scoped_command(command: str, scope: Scope) -> str:
     return "".join(part if _SEPARATORS.fullmatch(part) else _scoped_invocation(part, scope) for part in parts)
 
 
+def _scoped_traffic(found: re.Match, scope: Scope) -> str:
+    target = scoped_service(found["target"], scope)
+    short = _SERVICE_DNS.match(target) is None and not target[:1].isdigit()
+    extra = f" --namespace {scope.namespace}" if short and scope.namespace != DEFAULT else ""
+    return found[0][:found.start("target") - found.start()] + target + extra
+
+
 def _scoped_invocation(part: str, scope: Scope) -> str:
     found = _KUBECTL.search(part)
     if found is None:
-        return part
+        return _TRAFFIC.sub(lambda m: _scoped_traffic(m, scope), part) if "--namespace" not in part else part
     head, rest = part[:found.end()], part[found.end():]
     rest = _NAMESPACE_FLAG.sub(lambda m: f"{m['flag']}{m['sep']}{scope.target(m['ns'])}", rest)
     rest = _PATH_NAMESPACE.sub(lambda m: f"/namespaces/{scope.target(m['ns'])}/", rest)

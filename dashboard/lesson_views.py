@@ -15,6 +15,8 @@ made only when they may list it, re-polled while not satisfied (then every 10 s,
 stays quiet). Each shown step and each check's verdict is recorded for the instructor's board;
 `lesson_progress_json` serves it only to a user who may list pods everywhere. Unknown lessons or
 steps are 404; a refused button shows the hub's message with its status code, nothing else changes.
+A button's answer also tells the page (`HX-Trigger: lesson-acted`) to re-check the step at once, so
+a check its button satisfied turns green with the answer instead of at the next poll.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from dashboard.login import login_required
 from dashboard.views import localized
 
 POLL_WAITING, POLL_DONE = "3s", "10s"
+ACTED = "lesson-acted"  # the event a step's button raises on the page; its check listens for it
 SESSION_NAMESPACE = "kk_lesson_namespace"
 
 
@@ -183,9 +186,11 @@ async def lesson_act(request: HttpRequest, lesson_id: str, number: int) -> HttpR
         else:
             done = await lesson_checks.run_action(client, scoped_action(step.action, scope), discovery.resource_for, scope)
     lesson_answers.remember(_viewer(request), lesson_id, number, done.code)
-    return render(request, "dashboard/_action_result.html",
-                  {"message": done.message, "ok": done.ok, "action": f"lesson-{lesson_id}-{number}"},
-                  status=done.code)
+    response = render(request, "dashboard/_action_result.html",
+                      {"message": done.message, "ok": done.ok, "action": f"lesson-{lesson_id}-{number}"},
+                      status=done.code)
+    response["HX-Trigger"] = ACTED  # the step's check looks again now, not at its next poll
+    return response
 
 
 @require_GET

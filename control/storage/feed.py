@@ -18,6 +18,11 @@ Guarantees:
   resource, namespace and trigger value), in revision order, instead of every watcher of the
   resource reading and filtering every change; a dropped watcher (slow, or the feed restarted its
   run) reads for itself again from its own revision.
+- A reader of one resource that waited at the head is never expired by its wait: when it wakes,
+  the changes that left memory meanwhile (compacted, or past the byte or fresh bounds) are stepped
+  over if none was its resource's, as kube-apiserver's per-resource watch cache never expires an
+  idle watcher because other resources moved on (a quiet watch of Nodes missed a cordon for a
+  second, a 410 and a relist later, when the log window was short).
 - Memory is bounded in count (`capacity` changes) and in bytes (`max_bytes`, KK_FEED_MAX_BYTES:
   each change is charged its body and the event line made from it): past either bound the oldest
   changes leave memory, and a watcher behind them reads from the log, as one behind the count does.
@@ -77,6 +82,7 @@ class ChangeFeed:
         self.origin = start  # every change after this revision passed through `offer`
         self.last_of: dict[str, int] = {}  # resource -> revision of its newest change since `origin`
         self.watchers = WatcherIndex(start)
+        self.dropped_of: dict[str, int] = {}  # resource -> revision of its newest change that left memory
         self._wake: asyncio.Future = loop.create_future()
         self._resource_wakes: dict[str, asyncio.Future] = {}  # readers of one resource wait here
         self._woken: set[str] = set()  # resources changed since the last wake-up
@@ -137,6 +143,7 @@ class ChangeFeed:
             self.changes, self.first, self.last, self.bytes = [], latest + 1, latest, 0
             self.origin = latest  # what fell between was never offered: nobody may skip over it
             self.watchers.drop_all(latest)  # nor be handed it: the joined watchers read the log again
+            self.dropped_of = {}
             self._woken.update(self._resource_wakes)
             self._notify()
         except Exception:
@@ -158,7 +165,9 @@ class ChangeFeed:
             self._drop_oldest(cut)
 
     def _drop_oldest(self, count: int) -> None:
-        self.bytes -= sum(weight(change) for change in self.changes[:count])
+        for change in self.changes[:count]:
+            self.bytes -= weight(change)
+            self.dropped_of[change.resource] = change.revision  # in revision order: the newest wins
         del self.changes[:count]
         self.first += count
         self.watchers.forget_before(self.first)
@@ -203,10 +212,16 @@ class ChangeFeed:
 
     def skip(self, revision: int, resource: str) -> int:
         """Where a reader of `resource` at `revision` may continue without missing a change of it:
-        the newest revision when every change after `revision` is another resource's."""
-        if revision < self.origin or revision >= self.last or self.last_of.get(resource, 0) > revision:
+        the newest revision when every change after `revision` is another resource's; else, when
+        every change after it that left memory is another resource's, the last one of those (the
+        reader goes on from memory instead of the log, which may have been compacted past it)."""
+        if revision < self.origin or revision >= self.last:
             return revision
-        return self.last
+        if self.last_of.get(resource, 0) <= revision:
+            return self.last
+        if revision + 1 < self.first and self.dropped_of.get(resource, 0) <= revision:
+            return self.first - 1
+        return revision
 
     def join(self, revision: int, resource: str, interest: Interest) -> Watcher | None:
         """Index a reader that stands at the head (`revision` is the last change offered), so the
@@ -229,6 +244,8 @@ class ChangeFeed:
             await asyncio.wait((wake,), timeout=timeout)
             if revision >= self.last:
                 return []
+            if resource is not None:  # what went by while it waited may have left memory
+                revision = self.skip(revision, resource)
         if revision + 1 < self.first:
             # Behind memory: from the log, in pieces no bigger (by the changes in memory now) than a
             # quarter of the byte bound, so ten slow readers of big objects cannot pin gigabytes.

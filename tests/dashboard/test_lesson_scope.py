@@ -38,6 +38,12 @@ def test_an_action_and_its_forms_namespace_move():
     moved = scoped_action(scale, ATTENDEE)
     assert dict(moved.form) == {"delta": "2", "name": "pasta", "namespace": "alice"} and moved.namespace == "alice"
     assert dict(scoped_action(scale, INSTRUCTOR).form)["namespace"] == "diner"
+    dns = Action(do="traffic", form=(("namespace", "default"), ("target", "pasta.default.svc.cluster.local")))
+    assert dict(scoped_action(dns, INSTRUCTOR_ELSEWHERE).form) == {"namespace": "team-b",
+                                                                   "target": "pasta.team-b.svc.cluster.local"}
+    assert dict(scoped_action(dns, INSTRUCTOR).form)["target"] == "pasta.default.svc.cluster.local"
+    short = Action(do="traffic", form=(("namespace", "default"), ("target", "pasta")))
+    assert dict(scoped_action(short, ATTENDEE).form) == {"namespace": "alice", "target": "pasta"}
     spoke = Action(do="spoke", form=(("spoke", "scheduler"), ("state", "stopped")))
     assert dict(scoped_action(spoke, ATTENDEE).form) == {"spoke": "scheduler", "state": "stopped"}
 
@@ -71,8 +77,18 @@ def test_manifests_move_their_objects_and_subjects_and_drop_a_namespace_the_atte
     ("kubectl get pods --as=system:serviceaccount:default:trainee", ATTENDEE,
      "kubectl get pods --as=system:serviceaccount:alice:trainee"),
     ("kubectl get pods -A", INSTRUCTOR_ELSEWHERE, "kubectl get pods -A"),
-    (".venv/bin/python manage.py traffic pasta --from node-1 -n 20", ATTENDEE,
+    (".venv/bin/python manage.py traffic pasta --from node-1 -n 20", INSTRUCTOR,
      ".venv/bin/python manage.py traffic pasta --from node-1 -n 20"),
+    (".venv/bin/python manage.py traffic pasta --from node-1 -n 20", ATTENDEE,  # its -n is a count: left alone
+     ".venv/bin/python manage.py traffic pasta --namespace alice --from node-1 -n 20"),
+    (".venv/bin/python manage.py traffic pasta.default.svc.cluster.local --from node-2 -n 10", INSTRUCTOR_ELSEWHERE,
+     ".venv/bin/python manage.py traffic pasta.team-b.svc.cluster.local --from node-2 -n 10"),
+    (".venv/bin/python manage.py traffic pasta.diner --from node-2", INSTRUCTOR_ELSEWHERE,
+     ".venv/bin/python manage.py traffic pasta.diner --from node-2"),
+    (".venv/bin/python manage.py traffic 10.96.0.12 --from node-2", ATTENDEE,
+     ".venv/bin/python manage.py traffic 10.96.0.12 --from node-2"),
+    (".venv/bin/python manage.py traffic pasta --namespace shop --from node-1", ATTENDEE,
+     ".venv/bin/python manage.py traffic pasta --namespace shop --from node-1"),
     ("kubectl get pods | grep pasta", INSTRUCTOR_ELSEWHERE, "kubectl -n team-b get pods | grep pasta"),
     ("kubectl delete $(kubectl get pods -l app=pasta -o name | tail -n 1)", INSTRUCTOR_ELSEWHERE,
      "kubectl -n team-b delete $(kubectl -n team-b get pods -l app=pasta -o name | tail -n 1)"),
@@ -89,11 +105,13 @@ def test_the_shipped_lessons_leave_no_default_namespace_for_an_attendee():
         for step in lesson.steps:
             assert "namespaces/default" not in scoped_command(step.kubectl, ATTENDEE), lesson.id
             assert "serviceaccount:default:" not in scoped_command(step.kubectl, ATTENDEE), lesson.id
+            assert ".default.svc" not in scoped_command(step.kubectl, ATTENDEE), lesson.id
             if step.check is not None and step.check.namespace:
                 assert scoped_check(step.check, ATTENDEE).namespace == "alice", lesson.id
             if step.action is not None:
                 moved = scoped_action(step.action, ATTENDEE)
                 assert moved.namespace == "alice" and dict(moved.form).get("namespace", "alice") == "alice", lesson.id
+                assert ".default" not in dict(moved.form).get("target", ""), lesson.id
                 if step.action.apply:
                     docs = scoped_documents(manifests.parse(lessons.manifest_text(step.action)), ATTENDEE)
                     assert {d["metadata"].get("namespace", "alice") for d in docs} == {"alice"}, lesson.id

@@ -66,14 +66,18 @@ def test_the_button_deletes_the_newest_matching_pod_as_the_dashboards_own_client
     response = client.post("/lessons/02-self-healing/2/do/")
     assert response.status_code == 200 and "pod/new deleted" in response.content.decode()
     assert [(r.method, r.path) for r in fake.writes()] == [("DELETE", f"{PODS}/new")]
+    assert response["HX-Trigger"] == "lesson-acted"  # the step's check looks again at once
+    step = client.get("/lessons/02-self-healing/2/").content.decode()
+    assert 'hx-trigger="load, lesson-acted from:body"' in step
 
 
 def test_a_refused_button_shows_the_hubs_message_and_code(fake, client):
-    fake.answers[("GET", "/apis/apps/v1/namespaces/default/deployments/pasta/scale")] = (
-        404, status(404, "NotFound", 'deployments.apps "pasta" not found'))
+    scale = "/apis/apps/v1/namespaces/default/deployments/pasta/scale"
+    fake.answers[("PATCH", scale)] = (404, status(404, "NotFound", 'deployments.apps "pasta" not found'))
     response = client.post("/lessons/05-scale-and-roll/2/do/")
     assert response.status_code == 404 and "not found" in response.content.decode()
-    assert fake.writes() == []
+    assert [(r.method, r.path) for r in fake.writes()] == [("PATCH", scale)]  # the refused one, nothing else
+    assert response["HX-Trigger"] == "lesson-acted"  # a refusal is an answer too: the check looks again
 
 
 def test_unknown_lessons_and_steps_are_404(client):

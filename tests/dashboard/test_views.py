@@ -148,6 +148,15 @@ def test_scaling_reads_the_scale_then_writes_it_with_the_resourceversion_read(fa
     assert fake.requests[-1].body == {"metadata": {"resourceVersion": "41"}, "spec": {"replicas": 2}}
 
 
+def test_scaling_to_a_number_patches_the_scale_with_no_precondition_as_kubectl_scale_replicas(fake, client):
+    scale_path = "/apis/apps/v1/namespaces/diner/deployments/guests/scale"
+    fake.answers[("PATCH", scale_path)] = (200, {"spec": {"replicas": 11}})
+    response = client.post("/actions/scale/", {"namespace": "diner", "name": "guests", "replicas": "11"})
+    assert response.status_code == 200 and "deployment.apps/guests scaled to 11" in response.content.decode()
+    # no read, no resourceVersion: the controller's status write meanwhile is not a 409 (lesson 17)
+    assert [(r.method, r.path, r.body) for r in fake.requests] == [("PATCH", scale_path, {"spec": {"replicas": 11}})]
+
+
 def test_a_replicationcontroller_is_scaled_through_its_core_v1_scale(fake, client):
     scale_path = "/api/v1/namespaces/default/replicationcontrollers/nginx/scale"
     fake.answers[("GET", scale_path)] = (200, {"metadata": {"name": "nginx", "resourceVersion": "7"},

@@ -232,3 +232,34 @@ def test_changes_older_than_the_fresh_window_leave_memory_but_the_newest_stay():
         assert [c.revision for c in feed.changes] == list(range(2001, 2002 + MIN_KEPT)), "the fresh ones stay"
 
     asyncio.run(scenario())
+
+
+def test_a_reader_waiting_at_the_head_is_not_expired_by_what_other_resources_left_behind():
+    """A quiet watch of Nodes while Leases move on and the log is compacted: the cordon that wakes
+    it is delivered (the Lease changes stepped over), not a 410 that costs a relist."""
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=100, batch_window=0)
+        nodes = asyncio.create_task(feed.read_after(100, timeout=5, resource="/nodes"))
+        await asyncio.sleep(0)
+        feed.offer([made(r, "/leases") for r in range(101, 111)])
+        feed.drop_through(108)  # the log's window passed the revision the reader waits at
+        feed.offer([made(111, "/nodes")])
+        return await asyncio.wait_for(nodes, 1)
+
+    assert [c.revision for c in asyncio.run(scenario())] == [109, 110, 111]
+
+
+def test_a_change_of_its_own_resource_that_left_memory_is_never_stepped_over():
+    async def scenario():
+        feed = ChangeFeed(loop=asyncio.get_running_loop(), start=100, batch_window=0)
+        feed.offer([made(101, "/leases"), made(102, "/nodes")] + [made(r, "/leases") for r in range(103, 111)])
+        feed.drop_through(105)
+        assert feed.skip(100, "/nodes") == 100, "102 was a Node: the reader must read it (or hear 410)"
+        assert feed.skip(102, "/nodes") == 110
+        assert feed.skip(101, "/leases") == 101
+        feed.offer([made(111, "/nodes")])
+        assert feed.skip(102, "/nodes") == 105, "from memory, after the compacted Leases"
+        with pytest.raises(errors.Gone):
+            await feed.read_after(100, timeout=0.01, resource="/nodes")
+
+    asyncio.run(scenario())
