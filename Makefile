@@ -8,7 +8,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 PACE ?= kubernetes
 ADDR ?= 127.0.0.1:8000
 
-.PHONY: setup setup-test run test test-sqlite test-postgres bench clean
+.PHONY: setup setup-test run test test-unit test-sqlite test-postgres bench clean
 
 setup: $(STAMP)
 setup-test: $(TEST_STAMP)
@@ -33,6 +33,10 @@ run: setup
 	$(PY) manage.py runcluster --addr $(ADDR) --pace $(PACE)
 
 test: setup-test test-sqlite test-postgres
+
+# The unit tests alone: no real server, no kubectl, no browser (the `e2e` marker); about 3 minutes.
+test-unit: setup-test
+	$(PY) -m pytest -p no:cacheprovider -m "not e2e"
 
 test-sqlite: setup-test
 	$(PY) -m pytest -p no:cacheprovider
