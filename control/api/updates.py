@@ -92,7 +92,9 @@ def record_update(old: dict, new: dict, *, manager: str, now: str, api_version: 
     rewritten = isinstance(sent, list) and bool(sent) and sent != old_managed
     changed, gone = _changes(old, new, meta)
     if not rewritten and not gone and changed:
-        kept = _retimed(old_managed, changed, new, meta, manager=manager, api_version=api_version, now=now)
+        # The entries as the client sent them when it sent them (equal to the stored ones here):
+        # the result then shares only `new`'s parts, as it does everywhere else.
+        kept = _retimed(sent or old_managed, changed, new, meta, manager=manager, api_version=api_version, now=now)
         if kept is not None:
             return _with_managed(result, kept)
     entries = _entries(old)
