@@ -1,5 +1,5 @@
-"""An idle cluster's cost and how fast it stops: `python bench/idle.py [--nodes 10] [--seconds 600]
-[--settle 30] [--paces kubernetes,workshop] [--root DIR]`.
+"""An idle cluster's cost and how fast it stops: `python bench/idle.py [--nodes 10] [--minutes 10 | --seconds 600]
+[--settle 30] [--pace workshop | --paces kubernetes,workshop] [--root DIR]`.
 
 For each pace it starts `manage.py runcluster --nodes N --pace P` (from --root, default this
 checkout: point it at an older worktree to measure the previous code the same way), waits until
@@ -8,7 +8,9 @@ psutil) and the store's revision over a window of --seconds: the hub's % of one 
 per second. Then it sends SIGINT to runcluster, as a terminal's Ctrl-C would, and times how long
 until no process of the cluster (runcluster, the hub, every spoke) remains.
 
-Prints one JSON line: per pace {hub_cpu_pct, writes_per_s, stop_s, left_after_5s}.
+Prints one JSON line: per pace {hub_cpu_pct, writes_per_s, stop_s, left_after_5s}. The target
+(issue 21): hub_cpu_pct <= 2 over 10 idle minutes with 10 nodes at either pace, and
+left_after_5s == 0. A shorter --minutes is for trying; the 10-minute figure is the one to report.
 """
 
 from __future__ import annotations
@@ -148,14 +150,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=600, help="the idle window measured (target: 10 min)")
+    parser.add_argument("--minutes", type=float, help="the idle window in minutes (overrides --seconds)")
     parser.add_argument("--settle", type=float, default=30, help="seconds after every node is Ready before measuring")
     parser.add_argument("--paces", default="kubernetes,workshop")
+    parser.add_argument("--pace", choices=("kubernetes", "workshop"), help="measure this pace only")
     parser.add_argument("--root", default=str(ROOT), help="the checkout whose runcluster is measured")
     args = parser.parse_args()
     root = Path(args.root).resolve()
+    seconds = args.minutes * 60 if args.minutes is not None else args.seconds
     result: dict[str, object] = {"nodes": args.nodes, "root": str(root)}
-    for pace in args.paces.split(","):
-        result[pace] = measure(root, pace, args.nodes, args.seconds, args.settle)
+    for pace in [args.pace] if args.pace else args.paces.split(","):
+        result[pace] = measure(root, pace, args.nodes, seconds, args.settle)
     emit(result)
 
 

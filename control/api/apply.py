@@ -1,7 +1,7 @@
 """Server-side apply (application/apply-patch+yaml) and field ownership in `metadata.managedFields`.
 
 Guarantees:
-- `server_side_apply` and `record_update` return new objects and never mutate their inputs.
+- `server_side_apply` returns a new object and never mutates its inputs.
 - Ownership is kept in Kubernetes' FieldsV1 encoding: `f:<field>` for map fields, `k:{"<key>":v}` for
   list items matched by their merge key, `v:<json>` for members of primitive sets, and `.` for
   "this item/map itself" where it also has owned children. Lists of maps with a merge key (from
@@ -14,8 +14,8 @@ Guarantees:
   The manager "kubectl" takes over, without a conflict, what the last-applied annotation shows it
   applied client-side, and keeps that annotation in step (`control.api.lastapplied`).
   Setting a field to the value it already has is not a conflict: ownership becomes shared.
-- `record_update` gives an ordinary write ("Update") ownership of what it changed and takes those
-  fields from everyone else; fields that no longer exist are owned by no one.
+- Ordinary writes ("Update") are recorded by `control.api.updates.record_update` with the field
+  sets defined here.
 - Never tracked (Kubernetes' strip set plus status): apiVersion, kind, status, and metadata's
   name, namespace, uid, resourceVersion, generation, creationTimestamp, selfLink, managedFields.
 
@@ -77,24 +77,29 @@ def _list_mode(items: list, meta: PatchMeta, field: str) -> tuple[str, str | Non
 
 def _walk(obj: dict, meta: PatchMeta, prefix: Path, out: set[Path]) -> None:
     for field, value in obj.items():
-        if value is None:
-            continue
-        path = prefix + (f"f:{field}",)
-        if isinstance(value, dict) and value:
-            _walk(value, meta.child(field), path, out)
-        elif isinstance(value, list) and value:
-            mode, key = _list_mode(value, meta, field)
-            if mode == "keyed":
-                for item in value:
-                    item_path = path + ("k:" + _key_text(key, item[key]),)
-                    out.add(item_path)
-                    _walk(item, meta.child(field), item_path, out)
-            elif mode == "set":
-                out.update(path + ("v:" + _compact(v),) for v in value)
-            else:
-                out.add(path)
+        _walk_field(field, value, meta, prefix, out)
+
+
+def _walk_field(field: str, value: Any, meta: PatchMeta, prefix: Path, out: set[Path]) -> None:
+    """The tracked paths of one field of the map at `prefix` (`meta`: that map's)."""
+    if value is None:
+        return
+    path = prefix + (f"f:{field}",)
+    if isinstance(value, dict) and value:
+        _walk(value, meta.child(field), path, out)
+    elif isinstance(value, list) and value:
+        mode, key = _list_mode(value, meta, field)
+        if mode == "keyed":
+            for item in value:
+                item_path = path + ("k:" + _key_text(key, item[key]),)
+                out.add(item_path)
+                _walk(item, meta.child(field), item_path, out)
+        elif mode == "set":
+            out.update(path + ("v:" + _compact(v),) for v in value)
         else:
             out.add(path)
+    else:
+        out.add(path)
 
 
 _IGNORED_ROOTS = frozenset(skip[0] for skip in _IGNORED if len(skip) == 1)
@@ -326,10 +331,13 @@ def server_side_apply(live: dict | None, applied: dict, *, manager: str, force: 
 
     result = copy.deepcopy(live) if live else {}
     _merge_applied(result, applied, meta)
-    held_by_others = set().union(*(s for _, s in others))
+    # What stays owned after this apply: everybody else's fields and the applier's new set.
+    # structured-merge-diff's prune adds back every item still owned by any manager, the applying
+    # one included, so `data: {}` then `data: {key1: v}` keeps data (key1 below it is owned now).
+    held = applied_set.union(*(s for _, s in others))
     for path in sorted(previous - applied_set, key=len):
-        # Keep what anybody else still owns, at this path or below it.
-        if not any(p[:len(path)] == path for p in held_by_others):
+        # Keep what anybody still owns, at this path or below it.
+        if not any(p[:len(path)] == path for p in held):
             _remove(result, path)
 
     conflicts = [(h, p) for h, s in others if h["manager"] != manager
@@ -358,43 +366,3 @@ def _without_times(managed: Any) -> Any:
     if not isinstance(managed, list):
         return managed
     return [{k: v for k, v in entry.items() if k != "time"} if isinstance(entry, dict) else entry for entry in managed]
-
-
-def record_update(old: dict, new: dict, *, manager: str, now: str, api_version: str,
-                  meta: PatchMeta | None = None) -> dict:
-    """`new` with managedFields updated for a non-apply write by `manager` (operation "Update").
-
-    Pass the kind's `meta` so list items are owned by merge key, as applies own them; without it
-    every list is owned atomically. `old` may be {} for a create.
-    """
-    meta = meta or PatchMeta.empty()
-    if not old and not (new.get("metadata") or {}).get("managedFields"):
-        # A create: the writer owns everything it sent; nothing to compare, nobody to take from.
-        owned = field_set(new, meta)
-        return _with_managed(_copy_with_metadata(new), _render([(_entry(manager, "Update", api_version, now), owned)]))
-    result = copy.deepcopy(new)
-    old = old or {}
-    entries = _entries(old)
-    sent = (new.get("metadata") or {}).get("managedFields")
-    old_managed = (old.get("metadata") or {}).get("managedFields")
-    if isinstance(sent, list) and sent and sent != old_managed:
-        # The client rewrote managedFields on purpose; `[{}]` is Kubernetes' way to reset them.
-        entries = _entries(new) if any(e for e in sent) else []
-    before, after = field_set(old, meta), field_set(new, meta)
-    changed = {p for p in after if _differs(old, new, p)}
-    gone = {p for p in before - after if _lookup(new, p) is _MISSING}
-    if not changed and not gone and entries == _entries(old):
-        return _with_managed(result, _render(entries))
-    updated: list[tuple[dict, set[Path]]] = []
-    mine = None
-    for head, paths in entries:
-        alive = {p for p in paths if p not in gone and _lookup(new, p) is not _MISSING}
-        if head["manager"] == manager and head.get("operation") == "Update" \
-                and head.get("apiVersion") == api_version and mine is None:
-            mine = len(updated)
-            updated.append((_entry(manager, "Update", api_version, now), alive | changed))
-        else:
-            updated.append((head, alive - changed))
-    if mine is None and changed:
-        updated.append((_entry(manager, "Update", api_version, now), changed))
-    return _with_managed(result, _render(updated))

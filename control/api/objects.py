@@ -98,7 +98,7 @@ def _namespace_of(call: Call, obj: Obj) -> str:
 
 def track_fields(call: Call, old: Obj, new: Obj, now: float) -> Obj:
     """Record an ordinary write's field ownership in metadata.managedFields ("Update")."""
-    from control.api.apply import record_update
+    from control.api.updates import record_update
     from control.api.patching import patch_meta
 
     return record_update(old, new, manager=call.field_manager, now=format_time(now),

@@ -83,7 +83,11 @@ async def _flush_forever() -> None:
     while True:
         await clock.sleep(0.05)
         _drain_deliveries()
-        if not _pending or layer is None:
+        if not _pending:
+            # Nothing left: the task ends and the next record starts another (`_ensure_flusher`),
+            # so an idle hub is not woken 20 times a second for nothing.
+            return
+        if layer is None:
             continue
         batch = _pending[:500]
         del _pending[:len(batch)]

@@ -182,15 +182,17 @@ def _assess(resource: str, obj: Obj, old: Obj | None, listed: Lister) -> tuple[s
     namespace = obj["metadata"].get("namespace") or ""
     if not namespace:
         return "", []
-    quotas = sorted(listed(QUOTAS, namespace), key=lambda q: q["metadata"]["name"])
-    if not quotas:
-        return "", []
     delta = usage(resource, obj)
     if old is not None:
+        # An update that asks for nothing more is admitted before the quotas are read (upstream's
+        # object-count evaluators handle only creates): a Lease renewal costs no quota lookup.
         before = usage(resource, old)
         delta = {name: amount - before.get(name, 0.0) for name, amount in delta.items()}
         if not any(amount > 0 for amount in delta.values()):
             return "", []
+    quotas = sorted(listed(QUOTAS, namespace), key=lambda q: q["metadata"]["name"])
+    if not quotas:
+        return "", []
     stored: list[Obj] | None = None
     charged: list[tuple[Obj, dict[str, float]]] = []
     for quota in quotas:

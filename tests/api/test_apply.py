@@ -14,9 +14,9 @@ from control.api.apply import (
     decode_fields,
     encode_fields,
     path_string,
-    record_update,
     server_side_apply,
 )
+from control.api.updates import record_update
 from control.api.smp import PatchMeta
 from control.errors import Conflict
 
@@ -146,6 +146,36 @@ def test_fields_still_owned_by_someone_else_survive_removal() -> None:
     touched = update(first, touched, manager="kubectl-edit")
     second = apply(touched, deployment(labels={"app": "web"}))
     assert second["metadata"]["labels"] == {"app": "web", "shared": "y"}
+
+
+def configmap(data: dict) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}, "data": data}
+
+
+def apply_cm(live, data: dict) -> dict:
+    return server_side_apply(live, configmap(data), manager="lightkube", force=False, meta=PatchMeta.empty(),
+                             now=T1, api_version="v1")
+
+
+def test_an_applied_empty_map_then_keys_keeps_the_keys() -> None:
+    # lightkube's test_apply: create, change keys, clear them all, then apply one key again.
+    live = apply_cm(None, {"key1": "value1", "key2": "value2"})
+    live = apply_cm(live, {"key2": "new value", "key3": "value3"})
+    assert live["data"] == {"key2": "new value", "key3": "value3"}
+    live = apply_cm(live, {})
+    assert not live["data"]
+    assert {path_string(p) for p in decode_fields(live["metadata"]["managedFields"][0]["fieldsV1"])} == {".data"}
+    live = apply_cm(live, {"key1": "new value"})
+    assert live["data"] == {"key1": "new value"}
+    assert {path_string(p) for p in decode_fields(live["metadata"]["managedFields"][0]["fieldsV1"])} == {".data.key1"}
+
+
+def test_a_map_given_up_as_a_whole_still_loses_its_other_keys() -> None:
+    # data was owned whole ({} applied); another manager added a key; the applier now owns only key1.
+    live = apply_cm(None, {})
+    live = record_update(live, {**live, "data": {"other": "x"}}, manager="editor", now=T2, api_version="v1")
+    live = apply_cm(live, {"key1": "v"})
+    assert live["data"] == {"other": "x", "key1": "v"}
 
 
 def test_two_appliers_own_their_own_list_items() -> None:

@@ -278,3 +278,42 @@ def test_a_watch_answered_410_inside_its_stream_is_recorded_as_that_answer():
         assert (record["who"], record["verb"], record["resource"], record["namespace"]) == ("kubectl", "watch", "configmaps", "default")
         assert (record["code"], record["reason"]) == (410, "Expired")
         assert "too old" in record["message"]
+
+
+def test_the_flusher_sleeps_only_while_records_wait(monkeypatch):
+    """An idle hub is not woken 20 times a second: the flusher ends once nothing waits, and the
+    next record starts it again."""
+    import asyncio
+
+    import channels.layers
+
+    from control.clock import FakeClock
+
+    sent: list[dict] = []
+
+    class Layer:
+        async def group_send(self, group, message):
+            sent.append(message)
+
+    fake = FakeClock()
+    monkeypatch.setattr(traffic, "clock", fake)
+    monkeypatch.setattr(channels.layers, "get_channel_layer", lambda: Layer())
+    monkeypatch.setattr(traffic, "_pending", [])
+    monkeypatch.setattr(traffic, "_deliveries", {})
+    monkeypatch.setattr(traffic, "_flusher", None)
+
+    async def scenario():
+        traffic.publish({"type": "request", "who": "kubelet/node-1"})
+        first = traffic._flusher
+        await asyncio.sleep(0)  # the flusher starts and sleeps on the fake clock
+        await fake.advance(0.05)
+        assert [len(m["records"]) for m in sent] == [1]
+        await fake.advance(0.05)
+        assert first.done() and fake.pending() == 0  # no timer left while idle
+        traffic.publish({"type": "request", "who": "kubelet/node-2"})
+        assert traffic._flusher is not first and not traffic._flusher.done()
+        await asyncio.sleep(0)
+        await fake.advance(0.1)
+        assert [len(m["records"]) for m in sent] == [1, 1] and traffic._flusher.done()
+
+    asyncio.run(scenario())
