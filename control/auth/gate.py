@@ -105,9 +105,13 @@ def _decoded(body: bytes, content_type: str, decoded: Any = None) -> Any:
         return None
 
 
-def check_escalation(user: User, attrs: Attributes, obj: Any, policy: Policy) -> None:
+def check_escalation(user: User, attrs: Attributes, obj: Any, policy: Policy, whole: bool | None = None) -> None:
     """upstream's role and binding strategies: a Role's rules must be held by the writer unless it
-    may `escalate`; a binding's role must be held unless the writer may `bind` it."""
+    may `escalate`; a binding's role must be held unless the writer may `bind` it. `whole`: the body
+    states the object's rules or roleRef as they will be (a create, an update, a server-side apply,
+    whose `rules` list is atomic); a merge or JSON patch does not, and needs `escalate`/`bind`."""
+    if whole is None:
+        whole = attrs.verb != "patch"
     if attrs.api_group != RBAC_GROUP or attrs.subresource or attrs.verb not in ("create", "update", "patch"):
         return
     if attrs.resource not in ROLE_RESOURCES + BINDING_RESOURCES or "system:masters" in user.groups:
@@ -118,7 +122,7 @@ def check_escalation(user: User, attrs: Attributes, obj: Any, policy: Policy) ->
         if policy.allowed(user, Attributes("escalate", True, RBAC_GROUP, attrs.resource, namespace=namespace,
                                            name=name)):
             return
-        wanted = obj.get("rules") if isinstance(obj, dict) and attrs.verb != "patch" else None
+        wanted = (obj.get("rules") or []) if isinstance(obj, dict) and whole else None
     else:
         ref = obj.get("roleRef") if isinstance(obj, dict) else None
         if not isinstance(ref, dict):
@@ -127,7 +131,7 @@ def check_escalation(user: User, attrs: Attributes, obj: Any, policy: Policy) ->
                                                    "ClusterRole" else "roles", namespace=namespace,
                                                    name=ref.get("name", ""))):
             return
-        wanted = policy.role_rules(ref, namespace) if ref and attrs.verb != "patch" else None
+        wanted = policy.role_rules(ref, namespace) if ref and whole else None
     held = list(policy.rules_for(user, namespace))
     missing = missing_rules(held, wanted) if isinstance(wanted, list) else [
         {"apiGroups": [RBAC_GROUP], "resources": [attrs.resource], "verbs": ["escalate" if attrs.resource in
@@ -210,7 +214,8 @@ async def check_body(user: User, method: str, path: str, query: dict[str, str], 
             or "system:nodes" in user.groups  # only these checks read it: no other body is unpacked here
         obj = _decoded(body, content_type, decoded) if body and reads_object and attrs.verb != "delete" else None
         policy = await cache().current()
-        check_escalation(user, attrs, obj, policy)
+        applied = (content_type or "").split(";")[0].strip().lower() == "application/apply-patch+yaml"
+        check_escalation(user, attrs, obj, policy, whole=attrs.verb != "patch" or applied)
         await check_node(user, attrs, obj)
 
 

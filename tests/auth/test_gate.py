@@ -207,3 +207,32 @@ def test_a_browser_websocket_authenticates_with_the_bearer_subprotocol():
     with pytest.raises(Exception) as refused:
         asyncio.run(gate.authenticate([(b"sec-websocket-protocol", f"{gate.BEARER_PROTOCOL}%%%".encode())]))
     assert getattr(refused.value, "code", None) == 401
+
+
+def test_a_server_side_apply_is_judged_by_the_rules_it_states_a_merge_patch_needs_escalate(hub):
+    """`kubectl apply --server-side` of a Role and its binding (the dashboard's "Do it" applies so)
+    is held to the rules and roleRef its body states, as a create is; a merge patch states no whole
+    object, so without `escalate`/`bind` it is refused (kube-apiserver judges the patched object)."""
+    admin, alice = hub["admin"], hub["alice"]
+    binding = {"metadata": {"name": "alice-admin"}, "subjects": [{"kind": "User", "name": "alice"}],
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"}}
+    assert admin.post(f"{RBAC}/namespaces/alice/rolebindings", json.dumps(binding)).status_code == 201
+    apply = "application/apply-patch+yaml"
+    query = "fieldManager=kubectl"
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "pod-reader"},
+            "rules": [{"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["pods"]}]}
+    answer = alice.patch(f"{RBAC}/namespaces/alice/roles/pod-reader", json.dumps(role), apply, QUERY_STRING=query)
+    assert answer.status_code == 201, body(answer)
+    reads = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "reads"},
+             "subjects": [{"kind": "ServiceAccount", "name": "trainee", "namespace": "alice"}],
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "pod-reader"}}
+    answer = alice.patch(f"{RBAC}/namespaces/alice/rolebindings/reads", json.dumps(reads), apply, QUERY_STRING=query)
+    assert answer.status_code == 201, body(answer)
+    greedy = {**role, "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["nodes"]}]}
+    answer = alice.patch(f"{RBAC}/namespaces/alice/roles/pod-reader", json.dumps(greedy), apply, QUERY_STRING=query)
+    assert answer.status_code == 403
+    assert 'Resources:["nodes"]' in body(answer)["message"]
+    merge = json.dumps({"rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]})
+    answer = alice.patch(f"{RBAC}/namespaces/alice/roles/pod-reader", merge, "application/merge-patch+json")
+    assert answer.status_code == 403
+    assert admin.get(f"{RBAC}/namespaces/alice/roles/pod-reader").status_code == 200
