@@ -26,6 +26,7 @@ from typing import Any
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
@@ -34,6 +35,7 @@ from control import workshop
 from control.client.http import HubClient
 from control.client.resources import Resource
 from control.kinds.base import name_causes
+from dashboard.actions import Ongoing
 from dashboard import access, discovery, hub, lesson_answers, lesson_checks, lesson_rights, lessons
 from dashboard.lesson_progress import PROGRESS, Position
 from dashboard.lesson_scope import DEFAULT, Scope, scoped_action, scoped_check, scoped_command
@@ -186,8 +188,13 @@ async def lesson_act(request: HttpRequest, lesson_id: str, number: int) -> HttpR
         else:
             done = await lesson_checks.run_action(client, scoped_action(step.action, scope), discovery.resource_for, scope)
     lesson_answers.remember(_viewer(request), lesson_id, number, done.code)
+    # A button that goes on in the background (the drain): its line asks after it until it ends,
+    # as the node card's does, instead of staying at its first words ("cordoning it…").
+    ongoing = isinstance(done.message, Ongoing)
     response = render(request, "dashboard/_action_result.html",
-                      {"message": done.message, "ok": done.ok, "action": f"lesson-{lesson_id}-{number}"},
+                      {"message": done.message, "ok": done.ok, "action": f"lesson-{lesson_id}-{number}",
+                       "kitchen": done.message.kitchen if ongoing else "",
+                       "poll": reverse("dashboard:drain", args=[done.message.node]) if ongoing else ""},
                       status=done.code)
     response["HX-Trigger"] = ACTED  # the step's check looks again now, not at its next poll
     return response

@@ -158,3 +158,21 @@ def test_a_step_that_only_reads_turns_green_when_its_button_got_the_expected_ans
     assert [(r.method, r.query.get("watch")) for r in fake.requests if r.path == PODS] == [("GET", "1"), ("GET", None)]
     assert "done" in client.get("/lessons/08-gone/1/check/").content.decode()
     lesson_answers.forget_all()
+
+
+def test_the_drain_steps_line_asks_after_the_drain_until_it_ends(fake, client, monkeypatch):
+    """Lesson 15's "Do it" starts a drain in the background: its result line polls the drain's
+    progress (as the node card's does) instead of keeping its first words."""
+    from dashboard import actions
+    from dashboard.drain import Progress
+
+    async def drain(client, form):
+        return actions.Ongoing(Progress(form["name"], state="cordoning"))
+
+    monkeypatch.setitem(actions.ACTIONS, "drain", drain)
+    answer = client.post("/lessons/15-drain/2/do/").content.decode()
+    assert "Draining node-1: cordoning it" in answer
+    assert 'hx-get="/drain/node-1/"' in answer and 'hx-trigger="every 1s"' in answer
+    assert '<span class="words-kitchen"' in answer  # both wordings, as the node card's line
+    other = client.post("/lessons/02-self-healing/2/do/").content.decode()
+    assert "hx-get" not in other
