@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import shutil
 import time
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import pytest
 
 from control.auth.tokenfile import admin_token, bearer
 from tests.conftest import KUBECTL, ROOT, free_server_port, wait_for
-from tests.e2e.test_runcluster import alive, processes_mentioning
+from tests.e2e.test_runcluster import alive, kill_cluster, processes_mentioning
 
 pytestmark = pytest.mark.e2e
 
@@ -80,18 +79,7 @@ class LoopbackCluster:
         return done
 
     def kill_everything(self) -> None:
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        for pid in processes_mentioning(self.marker):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if self.process.poll() is None:
-            self.process.wait(timeout=10)
-        shutil.rmtree(self.data, ignore_errors=True)
+        kill_cluster(self.process, self.process.pid, self.marker, self.data)
 
 
 def ready_nodes(cluster: LoopbackCluster) -> list[dict]:

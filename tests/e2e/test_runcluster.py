@@ -125,18 +125,24 @@ class StartedCluster:
 
     def kill_everything(self) -> None:
         """Whatever happened: nothing of this cluster survives the test."""
+        kill_cluster(self.process, self.group, self.marker, self.data)
+
+
+def kill_cluster(process: subprocess.Popen, group: int, marker: str, data: str | Path) -> None:
+    """SIGKILL to the cluster's process group and to every process naming its address, then its
+    data folder removed: nothing of a test's cluster survives the test, whatever happened."""
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    for pid in processes_mentioning(marker):
         try:
-            os.killpg(self.group, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        for pid in processes_mentioning(self.marker):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        if self.process.poll() is None:
-            self.process.wait(timeout=10)
-        shutil.rmtree(self.data, ignore_errors=True)
+    if process.poll() is None:
+        process.wait(timeout=10)
+    shutil.rmtree(data, ignore_errors=True)
 
 
 @pytest.fixture
