@@ -15,8 +15,12 @@ Guarantees:
 - After the upgrade, the kubelet's refusal or absence ends the stream with an InternalError
   Status on the error channel (upstream's stream translator: `Internal error occurred: unable to
   upgrade connection: container not found ("c")`); the kubelet's own final Status is relayed as is.
-- Messages are relayed both ways unchanged (first byte the channel; v5's CLOSE included); the
-  stream ends when either side ends it, or after `KK_STREAM_IDLE_SECONDS` (environment or
+- Messages are relayed both ways unchanged (first byte the channel; v5's CLOSE included), except
+  that the first message to the client waits until FIRST_MESSAGE_HOLD has passed since the
+  accept: client-go's WebSocket executor starts reading before it has made its streams and drops
+  a message for a stream it has not made yet (`websocket.go`: "Unknown stream id 1, discarding
+  message"), and our kubelet answers faster than a container runtime does, so on a busy machine
+  `kubectl exec POD -- ls` printed nothing and exited 0. The stream ends when either side ends it, or after `KK_STREAM_IDLE_SECONDS` (environment or
   setting; default 4 h, the kubelet's streamingConnectionIdleTimeout) with nothing relayed: then
   a Timeout Status on the error channel says why (`idle_status`), so kubectl prints the reason
   and exits 1 instead of ending silently with 0 as upstream does (kubernetes#73056).
@@ -60,6 +64,7 @@ PATH = re.compile(r"/api/(?P<version>[^/]+)/namespaces/(?P<namespace>[^/]+)/(?P<
                   r"/(?P<gplural>[^/]+)/(?P<gname>[^/]+)/(?P<gsub>[^/]+)")
 TRUE = ("1", "true", "True")
 DEFAULT_IDLE_SECONDS = 4 * 3600.0  # the kubelet's streamingConnectionIdleTimeout
+FIRST_MESSAGE_HOLD = 0.3  # seconds after the accept before the first message to the client (see above)
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -197,7 +202,7 @@ async def _deny(send: Send, scope: dict[str, Any], reply: Reply) -> None:
 
 
 async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, idle: float | None = None,
-                       clock: Clock = REAL) -> None:
+                       clock: Clock = REAL, first_hold: float | None = None) -> None:
     """The ASGI websocket handler of an exec/attach path (see `is_stream_path`)."""
     started = REAL.monotonic()  # the traffic record's latency is on the hub's own clock
     if (await receive())["type"] != "websocket.connect":
@@ -232,7 +237,8 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
         return
     await send({"type": "websocket.accept", "subprotocol": protocol})
     try:
-        await Relay(target, receive, send, idle if idle is not None else stream_idle_seconds(), clock).run()
+        await Relay(target, receive, send, idle if idle is not None else stream_idle_seconds(), clock,
+                    FIRST_MESSAGE_HOLD if first_hold is None else first_hold).run()
     finally:
         traffic.request_done(actor, tag, 101, started, request.user, where)
 
@@ -267,9 +273,11 @@ def stream_idle_seconds() -> float:
 class Relay:
     """One upgraded stream: the client's WebSocket and the kubelet's framed connection."""
 
-    def __init__(self, target: StreamTarget, receive: Receive, send: Send, idle: float, clock: Clock = REAL):
+    def __init__(self, target: StreamTarget, receive: Receive, send: Send, idle: float, clock: Clock = REAL,
+                 first_hold: float = 0.0):
         self.target, self.receive, self.send, self.idle, self.clock = target, receive, send, idle, clock
         self.last_activity = clock.monotonic()
+        self.first_at = self.last_activity + first_hold  # not before: the client may not have its streams yet
 
     async def run(self) -> None:
         try:
@@ -310,6 +318,8 @@ class Relay:
 
     async def _to_client(self, frames: FrameReader) -> None:
         while (item := await frames.next()) is not None:
+            if (wait := self.first_at - self.clock.monotonic()) > 0:
+                await self.clock.sleep(wait)
             self.last_activity = self.clock.monotonic()
             await self.send({"type": "websocket.send", "bytes": bytes((item[0],)) + item[1]})
 

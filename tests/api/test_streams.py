@@ -13,7 +13,7 @@ import pytest
 from control.serving import websocket_denial
 from control.auth import gate
 from control.api import traffic
-from control.api.streams import choose_protocol, go_duration, internal_error, serve_stream, stream_kind, _container_for
+from control.api.streams import FIRST_MESSAGE_HOLD, choose_protocol, go_duration, internal_error, serve_stream, stream_kind, _container_for
 from control import errors
 from control.clock import FakeClock, settle
 from tests.conftest import free_port
@@ -103,9 +103,10 @@ def cluster(api):
 EXEC = "/api/v1/namespaces/default/pods/web/exec"
 
 
-def converse(api, ws: Client, *, idle: float = 60, clock=None, script=None) -> Client:
+def converse(api, ws: Client, *, idle: float = 60, clock=None, script=None, first_hold: float = 0.0) -> Client:
     async def scenario():
-        task = asyncio.ensure_future(serve_stream(ws.scope, ws.receive, ws.send, idle=idle, clock=clock or FakeClock()))
+        task = asyncio.ensure_future(serve_stream(ws.scope, ws.receive, ws.send, idle=idle, clock=clock or FakeClock(),
+                                                  first_hold=first_hold))
         if script is not None:
             await script(ws, task)
         await asyncio.wait_for(task, 10)
@@ -127,6 +128,28 @@ def test_exec_relays_output_and_the_final_status(cluster):
     assert ws.sent[-1] == {"type": "websocket.close", "code": 1000}
     assert [(r["who"], r["verb"], r["resource"], r["code"]) for r in heard if r["type"] == "request"] == [
         ("kubectl", "create", "pods/exec", 101)]
+
+
+def test_the_first_message_waits_until_the_client_can_have_made_its_streams(cluster):
+    """client-go's WebSocket executor drops a message for a stream it has not made yet: our kubelet
+    answers at once, so the first message to the client waits FIRST_MESSAGE_HOLD after the accept."""
+    api, _ = cluster
+    clock = FakeClock()
+
+    async def script(ws, task):
+        for _ in range(500):  # until the kubelet's answer reached the relay: the hold's timer beside the idle one
+            await asyncio.sleep(0.01)
+            if clock.pending() >= 2:
+                break
+        assert clock.pending() >= 2, "the kubelet's answer never waited for the hold"
+        await settle()
+        assert [m["type"] for m in ws.sent] == ["websocket.accept"], "nothing before the hold is over"
+        await clock.advance(FIRST_MESSAGE_HOLD)
+
+    ws = converse(api, Client(EXEC, query="command=echo&command=hi&stdout=1&container=app"), clock=clock, script=script,
+                  first_hold=FIRST_MESSAGE_HOLD)
+    assert ws.channels()[1] == b"hi\n"
+    assert FIRST_MESSAGE_HOLD >= 0.2
 
 
 def test_stdin_and_the_v5_close_reach_the_shell(cluster):
