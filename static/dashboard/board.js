@@ -11,16 +11,10 @@ import { Attendance } from "./attendance.js";
 import { isError } from "./failures.js";
 import { brokenStatus } from "./panels.js";
 import { clockTime, ui } from "./words.js";
+import { h } from "./dom.js";
 
 const REFRESH_MS = 1000; // the "s ago" and the counts: at most once a second
 const PROGRESS_MS = 3000; // the lessons' polling is 3 s too: a green check shows within one round
-
-function h(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function number(n, className) {
   return h("td", `num ${className}${n ? "" : " zero"}`, String(n));

@@ -5,17 +5,11 @@
 // ConfigMap or Secret changes, and when which pods use them changes (looked at at most twice a
 // second: 1,000 pods are not walked every frame). At most SHOWN_USERS pods are named per object.
 import { term, ui } from "./words.js";
+import { forgetRows, h, keyedRows } from "./dom.js";
 
 const SHOWN_USERS = 6;
 const SHOWN_OBJECTS = 80;
 const USERS_EVERY_MS = 500;
-
-function h(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 // "ConfigMap|ns/name" -> [{pod, via: [...]}], from the pods' view models.
 export function usersOf(pods) {
@@ -32,8 +26,12 @@ export function usersOf(pods) {
   return new Map([...users].map(([key, byPod]) => [key, [...byPod.values()]]));
 }
 
+function userSignature(list) {
+  return list.map((u) => `${u.key}=${u.via.join("+")}`).join(",");
+}
+
 function signature(users) {
-  return [...users].map(([key, list]) => `${key}:${list.map((u) => `${u.key}=${u.via.join("+")}`).join(",")}`)
+  return [...users].map(([key, list]) => `${key}:${userSignature(list)}`)
     .sort().join(";");
 }
 
@@ -48,6 +46,7 @@ export class ConfigsPanel {
 
   renderAll() {
     this.lookedAt = 0;
+    forgetRows(this.list); // a new snapshot, or another language: every row made again
     this.model.take("configmaps");
     this.model.take("secrets");
     this.refreshUsers();
@@ -81,10 +80,17 @@ export class ConfigsPanel {
 
   draw() {
     const rows = this.objects();
-    const items = rows.slice(0, SHOWN_OBJECTS).map(([kind, vm]) => this.row(kind, vm));
-    if (rows.length > SHOWN_OBJECTS) items.push(h("li", "none", `+${rows.length - SHOWN_OBJECTS}`));
-    if (!rows.length) items.push(h("li", "none", ui("no-configs")));
-    this.list.replaceChildren(...items);
+    // a row is made again when its object changed or the pods that use it did
+    const items = rows.slice(0, SHOWN_OBJECTS).map(([kind, vm]) => {
+      const key = `${kind}|${vm.key}`;
+      const users = this.users.get(key);
+      return { key, sig: [vm, users && userSignature(users)], make: () => this.row(kind, vm) };
+    });
+    if (rows.length > SHOWN_OBJECTS) {
+      items.push({ key: "+more", sig: rows.length, make: () => h("li", "none", `+${rows.length - SHOWN_OBJECTS}`) });
+    }
+    if (!rows.length) items.push({ key: "none", sig: "none", make: () => h("li", "none", ui("no-configs")) });
+    keyedRows(this.list, items);
   }
 
   row(kind, vm) {

@@ -6,18 +6,12 @@
 // (the line-cook and garnish-cook spokes). A kind is drawn again only when one of its objects (or
 // its definition) changed.
 import { currentMode, term, ui } from "./words.js";
+import { h } from "./dom.js";
 
 // The kitchen's API group and the Dish → Order label, as the server names them (control/protocol.py).
 export const KITCHEN_GROUP = document.body.dataset.kitchenGroup;
 export const ORDER_LABEL = document.body.dataset.orderLabel;
 const COOKS = ["line-cook", "garnish-cook"];
-
-function h(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function actionButton(action, label, data, className = "") {
   const node = h("button", `act ${className}`.trim(), label);

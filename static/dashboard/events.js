@@ -3,15 +3,9 @@
 // of them. Each one is also set next to the object it concerns: a pod chip or a Job row gets the
 // reason of its newest Warning (a title names the message), so the cause is read where the effect is.
 import { clockTime, ui } from "./words.js";
+import { forgetRows, h, keyedRows } from "./dom.js";
 
 const SHOWN = 40;
-
-function h(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function clock(stamp) {
   return stamp ? clockTime(new Date(stamp)) : "";
@@ -42,6 +36,7 @@ export class EventsPanel {
 
   renderAll() {
     this.model.take("events");
+    forgetRows(this.list); // a new snapshot, or another language: every row made again
     this.draw();
   }
 
@@ -69,6 +64,6 @@ export class EventsPanel {
   draw() {
     const shown = newestEvents(this.model);
     if (!shown.length) this.list.replaceChildren(h("li", "none", ui("no-events")));
-    else this.list.replaceChildren(...shown.map((vm) => this.row(vm)));
+    else keyedRows(this.list, shown.map((vm) => ({ key: vm.key, sig: vm, make: () => this.row(vm) })));
   }
 }

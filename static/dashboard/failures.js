@@ -9,6 +9,7 @@
 // "conflict, retried", neither counted as an error nor listed here. A person's 409 (kubectl, the
 // dashboard's buttons) is, and so is a watch's 410 Expired told inside its stream.
 import { clientName, clockTime, ui } from "./words.js";
+import { h } from "./dom.js";
 
 const KEEP = 60;
 const CREATES = new Set(["create", "patch", "update"]);
@@ -37,13 +38,6 @@ function objectKey(record) {
 
 function collectionKey(record) {
   return `${record.who}|${record.resource}|${record.namespace || ""}`;
-}
-
-function h(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
 }
 
 function clock(ts) {

@@ -3,17 +3,11 @@
 // dashed target, replicas as steps), one point per change of its status — drawn again only when
 // that HPA changed.
 import { term, ui } from "./words.js";
+import { h } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 300;
 const HEIGHT = 70;
-
-function h(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function s(name, attrs, parent) {
   const node = document.createElementNS(SVG, name);

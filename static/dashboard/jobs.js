@@ -7,16 +7,10 @@
 // A Job's newest Warning event is shown on its row.
 import { warningKey } from "./model.js";
 import { clockTime, term, ui } from "./words.js";
+import { h } from "./dom.js";
 
 const MAX_SLOTS = 12;
 const MAX_FAILED = 8;
-
-function h(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 // "65s" → "1m5s", as kubectl's duration printer shortens it.
 export function duration(seconds) {

@@ -12,16 +12,10 @@
 // or a node while a DaemonSet is shown; it peeks at the pods' and nodes' changes without taking
 // them (the node panels take them), so it must render before them.
 import { term, ui } from "./words.js";
+import { h } from "./dom.js";
 
 const MAX_ORDINALS = 24;
 const OWN_KINDS = ["daemonsets", "statefulsets", "persistentvolumeclaims", "persistentvolumes", "poddisruptionbudgets"];
-
-function h(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function slotState(pod) {
   if (!pod) return "todo";

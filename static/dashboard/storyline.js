@@ -16,6 +16,7 @@
 // - Its button hides it and shows it again (remembered by the browser); the row keeps its height.
 import { Narrator, nothingDeployed } from "./narration.js";
 import { clientName, statusWord, term, ui } from "./words.js";
+import { h } from "./dom.js";
 
 const KIND_TERMS = { Pod: "pod", Node: "node", Deployment: "deployment", ReplicaSet: "replicaset", Service: "service",
   Job: "job", CronJob: "cronjob" };
@@ -23,13 +24,6 @@ const HIDDEN_KEY = "kk-narration-hidden";
 
 function fill(text, values) {
   return text.replace(/\{(\w+)\}/g, (_, key) => String(values[key] ?? ""));
-}
-
-function h(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
 }
 
 export class StoryLine {

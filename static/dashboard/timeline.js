@@ -73,8 +73,11 @@ class HubSource {
 }
 
 export class Timeline {
-  constructor({ model, versionLog, receive, redraw }) {
+  // `time` ({now, setTimer, clearTimer}) is the players' clock: the page's own by default, a fake
+  // one in the tests.
+  constructor({ model, versionLog, receive, redraw, time = {} }) {
     this.model = model;
+    this.time = { setTimer: (fn, ms) => setTimeout(fn, ms), ...time };
     this.versionLog = versionLog;
     this.receive = receive;
     this.redraw = redraw;
@@ -90,8 +93,9 @@ export class Timeline {
     this.offerOldest = null; // the oldest revision kept, offered after a 410
     const changed = () => onNextFrame(() => this.render());
     this.live = new Playback({ deliver: (m) => this.receive(m), onChange: changed, relist: () => this.relist(),
-      onJump: (n) => this.jumped(n) });
-    this.replay = new Playback({ deliver: (m) => this.replayed(m), onChange: changed, relist: () => {}, catchesUp: false });
+      onJump: (n) => this.jumped(n), ...time });
+    this.replay = new Playback({ deliver: (m) => this.replayed(m), onChange: changed, relist: () => {}, catchesUp: false,
+      ...time });
     this.el = Object.fromEntries(["badge", "waiting", "pause", "step", "speed", "range", "label", "play", "back",
       "export", "load", "message"].map((id) => [id, document.getElementById(`tl-${id}`)]));
     this.wire();
@@ -128,7 +132,7 @@ export class Timeline {
     if (!n) return;
     const text = fill(ui("tl-jumped"), { n });
     this.say(text);
-    setTimeout(() => {
+    this.time.setTimer(() => {
       if (this.message !== text) return;
       this.say("");
       this.render();

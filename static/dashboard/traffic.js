@@ -4,6 +4,7 @@
 // as a line in the traffic panel. Counts are exact; dots beyond what can be animated are skipped.
 // The traffic form's node and service choices follow the model (nodes and Services present).
 import { term, ui } from "./words.js";
+import { h } from "./dom.js";
 
 // The traffic records' types come from the server (control/protocol.py, as the body's
 // data-record-types): the page keeps no copy of them.
@@ -11,13 +12,6 @@ export const RECORD = JSON.parse(document.body.dataset.recordTypes || "{}");
 const MAX_ACTIVE = 120;
 const TRAVEL_MS = 700;
 const RECENT = 14;
-
-function h(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 function centre(element) {
   if (!element) return null;

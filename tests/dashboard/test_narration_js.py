@@ -1,5 +1,5 @@
-"""The page's JavaScript modules that are pure (no DOM: static/dashboard/narration.js, playback.js) are tested
-with Node's own test runner (tests/dashboard/js/*.test.mjs); this runs them inside the pytest suite
+"""The page's JavaScript modules (static/dashboard/*.js: the pure ones as served, the others on a small
+fake document, tests/dashboard/js/fakedom.mjs) are tested with Node's own test runner (tests/dashboard/js/*.test.mjs); this runs them inside the pytest suite
 and fails when they fail, or when there is no `node` to run them (never a skip)."""
 
 from __future__ import annotations
