@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # benchmarks run as `python bench/x.py`
     sys.path.insert(0, str(ROOT))
 
+from control import config  # noqa: E402
 from control.auth.tokenfile import admin_token  # noqa: E402
 from control.client.lean import ConnectionPool  # noqa: E402
 
@@ -88,7 +89,7 @@ class Hub:
         subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=self.env, check=True, cwd=ROOT)
         # KK_BENCH_RUNHUB=/path/to/script.py serves instead of `manage.py runhub` (it gets --addr too):
         # for trying a server variant out of tree without touching the project.
-        alt = os.environ.get("KK_BENCH_RUNHUB")
+        alt = config.given("KK_BENCH_RUNHUB")
         serve = [sys.executable, alt] if alt else [*manage, "runhub"]
         # HTTPS too (kubectl sends its token only over HTTPS; `manage.py kubeconfig` points it there)
         secure = [] if alt else ["--secure-addr", f"{self.host}:{free_port()}"]
