@@ -115,9 +115,9 @@ class Hub:
     def login_url(self, next_path: str = "/") -> str:
         """A link that logs a browser into this hub's dashboard as the cluster admin, once (a
         one-time code, as `runcluster` prints: the dashboard and its /ws/live/ need a session)."""
-        from control import workshop
+        from control import roster
 
-        return f"{self.url}{next_path}{'&' if '?' in next_path else '?'}code={workshop.instructor_code(self.dir)}"
+        return f"{self.url}{next_path}{'&' if '?' in next_path else '?'}code={roster.instructor_code(self.dir)}"
 
     @property
     def pid(self) -> int:

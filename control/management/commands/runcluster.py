@@ -46,7 +46,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from control.management.commands.runcomponent import die_with_parent
 from control.management.commands.runhub import split_addr
-from control import config, datafolder, workshop
+from control import config, datafolder, roster, workshop
 from control.installation import in_checkout, manage_command
 from control.kinds.spokes import NAME as SPOKES_NAME, NAMESPACE as SPOKES_NAMESPACE
 from control.auth import enabled as auth_enabled
@@ -133,7 +133,7 @@ def start_lines(url: str, data_dir: Path, codes: dict[str, str]) -> list[str]:
     lines = []
     if auth_enabled():
         # a fresh one-time code at every start: the first browser to open the address is the instructor
-        code = workshop.instructor_code(data_dir)
+        code = roster.instructor_code(data_dir)
         lines.append(f"  dashboard: {here}/?code={code}  (open this: it logs you in as the cluster admin, once; "
                      f"later ones log in with the admin token in {data_dir / 'tokens.csv'})")
     else:
@@ -149,7 +149,7 @@ def start_lines(url: str, data_dir: Path, codes: dict[str, str]) -> list[str]:
         where = join_url or (f"{url}/join/ (this computer only: attendees cannot reach it; "
                              "start with --addr 0.0.0.0:8000 to serve the LAN)")
         lines.append(f"  join:      {where}  ({len(codes)} attendees; kubeconfigs in "
-                     f"{workshop.folder_of(data_dir)}; codes: "
+                     f"{roster.folder_of(data_dir)}; codes: "
                      + ", ".join(f"{name} {code}" for name, code in codes.items()) + ")")
     return lines
 
