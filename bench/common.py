@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # benchmarks run as `python bench/x.py`
     sys.path.insert(0, str(ROOT))
 
+from control import config  # noqa: E402
 from control.auth.tokenfile import admin_token  # noqa: E402
 from control.client.lean import ConnectionPool  # noqa: E402
 
@@ -88,7 +89,7 @@ class Hub:
         subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=self.env, check=True, cwd=ROOT)
         # KK_BENCH_RUNHUB=/path/to/script.py serves instead of `manage.py runhub` (it gets --addr too):
         # for trying a server variant out of tree without touching the project.
-        alt = os.environ.get("KK_BENCH_RUNHUB")
+        alt = config.given("KK_BENCH_RUNHUB")
         serve = [sys.executable, alt] if alt else [*manage, "runhub"]
         # HTTPS too (kubectl sends its token only over HTTPS; `manage.py kubeconfig` points it there)
         secure = [] if alt else ["--secure-addr", f"{self.host}:{free_port()}"]
@@ -114,9 +115,9 @@ class Hub:
     def login_url(self, next_path: str = "/") -> str:
         """A link that logs a browser into this hub's dashboard as the cluster admin, once (a
         one-time code, as `runcluster` prints: the dashboard and its /ws/live/ need a session)."""
-        from control import workshop
+        from control import roster
 
-        return f"{self.url}{next_path}{'&' if '?' in next_path else '?'}code={workshop.instructor_code(self.dir)}"
+        return f"{self.url}{next_path}{'&' if '?' in next_path else '?'}code={roster.instructor_code(self.dir)}"
 
     @property
     def pid(self) -> int:

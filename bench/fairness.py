@@ -29,6 +29,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import Hub, emit, http_json, log  # noqa: E402
 
+from control import config  # noqa: E402
+
 import httpx  # noqa: E402
 
 
@@ -109,7 +111,7 @@ def main() -> None:
     parser.add_argument("--flood", default="", help=argparse.SUPPRESS)  # the flooding process's role
     args = parser.parse_args()
     if args.flood:
-        codes = asyncio.run(flood(args.flood, args.flooders, args.duration, os.environ["KK_BENCH_TOKEN"]))
+        codes = asyncio.run(flood(args.flood, args.flooders, args.duration, config.given("KK_BENCH_TOKEN")))
         print(json.dumps({str(k): v for k, v in sorted(codes.items())}), flush=True)
         return
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "control.settings")

@@ -58,13 +58,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--guesses", type=int, default=900)
     args = parser.parse_args()
-    from control import workshop
+    from control import roster, workshop
     from control.auth import tokenfile
 
     with Hub() as hub:
         tokenfile.token_of(hub.dir, "alice", (workshop.ATTENDEES,))
-        workshop.write_kubeconfig(hub.dir, "alice", hub.url, "unused", b"")
-        code = workshop.join_code(hub.dir, "alice")
+        roster.write_kubeconfig(hub.dir, "alice", hub.url, "unused", b"")
+        code = roster.join_code(hub.dir, "alice")
         figures: dict[str, Any] = {"guesses": args.guesses}
         with client_from("127.0.0.11", hub.url) as guesser:
             post = form(guesser, "/join/")

@@ -42,6 +42,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import Connection, CpuMeter, Hub, emit, http_json, latency_summary, log, percentile  # noqa: E402
 
+from control import config  # noqa: E402
+
 RV_RE = re.compile(rb'"resourceVersion":"(\d+)"')
 
 
@@ -70,7 +72,7 @@ async def watch_one(w: Watcher, host: str, port: int, path: str, connected: asyn
     try:
         reader, writer = await asyncio.open_connection(host, port)
         writer.write((f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: kk-bench-watch/{w.index}\r\n"
-                      f"Authorization: Bearer {os.environ.get('KK_BENCH_TOKEN', '')}\r\n"
+                      f"Authorization: Bearer {config.given('KK_BENCH_TOKEN')}\r\n"
                       f"Accept: application/json\r\n\r\n").encode())
         await writer.drain()
         counter[0] += 1

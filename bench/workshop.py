@@ -68,7 +68,7 @@ from common import emit, latency_summary, log, machine_busy_seconds, stop_on_sig
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "control.settings")
 
-from control import workshop  # noqa: E402
+from control import roster, workshop  # noqa: E402
 from control.auth import tokenfile  # noqa: E402
 from workshop_lessons import POLL, Walker, login, summary  # noqa: E402
 from workshop_room import INTERVAL, REPLICAS, RUNAWAY, Attendee, Room, runaway  # noqa: E402
@@ -93,7 +93,7 @@ async def run(room: Room, count: int, minutes: float, loop_connections: int, aut
     attendees = [Attendee(name, urls[i % len(urls)], token(name), codes[name], auth) for i, name in enumerate(names)]
     # The hub's requests are counted on the instructor's page: an attendee's receives only their own.
     instructor = Attendee("instructor", urls[0], tokenfile.admin_token(room.data) if auth else "",
-                          workshop.instructor_code(room.data) if auth else "", auth)
+                          roster.instructor_code(room.data) if auth else "", auth)
     instructor.counts_requests = True
     await asyncio.gather(*(a.deploy() for a in attendees))
     deadline = time.monotonic() + 60 + 3 * count

@@ -32,6 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import Hub, emit, latency_summary, log, stop_process  # noqa: E402
+
+from control import config  # noqa: E402
 from front_door import CSRF  # noqa: E402  (the login form's token, as the front-door bench reads it)
 
 import httpx  # noqa: E402
@@ -179,7 +181,7 @@ def main() -> None:
     parser.add_argument("--send", default="", help=argparse.SUPPRESS)  # the sender process's role
     args = parser.parse_args()
     if args.send:
-        figures = asyncio.run(send(args.send, os.environ["KK_BENCH_TOKEN"], os.environ["KK_BENCH_CODE"],
+        figures = asyncio.run(send(args.send, config.given("KK_BENCH_TOKEN"), config.given("KK_BENCH_CODE"),
                                    args.senders, args.duration, args.max_bodies))
         print(json.dumps(figures), flush=True)
         return

@@ -39,7 +39,7 @@ from control import errors
 from control.kinds.apiservices import APISERVICE, local_apiservice
 from control.kinds.core import ENDPOINTS, SERVICE, namespace_defaults, service_defaults
 from control.kinds.meta import format_time
-from control.kinds.network import SERVICE_CIDR
+from control.kinds.network import service_cidr
 from control.kinds.storageclasses import STORAGECLASS, default_storage_class
 from control.storage import store
 
@@ -50,7 +50,6 @@ ACTOR = "kube-apiserver"
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 KUBERNETES_NAMESPACE, KUBERNETES_NAME = "default", "kubernetes"
-KUBERNETES_SERVICE_IP = str(SERVICE_CIDR.network_address + 1)
 KUBERNETES_SERVICE_PORT = 443
 PORT_NAME = "https"
 # kube-apiserver's --endpoint-reconciler interval (EndpointInterval, 10 s).
@@ -120,15 +119,21 @@ def on_post_migrate(sender, **kwargs) -> None:
 
 # --- the kubernetes Service and its Endpoints --------------------------------------------------
 
+def kubernetes_service_ip() -> str:
+    """The first host of the service range, as kube-apiserver gives the `kubernetes` Service."""
+    return str(service_cidr().network_address + 1)
+
+
 def kubernetes_service(target_port: int, now: float) -> Obj:
     """The Service as kube-apiserver creates it, with the defaults any created Service gets."""
+    address = kubernetes_service_ip()
     svc = {"apiVersion": "v1", "kind": "Service",
            "metadata": {"name": KUBERNETES_NAME, "namespace": KUBERNETES_NAMESPACE, "uid": str(uuid.uuid4()),
                         "creationTimestamp": format_time(now),
                         "labels": {"component": "apiserver", "provider": "kubernetes"}},
            "spec": {"ports": [{"name": PORT_NAME, "protocol": "TCP", "port": KUBERNETES_SERVICE_PORT,
                                "targetPort": target_port}],
-                    "clusterIP": KUBERNETES_SERVICE_IP, "clusterIPs": [KUBERNETES_SERVICE_IP],
+                    "clusterIP": address, "clusterIPs": [address],
                     "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack", "type": "ClusterIP"}}
     service_defaults(svc)
     return svc

@@ -15,9 +15,10 @@ Guarantees:
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
+
+from control import config
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the checkout, or site-packages
 SHIPPED = ("templates", "static", "lessons", "locale")
@@ -41,8 +42,9 @@ def shipped(name: str) -> Path:
 
 def default_data_dir() -> Path:
     """The data folder when none is named (see the module's guarantees)."""
-    if os.environ.get("KK_DATA_DIR"):
-        return Path(os.environ["KK_DATA_DIR"])
+    named = config.given("KK_DATA_DIR")
+    if named:
+        return Path(named)
     if in_checkout():
         return PACKAGE_ROOT / "data"
     from platformdirs import user_data_path

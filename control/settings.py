@@ -2,7 +2,9 @@
 
 Guarantees: the embedded default needs no configuration (SQLite in `KK_DATA_DIR`, in-memory
 channel layer); `DATABASE_URL=postgres://...` and `REDIS_URL=redis://...` switch to the
-scale-out shape without code changes.
+scale-out shape without code changes. Every environment variable is named, defaulted, documented
+and read in `control.config` (its one table); this module turns the hub's into Django settings,
+once, when Django loads it, and modules read them lazily through `django.conf.settings`.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from control import datafolder
+from control import config, datafolder
 from control.installation import default_data_dir, shipped
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -20,13 +22,13 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 # checkout, else (installed) the user's data directory (control.installation).
 DATA_DIR = datafolder.prepare(default_data_dir())
 
-SECRET_KEY = os.environ.get("KK_SECRET_KEY", "kube-kitchen-is-a-teaching-cluster-not-a-vault")
-DEBUG = os.environ.get("KK_DEBUG", "") == "1"
+SECRET_KEY = config.text("KK_SECRET_KEY")
+DEBUG = config.text("KK_DEBUG") == "1"
 # The Host headers answered (DNS-rebinding defence, control.serving.hosts): localhost names, the names in
 # KK_ALLOWED_HOSTS (comma-separated, ".example.org" for a domain and its subdomains), and the bind
 # address `runhub --addr` adds at start. Any other Host gets a 400 on every path.
 ALLOWED_HOSTS = ["localhost", ".localhost", "127.0.0.1", "[::1]",
-                 *[name.strip() for name in os.environ.get("KK_ALLOWED_HOSTS", "").split(",") if name.strip()]]
+                 *[name.strip() for name in config.text("KK_ALLOWED_HOSTS").split(",") if name.strip()]]
 
 INSTALLED_APPS = [
     "daphne",
@@ -59,7 +61,7 @@ SESSION_COOKIE_NAME = "kk_session"
 CSRF_COOKIE_HTTPONLY = True
 CSRF_COOKIE_SAMESITE = "Strict"
 # The join page: "names" lists the attendees (a name is claimed once), "codes" only takes a code.
-KK_JOIN = os.environ.get("KK_JOIN", "names")
+KK_JOIN = config.text("KK_JOIN")
 
 ROOT_URLCONF = "control.urls"
 ASGI_APPLICATION = "control.asgi.application"
@@ -93,18 +95,18 @@ def _database_from_url(url: str) -> dict:
         # request's connection goes back at the request's end (CONN_MAX_AGE 0 means exactly that
         # with a pool); the store's own thread keeps the one it took.
         "CONN_MAX_AGE": 0,
-        "OPTIONS": {"pool": {"min_size": 2, "max_size": int(os.environ.get("KK_PG_POOL_SIZE", "20")), "timeout": 30}},
-        "TEST": {"NAME": os.environ.get("KK_PG_TEST_DB", "kk_test")},
+        "OPTIONS": {"pool": {"min_size": 2, "max_size": config.value("KK_PG_POOL_SIZE"), "timeout": 30}},
+        "TEST": {"NAME": config.text("KK_PG_TEST_DB")},
     }
 
 
-if os.environ.get("DATABASE_URL"):
-    DATABASES = {"default": _database_from_url(os.environ["DATABASE_URL"])}
+if config.given("DATABASE_URL"):
+    DATABASES = {"default": _database_from_url(config.given("DATABASE_URL"))}
 else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": os.environ.get("KK_SQLITE_PATH", str(DATA_DIR / "cluster.sqlite3")),
+            "NAME": config.given("KK_SQLITE_PATH") or str(DATA_DIR / "cluster.sqlite3"),
             "CONN_MAX_AGE": None,
             "OPTIONS": {
                 # Writers queue on BEGIN IMMEDIATE instead of failing with "database is locked"
@@ -119,17 +121,17 @@ else:
             },
             # A file, not memory: tests start writer processes that share the test database.
             # One file per test run, so parallel runs never share it.
-            "TEST": {"NAME": os.environ.get("KK_SQLITE_TEST_PATH", str(DATA_DIR / f"test-{os.getpid()}.sqlite3"))},
+            "TEST": {"NAME": config.given("KK_SQLITE_TEST_PATH") or str(DATA_DIR / f"test-{os.getpid()}.sqlite3")},
         }
     }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-if os.environ.get("REDIS_URL"):
+if config.given("REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [os.environ["REDIS_URL"]]},
+            "CONFIG": {"hosts": [config.given("REDIS_URL")]},
         }
     }
 else:
@@ -144,9 +146,11 @@ LOCALE_PATHS = [shipped("locale")]
 LANGUAGES = [("en", "English"), ("ko", "한국어")]
 USE_I18N = True
 # Where the dashboard reaches the hub; empty = the address the browser's request arrived on.
-KK_HUB_URL = os.environ.get("KK_HUB_URL", "")
+KK_HUB_URL = config.text("KK_HUB_URL")
+# The dashboard's token at that hub; empty = `kubekitchen:dashboard`'s line of the token file.
+KK_HUB_TOKEN = config.text("KK_HUB_TOKEN")
 # Authentication and RBAC on the hub's API (control.auth): "on" (default) or "off".
-KK_AUTHENTICATION = os.environ.get("KK_AUTHENTICATION", "on")
+KK_AUTHENTICATION = config.value("KK_AUTHENTICATION")
 
 USE_TZ = True
 TIME_ZONE = "UTC"
@@ -154,38 +158,38 @@ LANGUAGE_CODE = "en"
 
 # The version log's window (the etcd compaction role): entries are kept while they are among
 # the newest KK_LOG_MAX_ENTRIES and younger than KK_LOG_MAX_AGE seconds.
-KK_LOG_MAX_ENTRIES = int(os.environ.get("KK_LOG_MAX_ENTRIES", "100000"))
-KK_LOG_MAX_AGE = float(os.environ.get("KK_LOG_MAX_AGE", "300"))
-KK_COMPACT_INTERVAL = float(os.environ.get("KK_COMPACT_INTERVAL", "30"))
+KK_LOG_MAX_ENTRIES = config.value("KK_LOG_MAX_ENTRIES")
+KK_LOG_MAX_AGE = config.value("KK_LOG_MAX_AGE")
+KK_COMPACT_INTERVAL = config.value("KK_COMPACT_INTERVAL")
 # How often a hub process looks at the log for writes made by other processes, when no hint came.
-KK_POLL_INTERVAL = float(os.environ.get("KK_POLL_INTERVAL", "1.0"))
+KK_POLL_INTERVAL = config.value("KK_POLL_INTERVAL")
 KK_MAX_BODY_BYTES = 3 * 1024 * 1024
 # Decoding a body (control.api.bodies): YAML, and JSON over KK_INLINE_JSON_BYTES, in
 # KK_DECODE_WORKERS worker processes, within a depth and node (aliases expanded) budget.
-KK_INLINE_JSON_BYTES = int(os.environ.get("KK_INLINE_JSON_BYTES", str(256 * 1024)))
-KK_DECODE_WORKERS = int(os.environ.get("KK_DECODE_WORKERS", "1"))
-KK_YAML_MAX_DEPTH = int(os.environ.get("KK_YAML_MAX_DEPTH", "100"))
-KK_YAML_MAX_NODES = int(os.environ.get("KK_YAML_MAX_NODES", "1000000"))
+KK_INLINE_JSON_BYTES = config.value("KK_INLINE_JSON_BYTES")
+KK_DECODE_WORKERS = config.value("KK_DECODE_WORKERS")
+KK_YAML_MAX_DEPTH = config.value("KK_YAML_MAX_DEPTH")
+KK_YAML_MAX_NODES = config.value("KK_YAML_MAX_NODES")
 # Such a body holds one fairness seat more per KK_BYTES_PER_SEAT of it (control.api.fairness).
-KK_BYTES_PER_SEAT = int(os.environ.get("KK_BYTES_PER_SEAT", str(512 * 1024)))
+KK_BYTES_PER_SEAT = config.value("KK_BYTES_PER_SEAT")
 # The change feed's memory bound in bytes (besides its count): past it the oldest changes are read
 # from the log instead (100 updates of a 1.5 MiB object must not pin 300 MB).
-KK_FEED_MAX_BYTES = int(os.environ.get("KK_FEED_MAX_BYTES", str(64 * 1024 * 1024)))
-KK_BOOKMARK_INTERVAL = float(os.environ.get("KK_BOOKMARK_INTERVAL", "60"))
+KK_FEED_MAX_BYTES = config.value("KK_FEED_MAX_BYTES")
+KK_BOOKMARK_INTERVAL = config.value("KK_BOOKMARK_INTERVAL")
 # Fairness (control.api.fairness): requests in flight per user (the system level gets four times as
 # many), then a queue of KK_FAIR_QUEUE_LENGTH waiting at most KK_FAIR_QUEUE_WAIT seconds, then 429.
-KK_FAIR_INFLIGHT_PER_USER = int(os.environ.get("KK_FAIR_INFLIGHT_PER_USER", "10"))
-KK_FAIR_QUEUE_LENGTH = int(os.environ.get("KK_FAIR_QUEUE_LENGTH", "50"))
-KK_FAIR_QUEUE_WAIT = float(os.environ.get("KK_FAIR_QUEUE_WAIT", "1.0"))
+KK_FAIR_INFLIGHT_PER_USER = config.value("KK_FAIR_INFLIGHT_PER_USER")
+KK_FAIR_QUEUE_LENGTH = config.value("KK_FAIR_QUEUE_LENGTH")
+KK_FAIR_QUEUE_WAIT = config.value("KK_FAIR_QUEUE_WAIT")
 # Slow clients (control.serving.timeouts, kube-apiserver's ReadHeaderTimeout and IdleTimeout): a
 # request's line and headers must arrive within KK_HTTP_HEADER_TIMEOUT seconds of its first byte,
 # and a connection on which nothing arrives for KK_HTTP_IDLE_TIMEOUT seconds, outside an answer, is closed.
-KK_HTTP_HEADER_TIMEOUT = float(os.environ.get("KK_HTTP_HEADER_TIMEOUT", "32"))
-KK_HTTP_IDLE_TIMEOUT = float(os.environ.get("KK_HTTP_IDLE_TIMEOUT", "90"))
+KK_HTTP_HEADER_TIMEOUT = config.value("KK_HTTP_HEADER_TIMEOUT")
+KK_HTTP_IDLE_TIMEOUT = config.value("KK_HTTP_IDLE_TIMEOUT")
 # A watcher that stops reading (control.api.app): once more than KK_WATCH_MAX_BACKLOG_BYTES of its
 # stream wait unsent for KK_WATCH_STALL_SECONDS, its connection is dropped and its client relists.
-KK_WATCH_MAX_BACKLOG_BYTES = int(os.environ.get("KK_WATCH_MAX_BACKLOG_BYTES", str(4 * 1024 * 1024)))
-KK_WATCH_STALL_SECONDS = float(os.environ.get("KK_WATCH_STALL_SECONDS", "10"))
+KK_WATCH_MAX_BACKLOG_BYTES = config.value("KK_WATCH_MAX_BACKLOG_BYTES")
+KK_WATCH_STALL_SECONDS = config.value("KK_WATCH_STALL_SECONDS")
 # The hub enforces KK_MAX_BODY_BYTES itself, with a Status; Django (the dashboard's forms) refuses
 # a form body over three times that (URL-encoding triples YAML at worst), the manifest view the rest.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 3 * KK_MAX_BODY_BYTES
@@ -196,6 +200,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "loggers": {
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
-        "control": {"handlers": ["console"], "level": os.environ.get("KK_LOG_LEVEL", "WARNING")},
+        "control": {"handlers": ["console"], "level": config.text("KK_LOG_LEVEL")},
     },
 }

@@ -38,7 +38,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, TypeVar
 
 import httpx
 
-from control import errors
+from control import config, errors
 from control.clock import REAL, Clock
 from control.client.http import HubUnreachable
 from control.client.reflector import Backoff, Listing, Reflector
@@ -118,7 +118,7 @@ class Supervisor:
 
         from pathlib import Path
 
-        token = spoke_token(Path(env.get("KK_DATA_DIR") or settings.DATA_DIR), "supervisor")
+        token = spoke_token(Path(config.given("KK_DATA_DIR", env) or settings.DATA_DIR), "supervisor")
         self._headers = {"User-Agent": "supervisor (kube-kitchen)", **bearer(token)}
         self._transport = transport
 

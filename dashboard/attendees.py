@@ -1,7 +1,7 @@
 """Who is on the instructor's board of attendees (the rows are drawn by static/dashboard/board.js
 from the pods and traffic records the page already receives).
 
-Guarantees: `board_names(client)` is the workshop's provisioned attendees (`control.workshop`, in
+Guarantees: `board_names(client)` is the workshop's provisioned attendees (`control.roster`, in
 the order they were provisioned) when the page's user may list pods in every namespace — asked of
 the hub as a SelfSubjectAccessReview, so RBAC decides, as `kubectl auth can-i list pods -A` would —
 else []: an attendee's page has no board. No workshop, a hub that refuses or cannot be reached:
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from control import errors, workshop
+from control import errors, roster
 from control.client.http import HubClient
 
 REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
@@ -29,7 +29,7 @@ async def may_list_pods_everywhere(client: HubClient) -> bool:
 
 
 async def board_names(client: HubClient) -> list[str]:
-    names = list(workshop.attendee_codes(settings.DATA_DIR))
+    names = list(roster.attendee_codes(settings.DATA_DIR))
     if not names or not await may_list_pods_everywhere(client):
         return []
     return names

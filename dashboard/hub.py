@@ -23,7 +23,6 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
@@ -82,7 +81,7 @@ def _authentication_on() -> bool:
 
 
 def configured_url() -> str:
-    return (getattr(settings, "KK_HUB_URL", "") or os.environ.get("KK_HUB_URL", "")).rstrip("/")
+    return str(getattr(settings, "KK_HUB_URL", "")).rstrip("/")
 
 
 def hub_url(scope: dict[str, Any]) -> str:
@@ -123,7 +122,7 @@ def token() -> str:
     A dashboard served apart from its hub (`KK_HUB_URL`) is given its token as `KK_HUB_TOKEN`."""
     from control.auth.tokenfile import spoke_token
 
-    given = getattr(settings, "KK_HUB_TOKEN", "") or os.environ.get("KK_HUB_TOKEN", "")
+    given = getattr(settings, "KK_HUB_TOKEN", "")
     return given or spoke_token(settings.DATA_DIR, "dashboard")
 
 

@@ -2,14 +2,14 @@
 kubeconfig and the dashboard logged in as them; the instructor shows its address as a QR code.
 
 Guarantees:
-- A name is claimed once (`control.workshop.claim`, persisted in the data folder, so it holds after
+- A name is claimed once (`control.roster.claim`, persisted in the data folder, so it holds after
   a reload, a restart and across hub processes sharing the folder). With `--join names` (the
   default) `/join/` lists the provisioned attendees, the claimed ones as taken and not pickable;
   picking a free name claims it and logs the browser in as that attendee. Picking a taken name is
   refused on the page (409) and gives neither the session nor the kubeconfig: from then on only
   the attendee's code gets in, or the name is free again once the instructor releases it.
   With `--join codes` the page lists no names and only takes a code.
-- A code (`workshop.redeem`, join codes only, compared in constant time) logs in as its attendee
+- A code (`roster.redeem`, join codes only, compared in constant time) logs in as its attendee
   whether or not the name is claimed (the code is the secret; it claims the name if free). The
   joined page shows the attendee's code, to come back with on another browser.
 - Wrong codes are counted (`dashboard.throttle`) on `POST /join/` and `GET /join/<code>/kubeconfig`:
@@ -36,14 +36,14 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from control import workshop
+from control import roster
 from dashboard import attendees, hub, login, reach, throttle
 
 NAMES, CODES = "names", "codes"
 
 
 def _codes() -> dict[str, str]:
-    return workshop.attendee_codes(settings.DATA_DIR)
+    return roster.attendee_codes(settings.DATA_DIR)
 
 
 def join_mode() -> str:
@@ -64,7 +64,7 @@ def choices(codes: dict[str, str]) -> list[dict[str, object]]:
     """The names the page offers (none in codes mode), each with whether it is taken."""
     if join_mode() == CODES:
         return []
-    taken = workshop.claimed(settings.DATA_DIR)
+    taken = roster.claimed(settings.DATA_DIR)
     return [{"name": name, "taken": name in taken} for name in codes]
 
 
@@ -80,13 +80,13 @@ async def _pick(request: HttpRequest, codes: dict[str, str], name: str) -> HttpR
         return _refuse(request, codes, _("Names are not taken here: enter your code."), 400)
     if name not in codes:
         return _refuse(request, codes, _("Unknown name."), 401)
-    if not workshop.claim(settings.DATA_DIR, name):
+    if not roster.claim(settings.DATA_DIR, name):
         return _refuse(request, codes, _("%(name)s is taken. Enter your code, or ask the instructor to release "
                                          "the name.") % {"name": name}, 409)
     try:
-        identity = await login.identify(request, "", codes[name], (workshop.JOIN,))
+        identity = await login.identify(request, "", codes[name], (roster.JOIN,))
     except ValueError as exc:
-        workshop.release(settings.DATA_DIR, name)  # nothing stored: the name is free again
+        roster.release(settings.DATA_DIR, name)  # nothing stored: the name is free again
         return _refuse(request, codes, str(exc), 401)
     await login.log_in(request, identity)
     return HttpResponseRedirect("/join/")
@@ -102,11 +102,11 @@ async def _enter(request: HttpRequest, codes: dict[str, str], code: str) -> Http
     if not code:
         return _refuse(request, codes, _("Enter your code."), 400, "code")
     try:
-        identity = await login.identify(request, "", code, (workshop.JOIN,))
+        identity = await login.identify(request, "", code, (roster.JOIN,))
     except ValueError as exc:
         throttle.FRONT_DOOR.failed(client)
         return _refuse(request, codes, str(exc), 401, "code")
-    workshop.claim(settings.DATA_DIR, identity.user)  # the code holder has the name, taken or not
+    roster.claim(settings.DATA_DIR, identity.user)  # the code holder has the name, taken or not
     await login.log_in(request, identity)
     return HttpResponseRedirect("/join/")
 
@@ -136,9 +136,9 @@ async def kubeconfig(request: HttpRequest, code: str) -> HttpResponse:
     wait = throttle.FRONT_DOOR.retry_after(client)
     if wait:
         return throttle.refusal(wait, f"Too many wrong codes: try again in {wait} s.\n")
-    found = workshop.peek(settings.DATA_DIR, code)
-    name = found.user if found is not None and found.use == workshop.JOIN else None
-    text = workshop.kubeconfig_of(settings.DATA_DIR, name) if name else None
+    found = roster.peek(settings.DATA_DIR, code)
+    name = found.user if found is not None and found.use == roster.JOIN else None
+    text = roster.kubeconfig_of(settings.DATA_DIR, name) if name else None
     if text is None:
         throttle.FRONT_DOOR.failed(client)
         raise Http404("no such join code")
@@ -158,7 +158,7 @@ async def release(request: HttpRequest) -> HttpResponse:
             text, status = _("Only the instructor releases names."), 403
         elif name not in _codes():
             text, status = _("Unknown name."), 404
-        elif workshop.release(settings.DATA_DIR, name):
+        elif roster.release(settings.DATA_DIR, name):
             text, status = _("%(name)s is free: the next to pick it gets it.") % {"name": name}, 200
         else:
             text, status = _("%(name)s was not claimed.") % {"name": name}, 200

@@ -31,7 +31,7 @@ from django.utils import translation
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
-from control import workshop
+from control import roster
 from control.client.http import HubClient
 from control.client.resources import Resource
 from control.kinds.base import name_causes
@@ -73,7 +73,7 @@ def _user() -> str:
 async def viewer_scope(request: HttpRequest) -> Scope:
     """An attendee's own namespace; anyone else's chosen one (default: `default`)."""
     user = _user()
-    if user and user in workshop.attendee_codes(settings.DATA_DIR):
+    if user and user in roster.attendee_codes(settings.DATA_DIR):
         return Scope(namespace=user, own_namespaces=False, kubeconfig_namespace=user)
     chosen = await request.session.aget(SESSION_NAMESPACE) or DEFAULT
     return Scope(namespace=chosen, own_namespaces=True, kubeconfig_namespace=DEFAULT)
@@ -204,7 +204,7 @@ async def lesson_act(request: HttpRequest, lesson_id: str, number: int) -> HttpR
 @login_required
 async def lesson_progress_json(request: HttpRequest) -> JsonResponse:
     """{"progress": {attendee: position or null}} for the instructor's board."""
-    names = list(workshop.attendee_codes(settings.DATA_DIR))
+    names = list(roster.attendee_codes(settings.DATA_DIR))
     async with hub.client_for(hub.scope_of(request)) as client:
         board = await access.allowed(client, _user(), [access.Right("list", "pods")])
     if not board:

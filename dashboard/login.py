@@ -2,7 +2,7 @@
 view and websocket of a logged-in browser acts as that user at the hub.
 
 Guarantees:
-- `/login/` takes a bearer token or a code (`control.workshop`: an attendee's join code, or the
+- `/login/` takes a bearer token or a code (`control.roster`: an attendee's join code, or the
   instructor's one-time code) by POST only (CSRF-checked). `GET /login/?code=...` logs nobody in:
   it shows the form with the code filled in and a button to confirm, so another site cannot log a
   visitor into an account of its choosing (login CSRF). The token is checked at the hub (a
@@ -42,7 +42,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from control import errors, workshop
+from control import errors, roster
 from control.auth import enabled
 from dashboard import hub, throttle
 
@@ -80,10 +80,10 @@ def _next(request: HttpRequest, value: str) -> str:
 
 
 async def identify(request: HttpRequest, token: str, code: str,
-                   uses: tuple[str, ...] = (workshop.JOIN, workshop.ONCE)) -> hub.Identity:
+                   uses: tuple[str, ...] = (roster.JOIN, roster.ONCE)) -> hub.Identity:
     """The identity a form names, checked at the hub; ValueError with the reason when refused."""
     if code and not token:
-        redeemed = workshop.redeem(settings.DATA_DIR, code, uses)
+        redeemed = roster.redeem(settings.DATA_DIR, code, uses)
         if redeemed is None:
             raise ValueError(_("Unknown or used code."))
         token = redeemed[1]
@@ -135,10 +135,10 @@ async def start_address(request: HttpRequest) -> HttpResponse:
     client = throttle.client_of(request)
     if throttle.FRONT_DOOR.retry_after(client):  # a guesser waits: the form says how long on confirm
         return HttpResponseRedirect("/login/?" + urlencode({"code": code, "next": here}))
-    known = workshop.peek(settings.DATA_DIR, code)
-    if known is not None and known.use == workshop.ONCE:
+    known = roster.peek(settings.DATA_DIR, code)
+    if known is not None and known.use == roster.ONCE:
         try:
-            identity = await identify(request, "", code, (workshop.ONCE,))
+            identity = await identify(request, "", code, (roster.ONCE,))
         except ValueError:
             identity = None  # used meanwhile, or the hub refused: the form says why on confirm
         if identity is not None:

@@ -31,7 +31,7 @@ from django.urls import reverse
 from django.utils import translation
 from django.views.decorators.http import require_GET, require_POST
 
-from control import errors, protocol, workshop
+from control import errors, protocol, roster
 from control.auth.tokenfile import ADMIN
 from dashboard import access, attendees, hub, manifests, network, words
 from dashboard.actions import ACTIONS, ActionError, Ongoing, form_of
@@ -66,7 +66,7 @@ async def index(request: HttpRequest) -> HttpResponse:
     agent = hub.agent_for(identity.user) if identity else hub.AGENT
     # The instructor (the cluster admin, or anyone while authentication is off) shows the join QR code.
     instructor = identity is None or identity.user == ADMIN
-    workshop_on = instructor and bool(workshop.attendee_codes(settings.DATA_DIR))
+    workshop_on = instructor and bool(roster.attendee_codes(settings.DATA_DIR))
     client = hub.client(hub.hub_url(hub.scope_of(request)))
     board = await attendees.board_names(client)
     may = await access.controls(client, identity.user if identity else "")

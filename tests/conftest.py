@@ -56,12 +56,12 @@ def login_url(url: str, next_path: str = "/") -> str:
     """A link that logs a browser into the dashboard of the hub at `url` as the cluster admin (the
     start address `runcluster` prints: a page with a one-time code); the hub's own URL when this
     test run did not start it."""
-    from control import workshop
+    from control import roster
 
     folder = DATA_DIRS.get(url.rstrip("/"))
     if folder is None:
         return f"{url}{next_path}"
-    return f"{url}{next_path}{'&' if '?' in next_path else '?'}code={workshop.instructor_code(folder)}"
+    return f"{url}{next_path}{'&' if '?' in next_path else '?'}code={roster.instructor_code(folder)}"
 
 
 class Hub:
@@ -122,7 +122,7 @@ class Hub:
         over HTTP, so the relay adds `auth`)."""
         import yaml
 
-        from control.management.commands.kubeconfig import kubeconfig
+        from control.kubeconfig import kubeconfig
 
         return yaml.safe_dump(kubeconfig(url), sort_keys=False)
 

@@ -13,7 +13,9 @@ import os
 import shutil
 import tempfile
 
-if not os.environ.get("KK_DATA_DIR"):
+from control import config
+
+if not config.given("KK_DATA_DIR"):
     _folder = tempfile.mkdtemp(prefix="kk-test-data-")
     os.environ["KK_DATA_DIR"] = _folder
     atexit.register(shutil.rmtree, _folder, True)

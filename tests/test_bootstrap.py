@@ -11,7 +11,7 @@ from django.db import connections
 
 from control import bootstrap
 from control.kinds import service_addresses
-from control.kinds.network import SERVICE_CIDR
+from control.kinds.network import service_cidr
 from control.clock import FakeClock
 from control.client.resources import ENDPOINTS, PODS, SERVICES
 from control.controllers.endpoints import EndpointsController
@@ -65,7 +65,7 @@ def test_the_kubernetes_service_is_the_first_address_of_the_range_on_443_to_the_
     svc = json.loads(answer.content)
     assert svc["metadata"]["labels"] == {"component": "apiserver", "provider": "kubernetes"}
     spec = svc["spec"]
-    assert spec["clusterIP"] == "10.96.0.1" == str(SERVICE_CIDR.network_address + 1)
+    assert spec["clusterIP"] == "10.96.0.1" == str(service_cidr().network_address + 1)
     assert spec["clusterIPs"] == ["10.96.0.1"] and spec["type"] == "ClusterIP" and "selector" not in spec
     assert spec["ports"] == [{"name": "https", "protocol": "TCP", "port": 443, "targetPort": 8123}]
     assert (spec["sessionAffinity"], spec["ipFamilyPolicy"]) == ("None", "SingleStack")
@@ -80,7 +80,7 @@ def test_its_address_is_reserved_so_no_user_service_can_take_it(api):
     through the store (as it writes the namespaces), so the reservation never stands in its way,
     and a user asking for the address is refused either way."""
     bootstrap.ensure_kubernetes_service("192.0.2.10", 8123, NOW)
-    assert "10.96.0.1" in service_addresses.RESERVED_IPS
+    assert "10.96.0.1" in service_addresses.reserved_ips(service_cidr())
     assert stored("/services")["spec"]["clusterIP"] == "10.96.0.1"
     body = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "thief"},
             "spec": {"clusterIP": "10.96.0.1", "ports": [{"port": 80}]}}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from control import cli
+from control import cli, config
 
 
 def test_data_is_taken_out_in_both_spellings():
@@ -30,9 +30,8 @@ def ran(monkeypatch):
 def test_run_is_runcluster_with_its_options_and_the_data_folder_set_first(ran, tmp_path, monkeypatch):
     cli.main(["run", "--data", str(tmp_path / "d"), "--addr", "0.0.0.0:8000", "--pace", "workshop"])
     assert ran == [["kube-kitchen", "runcluster", "--addr", "0.0.0.0:8000", "--pace", "workshop"]]
-    import os
-
-    assert os.environ["KK_DATA_DIR"] == str(tmp_path / "d")
+    
+    assert config.given("KK_DATA_DIR") == str(tmp_path / "d")
 
 
 def test_the_other_subcommands(ran, monkeypatch, tmp_path):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from control import datafolder, keys, workshop
+from control import datafolder, keys, roster
 from control.auth import tokenfile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +86,7 @@ def test_keys_tokens_and_kubeconfigs_are_made_private(tmp_path, permissive_umask
     keys.signing_key(data)
     keys.ca_certificate(data)
     tokenfile.admin_token(data)
-    kubeconfig = workshop.write_kubeconfig(data, "ada", "https://127.0.0.1:6443", "t0ken", b"")
+    kubeconfig = roster.write_kubeconfig(data, "ada", "https://127.0.0.1:6443", "t0ken", b"")
     assert mode(data / "keys") == 0o700
     assert mode(data / "keys" / "sa.key") == 0o600
     assert mode(data / "keys" / "ca.key") == 0o600

@@ -1,7 +1,7 @@
 """Workshop provisioning against a recording stand-in for the hub (httpx's MockTransport): each
 attendee gets a namespace, a token, a RoleBinding to admin, the nodes view, a kubeconfig in their
-namespace and a join code, and running it again changes nothing; codes log in (the instructor's
-once)."""
+namespace and a join code, and running it again changes nothing (the codes themselves:
+tests/test_roster.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import httpx
 import pytest
 import yaml
 
-from control import workshop
+from control import roster, workshop
 from control.auth import tokenfile
 
 
@@ -63,8 +63,8 @@ def test_each_attendee_gets_a_namespace_an_admin_binding_a_kubeconfig_and_a_code
     assert config["contexts"][0]["context"]["namespace"] == "alice"
     assert config["users"][0]["user"]["token"] == entries["alice"].token
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
-    assert workshop.kubeconfig_of(tmp_path, "alice") == target.read_text()
-    assert workshop.kubeconfig_of(tmp_path, "../tokens") is None
+    assert roster.kubeconfig_of(tmp_path, "alice") == target.read_text()
+    assert roster.kubeconfig_of(tmp_path, "../tokens") is None
 
 
 def test_provisioning_again_changes_nothing(hub, tmp_path):
@@ -96,39 +96,6 @@ def test_names_from_a_count_or_a_file():
         workshop.read_names("Bad_Name\nkube-x\nok\n")
     with pytest.raises(workshop.WorkshopError):
         workshop.attendee_names(0)
-
-
-def test_codes_log_in_and_the_instructors_works_once(tmp_path):
-    alice = tokenfile.token_of(tmp_path, "alice")
-    code = workshop.join_code(tmp_path, "alice")
-    assert workshop.join_code(tmp_path, "alice") == code
-    assert len(code) == workshop.CODE_LENGTH and set(code) <= set(workshop.ALPHABET)
-    assert workshop.redeem(tmp_path, f" {code[:3].lower()}-{code[3:]} ") == ("alice", alice)
-    assert workshop.redeem(tmp_path, code) == ("alice", alice)  # a join code is kept
-    once = workshop.instructor_code(tmp_path)
-    assert workshop.redeem(tmp_path, once) == (tokenfile.ADMIN, tokenfile.admin_token(tmp_path))
-    assert workshop.redeem(tmp_path, once) is None
-    assert workshop.redeem(tmp_path, "") is None and workshop.redeem(tmp_path, "ZZZZZZ") is None
-    assert workshop.attendee_codes(tmp_path) == {"alice": code}
-
-
-def test_a_name_is_claimed_once_until_released_and_the_claim_is_kept_on_disk(tmp_path):
-    assert workshop.claim(tmp_path, "alice") is True
-    assert workshop.claim(tmp_path, "alice") is False
-    assert workshop.claimed(tmp_path) == {"alice"}
-    assert (tmp_path / "workshop" / "claims" / "alice").exists()  # another hub process sees it too
-    assert workshop.claim(tmp_path, "../alice") is False and workshop.release(tmp_path, "../x") is False
-    assert workshop.release(tmp_path, "alice") is True and workshop.release(tmp_path, "alice") is False
-    assert workshop.claim(tmp_path, "alice") is True
-
-
-def test_only_the_uses_asked_for_are_redeemed_and_peek_uses_nothing(tmp_path):
-    tokenfile.token_of(tmp_path, "alice")
-    once = workshop.instructor_code(tmp_path)
-    assert workshop.peek(tmp_path, once.lower()).use == workshop.ONCE
-    assert workshop.redeem(tmp_path, once, (workshop.JOIN,)) is None
-    assert workshop.redeem(tmp_path, once, (workshop.ONCE,))[0] == tokenfile.ADMIN
-    assert workshop.peek(tmp_path, once) is None
 
 
 def test_a_hub_on_every_address_gives_attendees_the_machines_address(tmp_path, monkeypatch):

@@ -21,14 +21,14 @@ Guarantees:
 
 from __future__ import annotations
 
+import functools
 import ipaddress
-import os
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
 import httpx
 
-from control import errors
+from control import config, errors
 from control.ephemeral import ephemeral_ports
 from control.client import nodeaccess
 from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, kubelet_endpoint, node_address
@@ -38,11 +38,14 @@ MAX_ANSWER_BYTES = 8 * 1024 * 1024  # a kubelet summary or kube-proxy's rules ar
 MAX_LINE_BYTES = 64 * 1024  # one line of a traffic run
 
 
+@functools.lru_cache(maxsize=8)
 def _networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
     return tuple(ipaddress.ip_network(part.strip()) for part in text.split(",") if part.strip())
 
 
-NODE_NETWORKS = _networks(os.environ.get("KK_NODE_NETWORK", "127.0.0.0/8,::1/128"))
+def node_networks() -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """The node network (KK_NODE_NETWORK), read when asked for: the only addresses the hub contacts."""
+    return _networks(config.text("KK_NODE_NETWORK"))
 EPHEMERAL_PORTS = ephemeral_ports()
 
 
@@ -69,8 +72,9 @@ def refusal(address: Any, port: Any, usual_port: int) -> str:
         return f"{address!r} is not an IP address"
     if str(ip) != address:  # one spelling only: no zero-padding, no scope ids, no mixed forms
         return f"{address!r} is not written as {str(ip)!r}"
-    if not any(ip.version == net.version and ip in net for net in NODE_NETWORKS):
-        return f"{address} is outside the node network {', '.join(str(n) for n in NODE_NETWORKS)}"
+    networks = node_networks()
+    if not any(ip.version == net.version and ip in net for net in networks):
+        return f"{address} is outside the node network {', '.join(str(n) for n in networks)}"
     if not isinstance(port, int) or isinstance(port, bool):
         return f"port {port!r} is not a number"
     if port != usual_port and port not in EPHEMERAL_PORTS:

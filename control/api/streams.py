@@ -34,7 +34,6 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
@@ -43,7 +42,7 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from control import errors
+from control import config, errors
 from control.auth import enabled as auth_enabled
 from control.auth import gate
 from control import kinds as registry
@@ -262,7 +261,7 @@ def idle_status(idle: float) -> dict[str, Any]:
 
 def stream_idle_seconds() -> float:
     """The idle timeout: the environment's KK_STREAM_IDLE_SECONDS, else the setting, else 4 h."""
-    raw = os.environ.get("KK_STREAM_IDLE_SECONDS") or getattr(settings, "KK_STREAM_IDLE_SECONDS", None)
+    raw = config.given("KK_STREAM_IDLE_SECONDS") or getattr(settings, "KK_STREAM_IDLE_SECONDS", None)
     try:
         seconds = float(raw) if raw is not None else DEFAULT_IDLE_SECONDS
     except ValueError:

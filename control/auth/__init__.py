@@ -8,11 +8,11 @@ HTTP layer themselves (control.api calls `gate`), and RBAC rules are evaluated a
 
 from __future__ import annotations
 
-import os
-
 from django.conf import settings
+
+from control import config
 
 
 def enabled() -> bool:
-    value = getattr(settings, "KK_AUTHENTICATION", None) or os.environ.get("KK_AUTHENTICATION", "on")
+    value = getattr(settings, "KK_AUTHENTICATION", None) or config.text("KK_AUTHENTICATION")
     return str(value).lower() not in ("off", "0", "false", "no")

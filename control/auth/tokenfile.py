@@ -22,6 +22,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from control import config
+
 FILE = "tokens.csv"
 ADMIN = "kubernetes-admin"
 MASTERS = "system:masters"
@@ -145,7 +147,7 @@ def spoke_token(folder: Path, component: str, node: str | None = None) -> str:
 
 def operator_token(folder: Path) -> str:
     """The token a command run by the cluster's operator uses: `KK_TOKEN` when set, else the admin's."""
-    return os.environ.get("KK_TOKEN") or admin_token(folder)
+    return config.given("KK_TOKEN") or admin_token(folder)
 
 
 def bearer(token: str) -> dict[str, str]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from typing import Any, Awaitable, Iterable
 
+from control import config
 from control.client.http import HubClient
 
 log = logging.getLogger(__name__)
@@ -26,7 +26,7 @@ def connect(server: str, name: str, **options: Any) -> HubClient:
     """A client of the hub as `name`. Its identity: `KK_TOKEN` (a spoke's parent sets it), else, for a
     program run by the cluster's operator (examples/dish_counter.py), the admin's token from the data
     folder's existing token file."""
-    if "token" not in options and not os.environ.get("KK_TOKEN"):
+    if "token" not in options and not config.given("KK_TOKEN"):
         from control.auth import tokenfile
         from control.keys import default_data_dir
 

@@ -18,12 +18,11 @@ Guarantees:
 from __future__ import annotations
 
 import json
-import os
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 from urllib.parse import urlencode
 
-from control import errors
+from control import config, errors
 from control.client.lean import Answer, ConnectionPool, ServerUnreachable
 from control.client.resources import PODS, Resource
 
@@ -46,7 +45,7 @@ class HubClient:
         self.server = server.rstrip("/")
         self.agent = agent
         self.timeout = timeout
-        token = os.environ.get(TOKEN_ENV, "") if token is None else token
+        token = config.given(TOKEN_ENV) if token is None else token
         self._pool = ConnectionPool(self.server, agent, size=pool_size, connect_timeout=CONNECT_TIMEOUT, token=token,
                                     ca=ca)
 

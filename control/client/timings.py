@@ -3,7 +3,8 @@ the hub's pod defaults: Kubernetes' values by default, a workshop's seconds with
 
 Guarantees: every value can be overridden one by one from the environment (KK_LEASE_RENEW,
 KK_LEASE_DURATION, KK_NODE_GRACE, KK_NODE_MONITOR, KK_TOLERATION_SECONDS, KK_STATUS_REPORT, KK_CPU_WINDOW,
-KK_HPA_SYNC, KK_QUOTA_SYNC, KK_STATUS_CHECK).
+KK_HPA_SYNC, KK_QUOTA_SYNC, KK_STATUS_CHECK); both paces' defaults are `control.config`'s table's
+(`KUBERNETES`, `WORKSHOP` are read from it).
 
 A node's liveness is its Lease (renewed every lease_duration/4, as upstream's kubelet does); its
 status is written only when it changes or every status_report s (upstream: 5 min), so an idle
@@ -14,16 +15,10 @@ ratios (renewal = duration / 4, grace = 5 renewals): a Lease write every 3 s per
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, fields
+from typing import Mapping
 
-KUBERNETES = {"lease_renew": 10.0, "lease_duration": 40.0, "node_grace": 50.0, "node_monitor": 5.0,
-              "toleration_seconds": 300.0, "status_report": 300.0, "cpu_window": 10.0,
-              "hpa_sync": 15.0, "quota_sync": 30.0, "status_check": 10.0}
-WORKSHOP = {"lease_renew": 3.0, "lease_duration": 12.0, "node_grace": 15.0, "node_monitor": 1.0,
-            "toleration_seconds": 5.0, "status_report": 60.0, "cpu_window": 3.0,
-            "hpa_sync": 2.0, "quota_sync": 5.0, "status_check": 1.0}
-
+from control import config
 
 @dataclass(frozen=True)
 class Timings:
@@ -39,11 +34,14 @@ class Timings:
     status_check: float = 10.0  # kubelet compares its node status with the Node's this often (nodeStatusUpdateFrequency)
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> "Timings":
-        env = os.environ if env is None else env
-        base = WORKSHOP if env.get("KK_PACE", "").lower() == "workshop" else KUBERNETES
-        values = {}
-        for f in fields(cls):
-            raw = env.get(f"KK_{f.name.upper()}")
-            values[f.name] = float(raw) if raw else base[f.name]
-        return cls(**values)
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "Timings":
+        """Each field from its KK_<FIELD> variable, else the pace's default (`control.config`'s table)."""
+        env = config.environment() if env is None else env
+        return cls(**{f.name: config.value(f"KK_{f.name.upper()}", env) for f in fields(cls)})
+
+
+def _pace(pace: str) -> dict[str, float]:
+    return {f.name: config.value(f"KK_{f.name.upper()}", {"KK_PACE": pace}) for f in fields(Timings)}
+
+
+KUBERNETES, WORKSHOP = _pace("kubernetes"), _pace("workshop")

@@ -1,7 +1,7 @@
 """servicelb: a simulated cloud load balancer for `type: LoadBalancer` Services.
 
 Guarantees (what a cloud provider's service controller does, with addresses from
-LOAD_BALANCER_POOL instead of a cloud):
+the load-balancer pool, `network.load_balancer_pool()`, instead of a cloud):
 - Every LoadBalancer Service gets `status.loadBalancer.ingress: [{ip, ipMode: VIP}]`, written
   through the status subresource with its resourceVersion (409 → retry); a free `spec.loadBalancerIP`
   inside the pool is honoured, otherwise the lowest free address is taken.
@@ -27,7 +27,7 @@ from control.client.workqueue import WorkQueue
 from control.clock import Clock
 from control.controllers.common import Obj, created_at
 from control.kinds.meta import metadata
-from control.kinds.network import LOAD_BALANCER_POOL
+from control.kinds.network import Network, load_balancer_pool
 
 INGRESS_MODE = "VIP"
 
@@ -43,9 +43,9 @@ def ingress_ips(svc: Obj) -> list[str]:
 
 class ServiceLBController:
     def __init__(self, client: Any, services: Informer, *, clock: Clock, recorder: Any = None,
-                 pool: ipaddress.IPv4Network | ipaddress.IPv6Network = LOAD_BALANCER_POOL):
+                 pool: Network | None = None):
         self.client, self.services, self.recorder = client, services, recorder
-        self.pool = pool
+        self.pool = pool or load_balancer_pool()
         self.queue = WorkQueue(clock=clock)
         # key -> (address written, resourceVersion the cache showed then): our expectations, kept
         # until the cache shows a newer version of that Service

@@ -1,20 +1,40 @@
 """The cluster's network plan: address ranges and well-known ports, shared by the hub and spokes.
 
 Guarantees: plain constants and pure helpers only (no store, no HTTP), so the hub's allocators,
-kube-proxy, the kubelet and the dashboard agree on one plan.
+kube-proxy, the kubelet and the dashboard agree on one plan. The two configurable ranges
+(`service_cidr()`, `load_balancer_pool()`: KK_SERVICE_CIDR, KK_LOAD_BALANCER_POOL) are read through
+`control.config` when asked for, never when this module is imported.
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
-import os
+
+from control import config
 
 CLUSTER_DOMAIN = "cluster.local"
-# Kubernetes' default service range is 10.96.0.0/12; a /16 is plenty here and reads better on a projector.
-SERVICE_CIDR = ipaddress.ip_network(os.environ.get("KK_SERVICE_CIDR", "10.96.0.0/16"))
 NODE_PORT_RANGE = range(30000, 32768)  # --service-node-port-range=30000-32767
-# What a simulated cloud load balancer hands out (kind's and MetalLB's demos use such a pool).
-LOAD_BALANCER_POOL = ipaddress.ip_network(os.environ.get("KK_LOAD_BALANCER_POOL", "172.18.255.0/24"))
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@functools.lru_cache(maxsize=8)
+def _network(name: str, text: str) -> Network:
+    try:
+        return ipaddress.ip_network(text)
+    except ValueError as exc:
+        raise ValueError(f"{name}={text!r}: {exc}") from None
+
+
+def service_cidr() -> Network:
+    """Where Service cluster IPs come from (Kubernetes' default is 10.96.0.0/12; our /16 is plenty
+    and reads better on a projector)."""
+    return _network("KK_SERVICE_CIDR", config.text("KK_SERVICE_CIDR"))
+
+
+def load_balancer_pool() -> Network:
+    """What a simulated cloud load balancer hands out (kind's and MetalLB's demos use such a pool)."""
+    return _network("KK_LOAD_BALANCER_POOL", config.text("KK_LOAD_BALANCER_POOL"))
 KUBE_PROXY_PORT = 10256  # kube-proxy's healthz port; here it also serves its rules and sends traffic
 # Where a kube-proxy that had to take another port (another cluster on the machine holds 10256) says so.
 KUBE_PROXY_PORT_ANNOTATION = "kubekitchen.dev/kube-proxy-port"

@@ -1,4 +1,4 @@
-"""A Service's addresses: cluster IPs from SERVICE_CIDR, node ports from NODE_PORT_RANGE (the
+"""A Service's addresses: cluster IPs from the service range (`network.service_cidr()`), node ports from NODE_PORT_RANGE (the
 Service kind's allocator, `SERVICE_ADDRESSES`).
 
 Guarantees:
@@ -31,15 +31,15 @@ from typing import Any, Callable
 
 from control.errors import go_value
 from control.kinds.base import Cause, Obj, cause
-from control.kinds.network import NODE_PORT_RANGE, SERVICE_CIDR
+from control.kinds.network import NODE_PORT_RANGE, Network, service_cidr
 from control.kinds.strategy import Allocator, RangeFull
 
 rng = random.Random()  # tests seed or replace it
 
-# Never handed out: the network address, the broadcast address and the first host (the
-# `kubernetes` Service's address in a real cluster; asked for explicitly it is "already allocated").
-RESERVED_IPS = frozenset(str(ip) for ip in (SERVICE_CIDR.network_address, SERVICE_CIDR.broadcast_address,
-                                             SERVICE_CIDR.network_address + 1))
+def reserved_ips(cidr: Network) -> frozenset[str]:
+    """Never handed out: the network address, the broadcast address and the first host (the
+    `kubernetes` Service's address in a real cluster; asked for explicitly it is "already allocated")."""
+    return frozenset(str(ip) for ip in (cidr.network_address, cidr.broadcast_address, cidr.network_address + 1))
 
 
 def needs_cluster_ip(spec: dict[str, Any]) -> bool:
@@ -146,11 +146,12 @@ def _invalid_ip(ip: str, why: str) -> Cause:
 
 
 def _pick_ip(taken: Taken) -> str:
-    size = SERVICE_CIDR.num_addresses
+    cidr = service_cidr()
+    size, reserved = cidr.num_addresses, reserved_ips(cidr)
     start = rng.randrange(size)
     for step in range(size):
-        candidate = str(SERVICE_CIDR.network_address + (start + step) % size)
-        if candidate not in RESERVED_IPS and candidate not in taken.ips:
+        candidate = str(cidr.network_address + (start + step) % size)
+        if candidate not in reserved and candidate not in taken.ips:
             taken.ips.add(candidate)
             return candidate
     raise RangeFull("failed to allocate a serviceIP: range is full")
@@ -176,11 +177,12 @@ def _cluster_ip(spec: dict[str, Any], old_spec: dict[str, Any], taken: Taken, ca
         pass  # its own address, allocated before
     elif requested:
         address = ipaddress.ip_address(requested)  # kinds.core validated the text
-        if address not in SERVICE_CIDR:
+        cidr = service_cidr()
+        if address not in cidr:
             causes.append(_invalid_ip(requested, f"the provided IP ({requested}) is not in the valid range. "
-                                                 f"The range of valid IPs is {SERVICE_CIDR}"))
+                                                 f"The range of valid IPs is {cidr}"))
             return
-        if requested in taken.ips or requested in RESERVED_IPS:
+        if requested in taken.ips or requested in reserved_ips(cidr):
             causes.append(_invalid_ip(requested, "provided IP is already allocated"))
             return
     else:

@@ -21,9 +21,10 @@ dashboard follow the address and port the Node reports (`status.addresses` Inter
 
 from __future__ import annotations
 
-import os
 import socket
 from typing import Callable, Iterable, Mapping
+
+from control import config
 
 AUTO, OWN, LOOPBACK = "auto", "own", "loopback"
 MODES = (AUTO, OWN, LOOPBACK)
@@ -32,7 +33,7 @@ SHARED = "127.0.0.1"
 
 def setting(env: Mapping[str, str] | None = None) -> str:
     """The `KK_NODE_ADDRESSES` setting, checked (default `auto`)."""
-    value = ((os.environ if env is None else env).get("KK_NODE_ADDRESSES") or AUTO).strip().lower()
+    value = config.text("KK_NODE_ADDRESSES", env).lower()
     if value not in MODES:
         raise ValueError(f"KK_NODE_ADDRESSES must be one of {', '.join(MODES)}, got {value!r}")
     return value

@@ -4,34 +4,20 @@ Guarantees: every value has Kubernetes' default (or a workshop's, with KK_PACE=w
 be overridden one by one from the environment; a malformed value raises ValueError at start-up,
 never later.
 
-Environment:
-- KK_START_DELAY      seconds a container spends in ContainerCreating: "0.2" or a range "0.1-0.3"
-                      (default 0.1-0.3).
-- KK_CRASH_BACKOFF    crash-loop back-off: "BASE" or "BASE:CAP" seconds (default 10:300; with
-                      KK_PACE=workshop 2:60). A CAP left out is 30 x BASE.
-- KK_CRASH_BACKOFF_RESET  seconds of running after which the back-off starts over (default 600).
-- KK_TERMINATION_SECONDS  a deleted pod's containers take min(grace period, this) to stop
-                      (default 1).
-- KK_LOG_INTERVAL     a running container prints a line this often, in seconds (default 2).
-- KK_NODE_CPU, KK_NODE_MEMORY, KK_NODE_PODS   the node's capacity (default 4, 8Gi, 110).
-- KK_SYNC_PERIOD      seconds between the kubelet's retries of a pod that cannot start yet (a
-                      claim not bound, a volume not set up; default 10, with KK_PACE=workshop 2).
-                      ConfigMap/Secret changes reach pods at once (the kubelet watches them).
-- KK_IMAGE_BACKOFF    image pull back-off: "BASE" or "BASE:CAP" seconds (default 10:300, as
-                      upstream; with KK_PACE=workshop 2:60).
-- KK_IMAGE_PULL_SECONDS  how long a simulated pull takes (default 0.5; workshop 0.2).
-- KK_KUBELET_DATA_DIR the kubelet's state directory (default `$KK_DATA_DIR/kubelet`): a claim's
-                      volume is `<it>/volumes/<pv name>/`.
-- KK_NODE_ADDRESSES   auto (default), own or loopback: where the kubelet listens
-                      (`control.kubelet.addresses`; runcluster decides `auto` for all its nodes).
+Environment (names, defaults and meanings in `control.config`'s table, read once at start from
+the mapping `from_env` is given, else the process's): KK_START_DELAY, KK_CRASH_BACKOFF,
+KK_CRASH_BACKOFF_RESET, KK_TERMINATION_SECONDS, KK_LOG_INTERVAL, KK_NODE_CPU, KK_NODE_MEMORY,
+KK_NODE_PODS, KK_SYNC_PERIOD (ConfigMap/Secret changes reach pods at once: the kubelet watches
+them), KK_IMAGE_BACKOFF, KK_IMAGE_PULL_SECONDS, KK_KUBELET_DATA_DIR (default `$KK_DATA_DIR/kubelet`)
+KK_KUBELET_WORKERS and KK_NODE_ADDRESSES (`control.kubelet.addresses`).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from control import config
 from control.installation import default_data_dir
 from control.kubelet import addresses
 
@@ -65,27 +51,32 @@ class KubeletConfig:
     image_backoff: BackoffPolicy = field(default_factory=lambda: BackoffPolicy(10.0, 300.0))
     pull_seconds: float = 0.0
     node_addresses: str = addresses.AUTO
+    workers: int = 16  # pods synced at once
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "KubeletConfig":
-        env = dict(os.environ if env is None else env)
-        workshop = env.get("KK_PACE", "").lower() == "workshop"
-        base, cap = _backoff(env.get("KK_CRASH_BACKOFF") or ("2:60" if workshop else "10:300"))
-        reset = float(env.get("KK_CRASH_BACKOFF_RESET") or 600.0)
-        image_base, image_cap = _backoff(env.get("KK_IMAGE_BACKOFF") or ("2:60" if workshop else "10:300"))
+        env = config.environment() if env is None else dict(env)
+
+        def text(name: str) -> str:
+            return config.text(name, env)
+
+        base, cap = _backoff(text("KK_CRASH_BACKOFF"))
+        image_base, image_cap = _backoff(text("KK_IMAGE_BACKOFF"))
+        data = config.given("KK_DATA_DIR", env)
         return cls(
-            start_delay=_range(env.get("KK_START_DELAY") or "0.1-0.3"),
-            backoff=BackoffPolicy(base=base, cap=cap, reset_after=reset),
-            termination_seconds=float(env.get("KK_TERMINATION_SECONDS") or 1.0),
-            log_interval=max(0.05, float(env.get("KK_LOG_INTERVAL") or 2.0)),
-            cpu=env.get("KK_NODE_CPU") or "4",
-            memory=env.get("KK_NODE_MEMORY") or "8Gi",
-            pods=env.get("KK_NODE_PODS") or "110",
-            sync_seconds=max(0.1, float(env.get("KK_SYNC_PERIOD") or (2.0 if workshop else 10.0))),
+            start_delay=_range(text("KK_START_DELAY")),
+            backoff=BackoffPolicy(base=base, cap=cap, reset_after=float(text("KK_CRASH_BACKOFF_RESET"))),
+            termination_seconds=float(text("KK_TERMINATION_SECONDS")),
+            log_interval=max(0.05, float(text("KK_LOG_INTERVAL"))),
+            cpu=text("KK_NODE_CPU"),
+            memory=text("KK_NODE_MEMORY"),
+            pods=text("KK_NODE_PODS"),
+            sync_seconds=max(0.1, float(text("KK_SYNC_PERIOD"))),
             image_backoff=BackoffPolicy(base=image_base, cap=image_cap),
-            pull_seconds=max(0.0, float(env.get("KK_IMAGE_PULL_SECONDS") or (0.2 if workshop else 0.5))),
+            pull_seconds=max(0.0, float(text("KK_IMAGE_PULL_SECONDS"))),
             node_addresses=addresses.setting(env),
-            data_dir=Path(env.get("KK_KUBELET_DATA_DIR") or Path(env.get("KK_DATA_DIR") or default_data_dir()) / "kubelet"),
+            workers=config.value("KK_KUBELET_WORKERS", env),
+            data_dir=Path(config.given("KK_KUBELET_DATA_DIR", env) or Path(data or default_data_dir()) / "kubelet"),
         )
 
 

@@ -14,7 +14,6 @@ the hub only, as `kubelet/<node>`; stopping it cancels every loop and closes the
 from __future__ import annotations
 
 import logging
-import os
 import random
 from typing import Any
 
@@ -50,13 +49,14 @@ KUBELET_PORT = 10250
 class Kubelet:
     def __init__(self, client: HubClient, node: str, *, clock: Clock | None = None, timings: Timings | None = None,
                  config: KubeletConfig | None = None, address: str | None = None, port: int = KUBELET_PORT,
-                 workers: int = int(os.environ.get("KK_KUBELET_WORKERS") or 16), rng: random.Random | None = None):
+                 workers: int | None = None, rng: random.Random | None = None):
         self.client, self.node = client, node
         self.clock = clock or REAL
         self.timings = timings or Timings.from_env()
         self.config = config or KubeletConfig.from_env()
         self.address, self.port = address or internal_ip(node), port
-        self.workers, self.rng = workers, rng
+        self.workers = workers if workers is not None else self.config.workers
+        self.rng = rng
         self.pod_informer = Informer(client, PODS, field_selector=f"spec.nodeName={node}", clock=self.clock)
         self.node_informer = Informer(client, NODES, field_selector=f"metadata.name={node}", clock=self.clock)
         # The kubelet's ConfigMap and Secret managers (upstream's watch-based strategy): env and

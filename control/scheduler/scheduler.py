@@ -34,10 +34,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections import deque
 
-from control import errors
+from control import config, errors
 from control.clock import REAL, Clock
 from control.client.component import connect, run_all
 from control.client.events import EventRecorder
@@ -58,7 +57,6 @@ from control.scheduler.volumes import SELECTED_NODE, check_claims, is_bound, pre
 log = logging.getLogger(__name__)
 
 SCHEDULER_NAME = "default-scheduler"
-DEFAULT_WORKERS = int(os.environ.get("KK_SCHEDULER_WORKERS") or 32)
 
 
 def wants_scheduling(pod: Obj) -> bool:
@@ -132,7 +130,7 @@ class EventSender:
 
 class Scheduler:
     def __init__(self, client: HubClient, informers: SharedInformers, *, clock: Clock | None = None,
-                 recorder: EventRecorder | None = None, workers: int = DEFAULT_WORKERS, assumed_ttl: float = 30.0,
+                 recorder: EventRecorder | None = None, workers: int | None = None, assumed_ttl: float = 30.0,
                  initial_backoff: float = 1.0, max_backoff: float = 60.0, volume_bind_timeout: float = 600.0):
         self.client = client
         self.clock = clock or REAL
@@ -156,7 +154,7 @@ class Scheduler:
                                           on_delete=self._claim_changed))
         self.classes.add_handlers(Handlers(on_add=self._claim_changed, on_update=lambda old, new: self._claim_changed(new)))
         self.runner = Runner("scheduler", self.reconcile, self.queue, [self.pods, self.nodes, self.claims, self.classes],
-                             workers=workers)
+                             workers=workers if workers is not None else config.value("KK_SCHEDULER_WORKERS"))
 
     async def run(self) -> None:
         await asyncio.gather(self.runner.run(), self.events.run())
@@ -327,7 +325,7 @@ class Scheduler:
                                 patch_type="strategic", subresource="status")
 
 
-async def run_scheduler(server: str, *, clock: Clock | None = None, workers: int = DEFAULT_WORKERS) -> None:
+async def run_scheduler(server: str, *, clock: Clock | None = None, workers: int | None = None) -> None:
     """The `kube-scheduler` process: runs until cancelled."""
     clock = clock or REAL
     client = connect(server, "kube-scheduler")

@@ -16,7 +16,7 @@ from django.db import connection, connections
 
 from control.kinds import service_addresses as allocation
 from control.storage.db import submit
-from control.kinds.network import NODE_PORT_RANGE, SERVICE_CIDR
+from control.kinds.network import NODE_PORT_RANGE, service_cidr
 from tests.api.client import ApiClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -51,16 +51,13 @@ def created(api: ApiClient, body: dict) -> dict:
 
 
 def small_range(monkeypatch, cidr: str) -> None:
-    network = ipaddress.ip_network(cidr)
-    monkeypatch.setattr(allocation, "SERVICE_CIDR", network)
-    monkeypatch.setattr(allocation, "RESERVED_IPS", frozenset(str(ip) for ip in (
-        network.network_address, network.broadcast_address, network.network_address + 1)))
+    monkeypatch.setenv("KK_SERVICE_CIDR", cidr)  # read at each allocation, not at import
 
 
 def test_a_cluster_ip_service_gets_a_free_address_from_the_service_range(api):
     spec = created(api, service())["spec"]
     address = ipaddress.ip_address(spec["clusterIP"])
-    assert address in SERVICE_CIDR and str(address) not in allocation.RESERVED_IPS
+    assert address in service_cidr() and str(address) not in allocation.reserved_ips(service_cidr())
     assert spec["clusterIPs"] == [spec["clusterIP"]]
     assert (spec["ipFamilies"], spec["ipFamilyPolicy"]) == (["IPv4"], "SingleStack")
     assert "nodePort" not in spec["ports"][0]
@@ -88,8 +85,8 @@ def test_a_requested_cluster_ip_is_honoured_when_free_and_refused_otherwise(api)
     code, status = send(api, "post", SVCS, service("c", clusterIP="192.168.0.10"))
     assert code == 422 and status["message"].endswith(
         "failed to allocate IP 192.168.0.10: the provided IP (192.168.0.10) is not in the valid range. "
-        f"The range of valid IPs is {SERVICE_CIDR}")
-    kubernetes_ip = str(SERVICE_CIDR.network_address + 1)
+        f"The range of valid IPs is {service_cidr()}")
+    kubernetes_ip = str(service_cidr().network_address + 1)
     code, status = send(api, "post", SVCS, service("d", clusterIP=kubernetes_ip))
     assert code == 422 and "provided IP is already allocated" in status["message"], "the kubernetes Service's address"
     code, status = send(api, "post", SVCS, service("e", clusterIP="10.96.1.300"))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from control import config
 from control.api.protobuf import (
     KINDS, MAGIC, TABLES, ProtobufError, ProtobufUnsupported, decode_kubernetes_protobuf, supported_kinds,
 )
@@ -896,7 +896,7 @@ def test_kubectl_protobuf_bodies_decode_like_its_own_json(tmp_path):
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "pre", "namespace": "default"},
             "spec": {"selector": {"matchLabels": {"app": "pre"}}, "template": {
                 "metadata": {"labels": {"app": "pre"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}))
-        update = os.environ.get("KK_UPDATE_PROTOBUF_FIXTURES") == "1"
+        update = config.given("KK_UPDATE_PROTOBUF_FIXTURES") == "1"
         for name, args in COMMANDS:
             args = [a.replace("{binfile}", str(tmp_path / "bin")) for a in args]
             base = [KUBECTL, "--kubeconfig", str(kubeconfig), "--cache-dir", str(tmp_path / "cache"), *args]

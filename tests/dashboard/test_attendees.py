@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from control import errors, workshop
+from control import errors, roster
 from dashboard import attendees
 
 
@@ -27,7 +27,7 @@ class Reviews:
 def room(settings, tmp_path):
     settings.DATA_DIR = tmp_path
     for name in ("bob", "alice"):
-        workshop.join_code(tmp_path, name)
+        roster.join_code(tmp_path, name)
     return tmp_path
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from control import config
 from tests.conftest import Cluster, login_url, wait_for
 from tests.dashboard.conftest import dashboard_page
 
@@ -85,7 +86,7 @@ def test_the_workshop_in_the_browser(page, cluster):
     page.check("#log-quiet")
     page.evaluate("window.scrollTo(0, 0)")  # (un)checking scrolled the log into view
     shoot(page, "01-deployment-running")
-    if os.environ.get("KK_UPDATE_README_SHOT") == "1":  # the README's picture is refreshed on request only
+    if config.given("KK_UPDATE_README_SHOT") == "1":  # the README's picture is refreshed on request only
         README_SHOT.parent.mkdir(exist_ok=True)
         page.screenshot(path=str(README_SHOT))
 

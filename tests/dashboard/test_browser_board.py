@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from control import workshop
+from control import roster, workshop
 from control.auth import tokenfile
 from tests.conftest import Hub, login_url, wait_for
 from tests.dashboard.conftest import dashboard_page
@@ -122,7 +122,7 @@ def test_an_attendees_page_has_no_board(browser, room):
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     try:
         page = context.new_page()
-        page.goto(f"{room.url}/login/?code={workshop.join_code(room.dir, 'alice')}&next=/")
+        page.goto(f"{room.url}/login/?code={roster.join_code(room.dir, 'alice')}&next=/")
         page.click("main.login button.primary")  # an attendee's code logs in on the confirm's POST only
         page.wait_for_selector("#connection[data-state=connected]")
         assert page.inner_text("#whoami") == "alice"

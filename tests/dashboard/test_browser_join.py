@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from control import workshop
+from control import roster, workshop
 from tests.conftest import Hub
 from tests.dashboard.conftest import watch_policy
 
@@ -40,7 +40,7 @@ def test_two_browsers_race_for_one_name_and_the_second_is_told_it_is_taken(brows
         pages[0].click("button[name=name][value=alice]")
         pages[1].click("button[name=name][value=alice]")
         pages[0].wait_for_selector("#joined[data-user=alice]")
-        code = workshop.attendee_codes(room.dir)["alice"]
+        code = roster.attendee_codes(room.dir)["alice"]
         assert pages[0].inner_text("#my-code") == code and code in pages[0].inner_text("#one-liner")
         pages[0].screenshot(path="/tmp/join-joined.png")
         assert "alice is taken" in pages[1].inner_text("#join-error")
@@ -55,5 +55,5 @@ def test_two_browsers_race_for_one_name_and_the_second_is_told_it_is_taken(brows
     finally:
         first.close()
         second.close()
-        workshop.release(room.dir, "alice")
+        roster.release(room.dir, "alice")
     assert errors == [], errors

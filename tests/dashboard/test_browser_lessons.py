@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from control import workshop
+from control import roster, workshop
 from tests.conftest import Cluster, login_url, wait_for
 from tests.dashboard.conftest import CHROMIUM, CHROMIUM_ARGS, RECORD_TRAFFIC
 
@@ -68,7 +68,7 @@ def do_step(page, lesson: str, number: int) -> None:
 def test_an_attendee_walks_lesson_2_in_her_namespace_while_the_board_shows_her_step(chromium, room):
     errors: list[str] = []
     instructor = open_page(chromium, login_url(room.url), errors)
-    alice = open_page(chromium, f"{room.url}/login/?code={workshop.join_code(room.dir, 'alice')}&next=/", errors, confirm=True)
+    alice = open_page(chromium, f"{room.url}/login/?code={roster.join_code(room.dir, 'alice')}&next=/", errors, confirm=True)
     assert alice.inner_text("#whoami") == "alice"
 
     # the cluster controls: drawn for the instructor only

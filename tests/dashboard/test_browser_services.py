@@ -6,11 +6,11 @@ a projector's 1600×1000. Screenshots go to test-artifacts/."""
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import pytest
 
+from control import config
 from tests.conftest import Cluster, wait_for
 from tests.dashboard.conftest import dashboard_page
 from tests.dashboard.test_browser import ROOT, shoot
@@ -169,7 +169,7 @@ def test_traffic_from_the_form_shows_the_pods_that_answered(page, cluster):
     page.wait_for_selector("#traffic-tally .tally-row[data-service='tiramisu'] .bar.failed")
     assert page.inner_text("#traffic-tally .tally-row[data-service='tiramisu'] .bar.failed .count") == "3"
     assert page.locator("#traffic-recent li.failed").count() >= 3
-    if os.environ.get("KK_UPDATE_README_SHOT") == "1":  # the README's picture is refreshed on request only
+    if config.given("KK_UPDATE_README_SHOT") == "1":  # the README's picture is refreshed on request only
         page.screenshot(path=str(ROOT / "docs" / "dashboard-traffic.png"))
 
 

@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from control import workshop
+from control import roster, workshop
 from control.auth import tokenfile
 from control.clock import FakeClock
 from dashboard import attendees, join, login, reach, throttle
@@ -40,18 +40,18 @@ def clock(monkeypatch):
 @pytest.fixture(autouse=True)
 def no_claims():
     """The tests share one data folder: each starts with every name free, and leaves them free."""
-    for name in workshop.claimed(settings.DATA_DIR):
-        workshop.release(settings.DATA_DIR, name)
+    for name in roster.claimed(settings.DATA_DIR):
+        roster.release(settings.DATA_DIR, name)
     yield
-    for name in workshop.claimed(settings.DATA_DIR):
-        workshop.release(settings.DATA_DIR, name)
+    for name in roster.claimed(settings.DATA_DIR):
+        roster.release(settings.DATA_DIR, name)
 
 
 @pytest.fixture
 def alice():
     token = tokenfile.token_of(settings.DATA_DIR, "alice", (workshop.ATTENDEES,))
-    workshop.write_kubeconfig(settings.DATA_DIR, "alice", "https://127.0.0.1:8001", token, b"")
-    return token, workshop.join_code(settings.DATA_DIR, "alice")
+    roster.write_kubeconfig(settings.DATA_DIR, "alice", "https://127.0.0.1:8001", token, b"")
+    return token, roster.join_code(settings.DATA_DIR, "alice")
 
 
 def says(fake: FakeHub, user: str) -> None:
@@ -92,7 +92,7 @@ def test_two_browsers_race_for_one_name_and_one_wins(fake, alice):
     assert not logged_in(second)
     # the claim is kept in the data folder: a new page (and a new process) sees it taken
     assert 'value="alice" disabled' in Client().get("/join/").content.decode()
-    assert workshop.claimed(settings.DATA_DIR) == {"alice"}
+    assert roster.claimed(settings.DATA_DIR) == {"alice"}
     assert logged_in(first) and 'data-user="alice"' in first.get("/join/").content.decode()
 
 
@@ -101,7 +101,7 @@ def test_many_threads_claiming_one_name_give_it_to_exactly_one(tmp_path):
 
     def pick():
         barrier.wait()
-        won.append(workshop.claim(tmp_path, "alice"))
+        won.append(roster.claim(tmp_path, "alice"))
 
     threads = [threading.Thread(target=pick) for _ in range(8)]
     for thread in threads:
@@ -125,7 +125,7 @@ def test_the_instructor_releases_a_claim_and_the_name_can_be_picked_again(fake, 
     attendee.post("/join/", {"name": "alice"})
     fake.answers[("POST", attendees.REVIEWS)] = (201, {"status": {"allowed": False}})
     refused = attendee.post("/join/release/", {"name": "alice"})
-    assert refused.status_code == 403 and workshop.claimed(settings.DATA_DIR) == {"alice"}
+    assert refused.status_code == 403 and roster.claimed(settings.DATA_DIR) == {"alice"}
     admin = Client()
     says(fake, tokenfile.ADMIN)
     admin.post("/login/", {"token": tokenfile.admin_token(settings.DATA_DIR)})
@@ -135,7 +135,7 @@ def test_the_instructor_releases_a_claim_and_the_name_can_be_picked_again(fake, 
     assert admin.post("/join/release/", {"name": "nobody"}).status_code == 404
     released = admin.post("/join/release/", {"name": "alice"})
     assert released.status_code == 200 and "alice is free" in released.content.decode()
-    assert workshop.claimed(settings.DATA_DIR) == set()
+    assert roster.claimed(settings.DATA_DIR) == set()
     says(fake, "alice")
     assert Client().post("/join/", {"name": "alice"}).status_code == 302
 
@@ -146,9 +146,9 @@ def test_codes_mode_lists_no_names_and_takes_only_a_code(fake, alice, settings):
     page = Client().get("/join/").content.decode()
     assert 'name="name"' not in page and "alice" not in page and 'name="code"' in page
     picked = Client().post("/join/", {"name": "alice"})
-    assert picked.status_code == 400 and workshop.claimed(settings.DATA_DIR) == set()
+    assert picked.status_code == 400 and roster.claimed(settings.DATA_DIR) == set()
     assert Client().post("/join/", {"code": alice[1]}).status_code == 302
-    assert workshop.claimed(settings.DATA_DIR) == {"alice"}
+    assert roster.claimed(settings.DATA_DIR) == {"alice"}
 
 
 def test_unknown_names_and_codes_are_refused_next_to_the_control(fake, alice):
@@ -156,12 +156,12 @@ def test_unknown_names_and_codes_are_refused_next_to_the_control(fake, alice):
     assert Client().post("/join/", {"name": "mallory"}).status_code == 401
     wrong = Client().post("/join/", {"code": "ZZZZZZ"})
     assert wrong.status_code == 401 and 'id="join-error"' in wrong.content.decode()
-    once = workshop.instructor_code(settings.DATA_DIR)
+    once = roster.instructor_code(settings.DATA_DIR)
     assert Client().post("/join/", {"code": once}).status_code == 401  # not a join code
-    assert workshop.peek(settings.DATA_DIR, once) is not None, "and it was not used up"
+    assert roster.peek(settings.DATA_DIR, once) is not None, "and it was not used up"
     assert Client().post("/join/", {"code": ""}).status_code == 400
     assert Client().get("/join/ZZZZZZ/kubeconfig").status_code == 404
-    assert workshop.claimed(settings.DATA_DIR) == set()
+    assert roster.claimed(settings.DATA_DIR) == set()
 
 
 def test_guessing_is_answered_429_with_retry_after_until_the_minute_passes(fake, alice, clock):
@@ -187,26 +187,26 @@ def test_wrong_kubeconfig_codes_count_as_failures(fake, alice):
 
 
 def test_codes_are_compared_in_constant_time_against_every_code(tmp_path, monkeypatch):
-    codes = {name: workshop.join_code(tmp_path, name) for name in ("alice", "bob", "carol")}
+    codes = {name: roster.join_code(tmp_path, name) for name in ("alice", "bob", "carol")}
     tokenfile.token_of(tmp_path, "alice", (workshop.ATTENDEES,))
     compared = []
-    real = workshop.hmac.compare_digest
+    real = roster.hmac.compare_digest
 
     def recording(a, b):
         compared.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(workshop.hmac, "compare_digest", recording)
-    assert workshop.redeem(tmp_path, codes["alice"].lower())[0] == "alice"
+    monkeypatch.setattr(roster.hmac, "compare_digest", recording)
+    assert roster.redeem(tmp_path, codes["alice"].lower())[0] == "alice"
     assert len(compared) == 3, "every stored code compared, none skipped after a match"
-    assert workshop.redeem(tmp_path, "ZZZZZZ") is None and len(compared) == 6
+    assert roster.redeem(tmp_path, "ZZZZZZ") is None and len(compared) == 6
 
 
 def test_the_join_page_speaks_korean(fake, alice):
     browser = Client()
     browser.cookies["django_language"] = "ko"
     assert "워크숍" in browser.get("/join/").content.decode()
-    workshop.claim(settings.DATA_DIR, "alice")
+    roster.claim(settings.DATA_DIR, "alice")
     taken = browser.post("/join/", {"name": "alice"}).content.decode()
     assert "alice 이름은 이미 사용 중입니다" in taken and "(사용 중)" in taken
 

@@ -117,10 +117,10 @@ def test_the_instructor_picks_the_namespace_lessons_run_in_and_a_bad_name_is_ref
 
 
 def test_the_rooms_progress_is_json_for_the_board(client, settings, tmp_path):
-    from control import workshop
+    from control import roster
 
     settings.DATA_DIR = tmp_path
-    workshop.join_code(tmp_path, "alice")
+    roster.join_code(tmp_path, "alice")
     answer = client.get("/lessons/progress/")
     assert answer.status_code == 200 and answer.json() == {"progress": {"alice": None}}
 

@@ -16,7 +16,7 @@ from django.db import connections
 from django.contrib.sessions.backends.db import SessionStore
 from django.test import Client
 
-from control import workshop
+from control import roster
 from control.auth import tokenfile
 from control.clock import FakeClock
 from dashboard import login, throttle
@@ -90,7 +90,7 @@ def test_an_open_redirect_is_not_followed(fake, browser):
 
 def test_a_code_logs_in_by_post_and_a_get_only_shows_the_confirm_button(fake, browser):
     alice_token = tokenfile.token_of(settings.DATA_DIR, "alice")
-    code = workshop.join_code(settings.DATA_DIR, "alice")
+    code = roster.join_code(settings.DATA_DIR, "alice")
     shown = browser.get(f"/login/?code={code}&next=/lessons/")
     page = shown.content.decode()
     assert shown.status_code == 200 and 'id="login-confirm"' in page and f'value="{code}"' in page
@@ -103,13 +103,13 @@ def test_a_code_logs_in_by_post_and_a_get_only_shows_the_confirm_button(fake, br
 
 def test_the_login_post_is_csrf_checked():
     strict = Client(enforce_csrf_checks=True)
-    code = workshop.join_code(settings.DATA_DIR, "alice")
+    code = roster.join_code(settings.DATA_DIR, "alice")
     assert strict.post("/login/", {"code": code}).status_code == 403
 
 
 def test_the_start_address_logs_the_instructor_in_once(fake, browser):
     fake.answers[REVIEW] = (201, {"status": {"userInfo": {"username": tokenfile.ADMIN}}})
-    once = workshop.instructor_code(settings.DATA_DIR)
+    once = roster.instructor_code(settings.DATA_DIR)
     landed = browser.get(f"/?code={once}", HTTP_ACCEPT="text/html")
     assert landed.status_code == 302 and landed["Location"] == "/"  # the code leaves the address bar
     assert fake.requests[-1].authorization == f"Bearer {tokenfile.admin_token(settings.DATA_DIR)}"
@@ -121,7 +121,7 @@ def test_the_start_address_logs_the_instructor_in_once(fake, browser):
 
 
 def test_an_attendee_code_in_the_start_address_only_fills_the_form(fake):
-    code = workshop.join_code(settings.DATA_DIR, "alice")
+    code = roster.join_code(settings.DATA_DIR, "alice")
     visitor = Client()
     landed = visitor.get(f"/?code={code}", HTTP_ACCEPT="text/html")
     assert landed.status_code == 302 and landed["Location"].startswith(f"/login/?code={code}")
@@ -130,9 +130,9 @@ def test_an_attendee_code_in_the_start_address_only_fills_the_form(fake):
 
 def test_with_authentication_off_the_start_address_changes_nothing(fake, settings):
     settings.KK_AUTHENTICATION = "off"
-    once = workshop.instructor_code(settings.DATA_DIR)
+    once = roster.instructor_code(settings.DATA_DIR)
     assert Client().get(f"/?code={once}", HTTP_ACCEPT="text/html").status_code == 200
-    assert workshop.peek(settings.DATA_DIR, once) is not None, "the code was not used"
+    assert roster.peek(settings.DATA_DIR, once) is not None, "the code was not used"
 
 
 def test_wrong_tokens_and_codes_are_throttled(fake, browser, clock):

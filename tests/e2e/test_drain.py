@@ -8,11 +8,11 @@ sends are captured through a recording proxy and checked against the saved fixtu
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
+from control import config
 from tests.conftest import Cluster, ready_cluster, wait_for
 from tests.recording_proxy import RecordingProxy
 
@@ -106,7 +106,7 @@ def test_drain_refuses_to_break_the_budget_and_gives_up_at_its_timeout(cluster, 
         bodies = eviction_bodies(proxied)
         assert bodies and all(b == {"kind": "Eviction", "apiVersion": "policy/v1", "metadata": {
             "name": victim, "namespace": "default", "creationTimestamp": None}, "deleteOptions": {}} for b in bodies)
-        if os.environ.get("KK_UPDATE_PROTOBUF_FIXTURES") == "1":
+        if config.given("KK_UPDATE_PROTOBUF_FIXTURES") == "1":
             FIXTURE.write_bytes(proxied.evictions[0][1])
         assert set(json.loads(FIXTURE.read_text())) == set(bodies[0])  # the saved capture has the same shape
     finally:

@@ -224,10 +224,10 @@ def test_kubectl_gets_watches_and_execs_with_h2_on(hub):
 def test_the_dashboard_opened_on_the_https_port_logs_in_and_reads_the_hub(hub):
     """The page calls the hub where it was served, here over HTTPS: it trusts the cluster CA
     (before: 'cannot reach the hub ...: CERTIFICATE_VERIFY_FAILED' at login)."""
-    from control import workshop
+    from control import roster
 
     with httpx.Client(base_url=secure(hub), verify=ca(hub), http2=True, follow_redirects=True, timeout=20) as browser:
-        landed = browser.get(f"/?code={workshop.instructor_code(hub.dir)}")
+        landed = browser.get(f"/?code={roster.instructor_code(hub.dir)}")
         assert landed.status_code == 200, landed.text[-500:]
         assert landed.url.path == "/" and "kubernetes-admin" in landed.text
 

@@ -17,7 +17,7 @@ from collections import Counter
 import httpx
 import pytest
 
-from control.kinds.network import LOAD_BALANCER_POOL, NODE_PORT_RANGE, SERVICE_CIDR
+from control.kinds.network import NODE_PORT_RANGE, load_balancer_pool, service_cidr
 from tests.conftest import ROOT, Cluster, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -117,7 +117,7 @@ def manage(cluster: Cluster, *args: str) -> str:
 
 def test_the_name_resolves_to_the_cluster_ip(cluster):
     svc = json.loads(cluster.kubectl("get", "svc", "web", "-o", "json").stdout)
-    assert ipaddress.ip_address(svc["spec"]["clusterIP"]) in SERVICE_CIDR
+    assert ipaddress.ip_address(svc["spec"]["clusterIP"]) in service_cidr()
     out = manage(cluster, "resolve", "web")
     assert "Name:    web.default.svc.cluster.local" in out and f"Address: {svc['spec']['clusterIP']}" in out
 
@@ -229,7 +229,7 @@ def test_kubectl_shows_service_types_and_expose_allocates_node_ports_and_a_load_
                     "--target-port=8080")
     row = wait_for(lambda: (r := cluster.kubectl("get", "svc", "web-lb", "--no-headers").stdout.split())[3] != "<pending>"
                    and r, timeout=30, what="an external IP for web-lb")
-    assert row[1] == "LoadBalancer" and ipaddress.ip_address(row[3]) in LOAD_BALANCER_POOL
+    assert row[1] == "LoadBalancer" and ipaddress.ip_address(row[3]) in load_balancer_pool()
     node_ports = {row[4].removesuffix("/TCP").split(":")[1], node_port}
     assert len(node_ports) == 2, "no node port is handed out twice"
     cluster.kubectl("delete", "svc", "web-lb")

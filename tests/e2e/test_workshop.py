@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from control import workshop
+from control import roster, workshop
 from tests.conftest import KUBECTL, Hub, login_url, wait_for
 from tests.dashboard.conftest import CHROMIUM, CHROMIUM_ARGS, RECORD_TRAFFIC
 
@@ -107,7 +107,7 @@ def test_an_attendees_page_receives_no_record_of_anothers_requests(hub):
                 page = pages[who] = context.new_page()
                 if who == "alice":  # her name is claimed (the test before): she comes back with her code
                     page.goto(f"{hub.url}/join/")
-                    page.fill("#code", workshop.attendee_codes(hub.dir)["alice"])
+                    page.fill("#code", roster.attendee_codes(hub.dir)["alice"])
                     page.click("main.join button.primary")
                     page.wait_for_selector("#joined[data-user=alice]")
                     page.goto(f"{hub.url}/")

@@ -28,14 +28,14 @@ def test_a_bad_name_or_a_missing_file_stops_the_command(tmp_path):
 
 
 def test_the_one_address_to_open_logs_the_instructor_in_once(tmp_path, settings):
-    from control import workshop
+    from control import roster
     from control.management.commands.runcluster import start_lines
 
     settings.KK_AUTHENTICATION = "on"
     first, kubectl = start_lines("http://127.0.0.1:8000", tmp_path, {})
     assert first.startswith("  dashboard: http://127.0.0.1:8000/?code=") and "kubectl" in kubectl
     code = first.split("?code=")[1].split()[0]
-    assert workshop.peek(tmp_path, code).use == workshop.ONCE  # a fresh one-time code, the admin's
+    assert roster.peek(tmp_path, code).use == roster.ONCE  # a fresh one-time code, the admin's
     assert not any("instructor:" in line for line in start_lines("http://127.0.0.1:8000", tmp_path, {}))
     settings.KK_AUTHENTICATION = "off"
     assert start_lines("http://127.0.0.1:8000", tmp_path, {})[0] == "  dashboard: http://127.0.0.1:8000/"

@@ -4,7 +4,6 @@ kube-proxy, registered as node-1's): what they print, and that refusals exit wit
 from __future__ import annotations
 
 import io
-import os
 import json
 import urllib.request
 
@@ -27,12 +26,9 @@ def hub_request(hub, method: str, path: str, body: dict, content_type: str = "ap
 def run(*args: str, token: str = "") -> str:
     """A command in this process, as the operator whose token is `token` (the hub's admin)."""
     out = io.StringIO()
-    previous = os.environ.get("KK_TOKEN")
-    os.environ["KK_TOKEN"] = token
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KK_TOKEN", token)
         call_command(*args, stdout=out, stderr=io.StringIO())
-    finally:
-        os.environ.pop("KK_TOKEN") if previous is None else os.environ.update(KK_TOKEN=previous)
     return out.getvalue()
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.db import connection, transaction
 
-from control import errors
+from control import config, errors
 from control.clock import FakeClock
 from control.storage import store
 
@@ -29,7 +29,7 @@ def pod(name: str, namespace: str = "default", **labels: str) -> dict:
 
 
 def test_runs_on_postgres_when_required():
-    if os.environ.get("KK_REQUIRE_POSTGRES") == "1":
+    if config.given("KK_REQUIRE_POSTGRES") == "1":
         assert connection.vendor == "postgresql", "the PostgreSQL run of the store suite did not use PostgreSQL"
 
 

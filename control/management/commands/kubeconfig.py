@@ -3,27 +3,12 @@ admin (`kubernetes-admin` in `system:masters`, the token file's admin token)."""
 
 from __future__ import annotations
 
-import base64
 import sys
 
 import yaml
 from django.core.management.base import BaseCommand
 
-
-def kubeconfig(server: str, namespace: str = "default", token: str = "", ca_pem: bytes = b"") -> dict:
-    cluster: dict = {"server": server}
-    if ca_pem:
-        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "kube-kitchen", "cluster": cluster}],
-        "users": [{"name": "kube-kitchen-user", "user": {"token": token} if token else {}}],
-        "contexts": [{"name": "kube-kitchen",
-                      "context": {"cluster": "kube-kitchen", "user": "kube-kitchen-user", "namespace": namespace}}],
-        "current-context": "kube-kitchen",
-        "preferences": {},
-    }
+from control.kubeconfig import kubeconfig
 
 
 class Command(BaseCommand):

@@ -46,7 +46,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from control.management.commands.runcomponent import die_with_parent
 from control.management.commands.runhub import split_addr
-from control import datafolder, workshop
+from control import config, datafolder, roster, workshop
 from control.installation import in_checkout, manage_command
 from control.kinds.spokes import NAME as SPOKES_NAME, NAMESPACE as SPOKES_NAMESPACE
 from control.auth import enabled as auth_enabled
@@ -133,7 +133,7 @@ def start_lines(url: str, data_dir: Path, codes: dict[str, str]) -> list[str]:
     lines = []
     if auth_enabled():
         # a fresh one-time code at every start: the first browser to open the address is the instructor
-        code = workshop.instructor_code(data_dir)
+        code = roster.instructor_code(data_dir)
         lines.append(f"  dashboard: {here}/?code={code}  (open this: it logs you in as the cluster admin, once; "
                      f"later ones log in with the admin token in {data_dir / 'tokens.csv'})")
     else:
@@ -149,7 +149,7 @@ def start_lines(url: str, data_dir: Path, codes: dict[str, str]) -> list[str]:
         where = join_url or (f"{url}/join/ (this computer only: attendees cannot reach it; "
                              "start with --addr 0.0.0.0:8000 to serve the LAN)")
         lines.append(f"  join:      {where}  ({len(codes)} attendees; kubeconfigs in "
-                     f"{workshop.folder_of(data_dir)}; codes: "
+                     f"{roster.folder_of(data_dir)}; codes: "
                      + ", ".join(f"{name} {code}" for name, code in codes.items()) + ")")
     return lines
 
@@ -170,7 +170,7 @@ class Command(BaseCommand):
         parser.add_argument("--addr", default="127.0.0.1:8000", help="where the hub listens (default loopback)")
         parser.add_argument("--nodes", type=int, default=3, help="how many simulated nodes")
         parser.add_argument("--data", default=str(settings.DATA_DIR), help="folder for the SQLite file")
-        parser.add_argument("--pace", choices=("kubernetes", "workshop"), default=os.environ.get("KK_PACE", "kubernetes"),
+        parser.add_argument("--pace", choices=("kubernetes", "workshop"), default=config.text("KK_PACE"),
                             help="node heartbeat/eviction timings: Kubernetes' own, or seconds for a workshop")
         parser.add_argument("--no-spokes", action="store_true", help="run the hub alone")
         parser.add_argument("--secure-addr", default="", help="where the hub serves HTTPS for kubectl "
@@ -178,7 +178,7 @@ class Command(BaseCommand):
         parser.add_argument("--join", choices=("names", "codes"), default="names",
                             help="the join page lists the attendees' names (each claimed once) or only takes a code")
         parser.add_argument("--node-addresses", choices=nodeaddr.MODES,
-                            default=os.environ.get("KK_NODE_ADDRESSES") or nodeaddr.AUTO,
+                            default=config.text("KK_NODE_ADDRESSES"),
                             help="where the nodes listen: their own 127.0.1.N (own), all on 127.0.0.1 with ports "
                                  "of their own (loopback, as on macOS), or own where this machine can bind them (auto)")
         who = parser.add_mutually_exclusive_group()

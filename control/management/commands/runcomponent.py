@@ -27,6 +27,8 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
+from control import config
+
 # die_with_parent is imported from here by runcluster and the tests (it lived here first)
 from control.parentwatch import PARENT_CHECK, die_with_parent, parent_is_gone  # noqa: F401
 
@@ -94,7 +96,7 @@ class Command(BaseCommand):
         logging.basicConfig(level=logging.INFO if options.get("verbosity", 1) > 1 else logging.WARNING,
                             format=f"%(asctime)s {component}{'/' + node if node else ''} %(levelname)s %(message)s")
         wanted = controllers.split(",") if controllers else None
-        if not os.environ.get("KK_TOKEN"):  # this spoke's own identity, from the data folder's token file
+        if not config.given("KK_TOKEN"):  # this spoke's own identity, from the data folder's token file
             from django.conf import settings
 
             from control.auth.tokenfile import spoke_token
@@ -102,7 +104,7 @@ class Command(BaseCommand):
             os.environ["KK_TOKEN"] = spoke_token(settings.DATA_DIR, component, node)
         parent = os.getppid()
         die_with_parent()
-        if parent_is_gone(os.environ.get("KK_PARENT_PID"), parent):
+        if parent_is_gone(config.given("KK_PARENT_PID"), parent):
             return  # started by a runcluster that has already exited
 
         signalled = False

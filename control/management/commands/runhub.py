@@ -23,6 +23,8 @@ import asyncio
 
 from django.core.management.base import BaseCommand, CommandError
 
+from control import config
+
 
 def split_addr(addr: str) -> tuple[str, int]:
     host, _, port = addr.rpartition(":")
@@ -38,7 +40,7 @@ def _follow_parent() -> None:
 
     from control.parentwatch import parent_is_gone, watch_parent_in_thread
 
-    expected = os.environ.get("KK_PARENT_PID", "")
+    expected = config.given("KK_PARENT_PID")
     if not expected.isdigit():
         return  # started by hand or by a test: no parent to follow
     parent = os.getppid()
