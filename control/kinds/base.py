@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from control.errors import go_value
+from control.kinds.connect import Connect
 from control.kinds.strategy import IMMEDIATE, Action, Allocator, Deletion, FieldReport, Lookup, Policy
 from control.kinds.meta import age
 
@@ -142,6 +143,10 @@ class Kind:
     deletion: Deletion = IMMEDIATE
     allocator: Allocator | None = None
     bind: Callable[[Obj, str, str], str] | None = None
+    # the binding subresource's body check (a Binding's target), the kind's own rules
+    validate_binding: Callable[[Obj], list[Cause]] | None = None
+    # where its connect subresources (log, exec, attach, portforward) go: see control.kinds.connect
+    connect: Connect | None = None
     # the `finalize` subresource (a Namespace's spec.finalizers): copies what it may change from
     # the written object onto a copy of the stored one
     finalize: Callable[[Obj, Obj], None] | None = None
