@@ -163,6 +163,21 @@ class Kind:
     # merge patches (custom kinds do not, as upstream).
     fields: Callable[[Obj], FieldReport] | None = None
     merges_strategically: bool = True
+    # Served versions (kube-apiserver's conversion to and from the storage version): a kind lists
+    # the other versions it is served in (`other_versions`, each a Kind of the same group and
+    # plural whose `on_read` converts a stored object to it and `to_storage` a written one back).
+    # The registry serves them; everything else (controllers, snapshot, RBAC) sees the stored kind.
+    other_versions: tuple["Kind", ...] = ()
+    to_storage: Callable[[Obj], Obj] | None = None
+    stored_version: str = ""  # a served version's: the version its objects are kept in
+
+    def served_as(self, version: str, definition: str, *, on_read: Callable[[Obj], Obj],
+                  to_storage: Callable[[Obj], Obj], **changes: Any) -> "Kind":
+        """This kind served in another version of its group, converted on the way in and out."""
+        import dataclasses
+
+        return dataclasses.replace(self, version=version, definition=definition, on_read=on_read,
+                                   to_storage=to_storage, stored_version=self.version, other_versions=(), **changes)
 
     @property
     def custom(self) -> bool:

@@ -26,7 +26,6 @@ CLIENTS = {
 # views that still import the kind they convert (to become that kind's second served version,
 # `Kind.versions`, as the HPA's autoscaling/v1 did)
 VIEWS = {
-    "extras/autoscaling_v1.py": "autoscaling/v1 HorizontalPodAutoscaler",
     "extras/events_v1.py": "events.k8s.io/v1 Event, the core Event's second group",
 }
 

@@ -12,12 +12,12 @@ import copy
 from typing import Any
 
 from control.kinds.schemas import (
-    apiextensions, apiregistration, apps, autoscaling, batch, container, controllerrevisions, core, daemonsets, meta,
+    apiextensions, apiregistration, apps, autoscaling, autoscaling_v1, batch, container, controllerrevisions, core, daemonsets, meta,
     node, pod,
     pod_status, policy, quota, rbac, replicationcontroller, secret, serviceaccount, statefulset, storage, volume,
 )
 
-_MODULES = (meta, container, pod, pod_status, volume, node, core, secret, serviceaccount, apps, autoscaling, batch,
+_MODULES = (meta, container, pod, pod_status, volume, node, core, secret, serviceaccount, apps, autoscaling, autoscaling_v1, batch,
             policy, apiextensions, daemonsets, controllerrevisions, storage, statefulset, rbac, quota,
             replicationcontroller, apiregistration)
 

@@ -1,4 +1,5 @@
-"""autoscaling/v1 HorizontalPodAutoscaler as a converted view of the stored v2 objects (kubectl autoscale)."""
+"""A kind's other served versions (Kind.other_versions): autoscaling/v1 HorizontalPodAutoscaler,
+converted to and from the stored autoscaling/v2 (kubectl autoscale), with every verb."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 V1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
 V2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "protobuf" / "hpa-v1.pb"
+FIXTURE = Path(__file__).parent / "fixtures" / "protobuf" / "hpa-v1.pb"
 
 
 def send(api, method, path, body=None, content_type="application/json", **extra):
@@ -66,11 +67,45 @@ def test_v1_bodies_get_v2_validation_and_statuses(api):
     assert send(api, "GET", f"{V1}/nope")[0] == 404
 
 
-def test_patch_works_on_v1_and_watch_points_to_v2(api):
+def test_patch_works_on_v1_and_server_side_apply_is_for_the_stored_version(api):
     send(api, "POST", V1, v1_hpa())
     code, body = send(api, "PATCH", f"{V1}/web", {"spec": {"maxReplicas": 9}}, "application/merge-patch+json")
     assert code == 200 and body["apiVersion"] == "autoscaling/v1" and body["spec"]["maxReplicas"] == 9
-    code, status = send(api, "GET", V1, QUERY_STRING="watch=1")
-    assert code == 405 and "autoscaling/v2" in status["message"]
+    code, status = send(api, "PATCH", f"{V1}/web", "spec: {maxReplicas: 3}", "application/apply-patch+yaml",
+                        QUERY_STRING="fieldManager=me")
+    assert code == 415 and status["reason"] == "UnsupportedMediaType"
     assert send(api, "GET", "/apis/autoscaling/v1/namespaces/default/deployments")[0] == 404
     assert send(api, "GET", "/apis/autoscaling/v1")[0] == 200  # advertised after v2, the preferred version
+
+
+V2_ONLY = {"type": "Pods", "pods": {"metric": {"name": "rps"}, "target": {"type": "AverageValue", "averageValue": "10"}}}
+BEHAVIOR = {"scaleDown": {"stabilizationWindowSeconds": 30}}
+
+
+def test_v2_only_fields_survive_a_v1_round_trip_in_upstreams_annotations(api):
+    v2 = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web"},
+          "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 4,
+                   "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                       "type": "Utilization", "averageUtilization": 50}}}, V2_ONLY], "behavior": BEHAVIOR}}
+    assert send(api, "POST", V2, v2)[0] == 201
+    code, seen = send(api, "GET", f"{V1}/web")
+    assert code == 200 and seen["spec"]["targetCPUUtilizationPercentage"] == 50
+    assert json.loads(seen["metadata"]["annotations"]["autoscaling.alpha.kubernetes.io/metrics"]) == [
+        {"type": "Pods", "pods": {"metricName": "rps", "targetAverageValue": "10"}}]
+    seen["spec"]["maxReplicas"] = 6
+    assert send(api, "PUT", f"{V1}/web", seen)[0] == 200
+    assert send(api, "PATCH", f"{V1}/web", {"spec": {"minReplicas": 2}}, "application/merge-patch+json")[0] == 200
+    code, stored = send(api, "GET", f"{V2}/web")
+    assert stored["spec"]["maxReplicas"] == 6 and stored["spec"]["minReplicas"] == 2
+    assert V2_ONLY in stored["spec"]["metrics"] and len(stored["spec"]["metrics"]) == 2
+    assert stored["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 30
+    assert "annotations" not in stored["metadata"]  # the round-trip annotations are never stored
+
+
+def test_every_verb_and_tables_are_served_in_v1_too(api):
+    send(api, "POST", V1, v1_hpa())
+    code, table = send(api, "GET", V1, HTTP_ACCEPT="application/json;as=Table;v=v1;g=meta.k8s.io")
+    assert code == 200 and table["rows"][0]["cells"][:3] == ["web", "Deployment/web", "cpu: <unknown>/60%"]
+    code, listed = send(api, "GET", "/apis/autoscaling/v1")
+    (main,) = [r for r in listed["resources"] if r["name"] == "horizontalpodautoscalers"]
+    assert {"watch", "deletecollection"} <= set(main["verbs"])
