@@ -36,6 +36,9 @@ def test_kubectl_autoscale_protobuf_body_is_stored_as_v2_and_answered_as_v1(api)
     assert created["spec"]["minReplicas"] == 2 and "metrics" not in created["spec"]
     code, stored = send(api, "GET", f"{V2}/pre")
     assert code == 200 and stored["apiVersion"] == "autoscaling/v2"
+    # the fields are recorded as they are kept: v2 paths under the v2 apiVersion
+    assert [(m["apiVersion"], "f:metrics" in m["fieldsV1"]["f:spec"]) for m in stored["metadata"]["managedFields"]] == [
+        ("autoscaling/v2", True)]
     assert stored["spec"]["metrics"] == [{"type": "Resource", "resource": {
         "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
 
