@@ -6,6 +6,7 @@ so spokes may import it for helpers (names, label matching) without reaching pas
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -174,8 +175,6 @@ class Kind:
     def served_as(self, version: str, definition: str, *, on_read: Callable[[Obj], Obj],
                   to_storage: Callable[[Obj], Obj], **changes: Any) -> "Kind":
         """This kind served in another version of its group, converted on the way in and out."""
-        import dataclasses
-
         return dataclasses.replace(self, version=version, definition=definition, on_read=on_read,
                                    to_storage=to_storage, stored_version=self.version, other_versions=(), **changes)
 
