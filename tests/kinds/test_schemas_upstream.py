@@ -109,11 +109,12 @@ def test_the_check_would_catch_a_typo_and_a_wrong_shape():
 # The 37.x client's models are pydantic: each field has its JSON alias, its Python type and
 # upstream's description. `derived` builds a component schema from that alone; for autoscaling/v1
 # it gives exactly our properties and shapes (descriptions aside). Across all 310 components, 243
-# derive the same properties, shapes and required list (measured when this was written); the rest need what the client flattens or lacks: named scalars (IntOrString
-# becomes int, Quantity str), formats (int32/int64), `x-kubernetes-*` (list types, merge keys:
-# strategic merge and apply need them), defaults, and a `required` list that follows the client's
-# own generator rather than upstream's OpenAPI (it requires `spec` on top-level objects and not a
-# condition's `type`/`status`); and a field that names another type comes without its description.
+# derive the same properties, shapes and required list (measured when this was written); the rest
+# need what the client flattens or lacks: named scalars (IntOrString becomes int, Quantity str),
+# formats (int32/int64), `x-kubernetes-*` (list types, merge keys: strategic merge and apply need
+# them), defaults, and a `required` list that follows the client's own generator rather than
+# upstream's OpenAPI (it requires `spec` on top-level objects and not a condition's `type` and
+# `status`); and a field that names another type comes without its description.
 
 
 def _shape_of(annotation: typing.Any) -> dict:
