@@ -116,7 +116,7 @@ def resource_entries(kind: Kind, *, verbs: tuple[str, ...] = ITEM_VERBS, stored_
                      subresources: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """The APIResource entries of one kind: the main resource, then its subresources. `stored_as`
     is the kind whose version the objects are kept in, when this entry is a view of another version."""
-    storage = stored_as or kind
+    storage = stored_as or kind.stored_as or kind
     main: dict[str, Any] = {
         "name": kind.plural, "singularName": kind.singular, "namespaced": kind.namespaced,
         "kind": kind.kind, "verbs": list(verbs),
@@ -125,8 +125,7 @@ def resource_entries(kind: Kind, *, verbs: tuple[str, ...] = ITEM_VERBS, stored_
         main["shortNames"] = list(kind.short_names)
     if kind.categories:
         main["categories"] = list(kind.categories)
-    main["storageVersionHash"] = storage_version_hash(storage.group, storage.stored_version or storage.version,
-                                                      storage.kind)
+    main["storageVersionHash"] = storage_version_hash(storage.group, storage.version, storage.kind)
     out = [main]
     for sub in kind.subresources if subresources is None else subresources:
         out.append({"name": f"{kind.plural}/{sub}", "singularName": "", "namespaced": kind.namespaced,

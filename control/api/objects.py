@@ -24,7 +24,6 @@ import uuid
 from typing import Any
 
 from control import errors
-from control import kinds as registry
 from control.storage import store
 from control.api import admission, allocation
 from control.api.request import Call, check_type_meta
@@ -108,11 +107,7 @@ def track_fields(call: Call, old: Obj, new: Obj, now: float) -> Obj:
     from control.api.updates import record_update
     from control.api.patching import patch_meta
 
-    kind = call.kind
-    if kind.stored_version:  # a served version's write is recorded as the fields it became, in their version
-        stored = registry.by_resource(kind.group, kind.stored_version, kind.plural) or kind
-        return record_update(old, new, manager=call.field_manager, now=format_time(now),
-                             api_version=stored.api_version, meta=patch_meta(stored.definition))
+    kind = call.kind.stored_as or call.kind  # a served version's write is recorded as the fields it became
     return record_update(old, new, manager=call.field_manager, now=format_time(now),
                          api_version=kind.api_version, meta=patch_meta(kind.definition))
 

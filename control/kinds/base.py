@@ -165,18 +165,20 @@ class Kind:
     fields: Callable[[Obj], FieldReport] | None = None
     merges_strategically: bool = True
     # Served versions (kube-apiserver's conversion to and from the storage version): a kind lists
-    # the other versions it is served in (`other_versions`, each a Kind of the same group and
-    # plural whose `on_read` converts a stored object to it and `to_storage` a written one back).
-    # The registry serves them; everything else (controllers, snapshot, RBAC) sees the stored kind.
+    # the other versions it is served in (`other_versions`: each a Kind of the same plural, in its
+    # group or another one as events.k8s.io serves core Events, whose `on_read` converts a stored
+    # object to it and `to_storage` a written one back, kept where `stored_as` keeps them). The
+    # registry serves them; everything else (controllers, snapshot, RBAC) sees the stored kind.
     other_versions: tuple["Kind", ...] = ()
     to_storage: Callable[[Obj], Obj] | None = None
-    stored_version: str = ""  # a served version's: the version its objects are kept in
+    stored_as: "Kind | None" = None
 
     def served_as(self, version: str, definition: str, *, on_read: Callable[[Obj], Obj],
                   to_storage: Callable[[Obj], Obj], **changes: Any) -> "Kind":
-        """This kind served in another version of its group, converted on the way in and out."""
+        """This kind served in another version (of its group unless `group` is among the changes),
+        converted on the way in and out, its objects kept as this kind keeps them."""
         return dataclasses.replace(self, version=version, definition=definition, on_read=on_read,
-                                   to_storage=to_storage, stored_version=self.version, other_versions=(), **changes)
+                                   to_storage=to_storage, stored_as=self, other_versions=(), **changes)
 
     @property
     def custom(self) -> bool:
@@ -192,8 +194,8 @@ class Kind:
 
     @property
     def resource(self) -> str:
-        """The store's key for this kind: "<group>/<plural>"."""
-        return f"{self.group}/{self.plural}"
+        """The store's key for this kind: "<group>/<plural>" (a served version's: its stored kind's)."""
+        return self.stored_as.resource if self.stored_as is not None else f"{self.group}/{self.plural}"
 
     @property
     def list_kind(self) -> str:
