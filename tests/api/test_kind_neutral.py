@@ -23,13 +23,6 @@ CLIENTS = {
     "extras/services.py": "the kitchen's DNS and traffic views: Services, Endpoints and the Nodes' kube-proxies (CoreDNS)",
     "admission.py": "NamespaceLifecycle admission: every namespaced write asks whether its Namespace exists",
 }
-# views that still import the kind they convert (to become that kind's second served version,
-# `Kind.versions`, as the HPA's autoscaling/v1 did)
-VIEWS = {
-    "extras/events_v1.py": "events.k8s.io/v1 Event, the core Event's second group",
-}
-
-
 def _modules() -> list[Path]:
     return sorted(API.rglob("*.py"))
 
@@ -75,7 +68,7 @@ def store_keys(path: Path) -> list[str]:
 
 
 def test_the_api_imports_no_particular_kind():
-    offenders = {_name(p): kind_imports(p) for p in _modules() if _name(p) not in VIEWS}
+    offenders = {_name(p): kind_imports(p) for p in _modules()}
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
@@ -92,7 +85,7 @@ def test_the_api_looks_up_no_kind_by_a_literal():
 def test_the_api_names_no_kinds_store_key_but_its_declared_clients():
     offenders = {_name(p): store_keys(p) for p in _modules() if _name(p) not in CLIENTS}
     assert {k: v for k, v in offenders.items() if v} == {}
-    assert all((API / name).exists() for name in (*CLIENTS, *VIEWS))  # an exemption outliving its module goes
+    assert all((API / name).exists() for name in CLIENTS)  # an exemption outliving its module goes
 
 
 def test_the_checks_would_catch_a_branch(tmp_path):

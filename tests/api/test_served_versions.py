@@ -1,5 +1,6 @@
 """A kind's other served versions (Kind.other_versions): autoscaling/v1 HorizontalPodAutoscaler,
-converted to and from the stored autoscaling/v2 (kubectl autoscale), with every verb."""
+converted to and from the stored autoscaling/v2 (kubectl autoscale), and events.k8s.io/v1 Event,
+the stored core/v1 Events under their new names, with every verb."""
 
 from __future__ import annotations
 
@@ -112,3 +113,38 @@ def test_every_verb_and_tables_are_served_in_v1_too(api):
     code, listed = send(api, "GET", "/apis/autoscaling/v1")
     (main,) = [r for r in listed["resources"] if r["name"] == "horizontalpodautoscalers"]
     assert {"watch", "deletecollection"} <= set(main["verbs"])
+
+
+CORE_EVENT = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web.1", "namespace": "default"},
+              "involvedObject": {"kind": "Pod", "name": "web", "namespace": "default", "apiVersion": "v1"},
+              "reason": "BackOff", "message": "Back-off restarting failed container", "type": "Warning", "count": 3,
+              "firstTimestamp": "2030-01-01T00:00:00Z", "lastTimestamp": "2030-01-01T00:05:00Z",
+              "source": {"component": "kubelet", "host": "node-1"}, "reportingComponent": "kubelet",
+              "reportingInstance": "node-1"}
+
+
+def test_events_k8s_io_serves_the_stored_core_events(api):
+    created = api.post("/api/v1/namespaces/default/events", json.dumps(CORE_EVENT))
+    assert created.status_code == 201, created.content
+    listed = json.loads(api.get("/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector="
+                                "regarding.name%3Dweb").content)
+    assert listed["kind"] == "EventList" and listed["apiVersion"] == "events.k8s.io/v1"
+    assert [e["note"] for e in listed["items"]] == [CORE_EVENT["message"]]
+    assert json.loads(api.get("/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector="
+                              "regarding.name%3Dother").content)["items"] == []
+    one = json.loads(api.get("/apis/events.k8s.io/v1/namespaces/default/events/web.1").content)
+    assert one["regarding"]["name"] == "web" and one["deprecatedCount"] == 3
+    resources = json.loads(api.get("/apis/events.k8s.io/v1").content)["resources"]
+    assert [(r["name"], r["kind"]) for r in resources] == [("events", "Event")] and "watch" in resources[0]["verbs"]
+    new_style = {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "web.2"},
+                 "eventTime": "2030-01-01T00:00:00.000000Z", "reportingController": "me", "reportingInstance": "me-1",
+                 "action": "Poke", "reason": "Poked", "note": "poked web", "type": "Normal",
+                 "regarding": {"kind": "Pod", "name": "web", "namespace": "default", "apiVersion": "v1"}}
+    created = api.post("/apis/events.k8s.io/v1/namespaces/default/events", json.dumps(new_style))
+    assert created.status_code == 201, created.content
+    assert json.loads(created.content)["note"] == "poked web"
+    stored = json.loads(api.get("/api/v1/namespaces/default/events/web.2").content)
+    assert (stored["message"], stored["reportingComponent"], stored["involvedObject"]["name"]) == (
+        "poked web", "me", "web")
+    assert api.delete("/apis/events.k8s.io/v1/namespaces/default/events/web.1").status_code == 200
+    assert api.get("/api/v1/namespaces/default/events/web.1").status_code == 404
