@@ -40,7 +40,7 @@ from control import kinds as registry
 from control.api import (admission, bodies, crds, discovery, fairness, openapi, openapi_v2, portforward, streams,
                          subresources, traffic, verbs)
 from control.api import extensions
-from control.api.extras import autoscaling_v1, events_v1, kitchen, metrics, oidc, reviews, services
+from control.api.extras import kitchen, metrics, oidc, reviews, services
 from control.storage.db import run_db
 from control.storage.feed import start_feed, stop_feed
 from control.api.extras.podlog import pod_log
@@ -228,8 +228,6 @@ ROUTES: tuple[Route, ...] = (
     *kitchen.ROUTES,
     *services.ROUTES,
     *metrics.ROUTES,
-    *autoscaling_v1.ROUTES,
-    *events_v1.ROUTES,
     *oidc.ROUTES,
     *reviews.ROUTES,
     Route(rf"/apis/(?P<group>{_SEGMENT})/(?P<version>{_SEGMENT})/(?P<rest>.+)", resource, None),

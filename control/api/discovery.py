@@ -3,9 +3,10 @@
 Guarantees:
 - The documents list every version the hub serves: the kinds in the registry with their verbs, short
   names, categories and subresources (`kubectl scale` needs `*/scale`, the scheduler
-  `pods/binding`), and the views served beside them (`VIEWS`: metrics.k8s.io, the autoscaling/v1
-  HorizontalPodAutoscaler), each with the verbs it really answers.
-- A group's preferred version is the registry's first (autoscaling stays v2 with v1 listed after).
+  `pods/binding`), and the views served beside them (`VIEWS`: metrics.k8s.io, the
+  events.k8s.io/v1 Event), each with the verbs it really answers.
+- A group's preferred version is the registry's first (autoscaling stays v2 with v1, the HPA's
+  other served version, listed after).
 - Every resource entry of a stored kind carries `storageVersionHash` as kube-apiserver computes it
   (discovery/storageversionhash.go: base64 of the first 8 bytes of sha256("group/version/kind") of
   the version the objects are stored in), so clients that watch for storage migrations see it.
@@ -115,7 +116,7 @@ def resource_entries(kind: Kind, *, verbs: tuple[str, ...] = ITEM_VERBS, stored_
                      subresources: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """The APIResource entries of one kind: the main resource, then its subresources. `stored_as`
     is the kind whose version the objects are kept in, when this entry is a view of another version."""
-    storage = stored_as or kind
+    storage = stored_as or kind.stored_as or kind
     main: dict[str, Any] = {
         "name": kind.plural, "singularName": kind.singular, "namespaced": kind.namespaced,
         "kind": kind.kind, "verbs": list(verbs),

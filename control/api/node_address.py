@@ -31,6 +31,7 @@ import httpx
 from control import config, errors
 from control.ephemeral import ephemeral_ports
 from control.client import nodeaccess
+from control.kinds.connect import Location
 from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, kubelet_endpoint, node_address
 
 KUBELET_PORT = 10250
@@ -174,3 +175,8 @@ async def bounded_lines(response: httpx.Response, limit: int = MAX_LINE_BYTES) -
             raise AnswerTooLarge(f"a line of the answer is over {limit} bytes")
     if pending:
         yield pending.decode(errors="replace")
+
+
+def located(location: Location) -> NodeTarget:
+    """The kubelet a kind's connect location names (`control.kinds.connect`), checked."""
+    return _checked(location.node, "kubelet", location.address, location.port, KUBELET_PORT)

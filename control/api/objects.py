@@ -61,6 +61,12 @@ def check_fields(call: Call, kind: Kind, obj: Obj) -> Obj:
     return report.pruned()
 
 
+def stored_version(kind: Kind, obj: Obj) -> Obj:
+    """A written object, decoded in the version it was sent in, as the kind stores it (a served
+    version's `to_storage`); defaults, validation and admission then see the stored version."""
+    return kind.to_storage(obj) if kind.to_storage is not None else obj
+
+
 def metadata_causes(kind: Kind, obj: Obj) -> list[dict[str, str]]:
     meta = obj["metadata"]
     out = kind.validate(obj)
@@ -101,15 +107,16 @@ def track_fields(call: Call, old: Obj, new: Obj, now: float) -> Obj:
     from control.api.updates import record_update
     from control.api.patching import patch_meta
 
+    kind = call.kind.stored_as or call.kind  # a served version's write is recorded as the fields it became
     return record_update(old, new, manager=call.field_manager, now=format_time(now),
-                         api_version=call.kind.api_version, meta=patch_meta(call.kind.definition))
+                         api_version=kind.api_version, meta=patch_meta(kind.definition))
 
 
 def prepare_create(call: Call, obj: Obj, now: float, *, applied: bool = False) -> Obj:
     """`applied`: the object comes from server-side apply and already carries its managedFields."""
     kind = call.kind
     check_type_meta(call, obj)
-    obj = check_fields(call, kind, obj)
+    obj = stored_version(kind, check_fields(call, kind, obj))
     meta = obj["metadata"]
     namespace = _namespace_of(call, obj)
     if not meta.get("name") and isinstance(meta.get("generateName"), str) and meta["generateName"]:
@@ -162,7 +169,7 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
     `applied`: `new` comes from server-side apply, which already recorded its field ownership."""
     kind = call.kind
     check_type_meta(call, new)
-    new = check_fields(call, kind, new)
+    new = stored_version(kind, check_fields(call, kind, new))
     meta, old_meta = new["metadata"], current["metadata"]
     if meta.get("name") not in (None, "", old_meta["name"]):
         raise errors.BadRequest(f"the name of the object ({errors.go_text(meta.get('name'))}) does not match the name on the URL ({old_meta['name']})")

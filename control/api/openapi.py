@@ -39,9 +39,9 @@ def _default_kinds(kinds: Sequence[Kind] | None) -> Sequence[Kind]:
     if kinds is not None:
         return kinds
     from control.api.discovery import views
-    from control.kinds import all_kinds
+    from control.kinds import served_kinds
 
-    return [*all_kinds(), *(k for view in views() for k in view.kinds)]  # the extras' views too
+    return [*served_kinds(), *(k for view in views() for k in view.kinds)]  # the extras' views too
 
 
 def gv_path(group: str, version: str) -> str:

@@ -10,7 +10,8 @@ messages (kubectl >= 1.30), and `v4.channel.k8s.io`, two channels per port of th
 
 Guarantees:
 - Which paths: a kind declares `portforward` among its subresources; this module asks the kind,
-  never names one. The kubelet is found only through the object's Node, through `node_address` (the one gate to a node).
+  never names one. The kind's location (`Kind.connect`) names the kubelet and its path from the
+  object and its host; `node_address` is the one gate to a node.
 - Before the upgrade, bad requests are refused with a Status as the handshake's answer: object
   not found 404, not yet on a node 400 (`pod NAME does not have a host assigned`), no kubelet
   endpoint 503, no or bad `ports` for v4 400, an unsupported subprotocol 403. SPDY over a plain
@@ -30,14 +31,12 @@ from urllib.parse import parse_qs
 
 from control import errors
 from control.auth import gate
-from control import kinds as registry
-from control.api import node_address, traffic
+from control.api import locations, traffic
 from control.api.portforward_relays import Channels, ForwardTarget, SpdyTunnel
 from control.api.request import Call, Request
 from control.api.responses import error_response
 from control.api.streams import Receive, Send, _deny, stream_idle_seconds, stream_kind
 from control.clock import REAL, Clock
-from control.storage import store
 from control.storage.db import run_db
 
 SUBRESOURCE = "portforward"
@@ -51,17 +50,10 @@ def is_portforward_path(path: str) -> bool:
 
 
 def locate(kind: Any, namespace: str, name: str) -> ForwardTarget:
-    """Runs on the database thread: the object's kubelet, or the ApiError (PortForwardLocation)."""
-    obj = store.object_get(resource=kind.resource, namespace=namespace, name=name)
-    node_name = (obj.get("spec") or {}).get("nodeName")
-    if not node_name:
-        raise errors.BadRequest(f"pod {name} does not have a host assigned")
-    try:
-        node = store.object_get(resource=registry.by_resource("", "v1", "nodes").resource, namespace="", name=node_name)
-    except errors.NotFound:
-        node = None
-    target = node_address.kubelet(node, node_name)  # the one gate to a node (400 outside the node network)
-    return ForwardTarget(namespace, name, target.address, target.port)
+    """Runs on the database thread: the kubelet the kind's location names (PortForwardLocation),
+    or the ApiError."""
+    located = locations.locate(kind, namespace, name, SUBRESOURCE, {})
+    return ForwardTarget(namespace, name, located.target.address, located.target.port, located.path)
 
 
 def parse_ports(query: dict[str, list[str]]) -> list[int]:

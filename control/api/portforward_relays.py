@@ -48,6 +48,11 @@ class ForwardTarget:
     name: str
     address: str
     port: int
+    path: str = ""  # the kind's location on the kubelet; each connection adds `?port=N`
+
+    @property
+    def base_path(self) -> str:
+        return self.path or f"/portForward/{quote(self.namespace)}/{quote(self.name)}"
 
 
 class Refused(Exception):
@@ -57,7 +62,7 @@ class Refused(Exception):
 async def open_forward(target: ForwardTarget, port: int, *,
                        timeout: float = 10.0) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
     """One forwarded connection through the kubelet: (reader, writer, bytes already read)."""
-    path = f"/portForward/{quote(target.namespace)}/{quote(target.name)}?port={port}"
+    path = f"{target.base_path}?port={port}"
     try:
         async with asyncio.timeout(timeout):
             reader, writer = await asyncio.open_connection(target.address, target.port)

@@ -4,9 +4,9 @@ it to the node's kubelet over an upgraded HTTP/1.1 connection (`control.client.r
 
 Guarantees:
 - Which paths: a kind declares `exec`/`attach` among its subresources; this module asks the kind,
-  never names one. The object says where it runs (`spec.nodeName`) and what runs in it
-  (`spec.containers`, `spec.initContainers`); the kubelet is found only through its Node
-  (`control.api.node_address`): the hub contacts no address outside the node network (400).
+  never names one. The kind's location (`Kind.connect`, e.g. `control.kinds.pod_locations`) says
+  which container and which kubelet path, from the object and its host; the endpoint passes
+  `control.api.node_address`: the hub contacts no address outside the node network (400).
 - Before the upgrade, as kube-apiserver's connect handler does, bad requests are refused with the
   Status as the handshake's HTTP answer: the object not found 404, no command 400, a container
   not named on a multi-container object or not in it 400, not yet on a node 400, a Node without
@@ -37,7 +37,7 @@ import asyncio
 import re
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
-from urllib.parse import parse_qs, quote, urlencode, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
@@ -47,13 +47,12 @@ from control.auth import enabled as auth_enabled
 from control.auth import gate
 from control import kinds as registry
 from control.api import extensions
-from control.api import node_address, traffic
+from control.api import locations, node_address, traffic
 from control.api.request import Call, Request
 from control.api.responses import Reply, error_response
 from control.client.remotecommand import (ERROR, FrameReader, UpgradeRefused, connect_upgraded, frame,
                                           status_json)
 from control.clock import REAL, Clock
-from control.storage import store
 from control.storage.db import run_db
 
 STREAMS = ("exec", "attach")
@@ -61,7 +60,6 @@ PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
 PATH = re.compile(r"/api/(?P<version>[^/]+)/namespaces/(?P<namespace>[^/]+)/(?P<plural>[^/]+)/(?P<name>[^/]+)"
                   r"/(?P<sub>[^/]+)|/apis/(?P<group>[^/]+)/(?P<gversion>[^/]+)/namespaces/(?P<gnamespace>[^/]+)"
                   r"/(?P<gplural>[^/]+)/(?P<gname>[^/]+)/(?P<gsub>[^/]+)")
-TRUE = ("1", "true", "True")
 DEFAULT_IDLE_SECONDS = 4 * 3600.0  # the kubelet's streamingConnectionIdleTimeout
 FIRST_MESSAGE_HOLD = 0.3  # seconds after the accept before the first message to the client (see above)
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -70,17 +68,9 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 @dataclass(frozen=True)
 class StreamTarget:
-    action: str
-    namespace: str
-    name: str
-    container: str
     address: str
     port: int
-    query: str  # for the kubelet: command=..., stdin, stdout, stderr, tty
-
-    @property
-    def kubelet_path(self) -> str:
-        return f"/{self.action}/{quote(self.namespace)}/{quote(self.name)}/{quote(self.container)}?{self.query}"
+    kubelet_path: str  # the kind's location on the kubelet, query included (command=..., stdin, ...)
 
 
 def stream_kind(path: str, subresources: tuple[str, ...] = STREAMS) -> tuple[Any, str, str, str] | None:
@@ -103,46 +93,10 @@ def is_stream_path(path: str) -> bool:
     return stream_kind(path) is not None
 
 
-def _container_for(obj: dict[str, Any], name: str, wanted: str) -> str:
-    """The container a request means, with kube-apiserver's refusals (streamLocation)."""
-    spec = obj.get("spec") or {}
-    containers = [c.get("name", "") for c in spec.get("containers") or []]
-    init = [c.get("name", "") for c in spec.get("initContainers") or []]
-    if not wanted:
-        if len(containers) == 1:
-            return containers[0]
-        message = f"a container name must be specified for pod {name}"
-        if containers:
-            message += f", choose one of: [{' '.join(containers)}]"
-        if init:
-            message += f" or one of the init containers: [{' '.join(init)}]"
-        raise errors.BadRequest(message)
-    if wanted not in containers + init:
-        raise errors.BadRequest(f"container {wanted} is not valid for pod {name}")
-    return wanted
-
-
 def locate(kind: Any, namespace: str, name: str, action: str, query: dict[str, list[str]]) -> StreamTarget:
-    """Runs on the database thread: the object, its container and its kubelet, or the ApiError."""
-    obj = store.object_get(resource=kind.resource, namespace=namespace, name=name)
-    command = query.get("command") or []
-    if action == "exec" and not command:
-        raise errors.BadRequest("you must specify at least one command for the container")
-    flags = {f: (query.get(f) or [""])[-1] in TRUE for f in ("stdin", "stdout", "stderr", "tty")}
-    if not (flags["stdin"] or flags["stdout"] or flags["stderr"]):
-        raise errors.BadRequest("you must specify at least 1 of stdin, stdout, stderr")
-    container = _container_for(obj, name, (query.get("container") or [""])[-1])
-    node_name = (obj.get("spec") or {}).get("nodeName")
-    if not node_name:
-        raise errors.BadRequest(f"pod {name} does not have a host assigned")
-    node_kind = registry.by_resource("", "v1", "nodes")
-    try:
-        node = store.object_get(resource=node_kind.resource, namespace="", name=node_name)
-    except errors.NotFound:
-        node = None
-    target = node_address.kubelet(node, node_name)  # the one gate to a node (400 outside the node network)
-    kubelet_query = urlencode([("command", c) for c in command] + [(f, "1" if v else "0") for f, v in flags.items()])
-    return StreamTarget(action, namespace, name, container, target.address, target.port, kubelet_query)
+    """Runs on the database thread: the kubelet the kind's location names, or the ApiError."""
+    located = locations.locate(kind, namespace, name, action, query)
+    return StreamTarget(located.target.address, located.target.port, located.path)
 
 
 def internal_error(message: str) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 ones a kind answers itself (`Kind.actions`: a ServiceAccount's `token`).
 
 Guarantees: binding is one write of what the kind's `bind` does (a pod: `spec.nodeName` and the
-PodScheduled condition), refused with 409 and the kind's reason (already bound, being deleted);
+PodScheduled condition) once the kind's `validate_binding` accepts the body (else 422), refused with 409 and the kind's reason (already bound, being deleted);
 scale reads and writes only the kind's replicas path, with the same optimistic concurrency as the
 main resource; a kind's own subresource gets the stored parent, the decoded body and what the hub
 lends (`control.kinds.strategy.Lent`), and writes only what it asks for in an `Outcome` (another
@@ -37,21 +37,18 @@ ACTION_RETRIES = 5  # reads of the parent an action whose deletion met a conflic
 # --- binding ---------------------------------------------------------------------------------
 
 def bind(call: Call, now: float) -> Reply:
+    binder, check, resource = call.kind.bind, call.kind.validate_binding, call.kind.resource
+    if binder is None:
+        raise errors.NotFound("the server could not find the requested resource")
     body = decode_object(call, into="Binding")
     check_type_meta(call, body, api_version="v1", kind="Binding")
-    target = body.get("target")
-    if not isinstance(target, dict) or not target.get("name"):
-        raise errors.invalid("Binding", "", call.name, [cause("target.name", "Required value", "FieldValueRequired")])
-    if target.get("kind") not in (None, "", "Node"):
-        raise errors.invalid("Binding", "", call.name, [cause("target.kind", f"Invalid value: {errors.go_value(target.get('kind'))}: must be empty or 'Node'")])
-    node = str(target["name"])
+    causes = check(body) if check is not None else []
+    if causes:
+        raise errors.invalid("Binding", "", call.name, causes)
+    node = str(body["target"]["name"])
     name = body["metadata"].get("name") or call.name
     if name != call.name:
         raise errors.BadRequest(f"the name of the object ({name}) does not match the name on the URL ({call.name})")
-
-    binder, resource = call.kind.bind, call.kind.resource
-    if binder is None:
-        raise errors.NotFound("the server could not find the requested resource")
 
     def mutate(obj: Obj) -> Obj:
         refusal = binder(obj, node, format_time(now))

@@ -149,6 +149,10 @@ def patch(call: Call, subresource: str = "") -> Reply:
         raise errors.UnsupportedMediaType(
             f"the body of the request was in an unknown format - accepted media types include: "
             f"application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
+    if patch_type == "apply" and call.kind.to_storage is not None:
+        raise errors.UnsupportedMediaType(  # server-side apply is served in the stored version only
+            "the body of the request was in an unknown format - accepted media types include: "
+            "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json")
     document = decode(call.raw_body, call.content_type, call.decoded)
     if patch_type == "apply":
         from control.api.applying import server_side_apply_call
@@ -156,7 +160,9 @@ def patch(call: Call, subresource: str = "") -> Reply:
         return server_side_apply_call(call, document, subresource)
 
     def mutate(current: Obj):
-        return prepare_update(call, current, apply_patch(call.kind, current, patch_type, document),
+        # a served version is patched as the client sees it, then converted back (prepare_update)
+        seen = call.kind.on_read(current) if call.kind.to_storage is not None and call.kind.on_read else current
+        return prepare_update(call, current, apply_patch(call.kind, seen, patch_type, document),
                               subresource=subresource, now=now())
 
     if call.dry_run:

@@ -1,12 +1,15 @@
 """Where each kind lives on the hub: group, version, plural, scope. Paths are built here only.
 
 Guarantees: `Resource.path` returns the exact Kubernetes REST path for a collection, an object or
-a subresource, in a namespace or cluster-wide.
+a subresource, in a namespace or cluster-wide. A Resource restates a served Kind's names, so it is
+derived from it (`Resource.of`); `BY_KIND` holds one for every built-in kind (a new kind needs no
+line here); the named constants below are the ones spokes import, each equal to its kind's (tested).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -16,6 +19,11 @@ class Resource:
     plural: str
     kind: str
     namespaced: bool = True
+
+    @classmethod
+    def of(cls, kind: Any) -> "Resource":
+        """The Resource of a served `control.kinds.base.Kind` (duck-typed: spokes need not load it)."""
+        return cls(kind.group, kind.version, kind.plural, kind.kind, kind.namespaced)
 
     @property
     def api_version(self) -> str:
@@ -62,7 +70,15 @@ ALL += (PODDISRUPTIONBUDGETS,)
 ALL += (DAEMONSETS, CONTROLLERREVISIONS)
 ALL += (STATEFULSETS, PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES)
 ALL += (REPLICATIONCONTROLLERS,)
-BY_KIND = {(r.api_version, r.kind): r for r in ALL}
+
+
+def _every_kind() -> dict[tuple[str, str], Resource]:
+    from control.kinds import SERVED  # the registry; imported late, as a spoke needs it only here
+
+    return {(k.api_version, k.kind): Resource.of(k) for k in SERVED}
+
+
+BY_KIND = {**_every_kind(), **{(r.api_version, r.kind): r for r in ALL}}
 
 
 def key_of(obj: dict) -> str:

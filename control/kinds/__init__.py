@@ -49,8 +49,11 @@ KINDS += (LIMITRANGE, RESOURCEQUOTA)  # LimitRanger's defaults come before Resou
 KINDS += (REPLICATIONCONTROLLER,)
 KINDS += (APISERVICE,)
 
-_BY_RESOURCE = {(k.group, k.version, k.plural): k for k in KINDS}
-_BY_GVK = {(k.api_version, k.kind): k for k in KINDS}
+# every version served of the built-in kinds: each kind, then the other versions it brings (the
+# first listed is the group's preferred version); KINDS stays one entry per stored kind
+SERVED: tuple[Kind, ...] = tuple(version for k in KINDS for version in (k, *k.other_versions))
+_BY_RESOURCE = {(k.group, k.version, k.plural): k for k in SERVED}
+_BY_GVK = {(k.api_version, k.kind): k for k in SERVED}
 
 
 class _Served:
@@ -85,6 +88,11 @@ def all_kinds() -> list[Kind]:
     return [*KINDS, *_served.kinds]
 
 
+def served_kinds() -> list[Kind]:
+    """Every kind as served: each version of the built-in kinds, then the custom ones."""
+    return [*SERVED, *_served.kinds]
+
+
 def custom_kinds() -> list[Kind]:
     return list(_served.kinds)
 
@@ -92,7 +100,7 @@ def custom_kinds() -> list[Kind]:
 def group_versions() -> dict[str, list[str]]:
     """{group: [versions]} for every group served ("" is the core group), preferred version first."""
     out: dict[str, list[str]] = {}
-    for k in KINDS:
+    for k in SERVED:
         versions = out.setdefault(k.group, [])
         if k.version not in versions:
             versions.append(k.version)
@@ -106,7 +114,7 @@ def group_versions() -> dict[str, list[str]]:
 
 
 def kinds_in(group: str, version: str) -> list[Kind]:
-    return [k for k in all_kinds() if k.group == group and k.version == version]
+    return [k for k in served_kinds() if k.group == group and k.version == version]
 
 
 # --- custom kinds, from CustomResourceDefinitions -------------------------------------------------

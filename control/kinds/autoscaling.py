@@ -1,22 +1,24 @@
-"""autoscaling/v2 HorizontalPodAutoscaler: defaults, validation, printing, and the conversion to and
-from the autoscaling/v1 shape (what `kubectl autoscale` of kubectl 1.32 sends).
+"""autoscaling/v2 HorizontalPodAutoscaler: defaults, validation, printing, and its second served
+version autoscaling/v1 (what `kubectl autoscale` of kubectl 1.32 sends; converted by
+`control.kinds.autoscaling_v1`).
 
 Guarantees: defaults match the real API server (minReplicas 1; 80% average CPU utilisation when
 no metric is given; a given `behavior` has its missing parts filled with Kubernetes' rules, a
 missing one stays missing and the controller applies the same rules); validation never raises on
 odd input and speaks Kubernetes' messages; `effective_behavior` gives the rules the controller
-acts on; the v1 view carries everything v1 can say (the CPU target, the bounds, the status
-numbers). Difference from Kubernetes: v2-only fields are not kept in annotations across a v1
-round trip, so a v1 update replaces v2-only metrics and behaviour.
+acts on; v2 is stored and preferred, v1 is served beside it with every verb (v2-only fields
+round-trip in upstream's annotations).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from control.errors import go_value
 from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, required
+from control.kinds.autoscaling_v1 import v1_to_v2, v2_to_v1
 from control.kinds.meta import age
 
 DEFAULT_CPU_UTILIZATION = 80
@@ -259,65 +261,6 @@ def hpa_cells(hpa: Obj, now: float) -> list[Any]:
             int(status.get("currentReplicas") or 0), age(hpa, now)]
 
 
-# --- autoscaling/v1 view ------------------------------------------------------------------------
-
-V1_API = "autoscaling/v1"
-V2_API = "autoscaling/v2"
-
-
-def _v1_cpu_target(spec: dict[str, Any]) -> int | None:
-    for metric in spec.get("metrics") or []:
-        resource = (metric or {}).get("resource") or {}
-        target = resource.get("target") or {}
-        if metric.get("type") == "Resource" and resource.get("name") == "cpu" and target.get("type") == "Utilization":
-            return target.get("averageUtilization")
-    return None
-
-
-def v1_to_v2(hpa: Obj) -> Obj:
-    """An autoscaling/v1 HPA (targetCPUUtilizationPercentage) as autoscaling/v2."""
-    out = copy.deepcopy(hpa)
-    out["apiVersion"] = V2_API
-    spec = out.get("spec")
-    if isinstance(spec, dict):
-        percent = spec.pop("targetCPUUtilizationPercentage", None)
-        if percent is not None:
-            spec["metrics"] = [default_cpu_metric(percent)]
-    status = out.get("status")
-    if isinstance(status, dict):
-        current = status.pop("currentCPUUtilizationPercentage", None)
-        if current is not None:
-            status["currentMetrics"] = [{"type": "Resource", "resource": {
-                "name": "cpu", "current": {"averageUtilization": current}}}]
-    return out
-
-
-def v2_to_v1(hpa: Obj) -> Obj:
-    """The autoscaling/v1 view of a stored v2 HPA: the CPU utilisation target and status only."""
-    out = copy.deepcopy(hpa)
-    out["apiVersion"] = V1_API
-    spec = out.get("spec") or {}
-    percent = _v1_cpu_target(spec)
-    spec.pop("metrics", None)
-    spec.pop("behavior", None)
-    if percent is not None:
-        spec["targetCPUUtilizationPercentage"] = percent
-    if not isinstance(out.get("status"), dict):
-        out["status"] = {}  # v1's status is a struct: always there, with both counts
-    status = out["status"]
-    current = None
-    for metric in status.pop("currentMetrics", None) or []:
-        resource = (metric or {}).get("resource") or {}
-        if metric.get("type") == "Resource" and resource.get("name") == "cpu":
-            current = (resource.get("current") or {}).get("averageUtilization")
-    status.pop("conditions", None)
-    if current is not None:
-        status["currentCPUUtilizationPercentage"] = current
-    status.setdefault("currentReplicas", 0)
-    status.setdefault("desiredReplicas", 0)
-    return out
-
-
 HORIZONTALPODAUTOSCALER = Kind(
     group="autoscaling", version="v2", kind="HorizontalPodAutoscaler", plural="horizontalpodautoscalers",
     namespaced=True, definition="io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler", short_names=("hpa",),
@@ -331,3 +274,8 @@ HORIZONTALPODAUTOSCALER = Kind(
              AGE_COLUMN),
     cells=hpa_cells, has_spec=True,
 )
+HORIZONTALPODAUTOSCALER = dataclasses.replace(HORIZONTALPODAUTOSCALER, other_versions=(
+    HORIZONTALPODAUTOSCALER.served_as(
+        "v1", "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler", on_read=v2_to_v1, to_storage=v1_to_v2,
+        cells=lambda hpa, now: hpa_cells(v1_to_v2(hpa), now)),  # printed from what it stands for, as upstream
+))

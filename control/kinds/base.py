@@ -6,11 +6,13 @@ so spokes may import it for helpers (names, label matching) without reaching pas
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from control.errors import go_value
+from control.kinds.connect import Connect
 from control.kinds.strategy import IMMEDIATE, Action, Allocator, Deletion, FieldReport, Lookup, Policy
 from control.kinds.meta import age
 
@@ -142,6 +144,10 @@ class Kind:
     deletion: Deletion = IMMEDIATE
     allocator: Allocator | None = None
     bind: Callable[[Obj, str, str], str] | None = None
+    # the binding subresource's body check (a Binding's target), the kind's own rules
+    validate_binding: Callable[[Obj], list[Cause]] | None = None
+    # where its connect subresources (log, exec, attach, portforward) go: see control.kinds.connect
+    connect: Connect | None = None
     # the `finalize` subresource (a Namespace's spec.finalizers): copies what it may change from
     # the written object onto a copy of the stored one
     finalize: Callable[[Obj, Obj], None] | None = None
@@ -158,6 +164,21 @@ class Kind:
     # merge patches (custom kinds do not, as upstream).
     fields: Callable[[Obj], FieldReport] | None = None
     merges_strategically: bool = True
+    # Served versions (kube-apiserver's conversion to and from the storage version): a kind lists
+    # the other versions it is served in (`other_versions`: each a Kind of the same plural, in its
+    # group or another one as events.k8s.io serves core Events, whose `on_read` converts a stored
+    # object to it and `to_storage` a written one back, kept where `stored_as` keeps them). The
+    # registry serves them; everything else (controllers, snapshot, RBAC) sees the stored kind.
+    other_versions: tuple["Kind", ...] = ()
+    to_storage: Callable[[Obj], Obj] | None = None
+    stored_as: "Kind | None" = None
+
+    def served_as(self, version: str, definition: str, *, on_read: Callable[[Obj], Obj],
+                  to_storage: Callable[[Obj], Obj], **changes: Any) -> "Kind":
+        """This kind served in another version (of its group unless `group` is among the changes),
+        converted on the way in and out, its objects kept as this kind keeps them."""
+        return dataclasses.replace(self, version=version, definition=definition, on_read=on_read,
+                                   to_storage=to_storage, stored_as=self, other_versions=(), **changes)
 
     @property
     def custom(self) -> bool:
@@ -173,8 +194,8 @@ class Kind:
 
     @property
     def resource(self) -> str:
-        """The store's key for this kind: "<group>/<plural>"."""
-        return f"{self.group}/{self.plural}"
+        """The store's key for this kind: "<group>/<plural>" (a served version's: its stored kind's)."""
+        return self.stored_as.resource if self.stored_as is not None else f"{self.group}/{self.plural}"
 
     @property
     def list_kind(self) -> str:

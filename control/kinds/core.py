@@ -6,6 +6,7 @@ Guarantees: each kind's defaults are idempotent, its validation returns Kubernet
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 from typing import Any
 
@@ -14,6 +15,7 @@ from control.kinds.base import (
     AGE_COLUMN, DNS1035_LABEL, NAME_COLUMN, Cause, Column, Kind, Obj, cause, field_value, label_causes,
     label_name, name_causes, required, reset_status,
 )
+from control.kinds import events_v1
 from control.kinds.meta import age, human_duration, node_ready, parse_time
 from control.kinds.service_addresses import SERVICE_ADDRESSES
 from control.kinds.strategy import Deletion
@@ -404,3 +406,9 @@ CONFIGMAP = Kind(
     columns=(NAME_COLUMN, Column("Data", type="integer", description="Number of keys."), AGE_COLUMN),
     cells=configmap_cells,
 )
+
+# events.k8s.io/v1 serves the same Events under its own names (control.kinds.events_v1)
+EVENT = dataclasses.replace(EVENT, other_versions=(EVENT.served_as(
+    events_v1.VERSION, events_v1.DEFINITION, group=events_v1.GROUP, on_read=events_v1.to_events_v1,
+    to_storage=events_v1.from_events_v1, field_getters=events_v1.FIELD_GETTERS,
+    cells=lambda event, now: event_cells(events_v1.from_events_v1(event), now)),))

@@ -15,6 +15,7 @@ from control.kinds.base import (
     AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, field_value, name_causes, required,
 )
 from control.kinds.disruption import EVICTION
+from control.kinds.pod_locations import POD_CONNECT
 from control.kinds.pod_defaults import pod_defaults
 from control.kinds.pod_probes import probe_causes
 from control.kinds.pod_volumes import mount_name_causes, volume_causes
@@ -176,6 +177,16 @@ def bind_pod(pod: Obj, node: str, stamp: str) -> str:
     return ""
 
 
+def validate_binding(binding: Obj) -> list[Cause]:
+    """ValidatePodBinding: a Binding names a Node (its target's kind empty or "Node") by name."""
+    target = binding.get("target")
+    if not isinstance(target, dict) or not target.get("name"):
+        return [required("target.name")]
+    if target.get("kind") not in (None, "", "Node"):
+        return [cause("target.kind", f"Invalid value: {go_value(target.get('kind'))}: must be empty or 'Node'")]
+    return []
+
+
 def _init_reason(pod: Obj) -> str | None:
     """The STATUS of a pod still initializing (upstream printPod): Init:N/M, Init:<waiting reason>,
     Init:<terminated reason> (Init:Error), Init:ExitCode:N; None once initialization is done."""
@@ -265,7 +276,8 @@ POD = Kind(
     subresources=("status", "binding", "log", "exec", "attach", "portforward", "eviction"),
     actions={"eviction": EVICTION},  # POST policy/v1 Eviction: a delete that asks the disruption budget
     defaults=pod_defaults, validate=validate_pod, validate_update=validate_pod_update,
-    prepare_for_create=prepare_pod_for_create, bind=bind_pod,
+    prepare_for_create=prepare_pod_for_create, bind=bind_pod, validate_binding=validate_binding,
+    connect=POD_CONNECT,  # log, exec, attach, portforward: through the pod's Node's kubelet
     admit=admit_pod,  # the ServiceAccount admission (control.kinds.serviceaccounts)
     deletion=Deletion(grace_period=pod_grace_period, returns_object=True),
     columns=(NAME_COLUMN, Column("Ready", description="The aggregate readiness state of this pod for accepting traffic."),

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from control.api import app
-from control.api.extras import autoscaling_v1, kitchen, metrics, services
+from control.api.extras import kitchen, metrics, services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,7 +59,7 @@ def test_a_method_no_verb_answers_on_a_resource_is_a_405(api):
 def test_the_extras_are_entries_before_the_generic_resource_path():
     entries = list(app.ROUTES)
     generic = next(i for i, e in enumerate(entries) if e.pattern.endswith("(?P<rest>.+)") and "group" in e.pattern)
-    for extra in (*kitchen.ROUTES, *services.ROUTES, *metrics.ROUTES, *autoscaling_v1.ROUTES):
+    for extra in (*kitchen.ROUTES, *services.ROUTES, *metrics.ROUTES):
         assert entries.index(extra) < generic
     assert generic == len(entries) - 1
     assert metrics.ROUTES[0].match("/apis/metrics.k8s.io/v1beta1/nodes") == {"version": "v1beta1", "rest": "nodes"}

@@ -13,7 +13,7 @@ import pytest
 from control.serving import websocket_denial
 from control.auth import gate
 from control.api import traffic
-from control.api.streams import FIRST_MESSAGE_HOLD, choose_protocol, go_duration, internal_error, serve_stream, stream_kind, _container_for
+from control.api.streams import FIRST_MESSAGE_HOLD, choose_protocol, go_duration, internal_error, serve_stream, stream_kind
 from control import errors
 from control.clock import FakeClock, settle
 from tests.conftest import free_port
@@ -32,19 +32,6 @@ def test_which_paths_are_streams():
                  "/api/v1/namespaces/default/services/web/exec", "/api/v1/namespaces/default/nothings/web/exec",
                  "/api/v1/pods/web/exec", "/apis/apps/v1/namespaces/default/deployments/web/exec"):
         assert stream_kind(path) is None, path
-
-
-def test_container_rules_are_kube_apiservers():
-    pod = {"spec": {"containers": [{"name": "a"}, {"name": "b"}], "initContainers": [{"name": "init"}]}}
-    assert _container_for(pod, "web", "b") == "b" and _container_for(pod, "web", "init") == "init"
-    assert _container_for({"spec": {"containers": [{"name": "only"}]}}, "web", "") == "only"
-    with pytest.raises(errors.BadRequest) as caught:
-        _container_for(pod, "web", "")
-    assert str(caught.value) == ("a container name must be specified for pod web, choose one of: [a b] "
-                                 "or one of the init containers: [init]")
-    with pytest.raises(errors.BadRequest) as caught:
-        _container_for(pod, "web", "ghost")
-    assert str(caught.value) == "container ghost is not valid for pod web"
 
 
 def test_protocols_and_the_internal_error_status():

@@ -7,7 +7,7 @@ import copy
 from control.kinds import by_kind, by_resource
 from control.kinds.autoscaling import (
     HORIZONTALPODAUTOSCALER, SCALE_DOWN_DEFAULT, SCALE_UP_DEFAULT, effective_behavior, hpa_cells, hpa_defaults,
-    targets_text, v1_to_v2, v2_to_v1, validate_hpa,
+    targets_text, validate_hpa,
 )
 from control.kinds.schemas import DEFINITIONS
 from control.kinds.structure import check
@@ -120,23 +120,6 @@ def test_row_has_kubectls_columns():
     names = [c.name for c in HORIZONTALPODAUTOSCALER.columns]
     assert names == ["Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"]
     assert hpa_cells(obj, 1767225600 + 90) == ["web", "Deployment/web", "cpu: <unknown>/50%", 1, 5, 3, "90s"]
-
-
-def test_v1_round_trip_keeps_what_v1_can_say():
-    v1 = {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "pre"},
-          "spec": {"maxReplicas": 5, "minReplicas": 2, "targetCPUUtilizationPercentage": 80,
-                   "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "pre"}},
-          "status": {"currentReplicas": 0, "desiredReplicas": 0}}
-    v2 = v1_to_v2(v1)
-    assert v2["apiVersion"] == "autoscaling/v2" and v2["spec"]["metrics"] == [cpu(80)]
-    assert "targetCPUUtilizationPercentage" not in v2["spec"]
-    assert v2_to_v1(v2) == v1
-    stored = copy.deepcopy(v2)
-    stored["status"] = {"currentReplicas": 2, "desiredReplicas": 3, "conditions": [{"type": "AbleToScale"}],
-                        "currentMetrics": [{"type": "Resource", "resource": {"name": "cpu", "current": {
-                            "averageUtilization": 91}}}]}
-    assert v2_to_v1(stored)["status"] == {"currentReplicas": 2, "desiredReplicas": 3,
-                                          "currentCPUUtilizationPercentage": 91}
 
 
 def test_schema_accepts_a_full_hpa_and_flags_unknown_fields():

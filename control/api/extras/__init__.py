@@ -1,12 +1,11 @@
 """Kube Kitchen's paths beside the Kubernetes API: /kubekitchen/* (snapshot, changes, DNS, traffic,
-proxy rules), metrics.k8s.io, pod logs through the kubelet, and the autoscaling/v1 and
-events.k8s.io/v1 views.
+proxy rules), metrics.k8s.io, and logs through the kubelet.
 
 They follow the same rules as any other caller of storage: reads and writes through
 `control.storage`, answers as the API's replies and Status errors. `VIEWS` are the API
 group-versions they serve, for discovery to list beside the registry's.
 """
 
-from control.api.extras import autoscaling_v1, events_v1, metrics
+from control.api.extras import metrics
 
-VIEWS = (metrics.VIEW, autoscaling_v1.VIEW, events_v1.VIEW)
+VIEWS = (metrics.VIEW,)

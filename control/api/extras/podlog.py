@@ -1,61 +1,43 @@
-"""`pods/NAME/log`: the hub asks the pod's kubelet for the container's log, as the real one does.
+"""`<kind>/NAME/log` (a pod's): the hub asks the object's kubelet for the container's log, as the real one does.
 
-Guarantees: the container is checked against the pod (400 with Kubernetes' messages when it is
-ambiguous, unknown or not started); the kubelet is found through its Node's address and
-`daemonEndpoints.kubeletEndpoint.Port`, checked by `control.api.node_address` (an address outside
-the node network is a 400 and is never contacted); the answer streams through as text/plain (a
-non-follow answer is sent in one piece when it is small, streamed otherwise, never held whole); an
-unreachable kubelet is a 503 Status, never a hang or a 500.
+Guarantees: which container and which kubelet is the kind's `log` location (`Kind.connect`: for a
+pod `control.kinds.pod_locations.log_location`, 400 with Kubernetes' messages when the container
+is ambiguous, unknown or not started); the endpoint is checked by `control.api.node_address` (an
+address outside the node network is a 400 and is never contacted); the answer streams through
+as text/plain (a non-follow answer is sent in one piece when it is small, streamed otherwise,
+never held whole); an unreachable kubelet is a 503 Status, never a hang or a 500.
 """
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator
-from urllib.parse import quote
+from typing import AsyncIterator
 
 import httpx
 
 from control import errors
-from control.storage import store
 from control.storage.db import run_db
 from control.api.request import Call, bool_param, int_param
 from control.api.responses import Reply, Stream
-from control.api import node_address
+from control.api import locations, node_address
 
 INLINE_BYTES = 1024 * 1024  # a longer log is streamed, never held whole in the hub's memory
-LOG_PARAMS = ("follow", "tailLines", "previous", "timestamps", "sinceSeconds", "limitBytes")
 
 
-def _target(call: Call) -> tuple[str, str]:
-    """(container, kubelet base URL) for this request."""
-    pod = store.object_get(resource="/pods", namespace=call.namespace, name=call.name)
-    containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
-    containers += [c.get("name") for c in (pod.get("spec") or {}).get("initContainers") or []]
-    container = call.query.get("container", "")
-    if not container:
-        if len((pod.get("spec") or {}).get("containers") or []) != 1:
-            raise errors.BadRequest(f"a container name must be specified for pod {call.name}, choose one of: "
-                                    f"[{' '.join(c for c in containers if c)}]")
-        container = containers[0]
-    if container not in containers:
-        raise errors.BadRequest(f"container {container} is not valid for pod {call.name}")
-    node_name = (pod.get("spec") or {}).get("nodeName")
-    if not node_name:
-        raise errors.BadRequest(f'container "{container}" in pod "{call.name}" is waiting to start: ContainerCreating')
-    target = node_address.kubelet(store.object_get(resource="/nodes", namespace="", name=node_name), node_name)
-    path = "/".join(quote(part, safe="") for part in ("containerLogs", call.namespace, call.name, container))
-    return container, target.url(f"/{path}")
+def _target(call: Call) -> str:
+    """The kubelet URL for this request (the kind's LogLocation, through the node gate)."""
+    query = {key: [value] for key, value in call.query.items()}
+    located = locations.locate(call.kind, call.namespace, call.name, call.subresource or "log", query)
+    return located.target.url(located.path)
 
 
 async def pod_log(call: Call) -> Reply | Stream:
     int_param(call.query, "tailLines")
     int_param(call.query, "sinceSeconds")
     int_param(call.query, "limitBytes")
-    container, url = await run_db(_target, call)
-    params: dict[str, Any] = {k: call.query[k] for k in LOG_PARAMS if k in call.query}
+    url = await run_db(_target, call)
     client = node_address.client(httpx.Timeout(10.0, read=None))
     try:
-        upstream = await client.send(client.build_request("GET", url, params=params), stream=True)
+        upstream = await client.send(client.build_request("GET", url), stream=True)
     except httpx.HTTPError as exc:
         await client.aclose()
         raise errors.ServiceUnavailable(f"cannot reach the kubelet for pod {call.name}: {exc}") from None

@@ -12,14 +12,15 @@ import copy
 from typing import Any
 
 from control.kinds.schemas import (
-    apiextensions, apiregistration, apps, autoscaling, batch, container, controllerrevisions, core, daemonsets, meta,
-    node, pod,
+    apiextensions, apiregistration, apps, autoscaling, autoscaling_v1, batch, container, controllerrevisions, core,
+    daemonsets, events, meta, node, pod,
     pod_status, policy, quota, rbac, replicationcontroller, secret, serviceaccount, statefulset, storage, volume,
 )
 
 _MODULES = (meta, container, pod, pod_status, volume, node, core, secret, serviceaccount, apps, autoscaling, batch,
             policy, apiextensions, daemonsets, controllerrevisions, storage, statefulset, rbac, quota,
             replicationcontroller, apiregistration)
+_MODULES += (autoscaling_v1, events)  # the other served versions of built-in kinds
 
 
 def _merge() -> dict[str, dict[str, Any]]:
