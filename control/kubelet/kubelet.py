@@ -42,7 +42,7 @@ from control.kubelet.runtime import Runtime
 from control.kubelet.portforward import PortForwardServer, flavour_for
 from control.kubelet.network import NetworkHandle
 from control.kubelet.server import Answer, KubeletServer, serve_answer
-from control.staticpods.manifests import log_path as static_log_path
+from control.kinds.staticpods import log_path as static_log_path
 from control.kubelet.usage import PodView, UsageMeter, summary
 
 log = logging.getLogger(__name__)

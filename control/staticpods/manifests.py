@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from control import safeyaml
+from control.kinds.staticpods import log_path  # noqa: F401 - the runner's and the tests' one import
 
 VERSION = "v1.32.0"  # the Kubernetes version our components answer for (kubectl version's server)
 ETCD_VERSION = "3.5.16-0"
@@ -223,9 +224,3 @@ def refused_flag(spoke: str, flags: list[str]) -> str:
         if name.endswith("kubeconfig") and has_value and value not in KUBECONFIGS:
             return f"stat {value}: no such file or directory"
     return ""
-
-
-def log_path(kubelet_dir: Path, namespace: str, pod: str, container: str) -> Path:
-    """Where a static pod's container writes its output (upstream: /var/log/pods/<ns>_<pod>_<uid>/);
-    the last run's output is kept beside it with the suffix `.previous`."""
-    return Path(kubelet_dir) / "pod-logs" / f"{namespace}_{pod}" / f"{container}.log"
