@@ -13,3 +13,8 @@ from pathlib import Path
 
 def log_path(kubelet_dir: Path, namespace: str, pod: str, container: str) -> Path:
     return Path(kubelet_dir) / "pod-logs" / f"{namespace}_{pod}" / f"{container}.log"
+
+
+# A pod whose container is one of the node's own processes (kube-proxy from its DaemonSet): the
+# node's kubelet leaves it to the static pod runner, which reports that process's state as its status.
+HOST_PROCESS = "kubekitchen.dev/host-process"

@@ -17,6 +17,8 @@ Guarantees (one `sync` pass, every `period` seconds):
   once, as the kubelet's status manager does), replaced when the file's hash changed, deleted when the
   file is gone, and their status written only when it changed. A hub that does not answer is
   retried on the next pass; the runner never raises out of its thread.
+- With `kube_proxies`, each pass also writes the status of kubeadm's kube-proxy DaemonSet pods
+  from each node's kube-proxy process (`control.staticpods.addons`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import httpx
 from control.clock import REAL, Clock
 from control.kinds.meta import format_time
 from control.staticpods import manifests as files
+from control.staticpods.addons import KubeProxyPods
 from control.staticpods.mirror import MIRROR, ContainerView, config_hash, mirror_pod, pod_status, same_status
 
 log = logging.getLogger(__name__)
@@ -59,7 +62,7 @@ class StaticPodRunner:
     def __init__(self, url: str, token: str, data_dir: Path, node: str, supervisor: Any, *,
                  hub_running: Callable[[], bool], hub_started: float, node_ip: Callable[[], str],
                  backoff: tuple[float, float] = (10.0, 300.0), clock: Clock = REAL, period: float = 1.0,
-                 transport: httpx.BaseTransport | None = None):
+                 transport: httpx.BaseTransport | None = None, kube_proxies: KubeProxyPods | None = None):
         self.folder, self.kubelet_dir = files.folder_of(data_dir), Path(data_dir) / "kubelet"
         self.node, self.supervisor, self.hub_running, self.hub_started = node, supervisor, hub_running, hub_started
         self.node_ip, self.backoff, self.clock, self.period = node_ip, backoff, clock, period
@@ -69,6 +72,7 @@ class StaticPodRunner:
         self.current: dict[Path, str] = {}  # each file's hash as last read
         self.reported: set[tuple[str, str]] = set()  # unreadable (file, message) already logged
         self._stop = threading.Event()
+        self.kube_proxies = kube_proxies  # kubeadm's kube-proxy DaemonSet's pods, each node's own process
 
     # --- the files --------------------------------------------------------------------------
 
@@ -198,6 +202,10 @@ class StaticPodRunner:
                 current, pod["status"] = created.json(), status
             if not same_status(current.get("status") or {}, pod["status"]):
                 self.http.put(f"{self._path(key)}/status", json={**current, "status": pod["status"]})
+        if self.kube_proxies is not None:
+            proxies = self.http.get("/api/v1/namespaces/kube-system/pods", params={"labelSelector": "k8s-app=kube-proxy"})
+            if proxies.status_code == 200:
+                self.kube_proxies.sync(proxies.json().get("items") or [])
 
     def _path(self, key: str) -> str:
         namespace, name = key.split("/", 1)

@@ -1,5 +1,6 @@
 """The control plane as pods, as a CKA candidate meets it: `runcluster` (the supervisor, its
-static pods) driven with the real kubectl. kube-system lists the four static pods Running; the
+static pods, kubeadm's kube-proxy DaemonSet) driven with the real kubectl. kube-system lists the
+four static pods and the node's kube-proxy Running; the
 scheduler's log is its own; a misspelt command in its manifest leaves it in CrashLoopBackOff and
 new pods Pending, and the fixed file heals both; a manifest that is not YAML costs an event and
 nothing else; a deleted mirror pod comes back."""
@@ -83,6 +84,8 @@ def kitchen():
 def test_kube_system_lists_the_control_plane_running_with_its_own_logs(kitchen):
     wait_for(lambda: all(running(kitchen.pod("kube-system", name)) for name in STATIC), timeout=120, interval=1,
              what="the four static pods Running")
+    wait_for(lambda: "kube-proxy-" in kitchen.kubectl("get", "pods", "-n", "kube-system").stdout, timeout=60,
+             what="the kube-proxy DaemonSet's pod")
     listing = kitchen.kubectl("get", "pods", "-n", "kube-system").stdout
     print(kitchen.kubectl("get", "pods", "-A", "-o", "wide").stdout)
     for name in STATIC:
@@ -92,6 +95,10 @@ def test_kube_system_lists_the_control_plane_running_with_its_own_logs(kitchen):
     assert annotations["kubernetes.io/config.source"] == "file"
     assert annotations["kubernetes.io/config.mirror"] == annotations["kubernetes.io/config.hash"]
     assert pod["metadata"]["ownerReferences"][0]["kind"] == "Node"
+    proxies = json.loads(kitchen.kubectl("get", "pods", "-n", "kube-system", "-l", "k8s-app=kube-proxy",
+                                         "-o", "json").stdout)["items"]
+    assert [p["spec"]["nodeName"] for p in proxies] == ["node-1"] and running(proxies[0])
+    assert proxies[0]["metadata"]["ownerReferences"][0]["kind"] == "DaemonSet"
     log = wait_for(lambda: "Starting Kubernetes scheduler" in (text := kitchen.kubectl(
         "logs", "-n", "kube-system", "kube-scheduler-node-1").stdout) and text, timeout=30, what="the scheduler's log")
     assert "--kubeconfig=/etc/kubernetes/scheduler.conf" in log

@@ -88,15 +88,26 @@ def spoke_commands(url: str, nodes: int) -> dict[str, list[str]]:
 def static_pod_runner(url: str, data_dir: Path, supervisor: Supervisor, hub: subprocess.Popen,
                       address_mode: str, env: dict[str, str]) -> StaticPodRunner:
     """node-1's kubelet for the control plane's static pods (`control.staticpods.runner`)."""
-    from control.auth.tokenfile import spoke_token
+    import httpx
+
+    from control.auth.tokenfile import bearer, spoke_token
     from control.kubelet.config import KubeletConfig
 
     crash = KubeletConfig.from_env(env).backoff  # the kubelets' own crash back-off, at this cluster's pace
-    node = "node-1"
-    node_ip = "127.0.0.1" if address_mode == nodeaddr.LOOPBACK else internal_ip(node)
-    return StaticPodRunner(url, spoke_token(data_dir, "kubelet", node), data_dir, node, supervisor,
-                           hub_running=lambda: hub.poll() is None, hub_started=time.time(), node_ip=lambda: node_ip,
-                           backoff=(crash.base, crash.cap))
+    from control.staticpods import addons
+
+    def node_ip(node: str) -> str:
+        return "127.0.0.1" if address_mode == nodeaddr.LOOPBACK else internal_ip(node)
+
+    with httpx.Client(base_url=url, timeout=10, headers=bearer(admin_token(data_dir))) as admin:
+        for problem in addons.install(admin):  # kubeadm's addon phase: the kube-proxy DaemonSet
+            sys.stderr.write(f"the kube-proxy addon was not installed: {problem}\n")
+    kube_proxies = addons.KubeProxyPods(url, lambda node: spoke_token(data_dir, "kubelet", node), supervisor,
+                                        node_ip, time.time, data_dir / "kubelet")
+    return StaticPodRunner(url, spoke_token(data_dir, "kubelet", "node-1"), data_dir, "node-1", supervisor,
+                           hub_running=lambda: hub.poll() is None, hub_started=time.time(),
+                           node_ip=lambda: node_ip("node-1"), backoff=(crash.base, crash.cap),
+                           kube_proxies=kube_proxies)
 
 
 def node_address_mode(wanted: str, nodes: int) -> str:

@@ -108,7 +108,7 @@ class Command(BaseCommand):
             sys.stderr.write(f"Error: {refusal}\n")
             sys.stderr.flush()
             sys.exit(1)
-        if options.get("flags"):
+        if options.get("flags") or os.environ.get("KK_LOG_VERBOSE"):  # a static pod's first log line
             logging.getLogger(component).info('"Starting Kubernetes %s" version="%s" flags="%s"', component,
                                               VERSION, " ".join(options["flags"]))
         wanted = controllers.split(",") if controllers else None
