@@ -12,6 +12,7 @@ import os
 CLUSTER_DOMAIN = "cluster.local"
 # Kubernetes' default service range is 10.96.0.0/12; a /16 is plenty here and reads better on a projector.
 SERVICE_CIDR = ipaddress.ip_network(os.environ.get("KK_SERVICE_CIDR", "10.96.0.0/16"))
+CLUSTER_DNS = "10.96.0.10"  # the kube-dns Service's ClusterIP (kubeadm's default: the tenth address)
 NODE_PORT_RANGE = range(30000, 32768)  # --service-node-port-range=30000-32767
 # What a simulated cloud load balancer hands out (kind's and MetalLB's demos use such a pool).
 LOAD_BALANCER_POOL = ipaddress.ip_network(os.environ.get("KK_LOAD_BALANCER_POOL", "172.18.255.0/24"))

@@ -203,7 +203,7 @@ class StaticPodRunner:
             if not same_status(current.get("status") or {}, pod["status"]):
                 self.http.put(f"{self._path(key)}/status", json={**current, "status": pod["status"]})
         if self.kube_proxies is not None:
-            proxies = self.http.get("/api/v1/namespaces/kube-system/pods", params={"labelSelector": "k8s-app=kube-proxy"})
+            proxies = self.http.get("/api/v1/namespaces/kube-system/pods")
             if proxies.status_code == 200:
                 self.kube_proxies.sync(proxies.json().get("items") or [])
 

@@ -24,10 +24,14 @@ def test_the_addon_is_a_service_account_and_a_daemonset_whose_pods_the_kubelet_l
 
 
 def test_install_keeps_what_exists_and_reports_a_refusal():
-    answers = iter([httpx.Response(409, json={}), httpx.Response(403, text="forbidden")])
-    with httpx.Client(base_url="http://hub", transport=httpx.MockTransport(lambda r: next(answers))) as http:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/daemonsets"):
+            return httpx.Response(403, text="forbidden")
+        return httpx.Response(409 if request.url.path.endswith("/serviceaccounts") else 201, json={})
+
+    with httpx.Client(base_url="http://hub", transport=httpx.MockTransport(answer)) as http:
         problems = install(http)
-    assert len(problems) == 1 and problems[0].startswith("DaemonSet kube-proxy: 403")
+    assert problems == ["DaemonSet kube-proxy: 403 forbidden"]
 
 
 def pod(name: str, node: str, **meta) -> dict:
@@ -69,3 +73,37 @@ def test_each_pod_shows_its_nodes_process_written_as_that_node(tmp_path):
     assert not any("stranger" in path for path in by_path)
     link = log_path(tmp_path / "kubelet", "kube-system", "kube-proxy-abcde", "kube-proxy")
     assert link.is_symlink() and link.resolve() == supervisor.log_files["kube-proxy/node-1"].resolve()
+
+
+def test_coredns_stands_behind_kube_dns_at_the_address_every_pod_resolves_with():
+    from control.kinds.network import CLUSTER_DNS
+    from control.staticpods.addons import coredns_objects
+
+    (_, account), (_, deployment), (_, service) = coredns_objects()
+    assert account["metadata"]["name"] == "coredns" and deployment["spec"]["replicas"] == 2
+    assert service["metadata"]["name"] == "kube-dns" and service["spec"]["clusterIP"] == CLUSTER_DNS == "10.96.0.10"
+    assert service["spec"]["selector"] == deployment["spec"]["template"]["metadata"]["labels"] == {"k8s-app": "kube-dns"}
+    assert [(p["port"], p["protocol"]) for p in service["spec"]["ports"]] == [(53, "UDP"), (53, "TCP"), (9153, "TCP")]
+    assert deployment["spec"]["template"]["metadata"]["annotations"] == {HOST_PROCESS: "coredns"}
+
+
+def test_coredns_pods_show_the_hubs_process(tmp_path):
+    clock, sent, hub_up = FakeTime(), [], [True]
+    clock.t = 1_700_000_100.0
+
+    def hub(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        return httpx.Response(200, json={})
+
+    supervisor = Supervisor("http://hub", ["runcomponent"], {"KK_DATA_DIR": str(tmp_path)}, {}, clock=clock,
+                            transport=httpx.MockTransport(lambda r: httpx.Response(500)), popen=popen)
+    pods = KubeProxyPods("http://hub", lambda node: "t", supervisor, lambda node: "10.0.0.1", clock.now,
+                         tmp_path / "kubelet", hub_running=lambda: hub_up[0], hub_started=clock.t - 50,
+                         transport=httpx.MockTransport(hub))
+    dns = pod("coredns-5b8f9cf496-abcde", "node-2")
+    dns["metadata"]["annotations"] = {HOST_PROCESS: "coredns"}
+    pods.sync([dns])
+    assert sent[-1]["status"]["containerStatuses"][0]["ready"]
+    hub_up[0] = False
+    pods.sync([{**dns, "status": sent[-1]["status"]}])
+    assert sent[-1]["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "CrashLoopBackOff"

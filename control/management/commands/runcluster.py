@@ -100,10 +100,11 @@ def static_pod_runner(url: str, data_dir: Path, supervisor: Supervisor, hub: sub
         return "127.0.0.1" if address_mode == nodeaddr.LOOPBACK else internal_ip(node)
 
     with httpx.Client(base_url=url, timeout=10, headers=bearer(admin_token(data_dir))) as admin:
-        for problem in addons.install(admin):  # kubeadm's addon phase: the kube-proxy DaemonSet
-            sys.stderr.write(f"the kube-proxy addon was not installed: {problem}\n")
+        for problem in addons.install(admin):  # kubeadm's addon phase: kube-proxy and CoreDNS
+            sys.stderr.write(f"an addon was not installed: {problem}\n")
     kube_proxies = addons.KubeProxyPods(url, lambda node: spoke_token(data_dir, "kubelet", node), supervisor,
-                                        node_ip, time.time, data_dir / "kubelet")
+                                        node_ip, time.time, data_dir / "kubelet", hub_running=lambda: hub.poll() is None,
+                                        hub_started=time.time())
     return StaticPodRunner(url, spoke_token(data_dir, "kubelet", "node-1"), data_dir, "node-1", supervisor,
                            hub_running=lambda: hub.poll() is None, hub_started=time.time(),
                            node_ip=lambda: node_ip("node-1"), backoff=(crash.base, crash.cap),
