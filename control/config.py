@@ -148,6 +148,8 @@ SETTINGS: tuple[Setting, ...] = (
        "(the defaults marked workshop); `runcluster --pace`", "runcluster, client.timings, kubelet.config"),
     _S("KK_TOKEN", "", "a spoke's bearer token", "control.client, runcomponent, control.auth.tokenfile",
        shown="its identity's line of `tokens.csv`"),
+    _S("KK_LOG_VERBOSE", "", "set by the supervisor for a component run as a static pod: its INFO lines go to the "
+       "pod's log (`kubectl logs -n kube-system ...`)", "runcomponent"),
     _S("KK_PARENT_PID", "", "set by runcluster: a hub or spoke stops when that process is gone",
        "runhub, runcomponent"),
     _S("KK_NODE_ADDRESSES", "auto", "where the nodes listen: `own` (127.0.1.N), `loopback` (all on 127.0.0.1, ports "

@@ -34,6 +34,8 @@ import json
 import logging
 import subprocess
 import threading
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, TypeVar
 
 import httpx
@@ -116,11 +118,14 @@ class Supervisor:
 
         from control.auth.tokenfile import bearer, spoke_token
 
-        from pathlib import Path
-
         token = spoke_token(Path(config.given("KK_DATA_DIR", env) or settings.DATA_DIR), "supervisor")
         self._headers = {"User-Agent": "supervisor (kube-kitchen)", **bearer(token)}
         self._transport = transport
+        # The static pods' part (`control.staticpods.runner`): flags from a spoke's manifest (None
+        # holds it: its manifest cannot start), the file its output goes to, and each spoke's runs.
+        self.static_flags: dict[str, tuple[str, ...] | None] = {}
+        self.log_files: dict[str, Path] = {}
+        self.runs: dict[str, SpokeRuns] = {}
 
     @property
     def stopping(self) -> bool:
@@ -238,8 +243,58 @@ class Supervisor:
         """Restart crashed spokes that should run; returns the names that exited since last time."""
         with self._lock:
             exited = [name for name, p in self.processes.items() if p.poll() is not None]
+            for name in exited:
+                self._ended(name, self.processes[name].returncode)
             self._converge()
         return exited
+
+    def set_static(self, name: str, flags: tuple[str, ...] | None) -> None:
+        """The manifest of spoke `name` now says: run with `flags`, or (None) nothing can start.
+        A change of flags restarts the process, as the kubelet replaces a static pod whose file changed."""
+        with self._lock:
+            if name in self.static_flags and self.static_flags[name] == flags:
+                return
+            self.static_flags[name] = flags
+            process = self.processes.get(name)
+            if process is not None and process.poll() is None:
+                _terminate(process)
+                self.retired.append(self.processes.pop(name))
+                self._ended(name, None)
+            self.started_at.pop(name, None)  # the new manifest starts at once
+            self._converge()
+
+    def runs_of(self, name: str) -> SpokeRuns:
+        """What is known of spoke `name`'s runs (a copy), its process checked first."""
+        with self._lock:
+            process = self.processes.get(name)
+            if process is not None and process.poll() is not None:
+                self._ended(name, process.returncode)
+            runs = self.runs.get(name) or SpokeRuns()
+            return SpokeRuns(runs.starts, runs.started_wall, runs.running, runs.exit_code, runs.finished_wall,
+                             runs.previous_started_wall)
+
+    def _ended(self, name: str, code: int | None) -> None:
+        runs = self.runs.setdefault(name, SpokeRuns())
+        if runs.running:
+            runs.running, runs.exit_code, runs.finished_wall = False, code, self.clock.now()
+
+    def _start(self, name: str, args: list[str]) -> subprocess.Popen:
+        flags = self.static_flags.get(name) or ()
+        command = [*self.command, *args, *(f"--component-flag={flag}" for flag in flags)]
+        log_file = self.log_files.get(name)
+        if log_file is None:
+            process = self.popen(command, env=self.env)
+        else:  # a static pod's output is its container log, the last run's kept as the previous one
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            if log_file.exists():
+                log_file.replace(log_file.with_suffix(".previous"))
+            with log_file.open("ab") as out:
+                process = self.popen(command, env={**self.env, "KK_LOG_VERBOSE": "1"}, stdout=out,
+                                     stderr=subprocess.STDOUT)
+        runs = self.runs.setdefault(name, SpokeRuns())
+        runs.previous_started_wall = runs.started_wall
+        runs.starts, runs.started_wall, runs.running = runs.starts + 1, self.clock.now(), True
+        return process
 
     def _converge(self) -> None:
         if self._stop.is_set():
@@ -248,13 +303,17 @@ class Supervisor:
         for name, args in self.spokes.items():
             process = self.processes.get(name)
             alive = process is not None and process.poll() is None
-            if self.desired[name] == "running" and not alive:
+            held = name in self.static_flags and self.static_flags[name] is None
+            if self.desired[name] == "running" and not held and not alive:
+                if process is not None:
+                    self._ended(name, process.returncode)
                 if process is None or now - self.started_at.get(name, 0) >= self.restart_after:
-                    self.processes[name] = self.popen([*self.command, *args], env=self.env)
+                    self.processes[name] = self._start(name, args)
                     self.started_at[name] = now
-            elif self.desired[name] == "stopped" and alive:
+            elif (self.desired[name] == "stopped" or held) and alive:
                 _terminate(process)
                 self.retired.append(self.processes.pop(name))
+                self._ended(name, None)
 
     def begin_stop(self) -> None:
         """From now on nothing is started, and the async work (publishing, following) is cancelled
@@ -272,6 +331,19 @@ class Supervisor:
         self.begin_stop()
         with self._lock:
             terminate_together([*self.processes.values(), *self.retired, *also], grace)
+
+
+@dataclass
+class SpokeRuns:
+    """A spoke's runs: how many starts, the current (or last) one's wall-clock start, whether it
+    runs, and how the last run ended (exit code None: stopped on purpose)."""
+
+    starts: int = 0
+    started_wall: float | None = None
+    running: bool = False
+    exit_code: int | None = None
+    finished_wall: float | None = None
+    previous_started_wall: float | None = None
 
 
 def terminate_together(processes: Sequence[subprocess.Popen], grace: float) -> None:

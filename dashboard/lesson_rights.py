@@ -33,6 +33,7 @@ def _button_rights(action: Action) -> tuple[Right, ...]:
         "spoke": (SET_SPOKES,),
         "cordon": (PATCH_NODES,),
         "uncordon": (PATCH_NODES,),
+        "static-pod": (PATCH_NODES,),  # the control-plane node's files are its administrator's
         "delete-pod": (Right("delete", "pods", namespace=namespace),),
         "crash": (Right("patch", "pods", namespace=namespace),),
         "scale": (Right("patch", "deployments", "apps", namespace, subresource="scale"),),

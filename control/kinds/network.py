@@ -14,6 +14,7 @@ import ipaddress
 from control import config
 
 CLUSTER_DOMAIN = "cluster.local"
+CLUSTER_DNS = "10.96.0.10"  # the kube-dns Service's ClusterIP (kubeadm's default: the tenth address)
 NODE_PORT_RANGE = range(30000, 32768)  # --service-node-port-range=30000-32767
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 

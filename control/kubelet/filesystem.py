@@ -22,13 +22,12 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Union
 
-from control.kinds.network import CLUSTER_DOMAIN
+from control.kinds.network import CLUSTER_DNS, CLUSTER_DOMAIN
 from control.kubelet.storage import DiskTree, FsError, MemoryTree, normal
 
 __all__ = ["Filesystem", "FsError", "Mount", "hosts_file", "pod_hostname", "resolv_conf"]
 Tree = Union[MemoryTree, DiskTree]
 
-CLUSTER_DNS = "10.96.0.10"  # the kube-dns Service's ClusterIP, as kubeadm's default plan has it
 BASE_DIRECTORIES = ("/", "/bin", "/dev", "/etc", "/home", "/proc", "/root", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/share",
                     "/var", "/var/log", "/var/run", "/var/run/secrets")
 READ_ONLY = "Read-only file system"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import random
+from pathlib import Path
 from typing import Any
 
 from control.clock import REAL, Clock
@@ -40,6 +41,7 @@ from control.kubelet.runtime import Runtime
 from control.kubelet.portforward import PortForwardServer, flavour_for
 from control.kubelet.network import NetworkHandle
 from control.kubelet.server import Answer, KubeletServer, serve_answer
+from control.kinds.staticpods import log_path as static_log_path
 from control.kubelet.usage import PodView, UsageMeter, summary
 
 log = logging.getLogger(__name__)
@@ -72,7 +74,8 @@ class Kubelet:
         self.queue = WorkQueue(clock=self.clock)
         self.runtime.loads.poke = self.queue.add  # an exec'd stress changed a pod's use: look at it
         self.worker: PodWorker | None = None
-        self.logs = LogServer(self._log_target, clock=self.clock, interval=self.config.log_interval)
+        self.logs = LogServer(self._log_target, clock=self.clock, interval=self.config.log_interval,
+                              static_log=self._static_log)
         self.meter = UsageMeter(self.timings.cpu_window)
         self.streams = ExecServer(lambda namespace, name: self.worker.current(namespace, name) if self.worker else None,
                                   clock=self.clock, live_ids=self._live_container_ids, runtime=self.runtime,
@@ -87,6 +90,10 @@ class Kubelet:
 
     def _log_target(self, namespace: str, pod: str, container: str) -> Any:
         return self.worker.log_target(namespace, pod, container) if self.worker else None
+
+    def _static_log(self, namespace: str, pod: str, container: str) -> Path | None:
+        """Where a static pod of this node writes its output (`control.staticpods`)."""
+        return static_log_path(self.config.data_dir, namespace, pod, container) if self.config.data_dir else None
 
     def serve(self, namespace: str, name: str, port: int | None, sender: str) -> Answer:
         """One request to a pod's app (from kube-proxy on node `sender`); a 200 counts for its CPU."""

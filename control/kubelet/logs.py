@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -170,8 +171,10 @@ TEXT = "text/plain; charset=utf-8"
 class LogServer(NodeServer):
     """The kubelet's HTTP endpoint for logs (what the hub's pods/NAME/log proxies to)."""
 
-    def __init__(self, lookup: Lookup, *, clock: Clock, interval: float, poll: float = 0.25):
+    def __init__(self, lookup: Lookup, *, clock: Clock, interval: float, poll: float = 0.25,
+                 static_log: Callable[[str, str, str], Path | None] | None = None):
         self.lookup, self.clock, self.interval, self.poll = lookup, clock, interval, poll
+        self.static_log = static_log  # a static pod's container log file, by namespace, pod and container
 
     def error_body(self, error: HttpError) -> tuple[str, bytes]:
         return TEXT, (error.message + "\n").encode()
@@ -183,6 +186,10 @@ class LogServer(NodeServer):
             if log_request is None:
                 return await exchange.respond(200, TEXT, b"ok\n", close=True)
             found = self.lookup(log_request.namespace, log_request.pod, log_request.container)
+            path = self.static_log(log_request.namespace, log_request.pod, log_request.container) \
+                if found is None and self.static_log is not None else None
+            if path is not None and path.exists():
+                return await self.answer_file(log_request, path, exchange)
             now = self.clock.now()
             text = render_log(found, log_request, now, self.interval)
         except LogError as exc:
@@ -192,6 +199,43 @@ class LogServer(NodeServer):
         await exchange.start(200, TEXT, close=True)
         await exchange.send(text.encode())
         await self.follow(log_request, select_run(found, log_request).container_id, now, exchange)
+        await exchange.end()
+
+    async def answer_file(self, request: LogRequest, path: Path, exchange: Exchange) -> None:
+        """A static pod's log: what its process wrote to its file (the previous run's with previous=true)."""
+        if request.previous:
+            path = path.with_suffix(".previous")
+            if not path.exists():
+                raise LogError(400, f'previous terminated container "{request.container}" in pod "{request.pod}" not found')
+        data = path.read_bytes()
+        lines = data.decode(errors="replace").splitlines(keepends=True)
+        if request.tail_lines is not None:
+            lines = lines[-request.tail_lines:] if request.tail_lines else []
+        text = "".join(lines).encode()
+        if request.limit_bytes is not None:
+            text = text[:request.limit_bytes]
+        if not request.follow:
+            return await exchange.respond(200, TEXT, text, close=True)
+        await exchange.start(200, TEXT, close=True)
+        await exchange.send(text)
+        offset = len(data)
+        while True:  # until the client leaves or the file is replaced (the process restarted)
+            await self.clock.sleep(self.poll)
+            try:
+                with path.open("rb") as handle:
+                    handle.seek(offset)
+                    fresh = handle.read()
+            except OSError:
+                break
+            if not fresh:
+                if path.stat().st_size < offset:
+                    break
+                continue
+            offset += len(fresh)
+            try:
+                await exchange.send(fresh)
+            except Exception:  # noqa: BLE001 - the client went away
+                return
         await exchange.end()
 
     async def follow(self, request: LogRequest, container_id: str, seen_until: float, exchange: Exchange) -> None:

@@ -37,6 +37,8 @@ from control.client.resources import PODS
 from control.client.runner import DONE, Result, requeue_after
 from control.clock import Clock
 from control.kinds.meta import is_condition_true
+from control.kinds.serviceaccounts import MIRROR_POD_ANNOTATION as MIRROR_POD
+from control.kinds.staticpods import HOST_PROCESS
 from control.kubelet.behaviour import Script, echoes_with, script_for
 from control.kubelet.config import KubeletConfig
 from control.kubelet.containers import Container, Happening, Run, advance, container_id, kill
@@ -104,6 +106,8 @@ class PodWorker:
         if pod is None or (pod.get("spec") or {}).get("nodeName") != self.node:
             return DONE
         meta = pod["metadata"]
+        if MIRROR_POD in (meta.get("annotations") or {}) or HOST_PROCESS in (meta.get("annotations") or {}):
+            return DONE  # a static pod's mirror, or the node's own process: control.staticpods reports them
         now = self.clock.now()
         if record is None:
             if meta.get("deletionTimestamp"):  # nothing of it runs here: let it go at once

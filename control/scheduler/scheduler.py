@@ -265,6 +265,7 @@ class Scheduler:
             raise
         self.cache.finish_binding(key)
         self._settled(key)
+        log.info('"Successfully bound pod to node" pod="%s" node="%s"', key, node)
         self.events.emit(_as_pod(pod), "Normal", "Scheduled", f"Successfully assigned {key} to {node}")
         return DONE
 

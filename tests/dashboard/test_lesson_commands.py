@@ -121,6 +121,10 @@ def expected_problems(action: Action, kubectl: str) -> list[str]:
     elif action.do == "old-watch":
         if argv[:3] != ["kubectl", "get", "--raw"] or "watch=1&resourceVersion=1" not in argv[3]:
             problems.append("the button watches from resourceVersion 1")
+    elif action.do == "static-pod":  # an edit of the control-plane node's manifest file, as with kubeadm
+        if argv[:2] != ["sed", "-i"] or not argv[-1].endswith(f"manifests/{form['component']}.yaml") or \
+                not argv[2].endswith(f"$/- {form['command']}/"):
+            problems.append(f"the button writes command {form['command']} into {form['component']}'s manifest")
     elif action.do == "traffic":
         if argv[1:4] != ["manage.py", "traffic", form["target"]] or _flag(argv, "--from") != form["node"] \
                 or _flag(argv, "-n") != form["count"]:

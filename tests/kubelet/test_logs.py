@@ -126,3 +126,26 @@ def test_follow_streams_new_lines_and_ends_with_the_run():
         await server.close()
 
     asyncio.run(scenario())
+
+
+def test_a_static_pods_log_is_its_file_and_the_previous_run_beside_it(tmp_path):
+    current = tmp_path / "kube-scheduler.log"
+    current.write_text("Starting\nbound web\nbound api\n")
+    files = {("kube-system", "kube-scheduler-node-1", "kube-scheduler"): current}
+    server = LogServer(lambda ns, pod, c: None, clock=FakeClock(T0), interval=2,
+                       static_log=lambda ns, pod, c: files.get((ns, pod, c)))
+
+    async def scenario():
+        port = await server.start("127.0.0.1")
+        head, body = await fetch(port, "/containerLogs/kube-system/kube-scheduler-node-1/kube-scheduler?tailLines=2")
+        assert head.startswith("HTTP/1.1 200") and body == b"bound web\nbound api\n"
+        head, body = await fetch(port, "/containerLogs/kube-system/kube-scheduler-node-1/kube-scheduler?previous=true")
+        assert head.startswith("HTTP/1.1 400") and b"previous terminated container" in body
+        current.with_suffix(".previous").write_text("Error: unknown flag: --turbo\n")
+        head, body = await fetch(port, "/containerLogs/kube-system/kube-scheduler-node-1/kube-scheduler?previous=true")
+        assert body == b"Error: unknown flag: --turbo\n"
+        head, body = await fetch(port, "/containerLogs/kube-system/other/kube-scheduler")
+        assert head.startswith("HTTP/1.1 404")
+        await server.close()
+
+    asyncio.run(scenario())

@@ -274,6 +274,20 @@ def test_pods_of_other_nodes_and_host_network_pods():
     run(scenario)
 
 
+def test_mirror_pods_and_the_nodes_own_processes_are_not_run_here():
+    """A static pod's mirror and a kube-proxy DaemonSet pod are reported by control.staticpods."""
+    node = Node()
+
+    async def scenario():
+        node.submit(manifest(annotations={"kubernetes.io/config.mirror": "abc"}, name="mirror"))
+        node.submit(manifest(annotations={"kubekitchen.dev/host-process": "kube-proxy"}, name="proxy"))
+        assert await node.reconcile("default/mirror") == DONE and await node.reconcile("default/proxy") == DONE
+        assert node.hub.actions == [] and node.events.reasons() == []
+        assert node.pod("mirror")["status"] == {"phase": "Pending"}
+
+    run(scenario)
+
+
 def test_never_ready_records_unhealthy_and_log_target_is_current():
     node = Node()
 

@@ -53,6 +53,8 @@ from control.auth import enabled as auth_enabled
 from control.auth.tokenfile import admin_token
 from control.kubelet import addresses as nodeaddr
 from control.kubelet.node import internal_ip
+from control.staticpods import manifests as staticpods
+from control.staticpods.runner import StaticPodRunner
 from control.supervisor import Supervisor
 
 
@@ -81,6 +83,32 @@ def spoke_commands(url: str, nodes: int) -> dict[str, list[str]]:
         spokes[f"kubelet/node-{i}"] = ["kubelet", "--node", f"node-{i}", "--server", url]
         spokes[f"kube-proxy/node-{i}"] = ["kube-proxy", "--node", f"node-{i}", "--server", url]
     return spokes
+
+
+def static_pod_runner(url: str, data_dir: Path, supervisor: Supervisor, hub: subprocess.Popen,
+                      address_mode: str, env: dict[str, str]) -> StaticPodRunner:
+    """node-1's kubelet for the control plane's static pods (`control.staticpods.runner`)."""
+    import httpx
+
+    from control.auth.tokenfile import bearer, spoke_token
+    from control.kubelet.config import KubeletConfig
+
+    crash = KubeletConfig.from_env(env).backoff  # the kubelets' own crash back-off, at this cluster's pace
+    from control.staticpods import addons
+
+    def node_ip(node: str) -> str:
+        return "127.0.0.1" if address_mode == nodeaddr.LOOPBACK else internal_ip(node)
+
+    with httpx.Client(base_url=url, timeout=10, headers=bearer(admin_token(data_dir))) as admin:
+        for problem in addons.install(admin):  # kubeadm's addon phase: kube-proxy and CoreDNS
+            sys.stderr.write(f"an addon was not installed: {problem}\n")
+    kube_proxies = addons.KubeProxyPods(url, lambda node: spoke_token(data_dir, "kubelet", node), supervisor,
+                                        node_ip, time.time, data_dir / "kubelet", hub_running=lambda: hub.poll() is None,
+                                        hub_started=time.time())
+    return StaticPodRunner(url, spoke_token(data_dir, "kubelet", "node-1"), data_dir, "node-1", supervisor,
+                           hub_running=lambda: hub.poll() is None, hub_started=time.time(),
+                           node_ip=lambda: node_ip("node-1"), backoff=(crash.base, crash.cap),
+                           kube_proxies=kube_proxies)
 
 
 def node_address_mode(wanted: str, nodes: int) -> str:
@@ -222,10 +250,12 @@ class Command(BaseCommand):
             raise CommandError(f"the migration failed (exit code {migrated.returncode})")
         url = f"http://{host}:{port}"
         supervisor = Supervisor(url, [*manage, "runcomponent"], env, {} if no_spokes else spoke_commands(url, nodes))
+        staticpods.write_defaults(data_dir)  # as `kubeadm init` writes /etc/kubernetes/manifests
         # Forked before any thread of ours exists, so preexec_fn is safe here.
         secure_addr = secure_addr or (f"[{host}]:{port + 1}" if ":" in host else f"{host}:{port + 1}")
         hub = subprocess.Popen([*manage, "runhub", "--addr", addr, "--secure-addr", secure_addr], env=env,
                                preexec_fn=die_with_parent)
+        static_pods: StaticPodRunner | None = None
         try:
             wait_until_up(url, process=hub, stopping=lambda: stopping)
             if not stopping:
@@ -236,7 +266,12 @@ class Command(BaseCommand):
                 raise CommandError(f"the attendees were not provisioned: {exc}") from None
             if not stopping:
                 supervisor.publish_desired()
+                if not no_spokes:  # made once the hub is up: its token file is the hub's
+                    static_pods = static_pod_runner(url, data_dir, supervisor, hub, address_mode, env)
+                    static_pods.desired()  # the manifests' flags decide the components' first start
                 supervisor.tick()
+                if static_pods is not None:
+                    static_pods.start()
                 threading.Thread(target=supervisor.watch_forever, name="supervisor", daemon=True).start()
             self.stdout.write(self.style.SUCCESS(f"Kube Kitchen is up: {url}  (data in {data_dir}, pace {pace})"))
             for line in start_lines(url, data_dir, codes):
@@ -252,6 +287,8 @@ class Command(BaseCommand):
                 for name in supervisor.tick():
                     self.stderr.write(f"spoke {name} exited")
         finally:
+            if static_pods is not None:
+                static_pods.stop()
             supervisor.stop(also=[hub])
         if stopping:
             # Every process of the cluster is gone: leave at once. Python's own teardown of this

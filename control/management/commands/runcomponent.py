@@ -28,6 +28,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from control import config
+from control.staticpods.manifests import VERSION, refused_flag
 
 # die_with_parent is imported from here by runcluster and the tests (it lived here first)
 from control.parentwatch import PARENT_CHECK, die_with_parent, parent_is_gone  # noqa: F401
@@ -89,12 +90,28 @@ class Command(BaseCommand):
         parser.add_argument("--balance", choices=("round-robin", "random"), default="round-robin",
                             help="how kube-proxy picks an endpoint (kube-proxy only)")
         parser.add_argument("--controllers", help="comma-separated controllers to run (controller-manager only)")
+        parser.add_argument("--component-flag", action="append", dest="flags", default=[],
+                            help="one of the component's flags from its static pod manifest (control.staticpods), "
+                                 "as --component-flag=--leader-elect=true; an unknown one ends the process as "
+                                 "upstream's binary would")
 
     def handle(self, *args, component: str, server: str, node: str | None, controllers: str | None, **options):
         if component in ("kubelet", "kube-proxy") and not node:
             raise CommandError(f"a {component} needs --node NAME")
-        logging.basicConfig(level=logging.INFO if options.get("verbosity", 1) > 1 else logging.WARNING,
+        verbose = options.get("verbosity", 1) > 1 or bool(config.given("KK_LOG_VERBOSE"))
+        logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                             format=f"%(asctime)s {component}{'/' + node if node else ''} %(levelname)s %(message)s")
+        if config.given("KK_LOG_VERBOSE"):  # a static pod's log: our own INFO lines, formatted once
+            logging.getLogger("control").setLevel(logging.INFO)
+            logging.getLogger("control").handlers.clear()
+        refusal = refused_flag(component, options.get("flags") or [])
+        if refusal:  # what the real binary prints (cobra) before it exits 1
+            sys.stderr.write(f"Error: {refusal}\n")
+            sys.stderr.flush()
+            sys.exit(1)
+        if options.get("flags") or config.given("KK_LOG_VERBOSE"):  # a static pod's first log line
+            logging.getLogger(component).info('"Starting Kubernetes %s" version="%s" flags="%s"', component,
+                                              VERSION, " ".join(options["flags"]))
         wanted = controllers.split(",") if controllers else None
         if not config.given("KK_TOKEN"):  # this spoke's own identity, from the data folder's token file
             from django.conf import settings
