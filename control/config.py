@@ -199,6 +199,8 @@ SETTINGS: tuple[Setting, ...] = (
        "bench/yaml_flood.py"),
     _S("KK_REQUIRE_POSTGRES", "", "`1`: the PostgreSQL tests fail instead of skipping when no server is there",
        "tests"),
+    _S("KK_WALK_LESSONS", "", "lesson ids, comma-separated: the browser walk-through walks only these (all when unset)",
+       "tests/dashboard/test_browser_walkthrough.py"),
     _S("KK_UPDATE_README_SHOT", "", "`1`: the browser walk-throughs refresh the README's screenshots", "tests/dashboard"),
     _S("KK_UPDATE_PROTOBUF_FIXTURES", "", "`1`: the protobuf tests rewrite their fixtures", "tests/api, tests/e2e/test_drain.py"),
 )

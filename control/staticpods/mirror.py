@@ -22,7 +22,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from control.kinds.meta import format_nano_time, format_time
+from control.kinds.meta import format_nano_time, format_time, new_controller_ref
 from control.staticpods.manifests import Manifest
 
 MIRROR = "kubernetes.io/config.mirror"
@@ -59,8 +59,8 @@ def mirror_pod(manifest: Manifest, node: str, node_uid: str, seen: float) -> dic
     pod = static_pod(manifest, node, seen)
     meta = pod["metadata"]
     meta["annotations"][MIRROR] = meta["annotations"][HASH]
-    meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid,
-                                "controller": True}]
+    node_object = {"metadata": {"name": node, "uid": node_uid}}  # upstream's: controller, no blockOwnerDeletion
+    meta["ownerReferences"] = [new_controller_ref(node_object, api_version="v1", kind="Node", block=None)]
     return pod
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+from control import config
 from control.auth.tokenfile import admin_token
 from dashboard import lessons
 from tests.conftest import KUBECTL, ROOT, free_server_port, wait_for
@@ -59,7 +60,7 @@ def walked() -> list[lessons.Lesson]:
     takes a minute, all of them many)."""
     catalogue = lessons.load_all()
     assert catalogue.errors == [], catalogue.errors
-    only = {name.strip() for name in os.environ.get("KK_WALK_LESSONS", "").split(",") if name.strip()}
+    only = {name.strip() for name in config.given("KK_WALK_LESSONS").split(",") if name.strip()}
     return [lesson for lesson in catalogue.lessons if not only or lesson.id in only]
 
 

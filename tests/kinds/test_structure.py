@@ -381,6 +381,8 @@ _CLIENT_TYPES = {"str": {"string", "Quantity"}, "int": {"integer"}, "bool": {"bo
 def _our_name(client_name: str) -> str | None:
     short = re.sub(r"^(CoreV1|V1)", "", client_name)
     matches = [n for n in DEFINITIONS if n.endswith("." + short)]
+    if len(matches) > 1:  # a name two groups use (Event: core/v1 and events.k8s.io/v1): CoreV1Event is core's
+        matches = [n for n in matches if n.startswith(("io.k8s.api.core.v1.", "io.k8s.apimachinery."))]
     return matches[0] if len(matches) == 1 else None
 
 
