@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Coroutine, Generator
 
 from control.kubelet.filesystem import Filesystem
-from control.kubelet.shell import SHELLS, Shell, Streams
+from control.userland import SHELLS, Shell, Streams
 
 MAX_STEPS = 10_000
 

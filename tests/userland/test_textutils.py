@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from control.kubelet.programs import STDIN_READERS
-from tests.kubelet.test_shell import new_shell, run
+from control.userland.table import STDIN_READERS
+from tests.userland.test_shell import new_shell, run
 
 LOG = "INFO start\nERROR disk full\ninfo ok\nWARN slow\nERROR again\n"
 

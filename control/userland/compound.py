@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
 if TYPE_CHECKING:
-    from control.kubelet.shell import Command, Shell, Streams
+    from control.userland.shell import Command, Shell, Streams
 
 RESERVED = ("while", "until", "for", "if", "then", "elif", "else", "fi", "do", "done")
 
@@ -63,7 +63,7 @@ Node = Union["Command", Loop, ForLoop, If]
 
 
 def _tokens(commands: list[tuple[str, "Command"]]) -> list[tuple[str, "Command | Word"]]:
-    from control.kubelet.shell import Command
+    from control.userland.shell import Command
 
     out: list[tuple[str, Command | Word]] = []
     for connector, command in commands:
@@ -92,7 +92,7 @@ def structure(commands: list[tuple[str, "Command"]]) -> list[tuple[str, Node]]:
 
 
 def _unexpected(word: str) -> Exception:
-    from control.kubelet.shell import ShellSyntaxError
+    from control.userland.shell import ShellSyntaxError
     return ShellSyntaxError(f'syntax error: unexpected "{word}"')
 
 
@@ -174,7 +174,7 @@ async def run(shell: "Shell", node: Node, io: "Streams") -> int:
             status = await run_list(shell, node.body, io)
     if isinstance(node, ForLoop):
         status = 0
-        from control.kubelet.substitution import substituted
+        from control.userland.substitution import substituted
 
         items = [shell.expand(await substituted(shell, word, io)) for word in node.items]
         for item in [part for text in items for part in text.split()]:

@@ -9,30 +9,15 @@ which the shell prints after the program's name. `sleep` waits on the shell's cl
 from __future__ import annotations
 
 import posixpath
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-from control.kubelet import tar as tar_program
-from control.kubelet.filesystem import FsError
-from control.kubelet.shell import Shell, ShellExit, Streams
+from control.userland.files import FsError
+from control.userland.streams import ShellExit, Streams
 
-Program = Callable[[Shell, list[str], Streams], Awaitable[int]]
-PROGRAMS: dict[str, Program] = {}
+if TYPE_CHECKING:  # the shell imports the program table: only its type here
+    from control.userland.shell import Shell
+
 UNAME = {"-s": "Linux", "-r": "5.15.0-kitchen", "-m": "x86_64", "-o": "GNU/Linux"}
-
-PROGRAMS["tar"] = tar_program.tar  # kubectl cp's tar (control/kubelet/tar.py)
-
-# Programs that read their stdin to the end before they can finish: an exec session hands them all
-# of it (up to the client's CLOSE); any other program runs at once.
-STDIN_READERS: dict[str, Callable[[list[str]], bool]] = {"cat": lambda args: not args,
-                                                         "tar": tar_program.reads_stdin}
-
-
-def program(*names: str) -> Callable[[Program], Program]:
-    def register(fn: Program) -> Program:
-        for name in names:
-            PROGRAMS[name] = fn
-        return fn
-    return register
 
 
 def _flags(args: list[str]) -> tuple[set[str], list[str]]:
@@ -52,7 +37,6 @@ def _print(io: Streams, text: str) -> None:
     io.out(text.encode())
 
 
-@program("echo")
 async def echo(shell: Shell, args: list[str], io: Streams) -> int:
     newline, escapes = True, False
     while args and args[0] in ("-n", "-e", "-ne", "-en", "-E"):
@@ -66,17 +50,14 @@ async def echo(shell: Shell, args: list[str], io: Streams) -> int:
     return 0
 
 
-@program("true", ":")
 async def true(shell: Shell, args: list[str], io: Streams) -> int:
     return 0
 
 
-@program("false")
 async def false(shell: Shell, args: list[str], io: Streams) -> int:
     return 1
 
 
-@program("exit")
 async def exit_(shell: Shell, args: list[str], io: Streams) -> int:
     if args and not args[0].lstrip("-").isdigit():
         io.err(f"{shell.name}: exit: Illegal number: {args[0]}\n".encode())
@@ -84,13 +65,11 @@ async def exit_(shell: Shell, args: list[str], io: Streams) -> int:
     raise ShellExit(int(args[0]) % 256 if args else shell.status)
 
 
-@program("env")
 async def env(shell: Shell, args: list[str], io: Streams) -> int:
     _print(io, "".join(f"{k}={v}\n" for k, v in shell.vars.items() if k in shell.exported))
     return 0
 
 
-@program("printenv")
 async def printenv(shell: Shell, args: list[str], io: Streams) -> int:
     if not args:
         return await env(shell, args, io)
@@ -99,7 +78,6 @@ async def printenv(shell: Shell, args: list[str], io: Streams) -> int:
     return 0 if len(exported) == len(args) else 1
 
 
-@program("export")
 async def export(shell: Shell, args: list[str], io: Streams) -> int:
     for arg in args:
         name, has_value, value = arg.partition("=")
@@ -109,7 +87,6 @@ async def export(shell: Shell, args: list[str], io: Streams) -> int:
     return 0
 
 
-@program("unset")
 async def unset(shell: Shell, args: list[str], io: Streams) -> int:
     for name in args:
         shell.vars.pop(name, None)
@@ -117,7 +94,6 @@ async def unset(shell: Shell, args: list[str], io: Streams) -> int:
     return 0
 
 
-@program("cat")
 async def cat(shell: Shell, args: list[str], io: Streams) -> int:
     if not args:
         io.out(io.stdin)
@@ -146,7 +122,6 @@ def permissions(mode: int) -> str:
     return "".join(letter if mode & (1 << (8 - i)) else "-" for i, letter in enumerate("rwxrwxrwx"))
 
 
-@program("ls")
 async def ls(shell: Shell, args: list[str], io: Streams) -> int:
     flags, names = _flags(args)
     status, lines = 0, []
@@ -165,7 +140,6 @@ async def ls(shell: Shell, args: list[str], io: Streams) -> int:
     return status
 
 
-@program("touch")
 async def touch(shell: Shell, args: list[str], io: Streams) -> int:
     if not args:
         io.err(b"touch: missing operand\n")
@@ -180,7 +154,6 @@ async def touch(shell: Shell, args: list[str], io: Streams) -> int:
     return status
 
 
-@program("rm")
 async def rm(shell: Shell, args: list[str], io: Streams) -> int:
     flags, names = _flags(args)
     if not names and "f" not in flags:
@@ -199,7 +172,6 @@ async def rm(shell: Shell, args: list[str], io: Streams) -> int:
     return status
 
 
-@program("mkdir")
 async def mkdir(shell: Shell, args: list[str], io: Streams) -> int:
     flags, names = _flags(args)
     if not names:
@@ -215,13 +187,11 @@ async def mkdir(shell: Shell, args: list[str], io: Streams) -> int:
     return status
 
 
-@program("pwd")
 async def pwd(shell: Shell, args: list[str], io: Streams) -> int:
     _print(io, shell.cwd + "\n")
     return 0
 
 
-@program("cd")
 async def cd(shell: Shell, args: list[str], io: Streams) -> int:
     target = args[0] if args else shell.vars.get("HOME", "/")
     path = shell.fs.resolve(shell.cwd, target)
@@ -234,25 +204,21 @@ async def cd(shell: Shell, args: list[str], io: Streams) -> int:
     return 0
 
 
-@program("hostname")
 async def hostname(shell: Shell, args: list[str], io: Streams) -> int:
     _print(io, shell.hostname + "\n")
     return 0
 
 
-@program("whoami")
 async def whoami(shell: Shell, args: list[str], io: Streams) -> int:
     _print(io, "root\n")
     return 0
 
 
-@program("date")
 async def date(shell: Shell, args: list[str], io: Streams) -> int:
     _print(io, shell.today() + "\n")
     return 0
 
 
-@program("uname")
 async def uname(shell: Shell, args: list[str], io: Streams) -> int:
     flags, _ = _flags(args)
     order = ("s", "n", "r", "m", "o")
@@ -262,7 +228,6 @@ async def uname(shell: Shell, args: list[str], io: Streams) -> int:
     return 0
 
 
-@program("stty")
 async def stty(shell: Shell, args: list[str], io: Streams) -> int:
     """`stty size` says the terminal's rows and columns (what the client's resize set); other
     settings are taken and change nothing here."""
@@ -285,7 +250,6 @@ def _seconds(text: str) -> float | None:
     return value if value >= 0 else None
 
 
-@program("sleep")
 async def sleep(shell: Shell, args: list[str], io: Streams) -> int:
     if not args:
         io.err(b"sleep: missing operand\n")
@@ -332,7 +296,6 @@ def _test(shell: Shell, args: list[str]) -> bool | str:
     return "syntax error"
 
 
-@program("test", "[")
 async def test(shell: Shell, args: list[str], io: Streams) -> int:
     return await _judge(shell, "test", args, io)
 
@@ -351,11 +314,3 @@ async def bracket(shell: Shell, args: list[str], io: Streams) -> int:
         return 2
     return await _judge(shell, "[", args[:-1], io)
 
-
-PROGRAMS["["] = bracket
-
-
-from control.kubelet import stress as _stress  # noqa: E402,F401  registers `stress` (a module of its own)
-from control.kubelet import signals as _signals  # noqa: E402,F401  registers `kill` (a module of its own)
-from control.kubelet import network as _network  # noqa: E402,F401  registers nslookup, dig, wget, curl
-from control.kubelet import textutils as _textutils  # noqa: E402,F401  registers grep, head, tail, wc

@@ -28,30 +28,19 @@ import datetime
 import posixpath
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from control.clock import Clock
-from control.kubelet import substitution
-from control.kubelet.filesystem import Filesystem, FsError
+from control.userland import substitution, table
+from control.userland.files import Files, FsError
+from control.userland.streams import ShellExit, ShellSyntaxError, Sink, Streams
 
-Sink = Callable[[bytes], None]
+__all__ = ["SHELLS", "Shell", "ShellExit", "ShellSyntaxError", "Streams", "parse"]
 Word = tuple[tuple[str, str], ...]  # (text, quoting) segments; "bare" | "single" | "double" | "command" ($(...))
 SHELLS = ("sh", "bash", "ash", "dash")
 ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 EXPANSION = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|([?$#0-9]))")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-
-class ShellExit(Exception):
-    """`exit N`: the shell ends with this code."""
-
-    def __init__(self, code: int):
-        super().__init__(code)
-        self.code = code
-
-
-class ShellSyntaxError(Exception):
-    pass
 
 
 @dataclass
@@ -67,13 +56,6 @@ class Command:
     words: list[Word]
     redirects: list[Redirect]
     pipe: list["Command"] = field(default_factory=list)  # the commands its output flows into, in order
-
-
-@dataclass
-class Streams:
-    out: Sink
-    err: Sink
-    stdin: bytes = b""
 
 
 # --- parsing ---------------------------------------------------------------------------------------
@@ -200,7 +182,7 @@ def _double_quoted(line: str, i: int) -> tuple[list[tuple[str, str]], int]:
 
 def _open_compound(text: str) -> bool:
     """Whether `text` opens a compound command (while/for/if) that its next lines may close."""
-    from control.kubelet import compound
+    from control.userland import compound
 
     try:
         compound.structure(parse(text))
@@ -216,7 +198,7 @@ def _open_compound(text: str) -> bool:
 class Shell:
     """One shell process: its variables, working directory and last exit status."""
 
-    def __init__(self, fs: Filesystem, *, clock: Clock, hostname: str, env: dict[str, str] | None = None,
+    def __init__(self, fs: Files, *, clock: Clock, hostname: str, env: dict[str, str] | None = None,
                  name: str = "sh"):
         self.fs, self.clock, self.hostname, self.name = fs, clock, hostname, name
         base = {"PATH": DEFAULT_PATH, "HOSTNAME": hostname, "HOME": "/root"}
@@ -225,12 +207,12 @@ class Shell:
         self.cwd = "/"
         self.status = 0
         self.terminal: tuple[int, int] | None = None  # (columns, rows) when stdin is a terminal (`stty size`)
-        self.resources: Any = None  # the container's load handle (`loads.StressHandle`), for `stress`
-        self.network: Any = None  # the cluster network (`network.NetworkHandle`), for nslookup/wget/curl
+        self.resources: Any = None  # the container's load handle (the kubelet's `loads.StressHandle`), for `stress`
+        self.network: Any = None  # the cluster network (`network.Network`, injected), for nslookup/wget/curl
 
     async def run_line(self, line: str, io: Streams) -> int:
         """Run one line; its status (also in `$?`). `exit` raises ShellExit."""
-        from control.kubelet import compound
+        from control.userland import compound
 
         try:
             nodes = compound.structure(parse(line))
@@ -243,7 +225,7 @@ class Shell:
     async def run_script(self, text: str, io: Streams) -> int:
         """`sh -c TEXT` or a script read from stdin: every line (a compound command left open goes
         on over the next lines), then the last status."""
-        from control.kubelet import compound
+        from control.userland import compound
 
         lines, pending = text.splitlines() or [""], ""
         try:
@@ -360,9 +342,7 @@ class Shell:
         program = posixpath.basename(words[0]) if words[0].startswith("/") else words[0]
         if program in SHELLS:
             return await self._nested_shell(program, words[1:], io)
-        from control.kubelet import programs  # they call back into this shell: imported when first run
-
-        builtin: Callable[[Shell, list[str], Streams], Awaitable[int]] | None = programs.PROGRAMS.get(program)
+        builtin = table.PROGRAMS.get(program)
         if builtin is None:
             found = "not found" if self.name != "bash" else "command not found"
             return self._fail(io, f"{self.name}: {words[0]}: {found}", 127)

@@ -18,9 +18,13 @@ print it), not for `wc -l` (which counts newlines).
 
 from __future__ import annotations
 
-from control.kubelet.filesystem import FsError
-from control.kubelet.programs import STDIN_READERS, program
-from control.kubelet.shell import Shell, Streams
+from typing import TYPE_CHECKING
+
+from control.userland.files import FsError
+from control.userland.streams import Streams
+
+if TYPE_CHECKING:  # the shell imports the program table: only its type here
+    from control.userland.shell import Shell
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -36,7 +40,6 @@ def _terminated(line: bytes) -> bytes:
     return line if line.endswith(b"\n") else line + b"\n"
 
 
-@program("grep")
 async def grep(shell: Shell, args: list[str], io: Streams) -> int:
     flags: set[str] = set()
     pattern: str | None = None
@@ -137,17 +140,14 @@ async def _ends(shell: Shell, name: str, args: list[str], io: Streams, first: bo
     return 0
 
 
-@program("head")
 async def head(shell: Shell, args: list[str], io: Streams) -> int:
     return await _ends(shell, "head", args, io, first=True)
 
 
-@program("tail")
 async def tail(shell: Shell, args: list[str], io: Streams) -> int:
     return await _ends(shell, "tail", args, io, first=False)
 
 
-@program("wc")
 async def wc(shell: Shell, args: list[str], io: Streams) -> int:
     flags = {c for a in args if a.startswith("-") and len(a) > 1 for c in a[1:]}
     operands = [a for a in args if not (a.startswith("-") and len(a) > 1)]
@@ -170,7 +170,7 @@ async def wc(shell: Shell, args: list[str], io: Streams) -> int:
 
 
 # Without a FILE operand they read stdin to its end (`kubectl exec -i POD -- grep x < file`).
-STDIN_READERS.update({"grep": lambda args: len([a for a in args if not a.startswith("-")]) < 2,
+STDIN_READERS = {"grep": lambda args: len([a for a in args if not a.startswith("-")]) < 2,
                       "head": lambda args: not [a for a in args if not a.startswith("-") and not a.isdigit()],
                       "tail": lambda args: not [a for a in args if not a.startswith("-") and not a.isdigit()],
-                      "wc": lambda args: not [a for a in args if not a.startswith("-")]})
+                      "wc": lambda args: not [a for a in args if not a.startswith("-")]}
