@@ -31,12 +31,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from control.clock import Clock
-from control.userland import substitution, table
+from control.userland import arithmetic, substitution, table
 from control.userland.files import Files, FsError
 from control.userland.streams import ShellExit, ShellSyntaxError, Sink, Streams
 
 __all__ = ["SHELLS", "Shell", "ShellExit", "ShellSyntaxError", "Streams", "parse"]
 Word = tuple[tuple[str, str], ...]  # (text, quoting) segments; "bare" | "single" | "double" | "command" ($(...))
+#                                     | "arith" ($((...)))
 SHELLS = ("sh", "bash", "ash", "dash")
 ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 EXPANSION = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|([?$#0-9]))")
@@ -113,6 +114,9 @@ def parse(line: str) -> list[tuple[str, Command]]:
         elif ch == '"':
             parts, i = _double_quoted(line, i + 1)
             segments.extend(parts)
+        elif line.startswith("$((", i) and (close := arithmetic.closing(line, i)) > 0:
+            segments.append((line[i + 3:close - 1], "arith"))
+            i = close
         elif line.startswith("$(", i):
             close = substitution.closing(line, i)
             segments.append((line[i + 2:close], "command"))
@@ -166,6 +170,10 @@ def _double_quoted(line: str, i: int) -> tuple[list[tuple[str, str]], int]:
         ch = line[i]
         if ch == '"':
             return [*parts, ("".join(out), "double")], i
+        if line.startswith("$((", i) and (close := arithmetic.closing(line, i)) > 0:
+            parts += [("".join(out), "double"), (line[i + 3:close - 1], "arith")]
+            out, i = [], close + 1
+            continue
         if line.startswith("$(", i):
             close = substitution.closing(line, i)
             parts += [("".join(out), "double"), (line[i + 2:close], "command")]
@@ -206,6 +214,7 @@ class Shell:
         self.exported: set[str] = set(self.vars)
         self.cwd = "/"
         self.status = 0
+        self.script = False  # running `sh -c` or a script: an expansion error ends it (interactive: the line)
         self.terminal: tuple[int, int] | None = None  # (columns, rows) when stdin is a terminal (`stty size`)
         self.resources: Any = None  # the container's load handle (the kubelet's `loads.StressHandle`), for `stress`
         self.network: Any = None  # the cluster network (`network.Network`, injected), for nslookup/wget/curl
@@ -220,7 +229,14 @@ class Shell:
             io.err(f"{self.name}: {exc}\n".encode())
             self.status = 2
             return 2
-        return await compound.run_list(self, nodes, io)
+        try:
+            return await compound.run_list(self, nodes, io)
+        except arithmetic.ArithmeticFault as exc:  # an expansion error: the line ends (a script ends: run_script)
+            io.err(f"{self.name}: {exc}\n".encode())
+            self.status = 2
+            if self.script:
+                raise ShellExit(2) from None
+            return 2
 
     async def run_script(self, text: str, io: Streams) -> int:
         """`sh -c TEXT` or a script read from stdin: every line (a compound command left open goes
@@ -228,6 +244,7 @@ class Shell:
         from control.userland import compound
 
         lines, pending = text.splitlines() or [""], ""
+        self.script = True
         try:
             for index, line in enumerate(lines):
                 text = f"{pending}\n{line}" if pending else line
@@ -252,6 +269,9 @@ class Shell:
         for index, (text, quoting) in enumerate(word):
             if quoting == "single":
                 out.append(text)
+                continue
+            if quoting == "arith":
+                out.append(str(arithmetic.evaluate(self._substitute(text), self.vars)))
                 continue
             if quoting == "bare" and index == 0 and (text == "~" or text.startswith("~/")):
                 text = self.vars.get("HOME", "/") + text[1:]

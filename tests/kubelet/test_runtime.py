@@ -16,6 +16,7 @@ from control.client.runner import DONE, requeue_after
 from control.clock import FakeClock
 from control.kubelet.config import BackoffPolicy, KubeletConfig
 from control.kubelet.containers import container_id
+from control.kubelet.logs import LogRequest, render_log
 from control.kubelet.node import IpPool
 from control.kubelet.pods import PodWorker
 from control.kubelet.runtime import Runtime
@@ -236,14 +237,51 @@ def test_secret_env_is_decoded():
     run(scenario)
 
 
-def test_logs_echo_the_expanded_command():
+def log_of(node, container="app", **options):
+    target = node.worker.log_target("default", "web", container)
+    return render_log(target, LogRequest("default", "web", container, **options), node.clock.now(), 2)
+
+
+def test_logs_are_what_the_expanded_command_printed():
     node = Node()
 
     async def scenario():
         node.submit(manifest(image="busybox", command=["sh", "-c", "echo $(GREETING) to $NAME; sleep infinity"],
                              env=[{"name": "NAME", "value": "you"}, {"name": "GREETING", "value": "hi $(NAME)"}]))
         await node.reconcile()
-        assert node.worker.log_target("default", "web", "app").script.echo == ("hi you to you",)
+        assert log_of(node) == "hi you to you\n"
+
+    run(scenario)
+
+
+def test_the_counter_pod_of_kubernetes_io_logs_a_line_a_second():
+    """kubernetes.io's debug-running-pod counter: `i=0; while true; do echo "$i: $(date)"; ...`."""
+    node = Node()
+
+    async def scenario():
+        loop = 'i=0; while true; do echo "$i: $(date)"; i=$((i+1)); sleep 1; done'
+        node.submit(manifest(image="busybox:1.28", args=["/bin/sh", "-c", loop]))
+        await node.reconcile()
+        started = node.clock.now()
+        await node.clock.advance(3.5)
+        lines = log_of(node).splitlines()
+        assert [line.split(":")[0] for line in lines] == ["0", "1", "2", "3"]
+        assert lines[0].endswith(" UTC " + __import__("time").strftime("%Y", __import__("time").gmtime(started)))
+        assert "kitchen" not in log_of(node)
+
+    run(scenario)
+
+
+def test_the_define_a_command_example_logs_what_printenv_prints():
+    """kubernetes.io's define-command-argument-container: `printenv HOSTNAME KUBERNETES_PORT`."""
+    node = Node()
+
+    async def scenario():
+        node.submit(manifest(image="debian", command=["printenv"], args=["HOSTNAME", "KUBERNETES_PORT"]))
+        await node.reconcile()
+        await node.clock.advance(2)
+        text = log_of(node)
+        assert text.splitlines()[0] == "web", text
 
     run(scenario)
 
