@@ -227,6 +227,7 @@ class PodWorker:
         it is still replaying, or was never replayed; read back when the run is over and forgotten."""
         moment = min(until, run.finished_at) if run.finished_at is not None else until
         if run.container_id in self.runtime.processes or run.container_id not in self.runtime.outputs:
+            self.runtime.config(pod, name, run.container_id, record.host_ip, record.pod_ip)  # an adopted run has none yet
             self.runtime.replayed(pod, name, run.container_id, record.pod_ip, run.started_at, moment)
         return self.runtime.printed(run.container_id, moment)
 

@@ -100,6 +100,9 @@ async def cat(shell: Shell, args: list[str], io: Streams) -> int:
         return 0
     status = 0
     for name in args:
+        if name == "-":
+            io.out(io.stdin)
+            continue
         try:
             io.out(shell.fs.read(shell.fs.resolve(shell.cwd, name)))
         except FsError as exc:
@@ -211,11 +214,6 @@ async def hostname(shell: Shell, args: list[str], io: Streams) -> int:
 
 async def whoami(shell: Shell, args: list[str], io: Streams) -> int:
     _print(io, "root\n")
-    return 0
-
-
-async def date(shell: Shell, args: list[str], io: Streams) -> int:
-    _print(io, shell.today() + "\n")
     return 0
 
 

@@ -24,14 +24,13 @@ Guarantees:
 
 from __future__ import annotations
 
-import datetime
 import posixpath
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from control.clock import Clock
-from control.userland import arithmetic, substitution, table
+from control.userland import arithmetic, formatting, substitution, table
 from control.userland.files import Files, FsError
 from control.userland.streams import ShellExit, ShellSyntaxError, Sink, Streams
 
@@ -386,5 +385,44 @@ class Shell:
 
     def today(self) -> str:
         """`date`'s default format (UTC, as containers have no zone data)."""
-        moment = datetime.datetime.fromtimestamp(self.clock.now(), datetime.timezone.utc)
-        return moment.strftime("%a %b %e %H:%M:%S UTC %Y")
+        return formatting.today(self.clock.now())
+
+
+def reads_stdin(argv: list[str]) -> bool:
+    """Whether a command reads its stdin to the end before it can finish: a program of
+    `table.STDIN_READERS` given no file (`cat`, `tar x -f -`, `grep x`), or `sh -c TEXT` whose
+    TEXT starts a pipeline with one (`sh -c cat`, `sh -c 'wc -l | tr'`) or runs a shell reading
+    its commands from stdin. Any other command runs at once (exec then gives it no stdin)."""
+    if not argv:
+        return False
+    name = posixpath.basename(argv[0])
+    if name in SHELLS:
+        if len(argv) >= 3 and argv[1] == "-c":
+            return _script_reads_stdin(argv[2])
+        return len(argv) == 1 or argv[1:] == ["-i"]
+    wants = table.STDIN_READERS.get(name)
+    return wants is not None and wants(argv[1:])
+
+
+def _script_reads_stdin(text: str) -> bool:
+    from control.userland import compound
+
+    try:
+        nodes = compound.structure(parse(text))
+    except (ShellSyntaxError, compound.Incomplete):
+        return False
+
+    def reads(node: Any) -> bool:
+        if isinstance(node, compound.Loop):
+            return any(reads(n) for _, n in node.condition + node.body)
+        if isinstance(node, compound.ForLoop):
+            return any(reads(n) for _, n in node.body)
+        if isinstance(node, compound.If):
+            lists = [part for branch in node.branches for part in branch] + [node.otherwise or []]
+            return any(reads(n) for nodes in lists for _, n in nodes)
+        words = ["".join(text for text, _ in word) for word in node.words]
+        while words and ASSIGNMENT.match(words[0]):
+            words = words[1:]
+        return reads_stdin(words)  # the head of its pipeline: the rest read what it writes
+
+    return any(reads(node) for _, node in nodes)

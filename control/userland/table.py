@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from control.userland import builtins, network, signals, stress, tar, textutils
+from control.userland import awk, builtins, compression, formatting, network, ordering, sed, signals, stress, tar, textutils
 
 if TYPE_CHECKING:
     from control.userland.shell import Shell
@@ -24,10 +24,15 @@ PROGRAMS: dict[str, Program] = {
     "echo": builtins.echo, "env": builtins.env, "printenv": builtins.printenv, "export": builtins.export,
     "unset": builtins.unset, "cat": builtins.cat, "ls": builtins.ls, "touch": builtins.touch, "rm": builtins.rm,
     "mkdir": builtins.mkdir, "pwd": builtins.pwd, "cd": builtins.cd, "hostname": builtins.hostname,
-    "whoami": builtins.whoami, "date": builtins.date, "uname": builtins.uname, "stty": builtins.stty,
+    "whoami": builtins.whoami, "uname": builtins.uname, "stty": builtins.stty,
     "sleep": builtins.sleep, "test": builtins.test, "[": builtins.bracket,
-    # text filters (textutils)
+    # numbers, formats and time (formatting)
+    "printf": formatting.printf, "seq": formatting.seq, "date": formatting.date,
+    # text filters (textutils, ordering, sed, awk)
     "grep": textutils.grep, "head": textutils.head, "tail": textutils.tail, "wc": textutils.wc,
+    "sort": ordering.sort, "uniq": ordering.uniq, "tr": ordering.tr, "sed": sed.sed, "awk": awk.awk,
+    # compression (compression)
+    "gzip": compression.gzip, "gunzip": compression.gunzip, "zcat": compression.zcat,
     # archives, signals, load, network
     "tar": tar.tar, "kill": signals.kill, "stress": stress.stress,
     "nslookup": network.nslookup, "dig": network.dig, "wget": network.wget, "curl": network.curl,
@@ -36,5 +41,8 @@ PROGRAMS: dict[str, Program] = {
 STDIN_READERS: dict[str, Callable[[list[str]], bool]] = {
     "cat": lambda args: not [a for a in args if a != "-"],
     "tar": tar.reads_stdin,
+    "sort": ordering.reads_stdin, "uniq": ordering.reads_stdin, "tr": lambda args: True,
+    "sed": sed.reads_stdin, "awk": awk.reads_stdin,
+    "gzip": compression.reads_stdin, "gunzip": compression.reads_stdin, "zcat": compression.reads_stdin,
     **textutils.STDIN_READERS,
 }

@@ -27,6 +27,9 @@ if TYPE_CHECKING:  # the shell imports the program table: only its type here
     from control.userland.shell import Shell
 
 
+FOLLOW_SECONDS = 1.0  # how often `tail -f` looks at its file again
+
+
 def _lines(data: bytes) -> list[bytes]:
     """The lines of `data`, each with its newline (a last line without one stays without)."""
     return data.splitlines(keepends=True)
@@ -110,6 +113,8 @@ def _count(program_name: str, args: list[str], io: Streams) -> tuple[int, list[s
             count = arg[2:]
         elif arg.startswith("-") and arg[1:].isdigit():
             count = arg[1:]
+        elif arg == "-f" and program_name == "tail":
+            operands.append(arg)  # follow: `_ends` takes it out
         elif arg.startswith("-") and len(arg) > 1:
             io.err(f"{program_name}: invalid option -- '{arg[1]}'\n".encode())
             return None
@@ -126,6 +131,8 @@ async def _ends(shell: Shell, name: str, args: list[str], io: Streams, first: bo
     if parsed is None:
         return 1
     count, operands = parsed
+    follow = "-f" in operands
+    operands = [o for o in operands if o != "-f"]
     if operands:
         try:
             data = _read(shell, operands[0])
@@ -137,7 +144,26 @@ async def _ends(shell: Shell, name: str, args: list[str], io: Streams, first: bo
     lines = _lines(data)
     chosen = lines[:count] if first else (lines[-count:] if count else [])
     io.out(b"".join(chosen))
+    if follow and operands:
+        await _follow(shell, operands[0], len(data), io)
     return 0
+
+
+async def _follow(shell: Shell, name: str, seen: int, io: Streams) -> None:
+    """`tail -f`: what is appended to the file, each second on the shell's clock, until interrupted
+    (a file cut shorter is followed from its new end, as busybox says `file truncated`)."""
+    while True:
+        await shell.clock.sleep(FOLLOW_SECONDS)
+        try:
+            data = _read(shell, name)
+        except FsError:
+            continue
+        if len(data) < seen:
+            io.err(f"tail: {name}: file truncated\n".encode())
+            seen = 0
+        if len(data) > seen:
+            io.out(data[seen:])
+            seen = len(data)
 
 
 async def head(shell: Shell, args: list[str], io: Streams) -> int:
