@@ -111,6 +111,22 @@ async def cat(shell: Shell, args: list[str], io: Streams) -> int:
     return status
 
 
+class _Passthrough:
+    def __init__(self, io: Streams):
+        self.io = io
+
+    def feed(self, line: bytes) -> None:
+        self.io.out(line)
+
+    def finish(self) -> int:
+        return 0
+
+
+def cat_stream(shell: Shell, args: list[str], io: Streams) -> _Passthrough | None:
+    """`cat` (or `cat -`) in a pipe copies each line on as it comes; with files it runs whole."""
+    return _Passthrough(io) if args in ([], ["-"]) else None
+
+
 def _long_entry(shell: Shell, path: str, name: str) -> str:
     stamp = shell.today()[4:16]  # "Nov 23 15:57"
     mode = shell.fs.mode(path)

@@ -32,7 +32,7 @@ from typing import Any
 from control.clock import Clock
 from control.userland import arithmetic, formatting, substitution, table
 from control.userland.files import Files, FsError
-from control.userland.streams import ShellExit, ShellSyntaxError, Sink, Streams
+from control.userland.streams import Lines, ShellExit, ShellSyntaxError, Sink, Streams
 
 __all__ = ["SHELLS", "Shell", "ShellExit", "ShellSyntaxError", "Streams", "parse"]
 Word = tuple[tuple[str, str], ...]  # (text, quoting) segments; "bare" | "single" | "double" | "command" ($(...))
@@ -319,7 +319,12 @@ class Shell:
 
     async def _pipeline(self, commands: list[Command], io: Streams) -> int:
         """Each command's stdout is the next one's stdin; stderr goes where it went; the last
-        status is the pipeline's. Every command of it runs in a subshell: `exit` ends only it."""
+        status is the pipeline's. Every command of it runs in a subshell: `exit` ends only it.
+        When every command after the first can read a pipe line by line (`table.STREAMING`), the
+        pipeline streams: `tail -f log | grep x` prints each match as the line comes."""
+        streamed = await self._streamed(commands, io)
+        if streamed is not None:
+            return streamed
         data, status = io.stdin, 0
         for index, command in enumerate(commands):
             caught = bytearray()
@@ -329,6 +334,36 @@ class Shell:
             except ShellExit as done:
                 status = done.code
             data = bytes(caught)
+        self.status = status
+        return status
+
+    async def _streamed(self, commands: list[Command], io: Streams) -> int | None:
+        """Run the pipeline streaming, when it can; None when a command after the first cannot."""
+        stages = []
+        for command in commands[1:]:
+            plain = all(quoting in ("bare", "single", "double") for word in command.words for _, quoting in word)
+            if command.pipe or command.redirects or not command.words or not plain:
+                return None
+            words = [self.expand(word) for word in command.words]
+            factory = table.STREAMING.get(posixpath.basename(words[0]))
+            if factory is None or ASSIGNMENT.match(words[0]):
+                return None
+            stages.append((factory, words[1:]))
+        feeders: list[Lines] = []
+        sink = io.out
+        for factory, args in reversed(stages):
+            made = factory(self, args, Streams(sink, io.err))
+            if made is None or isinstance(made, int):  # reads whole, or a usage error it will say when run
+                return None
+            feeders.insert(0, Lines(made))
+            sink = feeders[0].write
+        try:
+            await self.run_command(commands[0], Streams(sink, io.err, io.stdin))
+        except ShellExit:
+            pass
+        status = 0
+        for feeder in feeders:
+            status = feeder.close()
         self.status = status
         return status
 

@@ -8,7 +8,7 @@ program may read (empty when nothing is piped in). Nothing here does I/O of its 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Protocol
 
 Sink = Callable[[bytes], None]
 
@@ -18,6 +18,32 @@ class Streams:
     out: Sink
     err: Sink
     stdin: bytes = b""
+
+
+class LineFilter(Protocol):
+    """A program reading a pipe line by line (`grep x` after `tail -f`): it writes what a line
+    gives as soon as the line is fed, and says its exit status when its input ends."""
+
+    def feed(self, line: bytes) -> None: ...
+    def finish(self) -> int: ...
+
+
+class Lines:
+    """A sink that hands a filter its input line by line (a last line without `\\n` at `close`)."""
+
+    def __init__(self, target: LineFilter):
+        self.target, self.partial = target, b""
+
+    def write(self, data: bytes) -> None:
+        *complete, self.partial = (self.partial + data).split(b"\n")
+        for line in complete:
+            self.target.feed(line + b"\n")
+
+    def close(self) -> int:
+        if self.partial:
+            self.target.feed(self.partial)
+            self.partial = b""
+        return self.target.finish()
 
 
 class ShellExit(Exception):

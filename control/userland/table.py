@@ -8,7 +8,7 @@ the end before it can finish (an exec session then hands it all of stdin, up to 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from control.userland import awk, builtins, compression, formatting, network, ordering, sed, signals, stress, tar, textutils
 
@@ -36,6 +36,12 @@ PROGRAMS: dict[str, Program] = {
     # archives, signals, load, network
     "tar": tar.tar, "kill": signals.kill, "stress": stress.stress,
     "nslookup": network.nslookup, "dig": network.dig, "wget": network.wget, "curl": network.curl,
+}
+
+# Programs that can read a pipe line by line: `tail -f log | grep x` prints each match as it comes.
+# factory(shell, args, streams) -> a LineFilter, or None (these arguments make it read its input whole)
+STREAMING: dict[str, Callable[["Shell", list[str], "Streams"], Any]] = {
+    "grep": textutils.grep_stream, "cat": builtins.cat_stream,
 }
 
 STDIN_READERS: dict[str, Callable[[list[str]], bool]] = {

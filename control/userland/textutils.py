@@ -3,8 +3,10 @@
 previous command of a pipeline, or exec's stdin).
 
 Guarantees (busybox's output and exit codes for what is simulated):
-- `grep [-i] [-v] [-c] [-n] [-q] [-F] {PATTERN | -e PATTERN...} [FILE...]`: a PATTERN is matched
-  as a plain substring (a line matching any -e PATTERN is selected) (not a regular expression), case-insensitively with -i; -v selects the lines that do
+- `grep [-i] [-v] [-c] [-n] [-q] [-E] [-F] {PATTERN | -e PATTERN...} [FILE...]`: a PATTERN is a
+  basic regular expression (extended with -E; a plain string with -F, or when it is no valid
+  expression), a line matching any -e PATTERN is selected, case-insensitively with -i; reading a
+  pipe without -c/-q it prints each selected line as it comes (`grep_stream`); -v selects the lines that do
   not match, -c prints their count, -n numbers them, -q prints nothing; with several files each
   line (or count) is prefixed `FILE:`. Exit 0 when a line was selected, 1 when none, 2 on a
   missing file (`grep: FILE: No such file or directory`) or a missing pattern / unknown option.
@@ -18,9 +20,12 @@ print it), not for `wc -l` (which counts newlines).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
 from control.userland.files import FsError
+from control.userland.sed import basic_to_python
 from control.userland.streams import Streams
 
 if TYPE_CHECKING:  # the shell imports the program table: only its type here
@@ -43,7 +48,33 @@ def _terminated(line: bytes) -> bytes:
     return line if line.endswith(b"\n") else line + b"\n"
 
 
-async def grep(shell: Shell, args: list[str], io: Streams) -> int:
+@dataclass
+class GrepOptions:
+    flags: set[str]
+    patterns: list[str]
+    files: list[str]
+
+    def matcher(self) -> Callable[[str], bool]:
+        """Whether a line is selected: a pattern (a basic regular expression; extended with -E, a
+        plain string with -F or when it is no valid expression) found in it (-v: none found)."""
+        fold = re.I if "i" in self.flags else 0
+        compiled = []
+        for pattern in self.patterns:
+            try:
+                compiled.append(None if "F" in self.flags else re.compile(basic_to_python(pattern, "E" in self.flags), fold))
+            except re.error:
+                compiled.append(None)
+        wanted = [p.lower() if fold else p for p in self.patterns]
+
+        def found(text: str) -> bool:
+            hit = any(c.search(text) if c is not None else w in (text.lower() if fold else text)
+                      for c, w in zip(compiled, wanted))
+            return hit != ("v" in self.flags)
+        return found
+
+
+def grep_options(args: list[str], io: Streams) -> GrepOptions | int:
+    """grep's options, or its exit status (2) after busybox's message."""
     flags: set[str] = set()
     pattern: str | None = None
     patterns: list[str] = []  # -e PATTERN, as often as given: a line matching any is selected
@@ -57,7 +88,7 @@ async def grep(shell: Shell, args: list[str], io: Streams) -> int:
         if arg == "-e" and rest:
             patterns.append(rest.pop(0))
         elif arg.startswith("-") and len(arg) > 1 and pattern is None and not files:
-            unknown = set(arg[1:]) - set("ivcnqFs")
+            unknown = set(arg[1:]) - set("ivcnqFEs")
             if unknown:
                 io.err(f"grep: invalid option -- '{sorted(unknown)[0]}'\n".encode())
                 return 2
@@ -72,7 +103,14 @@ async def grep(shell: Shell, args: list[str], io: Streams) -> int:
         io.err(b"BusyBox v1.36.1 multi-call binary.\n\nUsage: grep [-HhnlLoqvsrRiwFE] [-m N] [-A|B|C N] "
                b"{ PATTERN | -e PATTERN... | -f FILE... } [FILE]...\n")
         return 2
-    wanted = [p.lower() if "i" in flags else p for p in patterns]
+    return GrepOptions(flags, patterns, files)
+
+
+async def grep(shell: Shell, args: list[str], io: Streams) -> int:
+    options = grep_options(args, io)
+    if isinstance(options, int):
+        return options
+    flags, files, found = options.flags, options.files, options.matcher()
     selected, failed = False, False
     sources = [(name, None) for name in files] or [("(standard input)", io.stdin)]
     for name, data in sources:
@@ -87,9 +125,7 @@ async def grep(shell: Shell, args: list[str], io: Streams) -> int:
         prefix = f"{name}:".encode() if len(sources) > 1 else b""
         count = 0
         for number, line in enumerate(_lines(data), 1):
-            text = line.decode(errors="replace")
-            found = any(p in (text.lower() if "i" in flags else text) for p in wanted)
-            if found == ("v" in flags):
+            if not found(line.decode(errors="replace").rstrip("\n")):
                 continue
             count += 1
             if not flags & {"c", "q"}:
@@ -100,6 +136,33 @@ async def grep(shell: Shell, args: list[str], io: Streams) -> int:
     if selected and "q" in flags:
         return 0
     return 2 if failed else (0 if selected else 1)
+
+
+class _GrepStream:
+    """grep reading a pipe line by line: each selected line goes out as soon as it came in."""
+
+    def __init__(self, options: GrepOptions, io: Streams):
+        self.options, self.io, self.found = options, io, options.matcher()
+        self.number = self.selected = 0
+
+    def feed(self, line: bytes) -> None:
+        self.number += 1
+        if self.found(line.decode(errors="replace").rstrip("\n")):
+            self.selected += 1
+            self.io.out((f"{self.number}:".encode() if "n" in self.options.flags else b"") + _terminated(line))
+
+    def finish(self) -> int:
+        return 0 if self.selected else 1
+
+
+def grep_stream(shell: Shell, args: list[str], io: Streams) -> "_GrepStream | int | None":
+    """grep as a streaming filter of its stdin (None: it counts or has files, so it runs whole)."""
+    options = grep_options(args, io)
+    if isinstance(options, int):
+        return options
+    if options.files or options.flags & {"c", "q"}:
+        return None
+    return _GrepStream(options, io)
 
 
 def _count(program_name: str, args: list[str], io: Streams) -> tuple[int, list[str]] | None:

@@ -3,6 +3,8 @@ substitution in the simulated shell, on a fake clock."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from control.userland.table import STDIN_READERS
@@ -107,3 +109,39 @@ def test_without_a_file_the_filters_read_exec_stdin():
 def test_grep_e_patterns_select_a_line_matching_any():
     assert run("cat /tmp/app.log | grep -e WARN -e disk", with_log()) == ("ERROR disk full\nWARN slow\n", "", 0)
     assert run("grep -c -e WARN -e again /tmp/app.log", with_log()) == ("2\n", "", 0)
+
+
+def test_tail_f_into_grep_streams_each_match_as_the_line_comes():
+    """`tail -f log | grep x`: the pipeline streams (grep reads its pipe line by line) on the shell's clock."""
+    from control.clock import FakeClock, settle
+    from control.userland.shell import Streams
+
+    async def scenario():
+        clock = FakeClock()
+        shell = new_shell(clock=clock)
+        await shell.run_line("echo start > /tmp/log", Streams(print, print))
+        out: list[bytes] = []
+        task = asyncio.ensure_future(shell.run_argv(["sh", "-c", "tail -f /tmp/log | grep -n x | cat"],
+                                                    Streams(out.append, out.append)))
+        await settle()
+        assert out == []
+        shell.fs.write("/tmp/log", b"a x\nb\nc x\n", append=True)
+        await clock.advance(1)
+        await settle()
+        assert out == [b"2:a x\n", b"4:c x\n"], "seen within the second, the producer still running"
+        shell.fs.write("/tmp/log", b"d x\n", append=True)
+        await clock.advance(1)
+        await settle()
+        assert out[-1] == b"5:d x\n" and not task.done()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(scenario())
+
+
+def test_a_pipeline_that_cannot_stream_runs_each_command_whole():
+    assert run("printf 'b\\na\\n' | grep -c a") == ("1\n", "", 0)
+    assert run("echo x | grep -q x && echo found") == ("found\n", "", 0)
+    assert run("printf 'a\\nb\\n' | grep -v a | wc -l") == ("1\n", "", 0)
+    assert run("echo abc | grep 'a.c'")[0] == "abc\n" and run("echo a.c | grep -F 'a.c'")[0] == "a.c\n"
+    assert run("echo nope | grep x") == ("", "", 1), "a streamed grep that selected nothing exits 1"
