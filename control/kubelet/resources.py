@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from control.kinds.quantity import parse_quantity
-from control.userland.stress import Stress, parse_stress, stress_size
+from control.userland.stress import Stress, parse_stress
 
 if TYPE_CHECKING:  # behaviour imports this module: only the type, not the module, here
     from control.kubelet.behaviour import Script

@@ -24,7 +24,7 @@ from typing import Callable
 from control.client.remotecommand import (CLOSE, ERROR, RESIZE, STDERR, STDIN, STDOUT, FrameError, FrameReader,
                                           exit_status, frame, status_json)
 from control.userland import SHELLS, Shell, ShellExit, Streams
-from control.userland.shell import reads_stdin as shell_reads_stdin
+from control.userland.stdin import reads_stdin as shell_reads_stdin
 
 BUSYBOX_IMAGES = ("busybox", "alpine")
 INTERRUPTED = 130

@@ -12,6 +12,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from control.userland.files import FsError
+from control.userland.inputs import each_input
 from control.userland.streams import ShellExit, Streams
 
 if TYPE_CHECKING:  # the shell imports the program table: only its type here
@@ -99,15 +100,11 @@ async def cat(shell: Shell, args: list[str], io: Streams) -> int:
         io.out(io.stdin)
         return 0
     status = 0
-    for name in args:
-        if name == "-":
-            io.out(io.stdin)
-            continue
-        try:
-            io.out(shell.fs.read(shell.fs.resolve(shell.cwd, name)))
-        except FsError as exc:
-            io.err(f"cat: can't open '{name}': {exc}\n".encode())
+    for data in each_input(shell, args, io, lambda name, exc: f"cat: can't open '{name}': {exc}\n"):
+        if data is None:
             status = 1
+        else:
+            io.out(data)
     return status
 
 

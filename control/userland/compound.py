@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
 if TYPE_CHECKING:
-    from control.userland.shell import Command, Shell, Streams
+    from control.userland.parsing import Command
+    from control.userland.shell import Shell
+    from control.userland.streams import Streams
 
 RESERVED = ("while", "until", "for", "if", "then", "elif", "else", "fi", "do", "done")
 
@@ -63,7 +65,7 @@ Node = Union["Command", Loop, ForLoop, If]
 
 
 def _tokens(commands: list[tuple[str, "Command"]]) -> list[tuple[str, "Command | Word"]]:
-    from control.userland.shell import Command
+    from control.userland.parsing import Command
 
     out: list[tuple[str, Command | Word]] = []
     for connector, command in commands:
@@ -92,7 +94,7 @@ def structure(commands: list[tuple[str, "Command"]]) -> list[tuple[str, Node]]:
 
 
 def _unexpected(word: str) -> Exception:
-    from control.userland.shell import ShellSyntaxError
+    from control.userland.streams import ShellSyntaxError
     return ShellSyntaxError(f'syntax error: unexpected "{word}"')
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from control.userland.files import FsError
+from control.userland.inputs import each_input
 from control.userland.streams import Streams
 
 if TYPE_CHECKING:  # the shell imports the program table: only its type here
@@ -48,16 +48,8 @@ def _options(args: list[str], with_value: str) -> tuple[set[str], dict[str, str]
 
 
 def _input(shell: Shell, name: str, operands: list[str], io: Streams) -> bytes | None:
-    if not operands or operands == ["-"]:
-        return io.stdin
-    data = b""
-    for operand in operands:
-        try:
-            data += shell.fs.read(shell.fs.resolve(shell.cwd, operand))
-        except FsError as exc:
-            io.err(f"{name}: can't open '{operand}': {exc}\n".encode())
-            return None
-    return data
+    inputs = list(each_input(shell, operands or ["-"], io, lambda operand, exc: f"{name}: can't open '{operand}': {exc}\n"))
+    return None if None in inputs else b"".join(data for data in inputs if data is not None)
 
 
 def _field(line: bytes, spec: str, separator: str | None) -> bytes:

@@ -2,17 +2,18 @@
 the container's filesystem (`filesystem`), its environment and the injected clock.
 
 Guarantees:
-- A line is a list of pipelines joined by `;` (or a newline), `&&` and `||`; a pipeline is
-  commands joined by `|`, run one after the other, each reading what the one before it wrote
-  (its stdout, whole: a producer that never ends is interrupted as any command is) and the last
-  one's status is the pipeline's; a compound command cannot be piped (a syntax error). Each
-  command has words in
-  single quotes (literal), double quotes (`$` expanded, `\\` escapes `"`, `$`, `\\`) or bare, and
-  redirections `>`, `>>`, `2>`, `2>>`, `2>&1`, `>&2`. `$NAME`, `${NAME}`, `$?`, `$$`, `$0` and a
-  leading `~` expand; `NAME=value` alone sets a variable, before a command only for that command.
+- A line (read by `parsing`) is a list of pipelines joined by `;` (or a newline), `&&` and `||`;
+  a pipeline is commands joined by `|`, the last one's status the pipeline's; a compound command
+  cannot be piped (a syntax error). When every command after the first reads its pipe line by line
+  (`table.STREAMING`: grep, cat) the pipeline streams (`tail -f log | grep x` prints each match as
+  the line comes); otherwise its commands run one after the other, each reading what the one
+  before it wrote, whole (a producer that never ends is interrupted as any command is).
+  `$NAME`, `${NAME}`, `$?`, `$$`, `$0` and a leading `~` expand; `$((EXPRESSION))` is ash's
+  integer arithmetic (`arithmetic`), whose error ends a script (a line, in a terminal);
+  `NAME=value` alone sets a variable, before a command only for that command.
 - `while`/`until`/`for`/`if` compound commands run as sh runs them (`compound`), on one line or
   across a script's lines.
-- The built-ins lessons use answer as busybox/coreutils do (same messages, same exit codes); an
+- The programs (`table.PROGRAMS`) answer as busybox/coreutils do (same messages, same exit codes); an
   unknown program prints `sh: X: not found` (bash: `bash: X: command not found`) and exits 127;
   `$(COMMAND)` is replaced by COMMAND's output (`substitution`); what this shell does not
   simulate (`&`, `<`, backquotes) is a syntax error with exit 2, never a guess.
@@ -26,178 +27,20 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from control.clock import Clock
 from control.userland import arithmetic, formatting, substitution, table
 from control.userland.files import Files, FsError
+from control.userland.parsing import Command, Redirect, Word, opens_compound, parse
 from control.userland.streams import Lines, ShellExit, ShellSyntaxError, Sink, Streams
 
-__all__ = ["SHELLS", "Shell", "ShellExit", "ShellSyntaxError", "Streams", "parse"]
-Word = tuple[tuple[str, str], ...]  # (text, quoting) segments; "bare" | "single" | "double" | "command" ($(...))
-#                                     | "arith" ($((...)))
+__all__ = ["SHELLS", "Command", "Shell", "ShellExit", "ShellSyntaxError", "Streams", "Word", "parse"]
 SHELLS = ("sh", "bash", "ash", "dash")
 ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 EXPANSION = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|([?$#0-9]))")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-
-@dataclass
-class Redirect:
-    fd: int  # 1 or 2
-    append: bool = False
-    target: Word | None = None  # the file (set when its word is read)
-    onto_other: bool = False  # a duplication onto the other stream instead (2>&1, >&2)
-
-
-@dataclass
-class Command:
-    words: list[Word]
-    redirects: list[Redirect]
-    pipe: list["Command"] = field(default_factory=list)  # the commands its output flows into, in order
-
-
-# --- parsing ---------------------------------------------------------------------------------------
-
-def parse(line: str) -> list[tuple[str, Command]]:
-    """The commands of a line, each with the connector before it (";" for the first)."""
-    commands: list[tuple[str, Command]] = []
-    words: list[Word] = []
-    redirects: list[Redirect] = []
-    segments: list[tuple[str, str]] = []
-    pipeline: list[Command] = []  # the commands before the `|`s of the one being read
-    connector, pending_redirect, i = ";", None, 0
-
-    def end_word() -> None:
-        nonlocal segments, pending_redirect
-        if not segments:
-            return
-        if pending_redirect is not None:
-            pending_redirect.target = tuple(segments)
-            redirects.append(pending_redirect)
-            pending_redirect = None
-        else:
-            words.append(tuple(segments))
-        segments = []
-
-    def end_command(next_connector: str) -> None:
-        nonlocal words, redirects, connector
-        end_word()
-        if pending_redirect is not None:
-            raise ShellSyntaxError("syntax error: unexpected redirection")
-        if pipeline and not (words or redirects):
-            raise ShellSyntaxError("syntax error: unexpected end of file" if next_connector == ";"
-                                   else f'syntax error: unexpected "{next_connector}"')
-        if words or redirects:
-            last = Command(words, redirects)
-            head = Command(pipeline[0].words, pipeline[0].redirects, [*pipeline[1:], last]) if pipeline else last
-            pipeline.clear()
-            commands.append((connector, head))
-        elif next_connector in ("&&", "||") or (connector in ("&&", "||") and commands):
-            raise ShellSyntaxError(f"syntax error: unexpected \"{next_connector}\"")
-        words, redirects, connector = [], [], next_connector
-
-    while i < len(line):
-        ch = line[i]
-        if ch in " \t":
-            end_word()
-        elif ch == "#" and not segments:
-            break
-        elif ch == "'":
-            close = line.find("'", i + 1)
-            if close < 0:
-                raise ShellSyntaxError("syntax error: unterminated quoted string")
-            segments.append((line[i + 1:close], "single"))
-            i = close
-        elif ch == '"':
-            parts, i = _double_quoted(line, i + 1)
-            segments.extend(parts)
-        elif line.startswith("$((", i) and (close := arithmetic.closing(line, i)) > 0:
-            segments.append((line[i + 3:close - 1], "arith"))
-            i = close
-        elif line.startswith("$(", i):
-            close = substitution.closing(line, i)
-            segments.append((line[i + 2:close], "command"))
-            i = close
-        elif ch == "\\" and i + 1 < len(line):
-            segments.append((line[i + 1], "single"))
-            i += 1
-        elif ch in ";\n" or line.startswith("&&", i) or line.startswith("||", i):
-            op = ";" if ch in ";\n" else line[i:i + 2]
-            end_command(op)
-            i += len(op) - 1 if op != ";" else 0
-        elif ch == "|":  # `||` was taken above: a pipe
-            end_word()
-            if pending_redirect is not None or not (words or redirects):
-                raise ShellSyntaxError('syntax error: unexpected "|"')
-            pipeline.append(Command(words, redirects))
-            words, redirects = [], []
-        elif ch in "&<`":
-            raise ShellSyntaxError(f"syntax error: \"{ch}\" is not simulated in this shell")
-        elif ch == ">":
-            fd = 1
-            if segments == [("2", "bare")] or segments == [("1", "bare")]:
-                fd, segments = int(segments[0][0]), []
-            end_word()
-            append = line.startswith(">>", i)
-            i += 1 if append else 0
-            if line.startswith("&", i + 1) and i + 2 < len(line) and line[i + 2] in "12":
-                if int(line[i + 2]) != fd:  # 1>&1 and 2>&2 change nothing
-                    redirects.append(Redirect(fd, onto_other=True))
-                i += 2
-            else:
-                if pending_redirect is not None:
-                    raise ShellSyntaxError("syntax error: unexpected redirection")
-                pending_redirect = Redirect(fd, append)
-        else:
-            if segments and segments[-1][1] == "bare":
-                segments[-1] = (segments[-1][0] + ch, "bare")
-            else:
-                segments.append((ch, "bare"))
-        i += 1
-    end_command(";")
-    return commands
-
-
-def _double_quoted(line: str, i: int) -> tuple[list[tuple[str, str]], int]:
-    """The segments of a double-quoted string from `line[i]` (its `$(...)` are their own), and
-    the index of its closing quote."""
-    out: list[str] = []
-    parts: list[tuple[str, str]] = []
-    while i < len(line):
-        ch = line[i]
-        if ch == '"':
-            return [*parts, ("".join(out), "double")], i
-        if line.startswith("$((", i) and (close := arithmetic.closing(line, i)) > 0:
-            parts += [("".join(out), "double"), (line[i + 3:close - 1], "arith")]
-            out, i = [], close + 1
-            continue
-        if line.startswith("$(", i):
-            close = substitution.closing(line, i)
-            parts += [("".join(out), "double"), (line[i + 2:close], "command")]
-            out, i = [], close + 1
-            continue
-        if ch == "\\" and i + 1 < len(line) and line[i + 1] in '"\\$`':
-            out.append("\\" + line[i + 1] if line[i + 1] == "$" else line[i + 1])
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    raise ShellSyntaxError("syntax error: unterminated quoted string")
-
-
-def _open_compound(text: str) -> bool:
-    """Whether `text` opens a compound command (while/for/if) that its next lines may close."""
-    from control.userland import compound
-
-    try:
-        compound.structure(parse(text))
-    except compound.Incomplete:
-        return True
-    except ShellSyntaxError:
-        return False
-    return False
 
 
 # --- running ---------------------------------------------------------------------------------------
@@ -247,7 +90,7 @@ class Shell:
         try:
             for index, line in enumerate(lines):
                 text = f"{pending}\n{line}" if pending else line
-                if index < len(lines) - 1 and _open_compound(text):
+                if index < len(lines) - 1 and opens_compound(text):
                     pending = text
                     continue
                 pending = ""
@@ -422,42 +265,3 @@ class Shell:
         """`date`'s default format (UTC, as containers have no zone data)."""
         return formatting.today(self.clock.now())
 
-
-def reads_stdin(argv: list[str]) -> bool:
-    """Whether a command reads its stdin to the end before it can finish: a program of
-    `table.STDIN_READERS` given no file (`cat`, `tar x -f -`, `grep x`), or `sh -c TEXT` whose
-    TEXT starts a pipeline with one (`sh -c cat`, `sh -c 'wc -l | tr'`) or runs a shell reading
-    its commands from stdin. Any other command runs at once (exec then gives it no stdin)."""
-    if not argv:
-        return False
-    name = posixpath.basename(argv[0])
-    if name in SHELLS:
-        if len(argv) >= 3 and argv[1] == "-c":
-            return _script_reads_stdin(argv[2])
-        return len(argv) == 1 or argv[1:] == ["-i"]
-    wants = table.STDIN_READERS.get(name)
-    return wants is not None and wants(argv[1:])
-
-
-def _script_reads_stdin(text: str) -> bool:
-    from control.userland import compound
-
-    try:
-        nodes = compound.structure(parse(text))
-    except (ShellSyntaxError, compound.Incomplete):
-        return False
-
-    def reads(node: Any) -> bool:
-        if isinstance(node, compound.Loop):
-            return any(reads(n) for _, n in node.condition + node.body)
-        if isinstance(node, compound.ForLoop):
-            return any(reads(n) for _, n in node.body)
-        if isinstance(node, compound.If):
-            lists = [part for branch in node.branches for part in branch] + [node.otherwise or []]
-            return any(reads(n) for nodes in lists for _, n in nodes)
-        words = ["".join(text for text, _ in word) for word in node.words]
-        while words and ASSIGNMENT.match(words[0]):
-            words = words[1:]
-        return reads_stdin(words)  # the head of its pipeline: the rest read what it writes
-
-    return any(reads(node) for _, node in nodes)

@@ -114,7 +114,9 @@ def test_a_restarted_kubelet_adopts_its_running_pods(hub):
     before = get_json(hub, "pod", "web")
     hub.kubelet.stop()
     hub.kubelet.start()
-    logs = eventually(lambda: hub.kubectl("logs", "web", check=False).stdout, what="the new kubelet's logs")
+    tries: list[str] = []
+    logs = eventually(lambda: (r := hub.kubectl("logs", "web", check=False)).stdout or tries.append(r.stderr),
+                      timeout=30, what=f"the new kubelet's logs (errors: {tries[-1:]})")
     assert logs.startswith("0: ") and logs.count("\n") >= 2, "the same run carries on (its log from its start)"
     after = get_json(hub, "pod", "web")
     assert after["status"]["containerStatuses"] == before["status"]["containerStatuses"]

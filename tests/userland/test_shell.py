@@ -8,7 +8,8 @@ import pytest
 
 from control.clock import FakeClock, settle
 from control.kubelet.filesystem import Filesystem
-from control.userland.shell import Shell, Streams, reads_stdin
+from control.userland.shell import Shell, Streams
+from control.userland.stdin import reads_stdin
 
 
 def new_shell(name: str = "sh", clock: FakeClock | None = None) -> Shell:
