@@ -20,6 +20,7 @@ import datetime
 import re
 from typing import TYPE_CHECKING
 
+from control.userland.inputs import option_value
 from control.userland.streams import Streams
 
 if TYPE_CHECKING:  # the shell imports the program table: only its type here
@@ -139,10 +140,8 @@ async def seq(shell: Shell, args: list[str], io: Streams) -> int:
     rest = list(args)
     while rest:
         arg = rest.pop(0)
-        if arg == "-s" and rest:
-            separator = rest.pop(0)
-        elif arg.startswith("-s") and len(arg) > 2:
-            separator = arg[2:]
+        if (value := option_value("-s", arg, rest)) is not None:
+            separator = value
         elif arg == "-w":
             pad = True
         else:

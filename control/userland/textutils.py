@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from control.userland.files import FsError
+from control.userland.inputs import each_input, option_value
 from control.userland.sed import basic_to_python
 from control.userland.streams import Streams
 
@@ -170,10 +171,8 @@ def _count(program_name: str, args: list[str], io: Streams) -> tuple[int, list[s
     count, operands, rest = "10", [], list(args)
     while rest:
         arg = rest.pop(0)
-        if arg == "-n" and rest:
-            count = rest.pop(0)
-        elif arg.startswith("-n") and len(arg) > 2:
-            count = arg[2:]
+        if (value := option_value("-n", arg, rest)) is not None:
+            count = value
         elif arg.startswith("-") and arg[1:].isdigit():
             count = arg[1:]
         elif arg == "-f" and program_name == "tail":
@@ -196,14 +195,9 @@ async def _ends(shell: Shell, name: str, args: list[str], io: Streams, first: bo
     count, operands = parsed
     follow = "-f" in operands
     operands = [o for o in operands if o != "-f"]
-    if operands:
-        try:
-            data = _read(shell, operands[0])
-        except FsError as exc:
-            io.err(f"{name}: can't open '{operands[0]}': {exc}\n".encode())
-            return 1
-    else:
-        data = io.stdin
+    data = next(each_input(shell, operands[:1] or ["-"], io, lambda file, exc: f"{name}: can't open '{file}': {exc}\n"))
+    if data is None:
+        return 1
     lines = _lines(data)
     chosen = lines[:count] if first else (lines[-count:] if count else [])
     io.out(b"".join(chosen))
@@ -243,14 +237,9 @@ async def wc(shell: Shell, args: list[str], io: Streams) -> int:
     if flags - set("lwc"):
         io.err(f"wc: invalid option -- '{sorted(flags - set('lwc'))[0]}'\n".encode())
         return 1
-    if operands:
-        try:
-            data = _read(shell, operands[0])
-        except FsError as exc:
-            io.err(f"wc: {operands[0]}: {exc}\n".encode())
-            return 1
-    else:
-        data = io.stdin
+    data = next(each_input(shell, operands[:1] or ["-"], io, lambda file, exc: f"wc: {file}: {exc}\n"))
+    if data is None:
+        return 1
     shown = [n for flag, n in (("l", data.count(b"\n")), ("w", len(data.split())), ("c", len(data)))
              if not flags or flag in flags]
     numbers = " ".join(f"{n:9d}" for n in shown) if len(shown) > 1 else str(shown[0])
