@@ -346,3 +346,20 @@ def test_a_downward_api_file_follows_the_pods_labels():
         assert fs.read("/etc/podinfo/labels") == b'app="web"\ntier="front"'
 
     run(scenario)
+
+
+def test_the_hostaliases_example_logs_the_hosts_file_the_kubelet_wrote():
+    """kubernetes.io's hostaliases-pod: `cat /etc/hosts` logs the managed file with the aliases."""
+    node = Node()
+
+    async def scenario():
+        pod = manifest(image="busybox:1.28", command=["cat"], args=["/etc/hosts"])
+        pod["spec"]["hostAliases"] = [{"ip": "127.0.0.1", "hostnames": ["foo.local", "bar.local"]}]
+        node.submit(pod)
+        await node.reconcile()
+        await node.clock.advance(0.5)
+        text = log_of(node)
+        assert text.startswith("# Kubernetes-managed hosts file.\n") and "127.0.0.1\tfoo.local\tbar.local\n" in text, text
+        assert "\tweb\n" in text
+
+    run(scenario)
