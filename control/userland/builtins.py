@@ -67,8 +67,29 @@ async def exit_(shell: Shell, args: list[str], io: Streams) -> int:
 
 
 async def env(shell: Shell, args: list[str], io: Streams) -> int:
-    _print(io, "".join(f"{k}={v}\n" for k, v in shell.vars.items() if k in shell.exported))
-    return 0
+    """`env [-i] [-u NAME] [NAME=VALUE]... [COMMAND [ARG]...]`: the environment, or COMMAND run in
+    the changed one (`env -i`: an empty one); the shell's own variables stay as they were."""
+    environment = {k: v for k, v in shell.vars.items() if k in shell.exported}
+    rest = list(args)
+    while rest and (rest[0] in ("-i", "-", "-u") or "=" in rest[0].lstrip("=")):
+        arg = rest.pop(0)
+        if arg in ("-i", "-"):
+            environment = {}
+        elif arg == "-u":
+            environment.pop(rest.pop(0) if rest else "", None)
+        else:
+            name, _, value = arg.partition("=")
+            environment[name] = value
+    if not rest:
+        _print(io, "".join(f"{k}={v}\n" for k, v in environment.items()))
+        return 0
+    saved = (shell.vars, shell.exported)
+    shell.vars, shell.exported = {**{k: v for k, v in shell.vars.items() if k not in saved[1]}, **environment}, \
+        set(environment)
+    try:
+        return await shell.run_program(rest, io)
+    finally:
+        shell.vars, shell.exported = saved
 
 
 async def printenv(shell: Shell, args: list[str], io: Streams) -> int:

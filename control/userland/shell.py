@@ -235,6 +235,10 @@ class Shell:
         io.err((message + "\n").encode())
         return code
 
+    async def run_program(self, words: list[str], io: Streams) -> int:
+        """Run already-expanded words as a command (what `env NAME=V COMMAND` runs)."""
+        return await self._run_words(words, io)
+
     async def _run_words(self, words: list[str], io: Streams) -> int:
         program = posixpath.basename(words[0]) if words[0].startswith("/") else words[0]
         if program in SHELLS:

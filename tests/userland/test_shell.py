@@ -183,3 +183,10 @@ def test_which_commands_read_their_stdin(argv, reads):
 
 def test_sh_c_cat_prints_its_stdin():
     assert run("cat", stdin=b"hi\n") == ("hi\n", "", 0)
+
+
+def test_env_prints_or_runs_a_command_in_a_changed_environment():
+    assert run("env -i A=1 B=2") == ("A=1\nB=2\n", "", 0)
+    assert run("env GREETING=hi printenv GREETING; echo $GREETING") == ("hi\nhello world\n", "", 0)
+    assert run("env -i X=1 sh -c 'echo [$X] [$GREETING]'") == ("[1] []\n", "", 0)
+    assert run("env -u GREETING | grep -c GREETING") == ("0\n", "", 1)
