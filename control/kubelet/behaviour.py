@@ -47,7 +47,8 @@ by spaces):
    1 s): `kubectl run py --image=python` completes, then crash-loops, as it does on a real cluster.
    A server image (`server: true`, or an image the catalogue does not know) runs until stopped.
 4. What the container prints is what its command prints, run through the simulated userland
-   (`process`, `control.userland`): that is its log. The kitchen's narration (starting, ready,
+   (`process`, `control.userland`), or, without a command of its own, what its image's command
+   prints at start (`images.image_log`): that is its log. The kitchen's narration (starting, ready,
    cooking ticks, the ending) is not the container's: it shows in the log only when the pod asks
    for it with `kubekitchen.dev/narrate: "true"` (`logs`).
 5. `readinessProbe.initialDelaySeconds` delays readiness when no `ready-after` is given.

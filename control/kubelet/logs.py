@@ -2,7 +2,9 @@
 
 A container's log is what its main command printed (stdout and stderr), as the simulated
 userland ran it on the run's own virtual time (`process`): kubernetes.io's counter pod logs
-`0: Mon Jan  1 ...` once a second, `printenv HOSTNAME` logs the hostname. Nothing else is in it:
+`0: Mon Jan  1 ...` once a second, `printenv HOSTNAME` logs the hostname; a container running its
+image's own command logs what that prints at start (the catalogue's `log`: nginx's entrypoint
+lines, redis's banner; `images.image_log`). Nothing else is in it:
 the kitchen's narration (a start-up line naming the image, a ready line when readiness turns true,
 a tick every `interval` seconds while it runs, and a last line when it exits: the crash, the
 completion or the SIGTERM line) is added only for a pod that asks for it

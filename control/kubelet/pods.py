@@ -42,6 +42,7 @@ from control.kubelet.config import KubeletConfig
 from control.kubelet.containers import Container, Happening, Run, advance, container_id, kill
 from control.kubelet.filesystem import pod_hostname
 from control.kubelet.hooks import run_hook
+from control.kubelet.images import image_log
 from control.kubelet.process import TimedOut, run_once
 from control.kubelet.loads import enforce
 from control.kubelet.logs import LogTarget, run_lines
@@ -226,8 +227,10 @@ class PodWorker:
         """What a run's command printed by `until` (not past its end): replayed as far as that when
         it is still replaying, or was never replayed; read back when the run is over and forgotten."""
         moment = min(until, run.finished_at) if run.finished_at is not None else until
+        made = self.runtime.config(pod, name, run.container_id, record.host_ip, record.pod_ip)  # adopted: made now
+        if not (made.command or made.args):  # the image's own command: what it prints when it starts
+            return [line for line in image_log(container_spec(pod, name) or {}, run.started_at) if line[0] <= moment]
         if run.container_id in self.runtime.processes or run.container_id not in self.runtime.outputs:
-            self.runtime.config(pod, name, run.container_id, record.host_ip, record.pod_ip)  # an adopted run has none yet
             self.runtime.replayed(pod, name, run.container_id, record.pod_ip, run.started_at, moment)
         return self.runtime.printed(run.container_id, moment)
 

@@ -363,3 +363,18 @@ def test_the_hostaliases_example_logs_the_hosts_file_the_kubelet_wrote():
         assert "\tweb\n" in text
 
     run(scenario)
+
+
+def test_an_image_run_with_its_own_command_logs_what_that_prints_at_start():
+    """nginx without a command: its entrypoint's lines (the catalogue's `log`), stamped with the start."""
+    node = Node()
+
+    async def scenario():
+        node.submit(manifest(image="nginx:1.25"))
+        await node.reconcile()
+        lines = log_of(node).splitlines()
+        assert lines[0] == "/docker-entrypoint.sh: /docker-entrypoint.d/ is not empty, will attempt to perform configuration"
+        started = __import__("datetime").datetime.fromtimestamp(node.clock.now(), __import__("datetime").timezone.utc)
+        assert lines[-1] == started.strftime("%Y/%m/%d %H:%M:%S") + " [notice] 1#1: start worker process 29"
+
+    run(scenario)
