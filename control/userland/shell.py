@@ -3,8 +3,8 @@ the container's filesystem (`filesystem`), its environment and the injected cloc
 
 Guarantees:
 - A line (read by `parsing`) is a list of pipelines joined by `;` (or a newline), `&&` and `||`;
-  a pipeline is commands joined by `|`, the last one's status the pipeline's; a compound command
-  cannot be piped (a syntax error). When every command after the first reads its pipe line by line
+  a pipeline is commands joined by `|` (the first may be a compound command: `done | grep x`),
+  the last one's status the pipeline's. When every command after the first reads its pipe line by line
   (`table.STREAMING`: grep, cat) the pipeline streams (`tail -f log | grep x` prints each match as
   the line comes); otherwise its commands run one after the other, each reading what the one
   before it wrote, whole (a producer that never ends is interrupted as any command is).
@@ -28,7 +28,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import replace
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from control.clock import Clock
 from control.userland import arithmetic, formatting, substitution, table
@@ -40,6 +40,7 @@ __all__ = ["SHELLS", "Command", "Shell", "ShellExit", "ShellSyntaxError", "Strea
 SHELLS = ("sh", "bash", "ash", "dash")
 ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 EXPANSION = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|([?$#0-9]))")
+Stage = Callable[[Streams], Awaitable[int]]  # one command of a pipeline, run with its streams
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -130,7 +131,8 @@ class Shell:
 
     async def run_command(self, command: Command, io: Streams) -> int:
         if command.pipe:
-            return await self._pipeline([Command(command.words, command.redirects), *command.pipe], io)
+            first = Command(command.words, command.redirects)
+            return await self.pipeline(lambda streams: self.run_command(first, streams), command.pipe, io)
         words = [self.expand(await substitution.substituted(self, w, io)) for w in command.words]
         assignments: dict[str, str] = {}
         # leading NAME=value words (written bare: a quoted "X=1" is a command name) are assignments
@@ -160,30 +162,32 @@ class Shell:
                 else:
                     self.vars[key] = old
 
-    async def _pipeline(self, commands: list[Command], io: Streams) -> int:
-        """Each command's stdout is the next one's stdin; stderr goes where it went; the last
-        status is the pipeline's. Every command of it runs in a subshell: `exit` ends only it.
-        When every command after the first can read a pipe line by line (`table.STREAMING`), the
-        pipeline streams: `tail -f log | grep x` prints each match as the line comes."""
-        streamed = await self._streamed(commands, io)
+    async def pipeline(self, first: Stage, rest: list[Command], io: Streams) -> int:
+        """`first` (a command, or a compound command: `done | grep x`) piped into `rest`: each
+        one's stdout is the next one's stdin; stderr goes where it went; the last status is the
+        pipeline's. Every command of it runs in a subshell: `exit` ends only it. When every command
+        after the first can read a pipe line by line (`table.STREAMING`), the pipeline streams:
+        `tail -f log | grep x` prints each match as the line comes."""
+        streamed = await self._streamed(first, rest, io)
         if streamed is not None:
             return streamed
+        stages = [first, *[(lambda command: lambda streams: self.run_command(command, streams))(c) for c in rest]]
         data, status = io.stdin, 0
-        for index, command in enumerate(commands):
+        for index, stage in enumerate(stages):
             caught = bytearray()
-            last = index == len(commands) - 1
+            last = index == len(stages) - 1
             try:
-                status = await self.run_command(command, Streams(io.out if last else caught.extend, io.err, data))
+                status = await stage(Streams(io.out if last else caught.extend, io.err, data))
             except ShellExit as done:
                 status = done.code
             data = bytes(caught)
         self.status = status
         return status
 
-    async def _streamed(self, commands: list[Command], io: Streams) -> int | None:
+    async def _streamed(self, first: Stage, rest: list[Command], io: Streams) -> int | None:
         """Run the pipeline streaming, when it can; None when a command after the first cannot."""
         stages = []
-        for command in commands[1:]:
+        for command in rest:
             plain = all(quoting in ("bare", "single", "double") for word in command.words for _, quoting in word)
             if command.pipe or command.redirects or not command.words or not plain:
                 return None
@@ -201,7 +205,7 @@ class Shell:
             feeders.insert(0, Lines(made))
             sink = feeders[0].write
         try:
-            await self.run_command(commands[0], Streams(sink, io.err, io.stdin))
+            await first(Streams(sink, io.err, io.stdin))
         except ShellExit:
             pass
         status = 0

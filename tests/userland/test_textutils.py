@@ -81,10 +81,25 @@ def test_a_pipeline_reads_the_shells_stdin_first_and_writes_to_a_redirection():
     assert run("grep b | wc -l > /tmp/n; cat /tmp/n", shell, stdin=b"a\nb\nbb\n") == ("2\n", "", 0)
 
 
-def test_pipes_work_inside_loops_but_a_compound_command_cannot_be_piped():
+def test_pipes_work_inside_loops_and_a_compound_command_can_be_piped():
     assert run("for i in 1 2 3; do echo $i | grep 2; done") == ("2\n", "", 1), "the last grep found nothing"
-    out, err, code = run("for i in 1 2; do echo $i; done | head -n 1")
-    assert (out, code) == ("", 2) and err == 'sh: syntax error: unexpected "|"\n'
+    assert run("for i in 1 2; do echo $i; done | head -n 1") == ("1\n", "", 0)
+    assert run("i=0; while [ $i -lt 4 ]; do echo tick $i; i=$((i+1)); done | grep -c tick") == ("4\n", "", 0)
+    assert run("if true; then echo yes; fi | cat") == ("yes\n", "", 0)
+    out, err, code = run("while true; do echo; do | head")
+    assert (out, code) == ("", 2) and err == 'sh: syntax error: unexpected "|"\n', "only a closing word pipes"
+
+
+def test_a_piped_loop_streams_into_grep_on_the_replayed_clock():
+    """`while ...; sleep 1; done | grep`: each selected line is logged at the moment it was printed."""
+    from control.kubelet.filesystem import Filesystem
+    from control.kubelet.process import MainProcess
+
+    fs = Filesystem.for_container(pod_name="p", namespace="default", pod_ip="10.0.0.1")
+    loop = 'i=0; while true; do echo "tick $i"; i=$((i+1)); sleep 1; done | grep -n "[02468]$"'
+    process = MainProcess(fs, ["sh", "-c", loop], {}, "p", 100.0)
+    process.advance(105.5)
+    assert process.output.until(105.5) == [(100.0, "1:tick 0"), (102.0, "3:tick 2"), (104.0, "5:tick 4")]
 
 
 def test_command_substitution_puts_a_commands_output_in_a_word():
