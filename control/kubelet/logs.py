@@ -19,14 +19,15 @@ Guarantees:
 - follow=true streams (chunked) every new line as its moment comes and ends when the run ends,
   the pod goes, or the client leaves.
 - Request parsing (`parse_request`) and rendering (`run_lines`, `render_log`) are pure; the
-  server only moves bytes and waits on the injected clock.
+  server only moves bytes and waits on the injected clock. Before it renders, a target's
+  `catch_up` replays a long history in turns (the kubelet's other work goes on in between).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Callable
+from typing import Awaitable, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from control.client.serving import Exchange, HttpError, NodeServer, Request
@@ -64,6 +65,7 @@ class LogTarget:
     script: Script
     image: str
     printed: "Printed" = lambda run, until: []
+    catch_up: "CatchUp | None" = None  # replays a long history in turns before `printed` reads it
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ def parse_request(method: str, target: str) -> LogRequest | None:
 
 
 Printed = Callable[[Run, float], "list[tuple[float, str]]"]  # (run, until) -> [(moment, line)]
+CatchUp = Callable[[Run, float], Awaitable[None]]  # (run, until)
 
 
 def run_lines(name: str, image: str, run: Run, script: Script, now: float, interval: float,
@@ -199,6 +202,8 @@ class LogServer(NodeServer):
                 return await exchange.respond(200, TEXT, b"ok\n", close=True)
             found = self.lookup(log_request.namespace, log_request.pod, log_request.container)
             now = self.clock.now()
+            if found is not None and found.catch_up is not None:
+                await found.catch_up(select_run(found, log_request), now)
             text = render_log(found, log_request, now, self.interval)
         except LogError as exc:
             return await exchange.respond(exc.status, TEXT, (exc.message + "\n").encode(), close=True)

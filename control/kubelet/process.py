@@ -197,6 +197,11 @@ class MainProcess:
         coro = shell.run_argv(list(argv), Streams(self.output.write, self.output.write)) if argv else _nothing()
         self.driver = _Driver(coro, clock)
 
+    @property
+    def reached(self) -> float:
+        """The moment the replay has run to."""
+        return self.driver.clock.t
+
     def advance(self, until: float) -> None:
         self.driver.advance(until)
 

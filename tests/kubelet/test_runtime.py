@@ -378,3 +378,30 @@ def test_an_image_run_with_its_own_command_logs_what_that_prints_at_start():
         assert lines[-1] == started.strftime("%Y/%m/%d %H:%M:%S") + " [notice] 1#1: start worker process 29"
 
     run(scenario)
+
+
+def test_a_long_history_is_replayed_in_turns_before_a_log_request_reads_it():
+    """The first `kubectl logs` of a counter pod that ran an hour: the replay lets other work in."""
+    node = Node()
+
+    async def scenario():
+        loop = 'i=0; while true; do echo "$i"; i=$((i+1)); sleep 1; done'
+        node.submit(manifest(image="busybox", command=["sh", "-c", loop]))
+        await node.reconcile()
+        await node.clock.advance(3600)
+        target = node.worker.log_target("default", "web", "app")
+        turns = 0
+
+        async def other_work():
+            nonlocal turns
+            while True:
+                turns += 1
+                await asyncio.sleep(0)
+
+        beside = asyncio.ensure_future(other_work())
+        await target.catch_up(target.container.current, node.clock.now())
+        beside.cancel()
+        assert turns >= 10, "heartbeats and other requests ran between the turns"
+        assert log_of(node).splitlines()[-1] == "3600"
+
+    run(scenario)
