@@ -22,6 +22,9 @@ Annotations (on the pod; add `.<container>` to the key to aim at one container, 
   `limits.memory` it is OOMKilled (see `resources`, which also reads `stress` in the command).
 - `kubekitchen.dev/cpu-per-request: "10m"`  simulated CPU per request-per-second it serves
   (default 10m).
+- `kubekitchen.dev/narrate: "true"`  the container's log also carries the kitchen's narration lines
+  (`kitchen: starting container ...`, `... is cooking (tick N)`, how it ended); without it the log
+  is only what the container's command printed.
 
 Conventions, used when no annotation decides (the image's name is its last path segment without
 tag or digest, e.g. `ghcr.io/x/crashy:1.0` -> `crashy`; the command is `command` + `args` joined
@@ -43,15 +46,17 @@ by spaces):
    -- sh`, which then attaches to it). A tool image without a command ends at once (exit 0, after
    1 s): `kubectl run py --image=python` completes, then crash-loops, as it does on a real cluster.
    A server image (`server: true`, or an image the catalogue does not know) runs until stopped.
-4. Every `echo TEXT` in the command prints TEXT to the container's log when it starts (with the
-   run's `$(VAR)`-expanded command and its `$VAR`s replaced by the run's env: `echoes_with`).
+4. What the container prints is what its command prints, run through the simulated userland
+   (`process`, `control.userland`), or, without a command of its own, what its image's command
+   prints at start (`images.image_log`): that is its log. The kitchen's narration (starting, ready,
+   cooking ticks, the ending) is not the container's: it shows in the log only when the pod asks
+   for it with `kubekitchen.dev/narrate: "true"` (`logs`).
 5. `readinessProbe.initialDelaySeconds` delays readiness when no `ready-after` is given.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,7 +78,6 @@ _KILL_1 = re.compile(r"\bkill\s+(?:-s\s+(\w+)\s+|-(\w+)\s+)?(?:--\s+)?1(?![\w.])
 KILL_SIGNALS = {"HUP": 1, "INT": 2, "QUIT": 3, "ABRT": 6, "KILL": 9, "USR1": 10, "USR2": 12, "PIPE": 13,
                 "ALRM": 14, "TERM": 15}  # the fatal ones of `signals.SIGNALS` (STOP only pauses)
 _BARE_SHELL = re.compile(r"(/bin/)?(sh|bash|ash|zsh)( -i)?")
-_ECHO = re.compile(r"""\becho\s+("[^"]*"|'[^']*'|[^;&|\n]+)""")
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,7 @@ class Script:
     ready_after: float = 0.0
     never_ready: bool = False
     unready: bool = False  # the readiness knob: fails readiness while set
-    echo: tuple[str, ...] = ()
+    narrate: bool = False  # the log carries the kitchen's narration lines too (opt-in)
     cpu: float = 0.0  # extra millicores burnt (the CPU knob)
     cpu_per_request: float = DEFAULT_CPU_PER_REQUEST  # millicores per request per second served
     memory: float = 0.0  # extra bytes used (stress --vm-bytes, the memory knob: `resources`)
@@ -159,27 +163,6 @@ def _bytes(text: str | None) -> float | None:
     return value if value >= 0 else None
 
 
-def _echoes(command: str) -> tuple[str, ...]:
-    lines = []
-    for match in _ECHO.finditer(command):
-        text = match.group(1).strip()
-        try:
-            text = " ".join(shlex.split(text))
-        except ValueError:
-            pass
-        lines.append(text)
-    return tuple(lines)
-
-
-_SHELL_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-
-
-def echoes_with(command: tuple[str, ...], env: dict[str, str]) -> tuple[str, ...]:
-    """The echo lines of a run whose command (already `$(VAR)`-expanded) runs with `env`."""
-    text = " ".join(command)
-    return tuple(_SHELL_VAR.sub(lambda m: env.get(m.group(1) or m.group(2), ""), line) for line in _echoes(text))
-
-
 def _kill_signal(match: re.Match[str]) -> int | None:
     """The fatal signal a `kill ... 1` sends (TERM when it names none); None: it ends nothing."""
     wanted = match.group(1) or match.group(2)
@@ -234,7 +217,7 @@ def script_for(pod: dict[str, Any], container: dict[str, Any]) -> Script:
     script = Script(start_delay=_seconds(annotation(pod, "start-delay", name)), exit_after=exit_after,
                   exit_code=exit_code, ready_after=ready_after or 0.0,
                   never_ready=_flag(annotation(pod, "never-ready", name)),
-                  unready=_flag(annotation(pod, "unready", name)), echo=_echoes(command_text(container)),
+                  unready=_flag(annotation(pod, "unready", name)), narrate=_flag(annotation(pod, "narrate", name)),
                   cpu=cpu or 0.0, cpu_per_request=DEFAULT_CPU_PER_REQUEST if per_request is None else per_request)
     knob_exits = code is not None or crash_after is not None  # a knob's exit wins over the OOM killer
     return limit_script(script, _bytes(annotation(pod, "memory", name)) or 0.0, container, oom=not knob_exits)

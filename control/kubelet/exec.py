@@ -33,7 +33,7 @@ from control.kubelet.behaviour import script_for
 from control.kubelet.images import image_facts
 from control.kubelet.loads import StressHandle
 from control.kubelet.runtime import Runtime
-from control.kubelet.shell import SHELLS, Shell
+from control.userland import SHELLS, Shell
 from control.kubelet.terminal import BUSYBOX_IMAGES, Session
 
 Found = tuple[dict[str, Any], Any, tuple[Container, ...]]  # (pod, its record, containers now)

@@ -18,6 +18,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import datetime
 import fnmatch
 import functools
 import re
@@ -104,6 +105,7 @@ class ImageFacts:
     shell: bool = False
     private: bool = False
     size: int = 10_000_000
+    log: tuple[str, ...] = ()  # what its default command prints when it starts (strftime codes: the start, UTC)
 
     @property
     def domain(self) -> str:
@@ -113,6 +115,14 @@ class ImageFacts:
     def command(self) -> tuple[str, ...]:
         """What the image runs when the pod gives no command or args."""
         return self.entrypoint + self.cmd
+
+
+def image_log(container: dict[str, Any], started_at: float) -> list[tuple[float, str]]:
+    """What a container running its image's own command prints when it starts (`ImageFacts.log`,
+    its strftime codes filled with the start in UTC), each line at the start."""
+    facts = image_facts(str(container.get("image") or ""))
+    moment = datetime.datetime.fromtimestamp(started_at, datetime.timezone.utc)
+    return [(started_at, moment.strftime(line)) for line in (facts.log if facts else ())]
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -136,7 +146,7 @@ def facts_from(entry: Any) -> ImageFacts:
     return ImageFacts(repository=ref.repository, tags=frozenset(tags), entrypoint=_strings(entry.get("entrypoint")),
                       cmd=_strings(entry.get("cmd")), ports=ports, server=bool(entry.get("server", True)),
                       shell=bool(entry.get("shell", False)), private=bool(entry.get("private", False)),
-                      size=int(entry.get("size") or 10_000_000))
+                      size=int(entry.get("size") or 10_000_000), log=_strings(entry.get("log")))
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ from control.kubelet.behaviour import Script
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import Container, kill, next_wake
 from control.kubelet.podstate import PodStep
-from control.kubelet.resources import OOM_EXIT_CODE, Stress, over_limit
+from control.kubelet.resources import OOM_EXIT_CODE, over_limit
+from control.userland.stress import Stress
 
 Obj = dict[str, Any]
 

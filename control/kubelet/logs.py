@@ -1,9 +1,14 @@
 """Simulated container logs, and the kubelet's small HTTP server that hands them to the hub.
 
-What a container "prints" is computed, never stored: a start-up line naming its image, its
-`echo` lines, a ready line when readiness turns true, a tick every `interval` seconds while it
-runs, and a last line when it exits (the crash line, the completion line, or the SIGTERM line when
-stopped). So the log of a run is a pure function of the run and the time, and it only grows.
+A container's log is what its main command printed (stdout and stderr), as the simulated
+userland ran it on the run's own virtual time (`process`): kubernetes.io's counter pod logs
+`0: Mon Jan  1 ...` once a second, `printenv HOSTNAME` logs the hostname; a container running its
+image's own command logs what that prints at start (the catalogue's `log`: nginx's entrypoint
+lines, redis's banner; `images.image_log`). Nothing else is in it:
+the kitchen's narration (a start-up line naming the image, a ready line when readiness turns true,
+a tick every `interval` seconds while it runs, and a last line when it exits: the crash, the
+completion or the SIGTERM line) is added only for a pod that asks for it
+(`kubekitchen.dev/narrate: "true"`, `behaviour`). A run's log only grows.
 
 Guarantees:
 - `GET /containerLogs/<ns>/<pod>/<container>?tailLines=&follow=&timestamps=&previous=&sinceSeconds=
@@ -14,7 +19,8 @@ Guarantees:
 - follow=true streams (chunked) every new line as its moment comes and ends when the run ends,
   the pod goes, or the client leaves.
 - Request parsing (`parse_request`) and rendering (`run_lines`, `render_log`) are pure; the
-  server only moves bytes and waits on the injected clock.
+  server only moves bytes and waits on the injected clock. Before it renders, a target's
+  `catch_up` replays a long history in turns (the kubelet's other work goes on in between).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Awaitable, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from control.client.serving import Exchange, HttpError, NodeServer, Request
@@ -53,11 +59,14 @@ class LogRequest:
 
 @dataclass(frozen=True)
 class LogTarget:
-    """What the log server needs of one container: its record, its script and its image."""
+    """What the log server needs of one container: its record, its script, its image and what a
+    run of it printed by a moment (`Printed`)."""
 
     container: Container
     script: Script
     image: str
+    printed: "Printed" = lambda run, until: []
+    catch_up: "CatchUp | None" = None  # replays a long history in turns before `printed` reads it
 
 
 @dataclass(frozen=True)
@@ -104,14 +113,22 @@ def parse_request(method: str, target: str) -> LogRequest | None:
                       limit_bytes=_number(query, "limitBytes"))
 
 
-def run_lines(name: str, image: str, run: Run, script: Script, now: float, interval: float) -> list[LogLine]:
-    """Every line the run has printed by `now`, in order."""
+Printed = Callable[[Run, float], "list[tuple[float, str]]"]  # (run, until) -> [(moment, line)]
+CatchUp = Callable[[Run, float], Awaitable[None]]  # (run, until)
+
+
+def run_lines(name: str, image: str, run: Run, script: Script, now: float, interval: float,
+              printed: list[tuple[float, str]] = ()) -> list[LogLine]:  # type: ignore[assignment]
+    """Every line the run has printed by `now` (`printed`: its command's output), in order; with
+    the kitchen's narration when the script asks for it."""
     start = run.started_at
     end = min(now, run.finished_at) if run.finished_at is not None else now
     if end < start:
         return []
-    lines = [LogLine(start, f"kitchen: starting container {name} from image {image} (run {run.number})")]
-    lines += [LogLine(start, text) for text in script.echo]
+    output = [LogLine(at, text) for at, text in printed if start <= at <= end]
+    if not script.narrate:
+        return output
+    lines = [LogLine(start, f"kitchen: starting container {name} from image {image} (run {run.number})"), *output]
     ready_at = start + script.ready_after
     if not script.never_ready and script.ready_after > 0 and ready_at <= end and \
             (run.finished_at is None or ready_at < run.finished_at):
@@ -161,7 +178,8 @@ def format_lines(lines: list[LogLine], request: LogRequest, now: float) -> str:
 def render_log(target: LogTarget | None, request: LogRequest, now: float, interval: float) -> str:
     run = select_run(target, request)
     assert target is not None
-    return format_lines(run_lines(target.container.name, target.image, run, target.script, now, interval), request, now)
+    lines = run_lines(target.container.name, target.image, run, target.script, now, interval, target.printed(run, now))
+    return format_lines(lines, request, now)
 
 
 Lookup = Callable[[str, str, str], "LogTarget | None"]
@@ -191,6 +209,8 @@ class LogServer(NodeServer):
             if path is not None and path.exists():
                 return await self.answer_file(log_request, path, exchange)
             now = self.clock.now()
+            if found is not None and found.catch_up is not None:
+                await found.catch_up(select_run(found, log_request), now)
             text = render_log(found, log_request, now, self.interval)
         except LogError as exc:
             return await exchange.respond(exc.status, TEXT, (exc.message + "\n").encode(), close=True)
@@ -249,8 +269,8 @@ class LogServer(NodeServer):
             if c is None or found is None or run is None:
                 return
             now = self.clock.now()
-            fresh = [line for line in run_lines(c.name, found.image, run, found.script, now, self.interval)
-                     if seen_until < line.at <= now]
+            every = run_lines(c.name, found.image, run, found.script, now, self.interval, found.printed(run, now))
+            fresh = [line for line in every if seen_until < line.at <= now]
             seen_until = now
             await exchange.send(format_lines(fresh, LogRequest("", "", "", timestamps=request.timestamps), now).encode())
             if run.finished_at is not None and run.finished_at <= now:

@@ -25,6 +25,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 from dataclasses import replace
@@ -39,11 +40,12 @@ from control.clock import Clock
 from control.kinds.meta import is_condition_true
 from control.kinds.serviceaccounts import MIRROR_POD_ANNOTATION as MIRROR_POD
 from control.kinds.staticpods import HOST_PROCESS
-from control.kubelet.behaviour import Script, echoes_with, script_for
+from control.kubelet.behaviour import Script, script_for
 from control.kubelet.config import KubeletConfig
 from control.kubelet.containers import Container, Happening, Run, advance, container_id, kill
 from control.kubelet.filesystem import pod_hostname
 from control.kubelet.hooks import run_hook
+from control.kubelet.images import image_log
 from control.kubelet.process import TimedOut, run_once
 from control.kubelet.loads import enforce
 from control.kubelet.logs import LogTarget, run_lines
@@ -58,6 +60,7 @@ from control.kubelet.runtime import Event, Runtime
 
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
+CATCH_UP_SECONDS = 300.0  # of a run's time replayed at a turn before a log request reads it (~60 ms of CPU)
 
 
 def container_spec(pod: Obj, name: str) -> Obj | None:
@@ -131,7 +134,7 @@ class PodWorker:
         if step.record.stopping_since is None:  # exec'd stress over the memory limit: the OOM killer
             step = enforce(pod, step, self.runtime.loads, scripts_of(pod), now, restart_policy(pod), self.config.backoff)
         step = replace(step, record=with_messages(pod, step.record, step.happenings, partial(self._files_at, pod, record),
-                                                  partial(self._log_lines, pod)))
+                                                  partial(self._log_lines, pod, record)))
         await self.say(pod, said)  # before the write: the runtime tells each new trouble once
         status = render_status(pod, step.record, now)
         if status != (pod.get("status") or {}):
@@ -219,11 +222,42 @@ class PodWorker:
         return self.runtime.replayed(pod, c.name, run.container_id, record.pod_ip, run.started_at,
                                      run.finished_at or run.started_at)
 
-    def _log_lines(self, pod: Obj, c: Container, run: Run) -> list[str]:
+    def _log_lines(self, pod: Obj, record: PodRecord, c: Container, run: Run) -> list[str]:
         spec = container_spec(pod, c.name) or {}
-        lines = run_lines(c.name, spec.get("image") or c.image, run, script_for(pod, spec),
-                          run.finished_at or run.started_at, self.config.log_interval)
+        end = run.finished_at or run.started_at
+        lines = run_lines(c.name, spec.get("image") or c.image, run, script_for(pod, spec), end,
+                          self.config.log_interval, self._printed(pod, record, c.name, run, end))
         return [line.text for line in lines]
+
+    def _printed(self, pod: Obj, record: PodRecord, name: str, run: Run, until: float) -> list[tuple[float, str]]:
+        """What a run's command printed by `until` (not past its end): replayed as far as that when
+        it is still replaying, or was never replayed; read back when the run is over and forgotten."""
+        moment = min(until, run.finished_at) if run.finished_at is not None else until
+        made = self.runtime.config(pod, name, run.container_id, record.host_ip, record.pod_ip)  # adopted: made now
+        if not (made.command or made.args):  # the image's own command: what it prints when it starts
+            return [line for line in image_log(container_spec(pod, name) or {}, run.started_at) if line[0] <= moment]
+        if self._replays(run):
+            self.runtime.replayed(pod, name, run.container_id, record.pod_ip, run.started_at, moment)
+        return self.runtime.printed(run.container_id, moment)
+
+    def _replays(self, run: Run) -> bool:
+        """Whether a run's command is (still, or yet to be) replayed, rather than read back when over."""
+        return run.container_id in self.runtime.processes or run.container_id not in self.runtime.outputs
+
+    async def _catch_up(self, pod: Obj, record: PodRecord, name: str, run: Run, until: float) -> None:
+        """Replay a long history before a log request reads it, CATCH_UP_SECONDS of the run's time at
+        a turn, letting the kubelet's other work in between (the first `kubectl logs` of a pod that
+        ran a day replays a day: it must not hold up heartbeats)."""
+        moment = min(until, run.finished_at) if run.finished_at is not None else until
+        made = self.runtime.config(pod, name, run.container_id, record.host_ip, record.pod_ip)
+        if not (made.command or made.args) or not self._replays(run):
+            return
+        process = self.runtime.processes.get(run.container_id)
+        reached = process.reached if process is not None else run.started_at
+        while reached + CATCH_UP_SECONDS < moment:
+            reached += CATCH_UP_SECONDS
+            self.runtime.replayed(pod, name, run.container_id, record.pod_ip, run.started_at, reached)
+            await asyncio.sleep(0)
 
     def _started(self, pod: Obj, record: PodRecord, happenings: tuple[Happening, ...]) -> None:
         """Make the files of every run that just started, as they are at its start."""
@@ -231,8 +265,13 @@ class PodWorker:
             container = record.container(happening.container) if happening.kind == "started" else None
             if container is not None:
                 run_id = container_id(container.seed, happening.run)
-                if happening.run > 0:  # a restart starts from fresh files: the last run's go
+                if happening.run > 0:  # a restart starts from fresh files: the last run's go (its log stays)
+                    ended = container.previous
+                    if ended is not None and ended.container_id == container_id(container.seed, happening.run - 1):
+                        self._printed(pod, record, container.name, ended, ended.finished_at or ended.started_at)
                     self.runtime.forget_files(container_id(container.seed, happening.run - 1))
+                if happening.run > 1:  # only the current and the previous run's logs are served
+                    self.runtime.forget_output(container_id(container.seed, happening.run - 2))
                 self.runtime.config(pod, container.name, run_id, record.host_ip, record.pod_ip)
                 self.runtime.files(pod, container.name, run_id, record.pod_ip)
 
@@ -349,8 +388,8 @@ class PodWorker:
         script = script_for(pod, spec) if pod and spec else Script()
         if pod is not None and record and record.stopping_since is None and found in record.containers:
             found, _ = advance(found, script, restart_policy(pod), self.clock.now(), self.config.backoff)
-        made = self.runtime.configs.get(found.last_run.container_id) if found.last_run else None
-        if made is not None and (made.command or made.args):  # what the run really echoed
-            script = replace(script, echo=echoes_with(made.command + made.args, made.env))
-        return LogTarget(found, script, (spec or {}).get("image") or found.image)
+        if pod is None or record is None:
+            return LogTarget(found, script, (spec or {}).get("image") or found.image)
+        return LogTarget(found, script, (spec or {}).get("image") or found.image,
+                         partial(self._printed, pod, record, container), partial(self._catch_up, pod, record, container))
 

@@ -13,7 +13,10 @@ Guarantees:
   moment each command ran, so `date > /tmp/when` writes that moment.
 - A command that waits on anything but its clock (real I/O) ends the replay there; a line that
   runs more than MAX_STEPS commands without sleeping is stopped there (a busy loop never hangs
-  the kubelet). Output is dropped (the log is the script's).
+  the kubelet).
+- What the main command prints (stdout and stderr, as a container runtime logs both) is kept in
+  `MainProcess.output`, each line with the moment it was printed: it is the container's log
+  (`logs`). The last MAX_LOG_LINES lines are kept (older ones are "rotated away").
 - `kill 1` in the main command ends the replay there (PID 1 is the process being replayed; its
   exit is the script's, `behaviour`): nothing after it runs. In a one-off command it is the exec'd
   kill's business (exec sets the handle), and without one it is `No such process`.
@@ -23,13 +26,15 @@ Guarantees:
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Coroutine, Generator
 
 from control.kubelet.filesystem import Filesystem
-from control.kubelet.shell import SHELLS, Shell, Streams
+from control.userland import SHELLS, Shell, Streams
 
 MAX_STEPS = 10_000
+MAX_LOG_LINES = 10_000
 
 
 class _Wake:
@@ -135,7 +140,7 @@ class _Driver:
                 return
             if isinstance(yielded, _Wake):
                 self.wake_at, steps = yielded.until, 0
-            elif isinstance(yielded, _Step):
+            elif yielded is None or isinstance(yielded, _Step):  # a command, or a loop's turn (`asyncio.sleep(0)`)
                 steps += 1
                 if steps > MAX_STEPS:
                     self.stop()
@@ -153,19 +158,49 @@ def _shell(fs: Filesystem, clock: VirtualClock, hostname: str, env: dict[str, st
     return CountingShell(fs, clock=clock, hostname=hostname, env=env, name=name)
 
 
-def _discard(data: bytes) -> None:
-    pass
+class Output:
+    """What a process printed, line by line, each line stamped with the moment its first byte was
+    printed (a line still being written counts: a runtime logs it too)."""
+
+    def __init__(self, clock: VirtualClock):
+        self.clock = clock
+        self.lines: deque[tuple[float, str]] = deque(maxlen=MAX_LOG_LINES)
+        self.partial, self.partial_at = b"", 0.0
+
+    def write(self, data: bytes) -> None:
+        while data:
+            if not self.partial:
+                self.partial_at = self.clock.t
+            line, newline, data = data.partition(b"\n")
+            self.partial += line
+            if not newline:
+                return
+            self.lines.append((self.partial_at, self.partial.decode(errors="replace")))
+            self.partial = b""
+
+    def until(self, moment: float) -> list[tuple[float, str]]:
+        """The lines printed at or before `moment`, oldest first."""
+        printed = [line for line in self.lines if line[0] <= moment]
+        if self.partial and self.partial_at <= moment:
+            printed.append((self.partial_at, self.partial.decode(errors="replace")))
+        return printed
 
 
 class MainProcess:
-    """A run's main command (its expanded command + args), replayed into its files."""
+    """A run's main command (its expanded command + args), replayed into its files and its log."""
 
     def __init__(self, fs: Filesystem, argv: list[str], env: dict[str, str], hostname: str, started_at: float):
         clock = VirtualClock(started_at)
         shell = _shell(fs, clock, hostname, env, argv)
         shell.resources = _OwnPid1()
-        coro = shell.run_argv(list(argv), Streams(_discard, _discard)) if argv else _nothing()
+        self.output = Output(clock)
+        coro = shell.run_argv(list(argv), Streams(self.output.write, self.output.write)) if argv else _nothing()
         self.driver = _Driver(coro, clock)
+
+    @property
+    def reached(self) -> float:
+        """The moment the replay has run to."""
+        return self.driver.clock.t
 
     def advance(self, until: float) -> None:
         self.driver.advance(until)

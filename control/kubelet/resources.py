@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from control.kinds.quantity import parse_quantity
+from control.userland.stress import Stress, parse_stress
 
 if TYPE_CHECKING:  # behaviour imports this module: only the type, not the module, here
     from control.kubelet.behaviour import Script
@@ -32,52 +33,7 @@ Obj = dict[str, Any]
 OOM_SECONDS = 1.0  # how long a container whose command is over its limit lives
 OOM_EXIT_CODE = 137  # 128 + SIGKILL
 BASE_MEMORY = 16 * 2**20  # the usage model's idle working set (see `usage`)
-_STRESS_UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30}
-_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([bkmgBKMG]?)$")
 _SEPARATORS = {";", "&&", "||", "|", "&"}
-
-
-def stress_size(text: str) -> float | None:
-    """A stress size (`250M`, `1g`, `4096`) in bytes; None when unreadable."""
-    match = _SIZE.match(text.strip())
-    return float(match.group(1)) * _STRESS_UNITS[match.group(2).lower()] if match else None
-
-
-@dataclass(frozen=True)
-class Stress:
-    memory: float = 0.0  # bytes
-    cpu: float = 0.0  # millicores
-    timeout: float | None = None  # seconds (`-t N` / `--timeout N`)
-
-
-def parse_stress(args: list[str]) -> Stress:
-    """stress's (and vish/stress's) options: --vm N, --vm-bytes SIZE, --cpu N / -c N / -cpus N, -t N."""
-    options: dict[str, str] = {}
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        name, eq, value = arg.partition("=")
-        if name.startswith("-") and not eq and i + 1 < len(args) and not args[i + 1].startswith("-"):
-            value, i = args[i + 1], i + 1
-        options[name.lstrip("-")] = value
-        i += 1
-    workers = options.get("vm") or options.get("m")
-    size = options.get("vm-bytes")
-    memory = 0.0
-    if workers is not None or size is not None:
-        count = int(workers) if (workers or "").isdigit() else 1
-        memory = count * ((stress_size(size) or 0.0) if size else 256.0 * 2**20)
-    cpus = options.get("cpu") or options.get("c") or options.get("cpus")
-    try:
-        cpu = float(cpus) * 1000 if cpus else 0.0
-    except ValueError:
-        cpu = 0.0
-    timeout = options.get("timeout") or options.get("t")
-    try:
-        seconds = float(timeout.rstrip("s")) if timeout else None
-    except ValueError:
-        seconds = None
-    return Stress(memory=max(0.0, memory), cpu=max(0.0, cpu), timeout=seconds)
 
 
 def command_stress(container: Obj) -> Stress:

@@ -31,7 +31,7 @@ from control.clock import Clock
 from control.kubelet.containers import Container, next_run_id, start_due
 from control.kubelet.envvars import ConfigError, ContainerEnv, NodeFacts, resolve
 from control.kubelet.filesystem import Filesystem, pod_hostname
-from control.kubelet.process import MainProcess
+from control.kubelet.process import MainProcess, Output
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.projection import MountError, Tokens, token_sources
 from control.kubelet.loads import Loads
@@ -153,6 +153,7 @@ class Runtime:
         self.configs: dict[str, ContainerEnv] = {}  # by container run ID
         self.sandboxes: dict[str, Filesystem] = {}  # by container run ID
         self.processes: dict[str, MainProcess] = {}  # by container run ID: its main command, replayed
+        self.outputs: dict[str, Output] = {}  # by container run ID: what it printed (kept after the run, for --previous)
         self.troubles: dict[str, set[str]] = {}  # by pod uid: the FailedMount messages told last
 
     def facts_for(self, host_ip: str, pod_ip: str) -> NodeFacts:
@@ -254,8 +255,18 @@ class Runtime:
             argv = list(made.command + made.args) if made else []
             process = self.processes[run_id] = MainProcess(fs, argv, dict(made.env) if made else {},
                                                            pod_hostname(pod)[0], started_at)
+            self.outputs[run_id] = process.output
         process.advance(until)
         return fs
+
+    def printed(self, run_id: str, until: float) -> list[tuple[float, str]]:
+        """What a run's main command printed by `until` (replayed as far as it was asked: `replayed`)."""
+        output = self.outputs.get(run_id)
+        return output.until(until) if output is not None else []
+
+    def forget_output(self, run_id: str) -> None:
+        """A run older than the previous one: its log is no longer served."""
+        self.outputs.pop(run_id, None)
 
     def keep_only(self, live: set[str]) -> None:
         """Forget the files and configs of runs that are no more (called with the live run IDs)."""
@@ -275,6 +286,7 @@ class Runtime:
         for run_id in run_ids:
             self.sandboxes.pop(run_id, None)
             self.configs.pop(run_id, None)
+            self.outputs.pop(run_id, None)
             process = self.processes.pop(run_id, None)
             if process is not None:
                 process.stop()

@@ -22,14 +22,12 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from control.userland.files import FsError
+
 NO_SUCH = "No such file or directory"
 MAX_FILE_BYTES = 8 * 1024 * 1024
 FILE_MODE, DIR_MODE = 0o644, 0o755
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")  # a DNS subdomain, as PV names are
-
-
-class FsError(Exception):
-    """A failed file operation, with errno's text (strerror)."""
 
 
 def safe_name(name: str) -> bool:

@@ -23,7 +23,8 @@ from typing import Callable
 
 from control.client.remotecommand import (CLOSE, ERROR, RESIZE, STDERR, STDIN, STDOUT, FrameError, FrameReader,
                                           exit_status, frame, status_json)
-from control.kubelet.shell import SHELLS, Shell, ShellExit, Streams
+from control.userland import SHELLS, Shell, ShellExit, Streams
+from control.userland.stdin import reads_stdin as shell_reads_stdin
 
 BUSYBOX_IMAGES = ("busybox", "alpine")
 INTERRUPTED = 130
@@ -48,12 +49,9 @@ def interactive(argv: list[str]) -> bool:
 
 def reads_stdin(argv: list[str]) -> bool:
     """Whether a command reads its stdin to the end before it can finish (`cat` with no file,
-    `tar x` from `-`: `programs.STDIN_READERS`); any other command runs at once, as `ls` does
-    under `kubectl exec -it POD -- ls`."""
-    from control.kubelet.programs import STDIN_READERS  # programs import the shell, as we do
-
-    wants = STDIN_READERS.get(posixpath.basename(argv[0])) if argv else None
-    return wants is not None and wants(argv[1:])
+    `tar x` from `-`, `sh -c cat`: `control.userland.shell.reads_stdin`); any other command runs at
+    once, as `ls` does under `kubectl exec -it POD -- ls`."""
+    return shell_reads_stdin(argv)
 
 
 class Session:

@@ -54,7 +54,7 @@ def test_create_wait_and_logs_of_a_job(cluster):
     assert created.stdout.strip() == "job.batch/hello created"
     waited = cluster.kubectl("wait", "--for=condition=complete", "job/hello", "--timeout=60s", timeout=90)
     assert waited.stdout.strip() == "job.batch/hello condition met"
-    assert "hi" in cluster.kubectl("logs", "job/hello").stdout.splitlines()  # beside the kitchen's own lines
+    assert cluster.kubectl("logs", "job/hello").stdout == "hi\n", "what `echo hi` printed, and nothing else"
     job = get_json(cluster, "job", "hello")
     assert job["status"]["succeeded"] == 1 and job["status"]["completionTime"]
     assert [c["type"] for c in job["status"]["conditions"]] == ["SuccessCriteriaMet", "Complete"]
@@ -141,7 +141,7 @@ def test_create_cronjob_and_a_job_from_it(cluster):
     job = get_json(cluster, "job", "by-hand")
     assert job["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
     assert job["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
-    assert "tock" in cluster.kubectl("logs", "job/by-hand").stdout.splitlines()
+    assert cluster.kubectl("logs", "job/by-hand").stdout == "tock\n"
     bad = cluster.kubectl("create", "cronjob", "bad", "--image=busybox", "--schedule=every minute", check=False)
     assert bad.returncode != 0 and 'spec.schedule: Invalid value: "every minute": expected exactly 5 fields' \
         in bad.stderr

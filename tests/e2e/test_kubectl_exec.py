@@ -50,6 +50,11 @@ def test_stdin_runs_through_the_shell_and_files_persist(hub):
     assert piped.stdout == "hello\n"
     assert hub.kubectl("exec", "box", "--", "cat", "/tmp/f").stdout == "hello\n"
     assert hub.kubectl("exec", "-i", "box", "--", "cat", input="piped\n").stdout == "piped\n"
+    assert hub.kubectl("exec", "-i", "box", "--", "sh", "-c", "cat", input="hi\n").stdout == "hi\n", "sh -c reads it too"
+    counted = hub.kubectl("exec", "-i", "box", "--", "sh", "-c", "grep -c x | tr -d ' '", input="x\ny\nx\n")
+    assert counted.stdout == "2\n"
+    assert hub.kubectl("exec", "box", "--", "sh", "-c", "echo $((6*7)); seq -s ' ' 3; echo hi | gzip | zcat").stdout \
+        == "42\n1 2 3\nhi\n"
     assert "search default.svc.cluster.local" in hub.kubectl("exec", "box", "--", "cat", "/etc/resolv.conf").stdout
 
 

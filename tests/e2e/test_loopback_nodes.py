@@ -140,7 +140,7 @@ def test_exec_into_a_pod_and_from_it_reach_the_service(cluster):
     head = cluster.kubectl("exec", pods[0], "--", "curl", "-si", f"http://{other}/").stdout
     assert head.startswith("HTTP/1.1 200 OK") and f"x-kubekitchen-pod: default/{pods[1].split('/')[1]}" in head, head
     logs = cluster.kubectl("logs", pods[1]).stdout
-    assert logs.strip(), "the pod's log, fetched from its node's kubelet"
+    assert "Configuration complete; ready for start up" in logs, "nginx's start, fetched from its node's kubelet"
 
 
 def test_port_forward_reaches_a_pod(cluster):

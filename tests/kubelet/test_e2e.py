@@ -1,6 +1,6 @@
 """The kubelet as its own process against a real hub, driven by the real kubectl: the node turns
-Ready and renews its Lease, a pod runs with an IP and logs, a crashing pod loops with growing
-back-off, and `kubectl delete pod` returns after the graceful stop and final delete."""
+Ready and renews its Lease, a pod runs with an IP and logs what its command prints (kubernetes.io's
+counter pod), a crashing pod loops with growing back-off, and `kubectl delete pod` returns after the graceful stop and final delete."""
 
 from __future__ import annotations
 
@@ -27,6 +27,11 @@ def hub():
 
 
 eventually = partial(wait_for, timeout=15)
+COUNTER = 'i=0; while true; do echo "$i: $(date)"; i=$((i+1)); sleep 1; done'  # kubernetes.io's counter pod
+
+
+def busybox(*command: str) -> list[dict]:
+    return [{"name": "app", "image": "busybox:1.28", "command": list(command)}]
 
 def pod_manifest(name: str, annotations: dict | None = None, **spec) -> str:
     obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "annotations": annotations or {}},
@@ -52,12 +57,13 @@ def test_the_node_registers_ready_and_renews_its_lease(hub):
 
 
 def test_a_pod_runs_with_an_ip_and_prints_logs(hub):
-    hub.kubectl("apply", "-f", "-", input=pod_manifest("web"))
+    hub.kubectl("apply", "-f", "-", input=pod_manifest("web", containers=busybox("/bin/sh", "-c", COUNTER)))
     row = eventually(lambda: next((l for l in hub.kubectl("get", "pod", "web", "-o", "wide").stdout.splitlines()
                                    if " Running " in l and "10.244.1." in l), None), what="web Running")
     assert "1/1" in row and NODE in row
-    logs = eventually(lambda: (out := hub.kubectl("logs", "web").stdout).count("cooking") >= 1 and out, what="ticks")
-    assert "kitchen: starting container app from image nginx:1.25 (run 0)" in logs
+    logs = eventually(lambda: (out := hub.kubectl("logs", "web").stdout).count("\n") >= 2 and out, what="counting")
+    assert logs.startswith("0: ") and logs.splitlines()[1].startswith("1: ") and " UTC 20" in logs
+    assert "kitchen" not in logs, "the log is what the container printed, no narration"
     assert hub.kubectl("logs", "web", "--tail=1").stdout.count("\n") == 1
     with hub.python_client() as api:
         pod = client.CoreV1Api(api).read_namespaced_pod("web", "default")
@@ -73,7 +79,7 @@ def test_a_pod_runs_with_an_ip_and_prints_logs(hub):
 
 
 def test_a_crashing_pod_loops_with_growing_restarts(hub):
-    hub.kubectl("apply", "-f", "-", input=pod_manifest("crash", {"kubekitchen.dev/crash-after": "1"}))
+    hub.kubectl("apply", "-f", "-", input=pod_manifest("crash", containers=busybox("sh", "-c", "echo toasting; sleep 1; exit 1")))
     seen: set[str] = set()
 
     def looped():
@@ -83,7 +89,7 @@ def test_a_crashing_pod_loops_with_growing_restarts(hub):
 
     eventually(looped, timeout=20, what="restarts and CrashLoopBackOff")
     previous = hub.kubectl("logs", "crash", "--previous").stdout
-    assert previous.strip().endswith("kitchen: app crashed: exiting with code 1")
+    assert previous == "toasting\n", "what the last run printed"
     status = get_json(hub, "pod", "crash")["status"]["containerStatuses"][0]
     assert status["lastState"]["terminated"]["exitCode"] == 1 and status["restartCount"] >= 2
     events = hub.kubectl("get", "events", "--field-selector", "involvedObject.name=crash").stdout
@@ -91,13 +97,16 @@ def test_a_crashing_pod_loops_with_growing_restarts(hub):
 
 
 def test_logs_follow_until_the_run_ends_and_a_finished_pod_is_failed(hub):
-    hub.kubectl("apply", "-f", "-", input=pod_manifest("once", {"kubekitchen.dev/crash-after": "2"},
-                                                        restartPolicy="Never"))
+    hub.kubectl("apply", "-f", "-", input=pod_manifest("once", {"kubekitchen.dev/narrate": "true"},
+                                                        restartPolicy="Never", containers=busybox(
+                                                            "sh", "-c", "echo start; sleep 2; echo done; exit 1")))
     eventually(lambda: "Running" in hub.kubectl("get", "pod", "once").stdout, what="once Running")
     started = time.monotonic()
     followed = hub.kubectl("logs", "-f", "once", timeout=15).stdout
     assert time.monotonic() - started < 10
-    assert followed.strip().endswith("kitchen: app crashed: exiting with code 1")
+    told = [line for line in followed.splitlines() if "is cooking (tick" not in line]
+    assert told[1:] == ["start", "done", "kitchen: app crashed: exiting with code 1"], \
+        "the narration, opted in, around what the command printed"
     assert eventually(lambda: get_json(hub, "pod", "once")["status"]["phase"] == "Failed", what="Failed")
 
 
@@ -105,8 +114,10 @@ def test_a_restarted_kubelet_adopts_its_running_pods(hub):
     before = get_json(hub, "pod", "web")
     hub.kubelet.stop()
     hub.kubelet.start()
-    logs = eventually(lambda: hub.kubectl("logs", "web", check=False).stdout, what="the new kubelet's logs")
-    assert "starting container app from image nginx:1.25 (run 0)" in logs, "the same run carries on"
+    tries: list[str] = []
+    logs = eventually(lambda: (r := hub.kubectl("logs", "web", check=False)).stdout or tries.append(r.stderr),
+                      timeout=30, what=f"the new kubelet's logs (errors: {tries[-1:]})")
+    assert logs.startswith("0: ") and logs.count("\n") >= 2, "the same run carries on (its log from its start)"
     after = get_json(hub, "pod", "web")
     assert after["status"]["containerStatuses"] == before["status"]["containerStatuses"]
     assert after["status"]["podIP"] == before["status"]["podIP"]

@@ -20,7 +20,7 @@ from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import advance, new_container
 from control.kubelet.exec import ExecServer, parse_exec
 from control.kubelet.terminal import prompt_for
-from control.kubelet.shell import Shell
+from control.userland.shell import Shell
 from control.kubelet.filesystem import Filesystem
 
 AUTH = f"Authorization: Bearer {nodeaccess.token()}\r\n"  # the hub's proof, as node servers require it

@@ -1,5 +1,5 @@
 """The kubelet is a spoke: it may import only the spoke toolkit, the clock, the pure kinds, the error
-vocabulary and itself — never the store, the models or the API server (DESIGN.md)."""
+vocabulary, the containers' userland and itself — never the store, the models or the API server (DESIGN.md)."""
 
 import ast
 from pathlib import Path
@@ -8,8 +8,9 @@ import control.kubelet
 
 # control.installation: a leaf (os, pathlib, platformdirs) saying where the data folder is by default.
 # control.config: a leaf (the standard library) that names and reads the environment's variables.
+# control.userland: the containers' shell and programs, which import neither the kubelet nor the client.
 ALLOWED = ("control.client", "control.clock", "control.kinds", "control.errors", "control.kubelet", "control.installation",
-           "control.config")
+           "control.config", "control.userland")
 
 
 def test_the_kubelet_imports_only_what_a_spoke_may():

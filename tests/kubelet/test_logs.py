@@ -39,24 +39,34 @@ def running(script=Script(), at=T0 + 0.0):
     return c
 
 
-def test_a_run_prints_start_echo_ready_ticks_and_its_end():
-    script = Script(exit_after=5, exit_code=1, ready_after=1.5, echo=("hello",))
+def test_a_runs_log_is_what_its_command_printed_and_nothing_else():
+    script = Script(exit_after=5, exit_code=1, ready_after=1.5)
     c = running(script, T0 + 6)  # crashed at 5, backing off
-    lines = [line.text for line in run_lines("app", "nginx", c.previous, script, T0 + 6, interval=2)]
+    printed = [(T0, "0: Fri Jan 15 08:00:00 UTC 2027"), (T0 + 1, "1: Fri Jan 15 08:00:01 UTC 2027"),
+               (T0 + 7, "after the end")]
+    lines = run_lines("app", "busybox", c.previous, script, T0 + 6, 2, printed)
+    assert [(line.at, line.text) for line in lines] == printed[:2], "no narration, nothing past the run's end"
+    assert run_lines("app", "busybox", c.previous, script, T0 + 0.5, 2, printed)[-1].text.startswith("0: ")
+
+
+def test_a_narrating_run_prints_start_output_ready_ticks_and_its_end():
+    script = Script(exit_after=5, exit_code=1, ready_after=1.5, narrate=True)
+    c = running(script, T0 + 6)  # crashed at 5, backing off
+    lines = [line.text for line in run_lines("app", "nginx", c.previous, script, T0 + 6, 2, [(T0, "hello")])]
     assert lines == ["kitchen: starting container app from image nginx (run 0)", "hello",
                      "kitchen: app is ready to serve", "kitchen: app is cooking (tick 1)",
                      "kitchen: app is cooking (tick 2)", "kitchen: app crashed: exiting with code 1"]
-    early = run_lines("app", "nginx", c.previous, script, T0 + 1, interval=2)
+    early = run_lines("app", "nginx", c.previous, script, T0 + 1, 2, [(T0, "hello")])
     assert [line.text for line in early] == lines[:2], "the log only grows with time"
 
 
 def test_a_stopped_run_says_sigterm():
     c, _ = stop(running(), T0 + 3)
-    assert run_lines("app", "nginx", c.current, Script(), T0 + 10, 2)[-1].text.endswith("received SIGTERM, shutting down gracefully")
+    assert run_lines("app", "nginx", c.current, Script(narrate=True), T0 + 10, 2)[-1].text.endswith("received SIGTERM, shutting down gracefully")
 
 
 def test_render_tail_timestamps_and_kubernetes_errors():
-    target = LogTarget(running(), Script(), "nginx")
+    target = LogTarget(running(), Script(narrate=True), "nginx")
     text = render_log(target, LogRequest("d", "web", "app", tail_lines=2, timestamps=True), T0 + 10, 2)
     assert text.splitlines() == ["2027-01-15T08:00:08.000000000Z kitchen: app is cooking (tick 4)",
                                  "2027-01-15T08:00:10.000000000Z kitchen: app is cooking (tick 5)"]
@@ -84,7 +94,7 @@ async def fetch(port: int, target: str) -> tuple[str, bytes]:
 
 def test_the_server_answers_plain_requests():
     clock = FakeClock(T0 + 4)
-    targets = {("default", "web", "app"): LogTarget(running(), Script(), "nginx")}
+    targets = {("default", "web", "app"): LogTarget(running(), Script(narrate=True), "nginx")}
     server = LogServer(lambda ns, pod, c: targets.get((ns, pod, c)), clock=clock, interval=2)
 
     async def scenario():
@@ -101,11 +111,15 @@ def test_the_server_answers_plain_requests():
     asyncio.run(scenario())
 
 
-def test_follow_streams_new_lines_and_ends_with_the_run():
+def test_follow_streams_what_the_command_prints_as_it_prints_it_and_ends_with_the_run():
     clock = FakeClock(T0 + 1)
     script = Script(exit_after=5, exit_code=1)
     state = {"now": running(script, T0 + 1)}
-    server = LogServer(lambda ns, pod, c: LogTarget(state["now"], script, "nginx"), clock=clock, interval=2, poll=1)
+    said = [(T0 + n, f"{n}: counting") for n in range(0, 8, 2)]  # 0, 2, 4 within the run; 6 after its end
+
+    def target(ns, pod, c):
+        return LogTarget(state["now"], script, "busybox", lambda run, until: [x for x in said if x[0] <= until])
+    server = LogServer(target, clock=clock, interval=2, poll=1)
 
     async def scenario():
         port = await server.start("127.0.0.1")
@@ -114,13 +128,13 @@ def test_follow_streams_new_lines_and_ends_with_the_run():
         await writer.drain()
         head = await reader.readuntil(b"\r\n\r\n")
         assert b"Transfer-Encoding: chunked" in head
-        first = await reader.readuntil(b"(run 0)\n\r\n")  # the first chunk: the lines so far
-        assert b"starting container app" in first
+        first = await reader.readuntil(b"0: counting\n\r\n")  # the first chunk: the lines so far
+        assert b"kitchen" not in first
         for second in range(2, 7):
             state["now"], _ = advance(state["now"], script, "Always", T0 + second, BACKOFF)
             await clock.advance(1)
         rest = await asyncio.wait_for(reader.read(), timeout=5)
-        assert b"tick 1" in rest and b"tick 2" in rest and b"crashed: exiting with code 1" in rest
+        assert b"2: counting" in rest and b"4: counting" in rest and b"6: counting" not in rest
         assert rest.endswith(b"0\r\n\r\n"), "the stream ends when the run ends"
         writer.close()
         await server.close()

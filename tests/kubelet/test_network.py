@@ -11,8 +11,9 @@ import pytest
 
 from control import errors
 from control.kubelet.filesystem import Filesystem
-from control.kubelet.network import NetworkHandle, parse_url
-from control.kubelet.shell import Shell, Streams
+from control.kubelet.network import NetworkHandle
+from control.userland.network import parse_url
+from control.userland.shell import Shell, Streams
 from control.clock import FakeClock
 
 ANSWER = {"name": "web.default.svc.cluster.local", "type": "A", "records": ["10.96.3.4"], "service": "default/web"}

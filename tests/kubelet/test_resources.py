@@ -11,8 +11,9 @@ from control.kubelet.behaviour import script_for
 from control.kubelet.containers import Run
 from control.kubelet.filesystem import Filesystem
 from control.kubelet.loads import Loads, StressHandle
-from control.kubelet.resources import BASE_MEMORY, command_stress, parse_stress
-from control.kubelet.shell import Shell, Streams
+from control.kubelet.resources import BASE_MEMORY, command_stress
+from control.userland.stress import parse_stress
+from control.userland.shell import Shell, Streams
 from control.kubelet.usage import NANO_PER_MILLICORE, PodView, UsageMeter, pod_summary
 from tests.kubelet.test_pods import Node, manifest, run
 

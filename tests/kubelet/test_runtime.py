@@ -16,6 +16,7 @@ from control.client.runner import DONE, requeue_after
 from control.clock import FakeClock
 from control.kubelet.config import BackoffPolicy, KubeletConfig
 from control.kubelet.containers import container_id
+from control.kubelet.logs import LogRequest, render_log
 from control.kubelet.node import IpPool
 from control.kubelet.pods import PodWorker
 from control.kubelet.runtime import Runtime
@@ -236,14 +237,51 @@ def test_secret_env_is_decoded():
     run(scenario)
 
 
-def test_logs_echo_the_expanded_command():
+def log_of(node, container="app", **options):
+    target = node.worker.log_target("default", "web", container)
+    return render_log(target, LogRequest("default", "web", container, **options), node.clock.now(), 2)
+
+
+def test_logs_are_what_the_expanded_command_printed():
     node = Node()
 
     async def scenario():
         node.submit(manifest(image="busybox", command=["sh", "-c", "echo $(GREETING) to $NAME; sleep infinity"],
                              env=[{"name": "NAME", "value": "you"}, {"name": "GREETING", "value": "hi $(NAME)"}]))
         await node.reconcile()
-        assert node.worker.log_target("default", "web", "app").script.echo == ("hi you to you",)
+        assert log_of(node) == "hi you to you\n"
+
+    run(scenario)
+
+
+def test_the_counter_pod_of_kubernetes_io_logs_a_line_a_second():
+    """kubernetes.io's debug-running-pod counter: `i=0; while true; do echo "$i: $(date)"; ...`."""
+    node = Node()
+
+    async def scenario():
+        loop = 'i=0; while true; do echo "$i: $(date)"; i=$((i+1)); sleep 1; done'
+        node.submit(manifest(image="busybox:1.28", args=["/bin/sh", "-c", loop]))
+        await node.reconcile()
+        started = node.clock.now()
+        await node.clock.advance(3.5)
+        lines = log_of(node).splitlines()
+        assert [line.split(":")[0] for line in lines] == ["0", "1", "2", "3"]
+        assert lines[0].endswith(" UTC " + __import__("time").strftime("%Y", __import__("time").gmtime(started)))
+        assert "kitchen" not in log_of(node)
+
+    run(scenario)
+
+
+def test_the_define_a_command_example_logs_what_printenv_prints():
+    """kubernetes.io's define-command-argument-container: `printenv HOSTNAME KUBERNETES_PORT`."""
+    node = Node()
+
+    async def scenario():
+        node.submit(manifest(image="debian", command=["printenv"], args=["HOSTNAME", "KUBERNETES_PORT"]))
+        await node.reconcile()
+        await node.clock.advance(2)
+        text = log_of(node)
+        assert text.splitlines()[0] == "web", text
 
     run(scenario)
 
@@ -306,5 +344,64 @@ def test_a_downward_api_file_follows_the_pods_labels():
         node.submit(stored)  # `kubectl label pod web tier=front`: the pod informer enqueues it
         await node.reconcile()
         assert fs.read("/etc/podinfo/labels") == b'app="web"\ntier="front"'
+
+    run(scenario)
+
+
+def test_the_hostaliases_example_logs_the_hosts_file_the_kubelet_wrote():
+    """kubernetes.io's hostaliases-pod: `cat /etc/hosts` logs the managed file with the aliases."""
+    node = Node()
+
+    async def scenario():
+        pod = manifest(image="busybox:1.28", command=["cat"], args=["/etc/hosts"])
+        pod["spec"]["hostAliases"] = [{"ip": "127.0.0.1", "hostnames": ["foo.local", "bar.local"]}]
+        node.submit(pod)
+        await node.reconcile()
+        await node.clock.advance(0.5)
+        text = log_of(node)
+        assert text.startswith("# Kubernetes-managed hosts file.\n") and "127.0.0.1\tfoo.local\tbar.local\n" in text, text
+        assert "\tweb\n" in text
+
+    run(scenario)
+
+
+def test_an_image_run_with_its_own_command_logs_what_that_prints_at_start():
+    """nginx without a command: its entrypoint's lines (the catalogue's `log`), stamped with the start."""
+    node = Node()
+
+    async def scenario():
+        node.submit(manifest(image="nginx:1.25"))
+        await node.reconcile()
+        lines = log_of(node).splitlines()
+        assert lines[0] == "/docker-entrypoint.sh: /docker-entrypoint.d/ is not empty, will attempt to perform configuration"
+        started = __import__("datetime").datetime.fromtimestamp(node.clock.now(), __import__("datetime").timezone.utc)
+        assert lines[-1] == started.strftime("%Y/%m/%d %H:%M:%S") + " [notice] 1#1: start worker process 29"
+
+    run(scenario)
+
+
+def test_a_long_history_is_replayed_in_turns_before_a_log_request_reads_it():
+    """The first `kubectl logs` of a counter pod that ran an hour: the replay lets other work in."""
+    node = Node()
+
+    async def scenario():
+        loop = 'i=0; while true; do echo "$i"; i=$((i+1)); sleep 1; done'
+        node.submit(manifest(image="busybox", command=["sh", "-c", loop]))
+        await node.reconcile()
+        await node.clock.advance(3600)
+        target = node.worker.log_target("default", "web", "app")
+        turns = 0
+
+        async def other_work():
+            nonlocal turns
+            while True:
+                turns += 1
+                await asyncio.sleep(0)
+
+        beside = asyncio.ensure_future(other_work())
+        await target.catch_up(target.container.current, node.clock.now())
+        beside.cancel()
+        assert turns >= 10, "heartbeats and other requests ran between the turns"
+        assert log_of(node).splitlines()[-1] == "3600"
 
     run(scenario)

@@ -11,9 +11,9 @@ import pytest
 
 from control.clock import FakeClock
 from control.kubelet.filesystem import Filesystem, Mount
-from control.kubelet.shell import Shell, Streams
+from control.userland.shell import Shell, Streams
 from control.kubelet.storage import MemoryTree
-from control.kubelet.tar import parse_args, reads_stdin
+from control.userland.tar import parse_args, reads_stdin
 from control.kubelet.terminal import reads_stdin as session_reads_stdin
 
 BINARY = bytes(range(256)) * 40 + b"\r\n\x00end"

@@ -8,7 +8,8 @@ import pytest
 
 from control.clock import FakeClock, settle
 from control.kubelet.filesystem import Filesystem
-from control.kubelet.shell import Shell, Streams
+from control.userland.shell import Shell, Streams
+from control.userland.stdin import reads_stdin
 
 
 def new_shell(name: str = "sh", clock: FakeClock | None = None) -> Shell:
@@ -167,3 +168,25 @@ def test_argv_is_not_reparsed():
     assert (out, code) == (b"$GREETING; a b\n", 0)
     code = asyncio.run(shell.run_argv(["/bin/echo", "x"], Streams(out.extend, out.extend)))
     assert code == 0 and out.endswith(b"x\n")
+
+
+@pytest.mark.parametrize("argv, reads", [
+    (["sh", "-c", "cat"], True), (["sh", "-c", "x=1; cat | grep a"], True), (["sh", "-c", "echo hi"], False),
+    (["sh", "-c", "echo a | cat"], False), (["bash", "-c", "sh -c 'wc -l'"], True), (["cat", "/etc/hosts"], False),
+    (["sh", "-c", "while true; do cat; done"], True), (["sh", "-c", "tar xf - -C /tmp"], True),
+    (["sh", "-c", "awk 'BEGIN { print 1 }'"], False), (["sh", "-c", "sed s/a/b/"], True), (["sh", "-c", "'"], False),
+])
+def test_which_commands_read_their_stdin(argv, reads):
+    """exec hands stdin to a command that reads it (`echo hi | kubectl exec -i POD -- sh -c cat`)."""
+    assert reads_stdin(argv) is reads
+
+
+def test_sh_c_cat_prints_its_stdin():
+    assert run("cat", stdin=b"hi\n") == ("hi\n", "", 0)
+
+
+def test_env_prints_or_runs_a_command_in_a_changed_environment():
+    assert run("env -i A=1 B=2") == ("A=1\nB=2\n", "", 0)
+    assert run("env GREETING=hi printenv GREETING; echo $GREETING") == ("hi\nhello world\n", "", 0)
+    assert run("env -i X=1 sh -c 'echo [$X] [$GREETING]'") == ("[1] []\n", "", 0)
+    assert run("env -u GREETING | grep -c GREETING") == ("0\n", "", 1)

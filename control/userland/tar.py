@@ -24,10 +24,13 @@ import io as bytes_io
 import posixpath
 import tarfile
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from control.kubelet.filesystem import FsError
-from control.kubelet.shell import Shell, Streams
+from control.userland.files import FsError
+from control.userland.streams import Streams
+
+if TYPE_CHECKING:  # the shell imports the program table: only its type here
+    from control.userland.shell import Shell
 
 WITH_VALUE = "fCXT"  # letters that take the next word as their value
 LETTERS = set("cxtfCXTvmopOzhk")

@@ -12,8 +12,12 @@ no PID: usage, exit 1. Without a container (a shell outside exec) PID 1 is not t
 
 from __future__ import annotations
 
-from control.kubelet.programs import program
-from control.kubelet.shell import Shell, Streams
+from typing import TYPE_CHECKING
+
+from control.userland.streams import Streams
+
+if TYPE_CHECKING:  # the shell imports the program table: only its type here
+    from control.userland.shell import Shell
 
 SIGNALS = {"HUP": 1, "INT": 2, "QUIT": 3, "ABRT": 6, "KILL": 9, "USR1": 10, "USR2": 12, "PIPE": 13,
            "ALRM": 14, "TERM": 15, "STOP": 19}
@@ -29,7 +33,6 @@ def parse_signal(text: str) -> int | None:
     return SIGNALS.get(name)
 
 
-@program("kill")
 async def kill(shell: Shell, args: list[str], io: Streams) -> int:
     signal, pids = SIGNALS["TERM"], list(args)
     if pids and pids[0] == "-s":

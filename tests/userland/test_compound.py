@@ -9,7 +9,7 @@ import pytest
 
 from control.clock import FakeClock, settle
 from control.kubelet.filesystem import Filesystem
-from control.kubelet.shell import Shell, Streams
+from control.userland.shell import Shell, Streams
 
 
 def new_shell(clock=None) -> Shell:

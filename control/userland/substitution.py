@@ -14,12 +14,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from control.kubelet.shell import Shell, Streams, Word
+    from control.userland.parsing import Word
+    from control.userland.shell import Shell
+    from control.userland.streams import Streams
 
 
 def closing(line: str, i: int) -> int:
     """The index of the `)` closing the `$(` that starts at `line[i]`."""
-    from control.kubelet.shell import ShellSyntaxError
+    from control.userland.streams import ShellSyntaxError
 
     depth, j, quote = 1, i + 2, ""
     while j < len(line):
@@ -45,7 +47,7 @@ def closing(line: str, i: int) -> int:
 
 async def run(shell: "Shell", text: str, io: "Streams") -> str:
     """COMMAND's stdout, in a subshell of `shell`, without its trailing newlines."""
-    from control.kubelet.shell import ShellExit, Streams
+    from control.userland.streams import ShellExit, Streams
 
     child = type(shell)(shell.fs, clock=shell.clock, hostname=shell.hostname, name=shell.name)
     child.vars, child.exported, child.cwd = dict(shell.vars), set(shell.exported), shell.cwd

@@ -7,8 +7,8 @@ from __future__ import annotations
 from control.kubelet.behaviour import script_for
 from control.kubelet.filesystem import Filesystem
 from control.kubelet.loads import Loads, StressHandle
-from control.kubelet.shell import Shell, Streams
-from control.kubelet.signals import parse_signal
+from control.userland.shell import Shell, Streams
+from control.userland.signals import parse_signal
 from tests.kubelet.test_pods import Node, manifest, run
 
 

@@ -3,10 +3,12 @@ substitution in the simulated shell, on a fake clock."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from control.kubelet.programs import STDIN_READERS
-from tests.kubelet.test_shell import new_shell, run
+from control.userland.table import STDIN_READERS
+from tests.userland.test_shell import new_shell, run
 
 LOG = "INFO start\nERROR disk full\ninfo ok\nWARN slow\nERROR again\n"
 
@@ -79,10 +81,25 @@ def test_a_pipeline_reads_the_shells_stdin_first_and_writes_to_a_redirection():
     assert run("grep b | wc -l > /tmp/n; cat /tmp/n", shell, stdin=b"a\nb\nbb\n") == ("2\n", "", 0)
 
 
-def test_pipes_work_inside_loops_but_a_compound_command_cannot_be_piped():
+def test_pipes_work_inside_loops_and_a_compound_command_can_be_piped():
     assert run("for i in 1 2 3; do echo $i | grep 2; done") == ("2\n", "", 1), "the last grep found nothing"
-    out, err, code = run("for i in 1 2; do echo $i; done | head -n 1")
-    assert (out, code) == ("", 2) and err == 'sh: syntax error: unexpected "|"\n'
+    assert run("for i in 1 2; do echo $i; done | head -n 1") == ("1\n", "", 0)
+    assert run("i=0; while [ $i -lt 4 ]; do echo tick $i; i=$((i+1)); done | grep -c tick") == ("4\n", "", 0)
+    assert run("if true; then echo yes; fi | cat") == ("yes\n", "", 0)
+    out, err, code = run("while true; do echo; do | head")
+    assert (out, code) == ("", 2) and err == 'sh: syntax error: unexpected "|"\n', "only a closing word pipes"
+
+
+def test_a_piped_loop_streams_into_grep_on_the_replayed_clock():
+    """`while ...; sleep 1; done | grep`: each selected line is logged at the moment it was printed."""
+    from control.kubelet.filesystem import Filesystem
+    from control.kubelet.process import MainProcess
+
+    fs = Filesystem.for_container(pod_name="p", namespace="default", pod_ip="10.0.0.1")
+    loop = 'i=0; while true; do echo "tick $i"; i=$((i+1)); sleep 1; done | grep -n "[02468]$"'
+    process = MainProcess(fs, ["sh", "-c", loop], {}, "p", 100.0)
+    process.advance(105.5)
+    assert process.output.until(105.5) == [(100.0, "1:tick 0"), (102.0, "3:tick 2"), (104.0, "5:tick 4")]
 
 
 def test_command_substitution_puts_a_commands_output_in_a_word():
@@ -107,3 +124,39 @@ def test_without_a_file_the_filters_read_exec_stdin():
 def test_grep_e_patterns_select_a_line_matching_any():
     assert run("cat /tmp/app.log | grep -e WARN -e disk", with_log()) == ("ERROR disk full\nWARN slow\n", "", 0)
     assert run("grep -c -e WARN -e again /tmp/app.log", with_log()) == ("2\n", "", 0)
+
+
+def test_tail_f_into_grep_streams_each_match_as_the_line_comes():
+    """`tail -f log | grep x`: the pipeline streams (grep reads its pipe line by line) on the shell's clock."""
+    from control.clock import FakeClock, settle
+    from control.userland.shell import Streams
+
+    async def scenario():
+        clock = FakeClock()
+        shell = new_shell(clock=clock)
+        await shell.run_line("echo start > /tmp/log", Streams(print, print))
+        out: list[bytes] = []
+        task = asyncio.ensure_future(shell.run_argv(["sh", "-c", "tail -f /tmp/log | grep -n x | cat"],
+                                                    Streams(out.append, out.append)))
+        await settle()
+        assert out == []
+        shell.fs.write("/tmp/log", b"a x\nb\nc x\n", append=True)
+        await clock.advance(1)
+        await settle()
+        assert out == [b"2:a x\n", b"4:c x\n"], "seen within the second, the producer still running"
+        shell.fs.write("/tmp/log", b"d x\n", append=True)
+        await clock.advance(1)
+        await settle()
+        assert out[-1] == b"5:d x\n" and not task.done()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(scenario())
+
+
+def test_a_pipeline_that_cannot_stream_runs_each_command_whole():
+    assert run("printf 'b\\na\\n' | grep -c a") == ("1\n", "", 0)
+    assert run("echo x | grep -q x && echo found") == ("found\n", "", 0)
+    assert run("printf 'a\\nb\\n' | grep -v a | wc -l") == ("1\n", "", 0)
+    assert run("echo abc | grep 'a.c'")[0] == "abc\n" and run("echo a.c | grep -F 'a.c'")[0] == "a.c\n"
+    assert run("echo nope | grep x") == ("", "", 1), "a streamed grep that selected nothing exits 1"

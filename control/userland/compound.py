@@ -2,10 +2,12 @@
 script): `while LIST; do LIST; done`, `until ...`, `for NAME in WORDS; do LIST; done` and
 `if LIST; then LIST; [elif LIST; then LIST;] [else LIST;] fi`.
 
-Guarantees: `structure` turns the flat command list `shell.parse` reads into a tree; a reserved
+Guarantees: `structure` turns the flat command list `parsing.parse` reads into a tree; a reserved
 word counts only as the first, unquoted word of a command (`echo done` prints "done"). A compound
 left open raises `Incomplete` (a script's next lines may close it), a reserved word out of place
-a `ShellSyntaxError` with the shell's wording. `run` runs a tree: a loop's status is its last
+a `ShellSyntaxError` with the shell's wording. A compound command whose closing word (`done`,
+`fi`) is piped (`done | grep x`) is a `Piped` node: the shell's pipeline with the compound first.
+`run` runs a tree: a loop's status is its last
 body's (0 when the body never ran), `if`'s the branch's (0 when none ran). Every loop turn yields
 to the event loop, so `while true; do echo x; done` can be interrupted (Ctrl-C, the stream closed)
 and never starves the kubelet; `sleep` in the body waits on the shell's clock as anywhere.
@@ -18,7 +20,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
 if TYPE_CHECKING:
-    from control.kubelet.shell import Command, Shell, Streams
+    from control.userland.parsing import Command
+    from control.userland.shell import Shell
+    from control.userland.streams import Streams
 
 RESERVED = ("while", "until", "for", "if", "then", "elif", "else", "fi", "do", "done")
 
@@ -34,9 +38,17 @@ class Incomplete(Exception):
 @dataclass(frozen=True)
 class Word:
     """A reserved word, with the words that followed it in its command (`for`'s header, or the
-    first command of the list it opens)."""
+    first command of the list it opens), and the commands a closing word pipes into (`done | grep`)."""
     word: str
     rest: "Command | None"
+    pipe: tuple = ()
+
+
+@dataclass
+class Piped:
+    """A compound command piped into commands: `while ...; done | grep x`."""
+    node: "Node"
+    pipe: list
 
 
 @dataclass
@@ -59,24 +71,25 @@ class If:
     otherwise: list | None = None
 
 
-Node = Union["Command", Loop, ForLoop, If]
+Node = Union["Command", Loop, ForLoop, If, "Piped"]
 
 
 def _tokens(commands: list[tuple[str, "Command"]]) -> list[tuple[str, "Command | Word"]]:
-    from control.kubelet.shell import Command
+    from control.userland.parsing import Command
 
     out: list[tuple[str, Command | Word]] = []
     for connector, command in commands:
         first = command.words[0] if command.words else ()
         if len(first) == 1 and first[0][1] == "bare" and first[0][0] in RESERVED:
             keyword = first[0][0]
-            if command.pipe and len(command.words) == 1:  # `done | grep x`: a compound command piped
+            piped = command.pipe and len(command.words) == 1  # `done | grep x`: a compound command piped
+            if piped and keyword not in ("done", "fi"):
                 raise _unexpected("|")
             rest = Command(command.words[1:], command.redirects, command.pipe) if len(command.words) > 1 else None
             if keyword == "for":
                 out.append((connector, Word(keyword, rest)))
                 continue
-            out.append((connector, Word(keyword, None)))
+            out.append((connector, Word(keyword, None, tuple(command.pipe) if piped else ())))
             if rest is not None:
                 out.append((";", rest))
         else:
@@ -91,8 +104,13 @@ def structure(commands: list[tuple[str, "Command"]]) -> list[tuple[str, Node]]:
     return nodes
 
 
+def _piped(node: Node, closing: Word) -> Node:
+    """The compound command, piped into what its closing word pipes into (if anything)."""
+    return Piped(node, list(closing.pipe)) if closing.pipe else node
+
+
 def _unexpected(word: str) -> Exception:
-    from control.kubelet.shell import ShellSyntaxError
+    from control.userland.streams import ShellSyntaxError
     return ShellSyntaxError(f'syntax error: unexpected "{word}"')
 
 
@@ -120,7 +138,7 @@ def _block(tokens: list, pos: int, stops: tuple[str, ...]) -> tuple[list[tuple[s
             pos = _expect(tokens, pos, "do", "do")
             body, pos = _block(tokens, pos, ("done",))
             pos = _expect(tokens, pos, "done", "done")
-            nodes.append((connector, Loop(token.word == "until", condition, body)))
+            nodes.append((connector, _piped(Loop(token.word == "until", condition, body), tokens[pos - 1][1])))
         elif token.word == "for":
             words = token.rest.words if token.rest is not None else []
             if not words or len(words[0]) != 1 or (len(words) > 1 and words[1] != (("in", "bare"),)):
@@ -128,7 +146,7 @@ def _block(tokens: list, pos: int, stops: tuple[str, ...]) -> tuple[list[tuple[s
             pos = _expect(tokens, pos + 1, "do", "do")
             body, pos = _block(tokens, pos, ("done",))
             pos = _expect(tokens, pos, "done", "done")
-            nodes.append((connector, ForLoop(words[0][0][0], words[2:], body)))
+            nodes.append((connector, _piped(ForLoop(words[0][0][0], words[2:], body), tokens[pos - 1][1])))
         elif token.word == "if":
             branch = If()
             pos += 1
@@ -147,7 +165,7 @@ def _block(tokens: list, pos: int, stops: tuple[str, ...]) -> tuple[list[tuple[s
                     branch.otherwise, pos = _block(tokens, pos, ("fi",))
                     pos = _expect(tokens, pos, "fi", "fi")
                 break
-            nodes.append((connector, branch))
+            nodes.append((connector, _piped(branch, tokens[pos - 1][1])))
         else:
             raise _unexpected(token.word)
     if stops:
@@ -165,6 +183,8 @@ async def run_list(shell: "Shell", nodes: list[tuple[str, Node]], io: "Streams")
 
 
 async def run(shell: "Shell", node: Node, io: "Streams") -> int:
+    if isinstance(node, Piped):
+        return await shell.pipeline(lambda streams: run(shell, node.node, streams), node.pipe, io)
     if isinstance(node, Loop):
         status = 0
         while True:
@@ -174,7 +194,7 @@ async def run(shell: "Shell", node: Node, io: "Streams") -> int:
             status = await run_list(shell, node.body, io)
     if isinstance(node, ForLoop):
         status = 0
-        from control.kubelet.substitution import substituted
+        from control.userland.substitution import substituted
 
         items = [shell.expand(await substituted(shell, word, io)) for word in node.items]
         for item in [part for text in items for part in text.split()]:

@@ -9,30 +9,16 @@ which the shell prints after the program's name. `sleep` waits on the shell's cl
 from __future__ import annotations
 
 import posixpath
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-from control.kubelet import tar as tar_program
-from control.kubelet.filesystem import FsError
-from control.kubelet.shell import Shell, ShellExit, Streams
+from control.userland.files import FsError
+from control.userland.inputs import each_input
+from control.userland.streams import ShellExit, Streams
 
-Program = Callable[[Shell, list[str], Streams], Awaitable[int]]
-PROGRAMS: dict[str, Program] = {}
+if TYPE_CHECKING:  # the shell imports the program table: only its type here
+    from control.userland.shell import Shell
+
 UNAME = {"-s": "Linux", "-r": "5.15.0-kitchen", "-m": "x86_64", "-o": "GNU/Linux"}
-
-PROGRAMS["tar"] = tar_program.tar  # kubectl cp's tar (control/kubelet/tar.py)
-
-# Programs that read their stdin to the end before they can finish: an exec session hands them all
-# of it (up to the client's CLOSE); any other program runs at once.
-STDIN_READERS: dict[str, Callable[[list[str]], bool]] = {"cat": lambda args: not args,
-                                                         "tar": tar_program.reads_stdin}
-
-
-def program(*names: str) -> Callable[[Program], Program]:
-    def register(fn: Program) -> Program:
-        for name in names:
-            PROGRAMS[name] = fn
-        return fn
-    return register
 
 
 def _flags(args: list[str]) -> tuple[set[str], list[str]]:
@@ -52,7 +38,6 @@ def _print(io: Streams, text: str) -> None:
     io.out(text.encode())
 
 
-@program("echo")
 async def echo(shell: Shell, args: list[str], io: Streams) -> int:
     newline, escapes = True, False
     while args and args[0] in ("-n", "-e", "-ne", "-en", "-E"):
@@ -66,17 +51,14 @@ async def echo(shell: Shell, args: list[str], io: Streams) -> int:
     return 0
 
 
-@program("true", ":")
 async def true(shell: Shell, args: list[str], io: Streams) -> int:
     return 0
 
 
-@program("false")
 async def false(shell: Shell, args: list[str], io: Streams) -> int:
     return 1
 
 
-@program("exit")
 async def exit_(shell: Shell, args: list[str], io: Streams) -> int:
     if args and not args[0].lstrip("-").isdigit():
         io.err(f"{shell.name}: exit: Illegal number: {args[0]}\n".encode())
@@ -84,13 +66,32 @@ async def exit_(shell: Shell, args: list[str], io: Streams) -> int:
     raise ShellExit(int(args[0]) % 256 if args else shell.status)
 
 
-@program("env")
 async def env(shell: Shell, args: list[str], io: Streams) -> int:
-    _print(io, "".join(f"{k}={v}\n" for k, v in shell.vars.items() if k in shell.exported))
-    return 0
+    """`env [-i] [-u NAME] [NAME=VALUE]... [COMMAND [ARG]...]`: the environment, or COMMAND run in
+    the changed one (`env -i`: an empty one); the shell's own variables stay as they were."""
+    environment = {k: v for k, v in shell.vars.items() if k in shell.exported}
+    rest = list(args)
+    while rest and (rest[0] in ("-i", "-", "-u") or "=" in rest[0].lstrip("=")):
+        arg = rest.pop(0)
+        if arg in ("-i", "-"):
+            environment = {}
+        elif arg == "-u":
+            environment.pop(rest.pop(0) if rest else "", None)
+        else:
+            name, _, value = arg.partition("=")
+            environment[name] = value
+    if not rest:
+        _print(io, "".join(f"{k}={v}\n" for k, v in environment.items()))
+        return 0
+    saved = (shell.vars, shell.exported)
+    shell.vars, shell.exported = {**{k: v for k, v in shell.vars.items() if k not in saved[1]}, **environment}, \
+        set(environment)
+    try:
+        return await shell.run_program(rest, io)
+    finally:
+        shell.vars, shell.exported = saved
 
 
-@program("printenv")
 async def printenv(shell: Shell, args: list[str], io: Streams) -> int:
     if not args:
         return await env(shell, args, io)
@@ -99,7 +100,6 @@ async def printenv(shell: Shell, args: list[str], io: Streams) -> int:
     return 0 if len(exported) == len(args) else 1
 
 
-@program("export")
 async def export(shell: Shell, args: list[str], io: Streams) -> int:
     for arg in args:
         name, has_value, value = arg.partition("=")
@@ -109,7 +109,6 @@ async def export(shell: Shell, args: list[str], io: Streams) -> int:
     return 0
 
 
-@program("unset")
 async def unset(shell: Shell, args: list[str], io: Streams) -> int:
     for name in args:
         shell.vars.pop(name, None)
@@ -117,19 +116,33 @@ async def unset(shell: Shell, args: list[str], io: Streams) -> int:
     return 0
 
 
-@program("cat")
 async def cat(shell: Shell, args: list[str], io: Streams) -> int:
     if not args:
         io.out(io.stdin)
         return 0
     status = 0
-    for name in args:
-        try:
-            io.out(shell.fs.read(shell.fs.resolve(shell.cwd, name)))
-        except FsError as exc:
-            io.err(f"cat: can't open '{name}': {exc}\n".encode())
+    for data in each_input(shell, args, io, lambda name, exc: f"cat: can't open '{name}': {exc}\n"):
+        if data is None:
             status = 1
+        else:
+            io.out(data)
     return status
+
+
+class _Passthrough:
+    def __init__(self, io: Streams):
+        self.io = io
+
+    def feed(self, line: bytes) -> None:
+        self.io.out(line)
+
+    def finish(self) -> int:
+        return 0
+
+
+def cat_stream(shell: Shell, args: list[str], io: Streams) -> _Passthrough | None:
+    """`cat` (or `cat -`) in a pipe copies each line on as it comes; with files it runs whole."""
+    return _Passthrough(io) if args in ([], ["-"]) else None
 
 
 def _long_entry(shell: Shell, path: str, name: str) -> str:
@@ -146,7 +159,6 @@ def permissions(mode: int) -> str:
     return "".join(letter if mode & (1 << (8 - i)) else "-" for i, letter in enumerate("rwxrwxrwx"))
 
 
-@program("ls")
 async def ls(shell: Shell, args: list[str], io: Streams) -> int:
     flags, names = _flags(args)
     status, lines = 0, []
@@ -165,7 +177,6 @@ async def ls(shell: Shell, args: list[str], io: Streams) -> int:
     return status
 
 
-@program("touch")
 async def touch(shell: Shell, args: list[str], io: Streams) -> int:
     if not args:
         io.err(b"touch: missing operand\n")
@@ -180,7 +191,6 @@ async def touch(shell: Shell, args: list[str], io: Streams) -> int:
     return status
 
 
-@program("rm")
 async def rm(shell: Shell, args: list[str], io: Streams) -> int:
     flags, names = _flags(args)
     if not names and "f" not in flags:
@@ -199,7 +209,6 @@ async def rm(shell: Shell, args: list[str], io: Streams) -> int:
     return status
 
 
-@program("mkdir")
 async def mkdir(shell: Shell, args: list[str], io: Streams) -> int:
     flags, names = _flags(args)
     if not names:
@@ -215,13 +224,11 @@ async def mkdir(shell: Shell, args: list[str], io: Streams) -> int:
     return status
 
 
-@program("pwd")
 async def pwd(shell: Shell, args: list[str], io: Streams) -> int:
     _print(io, shell.cwd + "\n")
     return 0
 
 
-@program("cd")
 async def cd(shell: Shell, args: list[str], io: Streams) -> int:
     target = args[0] if args else shell.vars.get("HOME", "/")
     path = shell.fs.resolve(shell.cwd, target)
@@ -234,25 +241,16 @@ async def cd(shell: Shell, args: list[str], io: Streams) -> int:
     return 0
 
 
-@program("hostname")
 async def hostname(shell: Shell, args: list[str], io: Streams) -> int:
     _print(io, shell.hostname + "\n")
     return 0
 
 
-@program("whoami")
 async def whoami(shell: Shell, args: list[str], io: Streams) -> int:
     _print(io, "root\n")
     return 0
 
 
-@program("date")
-async def date(shell: Shell, args: list[str], io: Streams) -> int:
-    _print(io, shell.today() + "\n")
-    return 0
-
-
-@program("uname")
 async def uname(shell: Shell, args: list[str], io: Streams) -> int:
     flags, _ = _flags(args)
     order = ("s", "n", "r", "m", "o")
@@ -262,7 +260,6 @@ async def uname(shell: Shell, args: list[str], io: Streams) -> int:
     return 0
 
 
-@program("stty")
 async def stty(shell: Shell, args: list[str], io: Streams) -> int:
     """`stty size` says the terminal's rows and columns (what the client's resize set); other
     settings are taken and change nothing here."""
@@ -285,7 +282,6 @@ def _seconds(text: str) -> float | None:
     return value if value >= 0 else None
 
 
-@program("sleep")
 async def sleep(shell: Shell, args: list[str], io: Streams) -> int:
     if not args:
         io.err(b"sleep: missing operand\n")
@@ -332,7 +328,6 @@ def _test(shell: Shell, args: list[str]) -> bool | str:
     return "syntax error"
 
 
-@program("test", "[")
 async def test(shell: Shell, args: list[str], io: Streams) -> int:
     return await _judge(shell, "test", args, io)
 
@@ -351,11 +346,3 @@ async def bracket(shell: Shell, args: list[str], io: Streams) -> int:
         return 2
     return await _judge(shell, "[", args[:-1], io)
 
-
-PROGRAMS["["] = bracket
-
-
-from control.kubelet import stress as _stress  # noqa: E402,F401  registers `stress` (a module of its own)
-from control.kubelet import signals as _signals  # noqa: E402,F401  registers `kill` (a module of its own)
-from control.kubelet import network as _network  # noqa: E402,F401  registers nslookup, dig, wget, curl
-from control.kubelet import textutils as _textutils  # noqa: E402,F401  registers grep, head, tail, wc
