@@ -76,3 +76,14 @@ def test_a_missing_class_or_a_disagreeing_priority_is_403(api):
     cheat = api.post(PODS, _pod("cheat", priorityClassName="system-cluster-critical", priority=5))
     assert cheat.status_code == 403 and "the integer value of priority (5) must not be provided" in cheat.content.decode()
     assert api.get(f"{PODS}/lost").status_code == 404 and api.get(f"{PODS}/cheat").status_code == 404
+
+
+def test_a_put_of_the_pod_as_written_keeps_the_priority_it_was_given(api):
+    assert api.post(PATH, _class("vip", 1000)).status_code == 201
+    created = json.loads(api.post(PODS, _pod("guest", priorityClassName="vip")).content)
+    written = json.loads(_pod("guest", priorityClassName="vip"))
+    written["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
+    written["spec"] = {**created["spec"], "priority": None, "preemptionPolicy": None}
+    replaced = api.put(f"{PODS}/guest", json.dumps(written))
+    assert replaced.status_code == 200, replaced.content
+    assert json.loads(replaced.content)["spec"]["priority"] == 1000
