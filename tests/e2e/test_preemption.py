@@ -57,7 +57,9 @@ def test_classes_through_kubectl(cluster):
     made = cluster.kubectl("create", "priorityclass", "vip", "--value=1000000", "--description=VIP guests")
     assert made.stdout.strip() == "priorityclass.scheduling.k8s.io/vip created"
     cluster.kubectl("create", "priorityclass", "walk-in", "--value=10")
-    table = cluster.kubectl("get", "pc").stdout.splitlines()
+    listing = cluster.kubectl("get", "pc").stdout
+    print(listing)
+    table = listing.splitlines()
     assert table[0].split() == ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"]
     rows = {line.split()[0]: line.split() for line in table[1:]}
     assert rows["system-node-critical"][1:3] == ["2000001000", "false"]

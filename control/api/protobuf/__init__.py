@@ -1,8 +1,7 @@
 """Decode request bodies sent as `application/vnd.kubernetes.protobuf` into their JSON shape.
 
-kubectl 1.32's `create namespace|configmap|deployment|service|secret|serviceaccount|job|cronjob|token|pdb|
-priorityclass`
-and `autoscale` POST protobuf, `drain` POSTs a protobuf Eviction (and DELETEs with a protobuf
+kubectl 1.32's `create namespace|configmap|deployment|service|secret|serviceaccount|job|cronjob|token|pdb`,
+`create priorityclass` and `autoscale` POST protobuf, `drain` POSTs a protobuf Eviction (and DELETEs with a protobuf
 DeleteOptions where there is no eviction subresource); `run`, `expose`, `apply` and `create -f`
 send JSON. The body is the magic `k8s\\x00` followed by a
 runtime.Unknown envelope: field 1 TypeMeta {1 apiVersion, 2 kind}, 2 the object's own message,
