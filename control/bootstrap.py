@@ -5,8 +5,9 @@ Guarantees:
 - The bootstrap RBAC policy (`control.auth.policy`) is created with the namespaces, each object
   only when missing.
 - The default StorageClass `standard` (annotated as the default class) is created with the
-  namespaces, and not reset when it exists; so is a Local APIService for every group version the
-  hub serves (`apiservice_bootstrap`, as kube-apiserver's autoregister controller).
+  namespaces, and not reset when it exists; so are the two system PriorityClasses
+  (`system-cluster-critical`, `system-node-critical`, upstream's post-start hook) and a Local
+  APIService for every group version the hub serves (`apiservice_bootstrap`, as kube-apiserver's autoregister controller).
 - Idempotent; every write goes through `control.storage.store` like any other, attributed to
   "kube-apiserver"; the counter and namespaces are made after every migrate (so fresh test
   databases have them too).
@@ -40,6 +41,7 @@ from control.kinds.apiservices import APISERVICE, local_apiservice
 from control.kinds.core import ENDPOINTS, SERVICE, namespace_defaults, service_defaults
 from control.kinds.meta import format_time
 from control.kinds.network import service_cidr
+from control.kinds.priorityclasses import PRIORITYCLASS, SYSTEM_CLASSES, system_priority_class
 from control.kinds.storageclasses import STORAGECLASS, default_storage_class
 from control.storage import store
 
@@ -75,6 +77,13 @@ def cluster_bootstrap() -> None:
         store.object_create(resource=STORAGECLASS.resource, obj=storage_class, actor=ACTOR)
     except errors.AlreadyExists:
         pass
+    # upstream's scheduling/bootstrap-system-priority-classes post-start hook
+    for name in SYSTEM_CLASSES:
+        try:
+            store.object_create(resource=PRIORITYCLASS.resource, actor=ACTOR,
+                                obj=system_priority_class(name, str(uuid.uuid4()), format_time(REAL.now())))
+        except errors.AlreadyExists:
+            pass
     rbac_bootstrap()
     apiservice_bootstrap()
 

@@ -63,6 +63,7 @@ STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet")
 PERSISTENTVOLUMES = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
 REPLICATIONCONTROLLERS = Resource("", "v1", "replicationcontrollers", "ReplicationController")
 STORAGECLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False)
+PRIORITYCLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False)
 
 ALL = (NAMESPACES, NODES, PODS, SERVICES, ENDPOINTS, EVENTS, CONFIGMAPS, LEASES, DEPLOYMENTS, REPLICASETS)
 ALL += (JOBS, CRONJOBS)
@@ -70,6 +71,7 @@ ALL += (PODDISRUPTIONBUDGETS,)
 ALL += (DAEMONSETS, CONTROLLERREVISIONS)
 ALL += (STATEFULSETS, PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES)
 ALL += (REPLICATIONCONTROLLERS,)
+ALL += (PRIORITYCLASSES,)
 
 
 def _every_kind() -> dict[tuple[str, str], Resource]:

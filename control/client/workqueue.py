@@ -3,15 +3,30 @@ a time; exponential backoff per key on failure; delayed adds. Time comes from an
 
 Guarantees (client-go's workqueue): a key added while it is being processed is queued again when
 its worker calls `done`, never handed to a second worker; `add_rate_limited` waits
-base·2^(failures-1) up to `max_delay`; `forget` resets a key's failures.
+base·2^(failures-1) up to `max_delay`; `forget` resets a key's failures. Keys leave in the order
+they were added, unless the queue is given another `order` (a container with append, popleft,
+len and iteration: kube-scheduler's queue hands out higher-priority pods first).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
+from typing import Iterator, Protocol
 
 from control.clock import REAL, Clock
+
+
+class Order(Protocol):
+    """Where queued keys wait: a FIFO deque by default."""
+
+    def append(self, key: str) -> None: ...
+
+    def popleft(self) -> str: ...
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[str]: ...
 
 
 class ShutDown(Exception):
@@ -19,10 +34,11 @@ class ShutDown(Exception):
 
 
 class WorkQueue:
-    def __init__(self, *, clock: Clock | None = None, base_delay: float = 0.005, max_delay: float = 30.0):
+    def __init__(self, *, clock: Clock | None = None, base_delay: float = 0.005, max_delay: float = 30.0,
+                 order: Order | None = None):
         self.clock = clock or REAL
         self.base_delay, self.max_delay = base_delay, max_delay
-        self._queue: deque[str] = deque()
+        self._queue: Order = order if order is not None else deque()
         self._dirty: set[str] = set()
         self._processing: set[str] = set()
         self._failures: dict[str, int] = {}

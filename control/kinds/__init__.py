@@ -29,6 +29,7 @@ from control.kinds.volumes import PERSISTENTVOLUME, PERSISTENTVOLUMECLAIM
 from control.kinds.custom import kinds_of, version_priority
 from control.kinds.core import CONFIGMAP, ENDPOINTS, EVENT, NAMESPACE, NODE, SERVICE
 from control.kinds.pods import POD
+from control.kinds.priorityclasses import PRIORITYCLASS
 from control.kinds.limitranges import LIMITRANGE
 from control.kinds.resourcequotas import RESOURCEQUOTA
 from control.kinds.rbac import CLUSTERROLE, CLUSTERROLEBINDING, ROLE, ROLEBINDING
@@ -45,7 +46,8 @@ KINDS += (DAEMONSET,)
 KINDS += (CONTROLLERREVISION,)
 KINDS += (STATEFULSET, PERSISTENTVOLUME, PERSISTENTVOLUMECLAIM, STORAGECLASS)
 KINDS += (ROLE, CLUSTERROLE, ROLEBINDING, CLUSTERROLEBINDING)
-KINDS += (LIMITRANGE, RESOURCEQUOTA)  # LimitRanger's defaults come before ResourceQuota counts them
+# admission order as kube-apiserver's: LimitRanger's defaults, then Priority, then ResourceQuota counts them
+KINDS += (LIMITRANGE, PRIORITYCLASS, RESOURCEQUOTA)
 KINDS += (REPLICATIONCONTROLLER,)
 KINDS += (APISERVICE,)
 

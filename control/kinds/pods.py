@@ -139,6 +139,16 @@ def prepare_pod_for_create(pod: Obj) -> None:
         pod["status"]["conditions"] = [dict(SCHEDULING_GATED)]
 
 
+def prepare_pod_for_update(new: Obj, old: Obj) -> None:
+    """The Priority admission on update: a spec that leaves out the priority (and preemption policy)
+    the pod was given on create keeps it, so a PUT of the manifest as written is not a spec change."""
+    new_spec, old_spec = new.get("spec"), old.get("spec")
+    if isinstance(new_spec, dict) and isinstance(old_spec, dict):
+        for key in ("priority", "preemptionPolicy"):
+            if new_spec.get(key) is None and old_spec.get(key) is not None:
+                new_spec[key] = old_spec[key]
+
+
 def pod_grace_period(pod: Obj, requested: int | None) -> int:
     """Seconds a deleted pod lingers for its kubelet to stop it (the pod strategy's
     CheckGracefulDelete): none when it never ran on a node or has finished; the request's
@@ -276,7 +286,8 @@ POD = Kind(
     subresources=("status", "binding", "log", "exec", "attach", "portforward", "eviction"),
     actions={"eviction": EVICTION},  # POST policy/v1 Eviction: a delete that asks the disruption budget
     defaults=pod_defaults, validate=validate_pod, validate_update=validate_pod_update,
-    prepare_for_create=prepare_pod_for_create, bind=bind_pod, validate_binding=validate_binding,
+    prepare_for_create=prepare_pod_for_create, prepare_for_update=prepare_pod_for_update, bind=bind_pod,
+    validate_binding=validate_binding,
     connect=POD_CONNECT,  # log, exec, attach, portforward: through the pod's Node's kubelet
     admit=admit_pod,  # the ServiceAccount admission (control.kinds.serviceaccounts)
     deletion=Deletion(grace_period=pod_grace_period, returns_object=True),

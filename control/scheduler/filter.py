@@ -121,8 +121,10 @@ def _histogram(counts: Counter) -> str:
     return ", ".join(sorted(f"{count} {reason}" for reason, count in counts.items()))
 
 
-def failure_message(total_nodes: int, reasons_by_node: dict[str, list[str]]) -> str:
-    """kube-scheduler's FitError text, including its preemption post-filter sentence."""
+def failure_message(total_nodes: int, reasons_by_node: dict[str, list[str]], post_filter: str | None = None) -> str:
+    """kube-scheduler's FitError text, including its preemption post-filter sentence: the nodes'
+    own when `post_filter` is None (no victims anywhere), none when "" (preemption nominated a
+    node), else the sentence given (the pod may not preempt)."""
     if total_nodes == 0:
         return NO_NODES
     counts: Counter = Counter()
@@ -137,6 +139,8 @@ def failure_message(total_nodes: int, reasons_by_node: dict[str, list[str]]) -> 
         message += f": {_histogram(counts)}."
     else:
         message += "."
+    if post_filter is not None:
+        return f"{message} {post_filter}." if post_filter else message
     if preemption:
         message += f" preemption: 0/{total_nodes} nodes are available: {_histogram(preemption)}."
     return message

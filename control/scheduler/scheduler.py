@@ -26,6 +26,14 @@ Guarantees:
   its node is named on each claim (`volume.kubernetes.io/selected-node`) and the binding waits
   (at most `volume_bind_timeout`, upstream's 600 s) until the claims are bound. So a kubelet is
   never given a pod whose claim is unbound.
+- Preemption (upstream's DefaultPreemption, `control.scheduler.preemption`): a pod that fits
+  nowhere and may preempt picks the node where removing lower-priority pods does the least harm;
+  each victim gets the DisruptionTarget condition (PreemptionByScheduler), a `Preempted` event
+  ("Preempted by pod <uid> on node <node>") and a graceful delete; lower-priority pods nominated
+  to that node lose their nomination; the pod gets `status.nominatedNodeName` and waits, and is
+  placed when the victims are gone. While a pod is nominated to a node, pods of lower or equal
+  priority see its requests taken there, so the room made is kept for it.
+- The queue hands out higher-priority pods first (`control.scheduler.queue`, PrioritySort).
 - Many workers (KK_SCHEDULER_WORKERS, default 32) overlap bindings; the hub's write rate, not
   the decisions (about 0.3 ms per pod for 10 nodes), bounds the throughput.
 """
@@ -34,7 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
+from dataclasses import replace
 
 from control import config, errors
 from control.clock import REAL, Clock
@@ -42,15 +50,20 @@ from control.client.component import connect, run_all
 from control.client.events import EventRecorder
 from control.client.http import HubClient
 from control.client.informer import Handlers
-from control.client.resources import NODES, PERSISTENTVOLUMECLAIMS, PODS, STORAGECLASSES, key_of, split_key
+from control.client.resources import (NODES, PERSISTENTVOLUMECLAIMS, PODDISRUPTIONBUDGETS, PODS, STORAGECLASSES, key_of,
+                                     split_key)
 from control.client.runner import DONE, Result, Runner, requeue_after
 from control.client.shared import SharedInformers
 from control.client.workqueue import WorkQueue
 from control.kinds.meta import find_condition, is_node_ready, new_condition
 from control.scheduler.cache import TERMINAL_PHASES, SchedulerCache
-from control.scheduler.demand import Obj, pod_requests
-from control.scheduler.filter import failure_message, node_reasons
+from control.scheduler.events import EventSender
+from control.scheduler.demand import NodeInfo, Obj, Requests, pod_requests
+from control.scheduler.filter import RESOURCE_REASONS, failure_message, node_reasons
 from control.scheduler.interpod import ClusterFilters
+from control.scheduler.preemption import (DISRUPTION_TARGET, PREEMPTION_BY_SCHEDULER, Candidate, eligibility,
+                                          pick_candidate, priority_of, select_victims)
+from control.scheduler.queue import PriorityOrder
 from control.scheduler.score import pick_node
 from control.scheduler.volumes import SELECTED_NODE, check_claims, is_bound, prefilter_message
 
@@ -94,40 +107,6 @@ def _as_pod(pod: Obj) -> Obj:
     return {**pod, "kind": "Pod", "apiVersion": "v1"}
 
 
-class EventSender:
-    """Events leave in the background, in order, one at a time, so a worker never waits on an
-    event before its next binding (as kube-scheduler's event broadcaster); at most `limit` wait.
-    `run` is the sender loop of the process; tests call `flush`."""
-
-    def __init__(self, recorder: EventRecorder, *, limit: int = 10_000):
-        self.recorder, self.limit = recorder, limit
-        self._pending: deque[tuple[Obj, str, str, str]] = deque()
-        self._wake = asyncio.Event()
-
-    def emit(self, obj: Obj, type_: str, reason: str, message: str) -> None:
-        if len(self._pending) >= self.limit:
-            dropped = self._pending.popleft()
-            log.warning("event backlog full; dropping %s for %s", dropped[2], dropped[0]["metadata"].get("name"))
-        self._pending.append((obj, type_, reason, message))
-        self._wake.set()
-
-    async def flush(self) -> None:
-        """Send every pending event now."""
-        while self._pending:
-            try:
-                await self.recorder.record(*self._pending.popleft())
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # an event is worth less than the sender loop
-                log.exception("event not sent")
-
-    async def run(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            await self.flush()
-
-
 class Scheduler:
     def __init__(self, client: HubClient, informers: SharedInformers, *, clock: Clock | None = None,
                  recorder: EventRecorder | None = None, workers: int | None = None, assumed_ttl: float = 30.0,
@@ -140,10 +119,13 @@ class Scheduler:
         self.nodes = informers.get(NODES)
         self.claims = informers.get(PERSISTENTVOLUMECLAIMS)
         self.classes = informers.get(STORAGECLASSES)
+        self.budgets = informers.get(PODDISRUPTIONBUDGETS)
         self.volume_bind_timeout = volume_bind_timeout
         self._claim_waiters: set[asyncio.Event] = set()
         self.cache = SchedulerCache(clock=self.clock, ttl=assumed_ttl)
-        self.queue = WorkQueue(clock=self.clock)
+        self.queue = WorkQueue(clock=self.clock, order=PriorityOrder(self._priority_of))
+        # pods waiting for the room their preemption makes: key -> (node, priority, requests)
+        self.nominated: dict[str, tuple[str, int, Requests]] = {}
         self.unschedulable: set[str] = set()
         self.pod_dependent: set[str] = set()  # unschedulable pods with pod affinity or spread constraints
         self.attempts: dict[str, int] = {}
@@ -153,7 +135,8 @@ class Scheduler:
         self.claims.add_handlers(Handlers(on_add=self._claim_changed, on_update=lambda old, new: self._claim_changed(new),
                                           on_delete=self._claim_changed))
         self.classes.add_handlers(Handlers(on_add=self._claim_changed, on_update=lambda old, new: self._claim_changed(new)))
-        self.runner = Runner("scheduler", self.reconcile, self.queue, [self.pods, self.nodes, self.claims, self.classes],
+        self.runner = Runner("scheduler", self.reconcile, self.queue,
+                             [self.pods, self.nodes, self.claims, self.classes, self.budgets],
                              workers=workers if workers is not None else config.value("KK_SCHEDULER_WORKERS"))
 
     async def run(self) -> None:
@@ -161,8 +144,20 @@ class Scheduler:
 
     # --- handlers: map events to keys, keep the sums ---------------------------------------------
 
+    def _priority_of(self, key: str) -> int:
+        pod = self.pods.cache.get(key)
+        return priority_of(pod) if pod is not None else 0
+
+    def _track_nomination(self, pod: Obj) -> None:
+        key, node = key_of(pod), (pod.get("status") or {}).get("nominatedNodeName")
+        if node and wants_scheduling(pod):
+            self.nominated[key] = (node, priority_of(pod), pod_requests(pod))
+        else:
+            self.nominated.pop(key, None)
+
     def _pod_seen(self, pod: Obj) -> None:
         key = key_of(pod)
+        self._track_nomination(pod)
         before = self.cache.counted(key)
         if self.cache.pod_observed(pod):
             self.retry_unschedulable("resources freed on a node")
@@ -176,11 +171,13 @@ class Scheduler:
     def _pod_updated(self, old: Obj, new: Obj) -> None:
         key = key_of(new)
         if key in self.unschedulable and _placement_inputs(old) == _placement_inputs(new):
+            self._track_nomination(new)
             self.cache.pod_observed(new)  # e.g. our own PodScheduled=False patch: wait for the retry
             return
         self._pod_seen(new)
 
     def _pod_gone(self, pod: Obj) -> None:
+        self.nominated.pop(key_of(pod), None)
         self._settled(key_of(pod))
         if self.cache.pod_deleted(pod):
             self.retry_unschedulable("a pod was deleted from a node")
@@ -240,13 +237,14 @@ class Scheduler:
         cluster = others.reason if others.active else None
         feasible, reasons = [], {}
         for info in infos:
-            why = node_reasons(pod, requests, info, cluster)
+            why = node_reasons(pod, requests, self._with_nominated(info, key, pod), cluster)
             if why:
                 reasons[info.name] = why
             else:
                 feasible.append(info)
         if not feasible:
-            return await self._unschedulable(key, pod, failure_message(len(infos), reasons))
+            post_filter, nominated = await self._preempt(key, pod, infos, reasons)
+            return await self._unschedulable(key, pod, failure_message(len(infos), reasons, post_filter), nominated)
 
         node = pick_node(pod, pod_requests(pod, nonzero=True), feasible, infos).name
         self.cache.assume(pod, node)
@@ -297,7 +295,71 @@ class Scheduler:
             finally:
                 self._claim_waiters.discard(changed)
 
-    async def _unschedulable(self, key: str, pod: Obj, message: str) -> Result:
+    # --- preemption (PostFilter) ----------------------------------------------------------------
+
+    def _with_nominated(self, info: NodeInfo, key: str, pod: Obj) -> NodeInfo:
+        """The node with the requests of the other pods nominated to it, of priority at least this
+        pod's, counted as taken (upstream's addNominatedPods)."""
+        own, extra, count = priority_of(pod), Requests(), 0
+        for other, (node, priority, requests) in self.nominated.items():
+            if node == info.name and other != key and priority >= own:
+                extra, count = extra + requests, count + 1
+        return replace(info, requested=info.requested + extra, pods=info.pods + count) if count else info
+
+    async def _preempt(self, key: str, pod: Obj, infos: list[NodeInfo], reasons: dict[str, list[str]]
+                       ) -> tuple[str | None, str]:
+        """DefaultPreemption's PostFilter: (the sentence for the FailedScheduling message, as
+        `failure_message` takes it, and the node nominated, "" when none)."""
+        why = eligibility(pod, infos)
+        if why:
+            return f"preemption: {why}", ""
+        requests, budgets = pod_requests(pod), self.budgets.cache.list()
+        candidates = []
+        for info in infos:
+            if all(reason in RESOURCE_REASONS for reason in reasons.get(info.name, ["fits"])):
+                found = select_victims(pod, requests, self._with_nominated(info, key, pod), budgets)
+                if found is not None:
+                    candidates.append(found)
+        chosen = pick_candidate(candidates)
+        if chosen is None:
+            return None, ""
+        self.nominated[key] = (chosen.node, priority_of(pod), requests)
+        await self._evict_victims(pod, chosen)
+        await self._clear_lower_nominations(pod, key, chosen.node)
+        return "", chosen.node
+
+    async def _evict_victims(self, pod: Obj, chosen: Candidate) -> None:
+        """prepareCandidate: mark each victim DisruptionTarget, delete it gracefully, tell it why."""
+        uid = (pod.get("metadata") or {}).get("uid") or ""
+        for victim in chosen.victims:
+            meta = victim["metadata"]
+            condition = new_condition(DISRUPTION_TARGET, "True", self.clock.now(), reason=PREEMPTION_BY_SCHEDULER,
+                                      message=f"{SCHEDULER_NAME}: preempting to accommodate a higher priority pod")
+            try:
+                await self.client.patch(PODS, meta["name"], {"status": {"conditions": [condition]}},
+                                        meta.get("namespace"), patch_type="strategic", subresource="status")
+                await self.client.delete(PODS, meta["name"], meta.get("namespace"))
+            except errors.NotFound:
+                continue  # gone already: nothing to preempt
+            log.info("preempted %s on %s for %s", key_of(victim), chosen.node, key_of(pod))
+            self.events.emit(_as_pod(victim), "Normal", "Preempted", f"Preempted by pod {uid} on node {chosen.node}")
+
+    async def _clear_lower_nominations(self, pod: Obj, key: str, node: str) -> None:
+        """Lower-priority pods nominated to that node may no longer fit there: they look again."""
+        own = priority_of(pod)
+        for other, (nominated_to, priority, _) in list(self.nominated.items()):
+            if other == key or nominated_to != node or priority >= own:
+                continue
+            self.nominated.pop(other, None)
+            namespace, name = split_key(other)
+            try:
+                await self.client.patch(PODS, name, {"status": {"nominatedNodeName": None}}, namespace,
+                                        patch_type="strategic", subresource="status")
+            except errors.ApiError as exc:
+                log.info("could not clear the nomination of %s: %s", other, exc)
+            self.queue.add(other)
+
+    async def _unschedulable(self, key: str, pod: Obj, message: str, nominated: str = "") -> Result:
         self.unschedulable.add(key)  # before any await: a node event from now on retries it
         if depends_on_pods(pod):
             self.pod_dependent.add(key)
@@ -306,7 +368,7 @@ class Scheduler:
         log.info("%s is unschedulable (attempt %d, next in %.0fs): %s", key, attempts, delay, message)
         self.events.emit(_as_pod(pod), "Warning", "FailedScheduling", message)
         try:
-            await self._mark_unschedulable(pod, message)
+            await self._mark_unschedulable(pod, message, nominated)
         except errors.NotFound:
             self._settled(key)
             return DONE
@@ -314,15 +376,21 @@ class Scheduler:
             log.info("could not set PodScheduled=False on %s: %s", key, exc)
         return requeue_after(delay)
 
-    async def _mark_unschedulable(self, pod: Obj, message: str) -> None:
+    async def _mark_unschedulable(self, pod: Obj, message: str, nominated: str = "") -> None:
+        """PodScheduled=False (and the node preemption nominated) on the pod's status."""
         current = find_condition((pod.get("status") or {}).get("conditions"), "PodScheduled")
-        if current and (current.get("status"), current.get("reason"), current.get("message")) == (
-                "False", "Unschedulable", message):
+        unchanged = current and (current.get("status"), current.get("reason"), current.get("message")) == (
+            "False", "Unschedulable", message)
+        if unchanged and nominated in ("", (pod.get("status") or {}).get("nominatedNodeName")):
             return
-        condition = new_condition("PodScheduled", "False", self.clock.now(), current, reason="Unschedulable",
-                                  message=message, lastProbeTime=None)
+        status: Obj = {}
+        if not unchanged:
+            status["conditions"] = [new_condition("PodScheduled", "False", self.clock.now(), current,
+                                                  reason="Unschedulable", message=message, lastProbeTime=None)]
+        if nominated:
+            status["nominatedNodeName"] = nominated
         meta = pod["metadata"]
-        await self.client.patch(PODS, meta["name"], {"status": {"conditions": [condition]}}, meta.get("namespace"),
+        await self.client.patch(PODS, meta["name"], {"status": status}, meta.get("namespace"),
                                 patch_type="strategic", subresource="status")
 
 

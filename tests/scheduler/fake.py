@@ -22,6 +22,7 @@ class FakeClient:
         self.status_patches: list[tuple[str, Any, str]] = []
         self.claim_patches: list[tuple[str, Any]] = []
         self.bind_errors: dict[str, Exception] = {}
+        self.deletes: list[str] = []
 
     async def bind(self, namespace: str, pod: str, node: str) -> None:
         key = f"{namespace}/{pod}"
@@ -30,6 +31,10 @@ class FakeClient:
         if any(k == key for k, _ in self.binds):
             raise errors.Conflict(f'pod {pod} is already assigned to node "{node}"')
         self.binds.append((key, node))
+
+    async def delete(self, resource, name, namespace=None, **options):
+        assert resource is PODS
+        self.deletes.append(f"{namespace}/{name}")
 
     async def create(self, resource, obj, namespace=None):
         assert resource is EVENTS
@@ -94,9 +99,11 @@ class Harness:
             cached = self.scheduler.pods.cache.get(key)
             if cached:
                 pod = copy.deepcopy(cached)
-                new = patch["status"]["conditions"]
+                new = patch["status"].get("conditions") or []
                 kept = [c for c in pod["status"].get("conditions") or [] if c["type"] not in {n["type"] for n in new}]
                 pod["status"]["conditions"] = kept + new
+                if "nominatedNodeName" in patch["status"]:
+                    pod["status"]["nominatedNodeName"] = patch["status"]["nominatedNodeName"]
                 self.modify(pod)
 
     def queued(self) -> list[str]:

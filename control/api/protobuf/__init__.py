@@ -1,7 +1,7 @@
 """Decode request bodies sent as `application/vnd.kubernetes.protobuf` into their JSON shape.
 
-kubectl 1.32's `create namespace|configmap|deployment|service|secret|serviceaccount|job|cronjob|token|pdb`
-and `autoscale` POST protobuf, `drain` POSTs a protobuf Eviction (and DELETEs with a protobuf
+kubectl 1.32's `create namespace|configmap|deployment|service|secret|serviceaccount|job|cronjob|token|pdb`,
+`create priorityclass` and `autoscale` POST protobuf, `drain` POSTs a protobuf Eviction (and DELETEs with a protobuf
 DeleteOptions where there is no eviction subresource); `run`, `expose`, `apply` and `create -f`
 send JSON. The body is the magic `k8s\\x00` followed by a
 runtime.Unknown envelope: field 1 TypeMeta {1 apiVersion, 2 kind}, 2 the object's own message,
@@ -28,6 +28,7 @@ from control.api.protobuf.meta import META
 from control.api.protobuf.policy import POLICY
 from control.api.protobuf.rbac import AUTHENTICATION_REVIEWS, RBAC, REVIEWS
 from control.api.protobuf.schema import compile_tables
+from control.api.protobuf.scheduling import SCHEDULING
 from control.api.protobuf.volumes import VOLUMES
 from control.api.protobuf.wire import LENGTH_DELIMITED, ProtobufError, ProtobufUnsupported, fields
 from control.api.protobuf.workloads import WORKLOADS
@@ -38,7 +39,7 @@ MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
 
 TABLES = compile_tables(META, CORE, VOLUMES, WORKLOADS, AUTHENTICATION, BATCH, POLICY, RBAC, REVIEWS,
-                        AUTHENTICATION_REVIEWS)
+                        AUTHENTICATION_REVIEWS, SCHEDULING)
 
 _CORE_KINDS = ("Binding", "ConfigMap", "Endpoints", "Event", "LimitRange", "Namespace", "Node",
                "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodTemplate", "ReplicationController",
@@ -57,6 +58,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("batch/v1", "CronJob"): "CronJob",
     ("policy/v1", "Eviction"): "Eviction",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
+    ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
     **{(api_version, message): message for api_version, table in (("rbac.authorization.k8s.io/v1", RBAC),
                                                                   ("authorization.k8s.io/v1", REVIEWS),
                                                                   ("authentication.k8s.io/v1", AUTHENTICATION_REVIEWS))
