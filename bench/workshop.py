@@ -40,7 +40,8 @@ Figures (one JSON line on stdout, progress on stderr), with their targets beside
   the end; `hub_mb_per_attendee` = the growth / N; target <= 20.
 - `hub_cpu_ms_per_request`: the hub processes' CPU over each half of the window divided by the
   requests the hubs answered in it (`hub_requests`: their traffic records, spokes' requests too,
-  as the instructor's dashboard receives them: an attendee's gets only their own), before and during the loop. Authorization's
+  as the instructor's dashboard receives them: an attendee's gets only their own), before and during the loop;
+  `hub_requests_top`: the most frequent (client, verb, resource) of those records over the whole run. Authorization's
   cost is this figure with `--auth on` against `--auth off` (`--auth both` runs the room twice and
   prints `auth_cpu_overhead_pct`; target <= 10 %). `--auth off` runs the hub with
   KK_AUTHENTICATION=off (then every request is one user to fairness, so latencies during the loop
@@ -151,7 +152,7 @@ async def run(room: Room, count: int, minutes: float, loop_connections: int, aut
     served = instructor.request_times
     hub_requests = (sum(1 for ts in served if marks[0] <= ts < marks[1]), sum(1 for ts in served if marks[1] <= ts < marks[2]))
     out = figures(attendees, loop_codes, idle_rss, end_rss, (cpu0, cpu_half, cpu1), wall, machine1 - machine0,
-                  count, hub_requests)
+                  count, hub_requests, instructor.request_mix)
     if lessons:
         out["dashboard_lessons"] = summary([*walkers, board], latency_summary)
         do = out["dashboard_lessons"]["calls"].get("lesson_do", {})
@@ -173,8 +174,9 @@ def profiler(pid: int, seconds: float) -> subprocess.Popen:
 
 def figures(attendees: list[Attendee], loop_codes: dict[str, int], idle_rss: float, end_rss: float,
             cpu: tuple[float, float, float], wall: float, machine_busy: float, count: int,
-            hub_requests: tuple[int, int]) -> dict[str, Any]:
+            hub_requests: tuple[int, int], request_mix: dict[str, int] | None = None) -> dict[str, Any]:
     every = [x for a in attendees for x in a.latencies]
+    request_mix = request_mix or {}
     failed: dict[str, int] = {}
     for kind, _, _, code in every:
         if (code >= 300 or code == 0) and code != 101:  # 0: no answer (a broken connection)
@@ -199,6 +201,7 @@ def figures(attendees: list[Attendee], loop_codes: dict[str, int], idle_rss: flo
         "runaway_answers": loop_codes,
         "hub_rss_mb": {"idle": idle_rss, "end": end_rss}, "hub_mb_per_attendee": growth,
         "hub_requests": {"quiet": quiet_requests, "during_loop": loop_requests},
+        "hub_requests_top": dict(sorted(request_mix.items(), key=lambda kv: -kv[1])[:15]),
         "hub_cpu_ms_per_request": {
             "quiet": round(1000 * cpu_quiet / quiet_requests, 3) if quiet_requests else None,
             "during_loop": round(1000 * cpu_loop / loop_requests, 3) if loop_requests else None},

@@ -65,6 +65,7 @@ class Attendee:
         # them, from every hub): the hub's own count of requests served, spokes' included.
         self.counts_requests = False
         self.request_times: list[float] = []
+        self.request_mix: dict[str, int] = {}  # "client verb resource" -> requests, as the records name them
         self.turn = 0
         self.refusals: list[str] = []  # "kind code: message" of failed mutations (the first few)
         self.cookies: dict[str, str] = {}  # the dashboard session (logged in by the confirm form), set by the run
@@ -154,11 +155,21 @@ class Attendee:
                 if message:
                     self.dashboard_messages += 1
                 if self.counts_requests and isinstance(message, str) and message.startswith('{"t": "traffic"'):
-                    self.request_times.extend(r["ts"] for r in json.loads(message)["records"] if r.get("type") == "request")
+                    for record in json.loads(message)["records"]:
+                        if record.get("type") == "request":
+                            self.request_times.append(record["ts"])
+                            self.count_request(record)
         except Exception as exc:
             self.dashboard_error = f"{type(exc).__name__}: {exc}"
         finally:
             ws.close()
+
+    def count_request(self, record: dict[str, Any]) -> None:
+        """One more request of its kind: its client (a node's kubelet as `kubelet`, a person's
+        client without the person), verb and resource."""
+        client = str(record.get("who", "")).split(" · ")[0].split("/")[0]
+        key = f"{client} {record.get('verb', '')} {record.get('resource', '')}"
+        self.request_mix[key] = self.request_mix.get(key, 0) + 1
 
     def exec_once(self, pod: str) -> tuple[int, str]:
         """`echo hi` in the pod over WebSocket, until the Success Status: (101, "") when it ran, else

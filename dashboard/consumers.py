@@ -7,9 +7,10 @@ Guarantees:
   (messages of type `protocol.TRAFFIC_BATCH`, handled by `traffic_batch`) as
   `{"t": "traffic", "records": [...]}`, with only the records its user may see
   (`dashboard.audience`: their own, and those of namespaces and kinds they may list; all of them
-  for a cluster admin or with authentication off); a batch left empty is not sent
-  and, when the browser asks `{"op": "watch", "revision": N|null}`, the list-then-watch of
-  `LiveFeed` from that revision (a new request replaces the previous one).
+  for a cluster admin or with authentication off; each record encoded once for all the pages it
+  goes to); a batch left empty is not sent and, when the browser asks `{"op": "watch",
+  "revision": N|null}`, the list-then-watch of `LiveFeed` from that revision (a new request
+  replaces the previous one).
 - `WireConsumer` forwards the raw bytes of one watch stream as binary frames, then closes.
 - `WireH2Consumer` forwards the same watch over HTTP/2 (the hub's HTTPS port) as one JSON text
   message per HTTP/2 frame (`wire_h2.describe`), or `{"note": ...}` when the hub serves no HTTP/2,
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from typing import Any
 
 from channels.consumer import get_handler_name
@@ -50,6 +52,31 @@ async def _cancel(task: asyncio.Task | None) -> None:
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
 
+
+def traffic_text(batch: list[dict[str, Any]], records: list[dict[str, Any]]) -> str:
+    """`{"t": "traffic", "records": records}` as `send_json` writes it (json.dumps' defaults), for
+    `records` taken from `batch`: each record of a batch is encoded once for every page it goes to
+    (the embedded layer hands every page the same batch, `control.serving.channel_layer`)."""
+    known = _ENCODED.get(id(batch))
+    if known is None or known[0] is not batch:
+        known = (batch, {})
+        if len(_ENCODED) >= _ENCODED_MAX:
+            del _ENCODED[next(iter(_ENCODED))]
+        _ENCODED[id(batch)] = known
+    texts = known[1]
+    parts = []
+    for record in records:
+        text = texts.get(id(record))
+        if text is None:
+            text = texts[id(record)] = json.dumps(record)
+        parts.append(text)
+    return '{"t": "traffic", "records": [' + ", ".join(parts) + "]}"
+
+
+# id(batch) -> (the batch, {id(record): its JSON}): the last few batches (the entry holds the batch,
+# so neither its id nor its records' ids are reused while the entry lives).
+_ENCODED: dict[int, tuple[list[dict[str, Any]], dict[int, str]]] = {}
+_ENCODED_MAX = 8
 
 # Messages whose handlers never touch Django's database: no stale connection to close first.
 _NO_DATABASE = frozenset({"websocket.receive", protocol.TRAFFIC_BATCH})
@@ -88,7 +115,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
     async def traffic_batch(self, message: dict[str, Any]) -> None:
         records = await self.audience.visible(message["records"])
         if records:
-            await self.send_json({"t": "traffic", "records": records})
+            await self.send(text_data=traffic_text(message["records"], records))
 
     async def disconnect(self, code: int) -> None:
         await _cancel(self.feed_task)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import ssl
 from typing import Any, Awaitable, Callable
 
@@ -86,6 +87,14 @@ async def rollout_undo(client: HubClient, form: dict[str, str]) -> str:
     return f"deployment.apps/{name} rolled back"
 
 
+@functools.lru_cache(maxsize=8)
+def _tls_context(ca: bytes | None) -> ssl.SSLContext:
+    """The TLS context of a request made as another user, made once per CA: the hub's own, or
+    httpx's default (a client made without one loads the whole CA bundle, some 20-200 ms of the
+    event loop, on every press of the button). A context is safe to share between clients."""
+    return ssl.create_default_context(cadata=ca.decode()) if ca is not None else httpx.create_ssl_context()
+
+
 async def as_user(client: HubClient, form: dict[str, str]) -> str:
     namespace, account = _name(form, "namespace"), _name(form, "serviceAccount")
     user = f"{SERVICE_ACCOUNT_PREFIX}{namespace}:{account}"
@@ -93,10 +102,7 @@ async def as_user(client: HubClient, form: dict[str, str]) -> str:
     token = current_token()
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    ca = cluster_ca(client.server)
-    verify: Any = True
-    if ca is not None:
-        verify = ssl.create_default_context(cadata=ca.decode())
+    verify = _tls_context(cluster_ca(client.server))
     async with httpx.AsyncClient(base_url=client.server, headers=headers, verify=verify, timeout=client.timeout) as session:
         answer = await session.get(PODS.path(namespace))
     if answer.status_code >= 300:

@@ -48,8 +48,7 @@ SESSION_NAMESPACE = "kk_lesson_namespace"
 
 
 def _step(lesson_id: str, number: int) -> tuple[lessons.Lesson, lessons.Step]:
-    catalogue = lessons.load_all()
-    lesson = catalogue.get(lesson_id)
+    lesson = lessons.load_one(lesson_id)
     if lesson is None or not 1 <= number <= len(lesson.steps):
         raise Http404(f"no step {number} in lesson {lesson_id}")
     return lesson, lesson.steps[number - 1]

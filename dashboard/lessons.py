@@ -29,7 +29,9 @@ except the manifests its `apply` actions name (also checked at load: they must e
 to English where a lesson has none. `load_all` never raises: broken files come back as errors
 beside the good lessons, so one bad file does not hide the others. `load_all` parses a file again
 only when its text or the manifests folder's list of names changed: an edited or new file shows on
-the next request, and an unchanged one costs a read, not a parse (the lesson bar asks for the catalogue on every step, check and button).
+the next request, and an unchanged one costs a read, not a parse. `load_one` answers as `load_all`
+does for one lesson, reading only its file (the lesson bar asks for a lesson on every step, check
+and button).
 """
 
 from __future__ import annotations
@@ -381,6 +383,16 @@ def load_all(root: Path = LESSONS_DIR) -> Catalogue:
         del _parsed[gone]  # a removed file is not kept
     catalogue.lessons.sort(key=lambda lesson: (lesson.order, lesson.id))
     return catalogue
+
+
+def load_one(lesson_id: str, root: Path = LESSONS_DIR) -> Lesson | None:
+    """The lesson `lesson_id`, as `load_all(root).get(lesson_id)` gives it (None when it is missing
+    or broken), reading only its own file: a lesson's step, check and button need no other."""
+    path = root / f"{lesson_id}.yaml"
+    if not _ID.match(lesson_id) or not path.is_file():
+        return None
+    outcome = _load(path, root, _manifest_names(root))
+    return outcome if isinstance(outcome, Lesson) else None
 
 
 def manifest_text(action: Action, root: Path = LESSONS_DIR) -> str:

@@ -26,6 +26,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,8 +87,31 @@ def _budget() -> safeyaml.Budget:
 
 
 def parse(text: str) -> list[dict[str, Any]]:
-    """The objects of a YAML stream, read here (a lesson's own manifest; a form goes through `read`)."""
-    return checked(safeyaml.read_stream(text, _budget()))
+    """The objects of a YAML stream, read here (a lesson's own manifest; a form goes through `read`).
+    A text read before is not read again (`_PARSED`): the caller gets its own copy of the same
+    objects, or the same ManifestError."""
+    budget = _budget()
+    key = (text, budget.max_depth, budget.max_nodes)
+    known = _PARSED.get(key)
+    if known is None:
+        try:
+            known = checked(safeyaml.read_stream(text, budget))
+        except ManifestError as exc:
+            known = exc
+        if len(text) <= _PARSED_MAX_CHARS:
+            if len(_PARSED) >= _PARSED_MAX:
+                del _PARSED[next(iter(_PARSED))]
+            _PARSED[key] = known
+    if isinstance(known, ManifestError):
+        raise ManifestError(str(known), known.code)
+    return copy.deepcopy(known)
+
+
+# (text, depth budget, node budget) -> its objects or its error: the lessons' manifests, parsed on
+# every step shown and button pressed (the rights they need, then the apply), are a few small files.
+_PARSED: dict[tuple[str, int, int], list[dict[str, Any]] | ManifestError] = {}
+_PARSED_MAX = 64
+_PARSED_MAX_CHARS = 64 * 1024
 
 
 def flow_of(user: str | None, address: str) -> tuple[seats.PriorityLevel, str]:

@@ -9,7 +9,8 @@ Guarantees:
   (LimitRange bounds, ResourceQuota), allocation.
 - `prepare_update` merges a client's new object onto the stored one: optimistic concurrency
   (409 on a stale resourceVersion), server metadata kept, status kept on main-resource writes
-  and spec kept on status writes, then the kind's strategy: defaults, prepare for update,
+  and spec kept on status writes (shared with the stored object, never changed in place), then
+  the kind's strategy: defaults, prepare for update,
   generation (bumped when the kind says the write changed it), validation, allocation.
 - Nothing here knows a particular kind: every per-kind rule is asked of the `Kind`.
 - Unknown fields are refused (fieldValidation=Strict, our default), warned about or dropped, as
@@ -185,8 +186,9 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
         raise errors.conflict(kind.resource, old_meta["name"], f"Precondition failed: UID in precondition: {errors.go_text(uid)}, "
                               f"UID in object meta: {errors.go_text(old_meta.get('uid'))}")
     if subresource == "status":
-        result = copy.deepcopy(current)
-        result["status"] = new.get("status", {})
+        # Everything but status is kept as stored: shared with `current` rather than copied (a
+        # kubelet's status write sends the whole pod); only metadata is written to from here on.
+        result = {**current, "metadata": dict(old_meta), "status": new.get("status", {})}
     elif subresource == "finalize":
         if kind.finalize is None:
             raise errors.NotFound("the server could not find the requested resource")

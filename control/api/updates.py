@@ -8,7 +8,9 @@ Guarantees:
   apiVersion), whose time becomes the write's, and by nobody else; fields that no longer exist
   are owned by no one; a manager left owning nothing is dropped.
 - A write that changes nothing keeps every entry, times included. A client that sends other
-  managedFields than the stored ones rewrites them (`[{}]` resets them).
+  managedFields than the stored ones rewrites them (`[{}]` resets them). A write that changes no
+  tracked field (a pod's status) keeps the stored list itself when rendering it again would give
+  it back (decided once per distinct list, `_renders_as_itself`).
 - The cost follows what changed, not the object's size: old and new are compared map field by
   map field, and only the fields that differ are walked. When the writer already owns all it
   changed and nothing was removed (a Lease renewal, a node status heartbeat), the stored entries
@@ -17,6 +19,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from control.api.apply import (
@@ -97,10 +100,15 @@ def record_update(old: dict, new: dict, *, manager: str, now: str, api_version: 
         kept = _retimed(sent or old_managed, changed, new, meta, manager=manager, api_version=api_version, now=now)
         if kept is not None:
             return _with_managed(result, kept)
-    entries = _entries(old)
+    if not rewritten and not changed and not gone and _renders_as_itself(old_managed):
+        # Nothing tracked changed (a status write, as ownership is tracked): the stored entries
+        # are what rendering them again would give, so they are kept as they are.
+        return _with_managed(result, list(old_managed))
+    old_entries = _entries(old)
+    entries = old_entries
     if rewritten:
         entries = _entries(new) if any(e for e in sent) else []
-    if not changed and not gone and entries == _entries(old):
+    if not changed and not gone and entries == old_entries:
         return _with_managed(result, _render(entries))
     present = field_set(new, meta)
     updated: list[tuple[dict, set[Path]]] = []
@@ -116,6 +124,33 @@ def record_update(old: dict, new: dict, *, manager: str, now: str, api_version: 
     if mine is None and changed:
         updated.append((_entry(manager, "Update", api_version, now), changed))
     return _with_managed(result, _render(updated))
+
+
+def _renders_as_itself(managed: Any) -> bool:
+    """Whether `_render(_entries(...))` of these stored entries gives them back unchanged (same
+    entries, keys and order): true of every list this module or apply wrote. Decided once per
+    distinct text (its JSON, encoded in C, is the key) instead of decoding and encoding every
+    field set again on each write that changes no tracked field."""
+    if not isinstance(managed, list) or not managed:
+        return False
+    try:
+        text = json.dumps(managed, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return False
+    known = _RENDERS_AS_ITSELF.get(text)
+    if known is None:
+        rendered = _render(_entries({"metadata": {"managedFields": managed}}))
+        known = json.dumps(rendered, separators=(",", ":")) == text
+        if len(_RENDERS_AS_ITSELF) >= _RENDERS_AS_ITSELF_MAX:
+            del _RENDERS_AS_ITSELF[next(iter(_RENDERS_AS_ITSELF))]
+        _RENDERS_AS_ITSELF[text] = known
+    return known
+
+
+# managedFields text -> whether it renders as itself; a few hundred objects' worth (a pod's is a
+# few KiB), the oldest forgotten first
+_RENDERS_AS_ITSELF: dict[str, bool] = {}
+_RENDERS_AS_ITSELF_MAX = 512
 
 
 def _retimed(managed: Any, changed: set[Path], new: dict, meta: PatchMeta, *, manager: str, api_version: str,

@@ -6,10 +6,14 @@ name, subresource; `namespaces/NS/status|finalize` are the namespace's own subre
 is get/list/watch (GET with `watch=true`, or a list or get filtered to one name by `fieldSelector`
 is a watch/list as upstream), create/update/patch/delete/deletecollection; everything else
 (`/healthz`, `/api`, `/apis/apps`, `/kubekitchen/...`) is a non-resource request whose verb is the
-method in lower case (`get` for HEAD).
+method in lower case (`get` for HEAD). The answer depends on the method, the path and two query
+values (`watch`, `fieldSelector`) alone; it is immutable and kept for the paths met lately (a
+request asks for it up to four times: authorization, its body checks, fairness, its traffic record).
 """
 
 from __future__ import annotations
+
+import functools
 
 from control.auth.rbac import Attributes
 
@@ -19,6 +23,11 @@ _BY_METHOD = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 
 
 def attributes(method: str, path: str, query: dict[str, str]) -> Attributes:
+    return _attributes(method, path, query.get("watch"), query.get("fieldSelector", ""))
+
+
+@functools.lru_cache(maxsize=4096)
+def _attributes(method: str, path: str, watch: str | None, selector: str) -> Attributes:
     parts = [p for p in path.strip("/").split("/") if p]
     non_resource = Attributes(verb="get" if method == "HEAD" else method.lower(), resource_request=False, path=path)
     if parts[:1] == ["api"] and len(parts) >= 3:
@@ -37,14 +46,13 @@ def attributes(method: str, path: str, query: dict[str, str]) -> Attributes:
     subresource = rest[2] if len(rest) > 2 else ""
     if method in ("GET", "HEAD"):
         verb = "get" if name else "list"
-        if query.get("watch") in WATCH:
+        if watch in WATCH:
             verb = "watch"
     elif method == "DELETE":
         verb = "delete" if name else "deletecollection"
     else:
         verb = _BY_METHOD.get(method, method.lower())
     if verb in ("list", "watch") and not name:
-        selector = query.get("fieldSelector", "")
         for term in selector.split(","):
             key, _, value = term.partition("=")
             if key.strip() == "metadata.name" and value and not value.startswith("="):

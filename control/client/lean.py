@@ -72,6 +72,7 @@ class ConnectionPool:
         parts = urlsplit(server)
         self.tls = parts.scheme == "https"
         self.ca = ca  # PEM of the CA that signed the server's certificate (the cluster CA), else the system's
+        self._context: ssl.SSLContext | None = None
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or (443 if self.tls else 80)
         self.agent, self.connect_timeout = agent, connect_timeout
         self._idle: list[Wire] = []
@@ -158,6 +159,12 @@ class ConnectionPool:
             wire.close()
         return None
 
+    def _tls_context(self) -> ssl.SSLContext | None:
+        """Made once per pool (it reads the CA: milliseconds of the loop), shared by its connections."""
+        if self.tls and self._context is None:
+            self._context = ssl.create_default_context(cadata=self.ca.decode() if self.ca else None)
+        return self._context
+
     def _release(self, wire: Wire) -> None:
         if wire.reusable and len(self._idle) < self._size:
             wire.next_cycle()
@@ -166,8 +173,7 @@ class ConnectionPool:
             wire.close()
 
     async def _open(self) -> Wire:
-        context = ssl.create_default_context(cadata=self.ca.decode() if self.ca else None) if self.tls else None
-        reader, writer = await asyncio.open_connection(self.host, self.port, ssl=context)
+        reader, writer = await asyncio.open_connection(self.host, self.port, ssl=self._tls_context())
         return Wire(reader, writer, h11.CLIENT)
 
     def _send_request(self, wire: Wire, method: str, target: str, body: bytes | None, content_type: str) -> None:

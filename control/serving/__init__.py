@@ -29,7 +29,7 @@ def install() -> None:
     from control.serving import http2, private, send_backlog, spdy_upgrade, timeouts, twisted_http, websocket_denial
 
     private.report()
-    twisted_http.install()  # long request lines, 422/429 phrases, a cheap Content-Type parse
+    twisted_http.install()  # long request lines, 422/429 phrases, a cheap Content-Type parse, no unread access log
     websocket_denial.install()  # a refused websocket gets a 404 Status, not Daphne's bodyless 403
     send_backlog.install()  # the hub sees how far a watcher is behind in reading (control.api.app)
     spdy_upgrade.install()  # kubectl's port-forward over SPDY without WebSocket reaches serve_portforward

@@ -1,6 +1,7 @@
 """The ASGI dispatcher Daphne serves (its entry point is `control.asgi`, which first installs
 `control.serving`'s adjustments): the Kubernetes API paths go to the hub's lean app, the
-dashboard's websockets to its Channels consumers, everything else (the dashboard's pages) to Django.
+dashboard's websockets to its Channels consumers, everything else (the dashboard's pages) to Django
+(its handler on a few long-lived threads, `control.serving.django_handler`).
 
 The exec/attach subresources a kind declares (`.../pods/x/exec`) are websockets of the hub
 (`control.api.streams`), and so is portforward (`control.api.portforward`; kubectl's SPDY over a
@@ -30,9 +31,9 @@ from typing import Any, Awaitable, Callable
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "control.settings")
 
-from django.core.asgi import get_asgi_application  # noqa: E402
+from control.serving.django_handler import pooled_asgi_application  # noqa: E402
 
-django_app = get_asgi_application()
+django_app = pooled_asgi_application()  # Django's handler, its sync work on a few long-lived threads
 
 from channels.routing import URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402

@@ -24,6 +24,7 @@ ATTRIBUTES: list[tuple[str, str]] = [
     ("twisted.web.http", "HTTPChannel.totalHeadersSize"),
     ("twisted.web.http", "RESPONSES"),
     ("twisted.web.http", "_parseContentType"),
+    ("twisted.web.http", "HTTPFactory._logFile"),
     # timeouts (HTTP/1.1)
     ("twisted.web.http", "HTTPChannel.dataReceived"),
     ("twisted.web.http", "HTTPChannel.allHeadersReceived"),

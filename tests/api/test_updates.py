@@ -84,6 +84,32 @@ def test_an_unchanged_write_keeps_the_time() -> None:
     assert out["metadata"]["managedFields"] == stored["metadata"]["managedFields"]
 
 
+def test_a_write_changing_no_tracked_field_keeps_the_stored_entries_without_encoding_them(monkeypatch) -> None:
+    monkeypatch.setattr(updates, "_RENDERS_AS_ITSELF", {})
+    stored = write({}, lease("a"), now=T0)
+    stored["status"] = {"note": "a"}  # status is not tracked (as upstream, on the main resource)
+    body = {**copy.deepcopy(stored), "status": {"note": "b"}}
+    first = write(stored, body, now=T1)
+    assert first["metadata"]["managedFields"] == stored["metadata"]["managedFields"]
+    assert first["status"] == {"note": "b"} and stored["status"] == {"note": "a"}
+    # The same stored list again: known to render as itself, nothing decoded or encoded.
+    monkeypatch.setattr(updates, "_render", lambda entries: (_ for _ in ()).throw(AssertionError("rendered")))
+    again = write(stored, {**copy.deepcopy(stored), "status": {"note": "c"}}, now=T2)
+    assert again["metadata"]["managedFields"] == stored["metadata"]["managedFields"]
+
+
+def test_stored_entries_that_would_render_otherwise_are_rendered_as_before() -> None:
+    stored = write({}, lease("a"), now=T0)
+    entry = stored["metadata"]["managedFields"][0]
+    odd = [{"manager": "gone", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {}},  # owns nothing
+           {k: entry[k] for k in ("fieldsV1", "manager", "operation", "apiVersion", "time", "fieldsType")}]
+    stored["metadata"]["managedFields"] = odd
+    out = write(stored, copy.deepcopy(stored), now=T1)
+    assert out["metadata"]["managedFields"] == [{**entry}]
+    assert list(out["metadata"]["managedFields"][0]) == ["manager", "operation", "apiVersion", "time", "fieldsType",
+                                                         "fieldsV1"]
+
+
 def test_a_value_of_another_json_type_is_a_change() -> None:
     stored = write({}, lease("a", preferred=True), now=T0)
     out = write(stored, {**stored, "spec": {**stored["spec"], "preferred": 1}}, manager="other", now=T1)

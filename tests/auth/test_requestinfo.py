@@ -37,3 +37,16 @@ def test_everything_else_is_a_non_resource_request():
         got = attributes("GET", path, {})
         assert not got.resource_request and got.path == path and got.verb == "get"
     assert attributes("POST", "/kubekitchen/traffic", {}).verb == "post"
+
+
+def test_the_same_request_is_read_once_and_its_other_query_values_do_not_matter():
+    from control.auth import requestinfo
+
+    requestinfo._attributes.cache_clear()
+    first = attributes("GET", "/api/v1/namespaces/a/pods", {"watch": "true", "limit": "5"})
+    again = attributes("GET", "/api/v1/namespaces/a/pods", {"watch": "true", "resourceVersion": "9"})
+    assert again is first and first.verb == "watch"
+    assert attributes("GET", "/api/v1/namespaces/a/pods", {}).verb == "list"
+    named = attributes("GET", "/api/v1/namespaces/a/pods", {"fieldSelector": "metadata.name=web"})
+    assert (named.verb, named.name) == ("list", "web")
+    assert requestinfo._attributes.cache_info().hits == 1

@@ -6,6 +6,7 @@ stream whose lines are cut across chunks."""
 from __future__ import annotations
 
 import asyncio
+import ssl
 
 import pytest
 
@@ -182,3 +183,11 @@ def test_a_stream_left_early_or_cut_closes_its_connection():
         assert pool._idle == []
 
     run(scenario)
+
+
+def test_a_pool_makes_its_tls_context_once_and_none_for_plain_http():
+    secure = ConnectionPool("https://127.0.0.1:6443", "test")
+    context = secure._tls_context()
+    assert context is not None and secure._tls_context() is context
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert ConnectionPool("http://127.0.0.1:8000", "test")._tls_context() is None

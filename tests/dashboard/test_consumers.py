@@ -375,3 +375,23 @@ def test_a_logged_in_user_receives_only_the_traffic_records_they_may_see(fake, s
     reviews = [r for r in fake.requests if r.path == audience.RULES_REVIEW]
     assert reviews and all(r.authorization == "Bearer tok-alice" for r in reviews)
     assert len(reviews) == 2  # the cluster scope and bob's namespace, asked once each
+
+
+def test_a_batch_is_encoded_once_for_every_page_and_reads_as_send_json_writes_it(monkeypatch):
+    import json
+
+    from dashboard import consumers
+
+    monkeypatch.setattr(consumers, "_ENCODED", {})
+    encoded, dumps = [], json.dumps
+    monkeypatch.setattr(consumers.json, "dumps", lambda value: encoded.append(value) or dumps(value))
+    batch = [{"type": "request", "who": f"kubectl · u{i}", "verb": "get", "resource": "pods", "code": 200, "seq": i}
+             for i in range(3)]
+    everything = consumers.traffic_text(batch, batch)  # an admin's page
+    own = consumers.traffic_text(batch, [batch[2], batch[0]])  # an attendee's page: some of them
+    assert len(encoded) == 3, "each record once, whatever the pages"
+    assert everything == dumps({"t": "traffic", "records": batch})
+    assert own == dumps({"t": "traffic", "records": [batch[2], batch[0]]})
+    copy = [dict(r) for r in batch]  # another batch (a Redis layer's copy): encoded for itself
+    assert consumers.traffic_text(copy, copy[:1]) == dumps({"t": "traffic", "records": copy[:1]})
+    assert len(encoded) == 4

@@ -30,3 +30,12 @@ def test_undo_brings_back_the_template_of_the_previous_revision_without_its_hash
 def test_undo_without_history_says_so_as_kubectl_does():
     with pytest.raises(ActionError, match='no rollout history found for deployment "pasta"'):
         previous_template(DEPLOYMENT, [_rs("a", "1", "nginx:1.27")])
+
+
+def test_a_request_as_another_user_reuses_its_tls_context():
+    import ssl
+
+    from dashboard import lesson_buttons
+
+    default = lesson_buttons._tls_context(None)  # httpx's own default: the CA bundle, read once
+    assert lesson_buttons._tls_context(None) is default and default.verify_mode == ssl.CERT_REQUIRED

@@ -117,6 +117,25 @@ def test_an_unchanged_file_is_not_parsed_again_and_an_edited_one_shows_at_once(t
     assert lessons.load_all(tmp_path).lessons == []
 
 
+def test_one_lesson_is_read_alone_and_answers_as_the_catalogue_does(tmp_path, monkeypatch):
+    (tmp_path / "good.yaml").write_text(GOOD)
+    (tmp_path / "bad.yaml").write_text("idea: watch\ntitle: T\nsteps: 3\n")
+    (tmp_path / "Upper.yaml").write_text(GOOD)  # not a lesson name: an error in the catalogue
+    catalogue = lessons.load_all(tmp_path)
+    for lesson_id in ("good", "bad", "Upper", "missing", "../good", "good.yaml", ""):
+        assert lessons.load_one(lesson_id, tmp_path) == catalogue.get(lesson_id), lesson_id
+    read = []
+    real_read = lessons.Path.read_text
+    monkeypatch.setattr(lessons.Path, "read_text", lambda self, *a, **k: read.append(self.name) or real_read(self, *a, **k))
+    assert lessons.load_one("good", tmp_path) is catalogue.get("good")  # the same text: the same lesson
+    assert read == ["good.yaml"], "only its own file is read"
+    monkeypatch.undo()
+    (tmp_path / "good.yaml").write_text(GOOD.replace("Drop one", "Drop two"))
+    assert lessons.load_one("good", tmp_path).steps[0].title["en"] == "Drop two"
+    (tmp_path / "good.yaml").unlink()
+    assert lessons.load_one("good", tmp_path) is None
+
+
 def test_a_lesson_is_checked_again_when_its_manifest_disappears(tmp_path):
     (tmp_path / "manifests").mkdir()
     (tmp_path / "manifests" / "pasta.yaml").write_text("kind: Deployment\n")

@@ -121,3 +121,25 @@ def test_a_known_kind_costs_no_discovery_request(fake, client):
     assert first == ["/api", "/api/v1"]
     assert client.post("/apply/", {"manifest": manifest}).status_code == 200
     assert discovery_gets(fake) == first
+
+
+def test_a_lesson_manifest_is_read_once_and_each_caller_gets_its_own_objects(monkeypatch):
+    from control import safeyaml
+    from dashboard import manifests
+
+    monkeypatch.setattr(manifests, "_PARSED", {})
+    reads = []
+    real = safeyaml.read_stream
+    monkeypatch.setattr(manifests.safeyaml, "read_stream", lambda *a: reads.append(a[0]) or real(*a))
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: menu}\ndata: {a: '1'}\n"
+    first = manifests.parse(text)
+    first[0]["metadata"]["namespace"] = "attendee-1"  # a caller scopes its copy
+    second = manifests.parse(text)
+    assert second == [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "menu"}, "data": {"a": "1"}}]
+    assert len(reads) == 1
+    broken = "kind: ConfigMap\n"
+    for _ in range(2):
+        with pytest.raises(manifests.ManifestError) as refused:
+            manifests.parse(broken)
+        assert refused.value.code == 400 and "apiVersion" in str(refused.value)
+    assert len(reads) == 2

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from daphne import http_protocol, server, ws_protocol
 from twisted.web import _http2, http
 
@@ -22,6 +24,7 @@ def adjusted() -> dict[str, bool]:
         "headers": http.HTTPChannel.totalHeadersSize == 1 << 20,
         "phrases": http.RESPONSES[422] == b"Unprocessable Entity" and http.RESPONSES[429] == b"Too Many Requests",
         "content type": http._parseContentType is twisted_http.media_type,
+        "quiet access log": http_protocol.HTTPFactory.startFactory is twisted_http.start_factory,
         "websocket denial": getattr(ws_protocol.WebSocketFactory.protocol, "denial_response", False),
         "send backlog": getattr(server.Server.create_application, "_kk_backlog", False),
         "spdy upgrade": getattr(http_protocol.WebRequest.process, "spdy_upgrade", False),
@@ -59,3 +62,17 @@ def test_daphne_cli_gets_the_same_adjustments_as_runhub():
 def test_media_type_is_the_lowercased_type_alone():
     assert twisted_http.media_type(b" Application/JSON ; charset=utf-8") == b"application/json"
     assert twisted_http.media_type(b"application/apply-patch+yaml") == b"application/apply-patch+yaml"
+
+
+@pytest.mark.parametrize("verbosity, logged", [(0, False), (1, False), (2, True)])
+def test_the_access_log_line_is_made_only_when_daphne_keeps_twisteds_log(verbosity, logged):
+    from types import SimpleNamespace
+
+    from twisted.python import log
+
+    factory = http_protocol.HTTPFactory(SimpleNamespace(verbosity=verbosity))
+    factory.startFactory()
+    try:
+        assert (factory._logFile is log.logfile) is logged
+    finally:
+        factory.stopFactory()

@@ -146,7 +146,7 @@ def _changes_page_text(revision: int, limit: int, seen: Visibility) -> str:
     more, page = len(page) > limit, page[:limit]
     last = page[-1].revision if page else revision
     # A list item also says when it was written (the timeline labels a revision with its time).
-    items = ",".join(f'{change_line(c).decode()[:-2]},"time":{c.created_at!r}}}' for c in _shown(page, seen))
+    items = ",".join(f'{_encoded(c).decode()[:-2]},"time":{c.created_at!r}}}' for c in _shown(page, seen))
     return (f'{{"revision":{last},{_window(store.current_revision())},"more":{"true" if more else "false"},'
             f'"items":[{items}]}}')
 
@@ -161,11 +161,31 @@ async def changes_page(query: dict[str, str], seen: Visibility | None = None) ->
     return raw_json_response(await run_db(lambda: _changes_page_text(revision, limit, seen)))
 
 
-def change_line(change: store.Change) -> bytes:
+def _encoded(change: store.Change) -> bytes:
     group, _, plural = change.resource.rpartition("/")
     head = {"type": change.type, "revision": change.revision, "resource": plural, "group": group,
             "namespace": change.namespace, "name": change.name, "actor": change.actor}
     return (dumps(head)[:-1] + f',"object":{change.body}}}\n').encode()
+
+
+def change_line(change: store.Change) -> bytes:
+    """The change as one line of the stream (on the event loop): encoded once per change, however
+    many streams carry it (every open dashboard page holds one), as the API watch shares
+    `Change.line`."""
+    known = _LINES.get(id(change))
+    if known is not None and known[0] is change:
+        return known[1]
+    line = _encoded(change)
+    if len(_LINES) >= _LINES_MAX:
+        del _LINES[next(iter(_LINES))]  # the oldest: a stream still to send it encodes it again
+    _LINES[id(change)] = (change, line)
+    return line
+
+
+# id(change) -> (the change, its line). The entry holds the change itself, so its id is not reused
+# while the entry lives; the feed hands every stream the same Change objects of a batch.
+_LINES: dict[int, tuple[store.Change, bytes]] = {}
+_LINES_MAX = 1024
 
 
 def _bookmark(revision: int) -> bytes:

@@ -207,3 +207,30 @@ def test_the_changes_after_a_revision_as_pages():
         assert empty["items"] == [] and empty["revision"] == start + 5
     finally:
         api.close()
+
+
+def test_a_change_line_is_encoded_once_for_every_stream_and_is_the_same_line():
+    from control.storage.store import Change
+
+    change = Change(7, "MODIFIED", "apps/deployments", "team-a", "web", "kubectl · alice", 1.5,
+                    '{"metadata":{"name":"web"}}')
+    first = kitchen.change_line(change)
+    assert kitchen.change_line(change) is first  # the second stream gets the same bytes, not a copy
+    assert json.loads(first) == {"type": "MODIFIED", "revision": 7, "resource": "deployments", "group": "apps",
+                                 "namespace": "team-a", "name": "web", "actor": "kubectl · alice",
+                                 "object": {"metadata": {"name": "web"}}}
+    other = Change(7, "MODIFIED", "apps/deployments", "team-a", "web", "kubectl · alice", 1.5,
+                   '{"metadata":{"name":"web","labels":{"a":"b"}}}')
+    assert json.loads(kitchen.change_line(other))["object"]["metadata"]["labels"] == {"a": "b"}
+
+
+def test_the_shared_change_lines_stay_bounded(monkeypatch):
+    from control.storage.store import Change
+
+    monkeypatch.setattr(kitchen, "_LINES", {})
+    monkeypatch.setattr(kitchen, "_LINES_MAX", 3)
+    changes = [Change(i, "ADDED", "configmaps", "ns", f"c{i}", "kubectl", 0.0, "{}") for i in range(5)]
+    lines = [kitchen.change_line(c) for c in changes]
+    assert len(kitchen._LINES) == 3
+    assert [json.loads(line)["name"] for line in lines] == ["c0", "c1", "c2", "c3", "c4"]
+    assert kitchen.change_line(changes[0]) == lines[0]  # pushed out, encoded again: the same text
