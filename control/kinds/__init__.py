@@ -15,6 +15,7 @@ from typing import Any
 from control.kinds.apiservices import APISERVICE
 from control.kinds.apps import DEPLOYMENT, REPLICASET
 from control.kinds.autoscaling import HORIZONTALPODAUTOSCALER
+from control.kinds.certificates import CERTIFICATESIGNINGREQUEST
 from control.kinds.base import Kind
 from control.kinds.coordination import LEASE
 from control.kinds.crd import CUSTOMRESOURCEDEFINITION
@@ -48,6 +49,7 @@ KINDS += (ROLE, CLUSTERROLE, ROLEBINDING, CLUSTERROLEBINDING)
 KINDS += (LIMITRANGE, RESOURCEQUOTA)  # LimitRanger's defaults come before ResourceQuota counts them
 KINDS += (REPLICATIONCONTROLLER,)
 KINDS += (APISERVICE,)
+KINDS += (CERTIFICATESIGNINGREQUEST,)
 
 _BY_RESOURCE = {(k.group, k.version, k.plural): k for k in KINDS}
 _BY_GVK = {(k.api_version, k.kind): k for k in KINDS}

@@ -32,7 +32,8 @@ def test_registry_lookups():
     custom_groups = {k.group for k in kinds.custom_kinds()}  # another module's CRDs may still be served
     assert set(kinds.group_versions()) - custom_groups == {"", "apps", "batch", "coordination.k8s.io", "autoscaling",
                                                            "apiextensions.k8s.io", "policy", "storage.k8s.io",
-                                                           "rbac.authorization.k8s.io", "apiregistration.k8s.io"}
+                                                           "rbac.authorization.k8s.io", "apiregistration.k8s.io",
+                                                           "certificates.k8s.io"}
 
 
 def test_deployment_defaults_match_the_real_server():

@@ -12,14 +12,14 @@ import copy
 from typing import Any
 
 from control.kinds.schemas import (
-    apiextensions, apiregistration, apps, autoscaling, batch, container, controllerrevisions, core, daemonsets, meta,
+    apiextensions, apiregistration, apps, autoscaling, batch, certificates, container, controllerrevisions, core, daemonsets, meta,
     node, pod,
     pod_status, policy, quota, rbac, replicationcontroller, secret, serviceaccount, statefulset, storage, volume,
 )
 
 _MODULES = (meta, container, pod, pod_status, volume, node, core, secret, serviceaccount, apps, autoscaling, batch,
             policy, apiextensions, daemonsets, controllerrevisions, storage, statefulset, rbac, quota,
-            replicationcontroller, apiregistration)
+            replicationcontroller, apiregistration, certificates)
 
 
 def _merge() -> dict[str, dict[str, Any]]:
