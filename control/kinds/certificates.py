@@ -300,12 +300,13 @@ def _stamp(new: Obj, old: Obj, now: str) -> None:
 def _keep_instances(new: Obj, old: Obj, kind: str) -> None:
     """upstream's preserveConditionInstances: the stored conditions of `kind` stand, unless their
     number changed (then validation reports it)."""
-    old_at = [i for i, c in enumerate(conditions(old)) if c.get("type") == kind]
-    listed = conditions(new)
+    before = conditions(old)
+    old_at = [i for i, c in enumerate(before) if c.get("type") == kind]
+    listed = _status(new).get("conditions") or []  # the written list itself (already only objects)
     new_at = [i for i, c in enumerate(listed) if c.get("type") == kind]
     if len(old_at) == len(new_at):
         for i, j in zip(new_at, old_at):
-            listed[i] = copy.deepcopy(conditions(old)[j])
+            listed[i] = copy.deepcopy(before[j])
 
 
 def _written_status(written: Obj) -> Obj:
