@@ -150,3 +150,59 @@ def test_a_denied_request_is_never_signed_and_bad_usages_fail(kitchen):
     assert hub.kubectl("get", "csr", "dave").stdout.split("\n")[1].split()[-1] == "Denied"
     assert not json.loads(failed)["status"].get("certificate")
     assert not hub.kubectl("get", "csr", "dave", "-o", "jsonpath={.status.certificate}").stdout
+
+
+def test_the_badge_lessons_commands_and_buttons_do_the_same(kitchen, settings, tmp_path):
+    """Lesson 21 as a trainee meets it: its kubectl commands, run as written (in a folder whose
+    `lessons` is the checkout's), and its dashboard buttons against the same hub."""
+    import asyncio
+
+    from control.client.http import HubClient
+    from dashboard import lesson_badges
+    from dashboard.lessons import load_all
+    from tests.conftest import ROOT
+
+    hub = kitchen
+    settings.DATA_DIR = hub.dir  # the buttons find the hub's HTTPS address and CA in its data folder
+    lesson = next(lesson for lesson in load_all().lessons if lesson.id == "21-new-cook-badge")
+    (tmp_path / "lessons").symlink_to(ROOT / "lessons")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(hub.kubeconfig.read_text())
+
+    def shell(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "-c", " ".join(command.split())], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=60, env={"KUBECONFIG": str(kubeconfig), "PATH": "/usr/bin:/bin",
+                                                          "HOME": str(tmp_path)})
+
+    async def press(button: str, form: dict) -> str:
+        client = HubClient(hub.url, agent="dashboard", token=hub.token)
+        try:
+            return await lesson_badges.BUTTONS[button](client, form)
+        finally:
+            await client.close()
+
+    request, approve, fetch, knock, role, again = lesson.steps
+    assert shell(request.kubectl).returncode == 0
+    assert hub.kubectl("get", "csr", "new-cook").stdout.split("\n")[1].split()[-1] == "Pending"
+    assert asyncio.run(press("approve-csr", dict(approve.action.form))) == \
+        "certificatesigningrequest.certificates.k8s.io/new-cook approved"
+    wait_for(lambda: hub.kubectl("get", "csr", "new-cook", "-o", "jsonpath={.status.certificate}").stdout,
+             what="the new cook's certificate")
+    shown = asyncio.run(press("fetch-badge", dict(fetch.action.form)))
+    assert shown.startswith("badge: O=kitchen-staff,CN=new-cook, issued by kube-kitchen-ca, valid until ")
+    fetched = shell(fetch.kubectl)
+    assert fetched.returncode == 0, fetched.stderr
+    refused = shell(knock.kubectl)
+    assert refused.stderr.strip() == ('Error from server (Forbidden): pods is forbidden: User "new-cook" cannot '
+                                      'list resource "pods" in API group "" in the namespace "default"')
+    answer = asyncio.run(press("as-badge", dict(knock.action.form)))
+    assert answer.code == 403 and 'User "new-cook" cannot list resource "pods"' in answer
+    assert shell(role.kubectl).returncode == 0
+    allowed = wait_for(lambda: (lambda r: r if r.returncode == 0 else None)(shell(again.kubectl)),
+                       what="the new cook allowed")
+    assert allowed.stderr.strip() == "No resources found in default namespace."
+    assert asyncio.run(press("as-badge", dict(again.action.form))) == \
+        "allowed: 0 pod(s) listed with the badge of new-cook"
+    whoami = shell("kubectl auth whoami --user=new-cook")
+    assert whoami.stdout.split() == ["ATTRIBUTE", "VALUE", "Username", "new-cook", "Groups",
+                                     "[kitchen-staff", "system:authenticated]"]
