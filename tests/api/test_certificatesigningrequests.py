@@ -151,3 +151,35 @@ def test_approving_needs_approve_on_the_signer_and_signing_needs_sign(clients):
     refused = carol.put(f"{PATH}/bob/status", json.dumps(signed))
     assert refused.status_code == 403 and "user not permitted to sign requests with signerName" in \
         json.loads(refused.content)["message"]
+
+
+@pytest.mark.parametrize("body", [
+    {"spec": "not an object"},
+    {"spec": {"request": 42, "signerName": "kubernetes.io/kube-apiserver-client", "usages": ["client auth"]}},
+    {"spec": {"request": "aGk=", "signerName": ["x"], "usages": "client auth"}},
+    {"spec": {"request": "aGk=", "signerName": "a.b/c", "usages": ["client auth"], "expirationSeconds": "600"}},
+    {"spec": {"request": "%%%", "signerName": "a.b/c", "usages": ["client auth"]}},
+    {"spec": {"request": base64.b64encode(b"-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST"
+                                          b"-----\n").decode(), "signerName": "a.b/c", "usages": ["client auth"]}},
+    {"spec": {}},
+    {},
+], ids=["spec a string", "request a number", "wrong types", "seconds a string", "not base64", "truncated DER",
+        "empty spec", "no spec"])
+def test_bad_bodies_are_4xx_statuses_and_nothing_is_stored(clients, body):
+    admin, _ = clients
+    answer = admin.post(PATH, json.dumps({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                                          "metadata": {"name": "odd"}, **body}))
+    assert answer.status_code in (400, 422), answer.content
+    assert json.loads(answer.content)["kind"] == "Status"
+    assert admin.get(f"{PATH}/odd").status_code == 404
+
+
+@pytest.mark.parametrize("status", [None, "x", {"conditions": "x"}, {"conditions": [{"type": 5}]},
+                                    {"conditions": [None, {"type": "Approved"}]}, {"certificate": 5},
+                                    {"conditions": [{"type": ""}]}])
+def test_odd_approvals_and_statuses_are_never_a_500(clients, status):
+    admin, _ = clients
+    stored = json.loads(admin.post(PATH, csr()).content)
+    for sub in ("approval", "status"):
+        answer = admin.put(f"{PATH}/bob/{sub}", json.dumps({**stored, "status": status}))
+        assert answer.status_code < 500, answer.content
