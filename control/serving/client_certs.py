@@ -27,18 +27,16 @@ from control.api.extensions import TLS
 log = logging.getLogger(__name__)
 
 
-def tls_options(key_path: Path, cert_path: Path, ca_pem: bytes) -> Any:
+def tls_options(key_path: Path, cert_path: Path, ca_path: Path) -> Any:
     from OpenSSL import SSL, crypto
     from twisted.internet import ssl
-
-    ca = crypto.load_certificate(crypto.FILETYPE_PEM, ca_pem)
 
     class ClientCertificateOptions(ssl.CertificateOptions):
         def _makeContext(self, *args: Any, **kwargs: Any) -> Any:  # noqa: N802 - Twisted's name
             context = super()._makeContext(*args, **kwargs)
             # Ask, never require; accept whatever comes: the x509 authenticator verifies it.
             context.set_verify(SSL.VERIFY_PEER, lambda connection, cert, errno, depth, ok: True)
-            context.set_client_ca_list([ca.get_subject()])
+            context.load_client_ca(str(ca_path).encode())  # the issuers named in the CertificateRequest
             return context
 
     key = crypto.load_privatekey(crypto.FILETYPE_PEM, Path(key_path).read_bytes())
@@ -96,6 +94,16 @@ def client_chain(protocol: Any) -> list[str]:
     return [crypto.dump_certificate(crypto.FILETYPE_PEM, cert).decode() for cert in chain]
 
 
+def with_tls_extension(protocol: Any, scope: dict[str, Any]) -> dict[str, Any]:
+    """`scope` with ASGI's `tls` extension when `protocol`'s client presented a certificate."""
+    chain = client_chain(protocol)  # none over plain HTTP: no TLS transport to ask
+    if chain:
+        scope.setdefault("extensions", {})[TLS] = {"client_cert_chain": chain, "server_cert": None,
+                                                  "client_cert_name": None, "client_cert_error": None,
+                                                  "tls_version": None, "cipher_suite": None}
+    return scope
+
+
 def install() -> None:
     from daphne import server
 
@@ -105,12 +113,7 @@ def install() -> None:
 
     @functools.wraps(original)  # keeps the marks of the adjustments installed before (send_backlog's)
     def create_application(self: Any, protocol: Any, scope: dict[str, Any]) -> Any:
-        chain = client_chain(protocol)  # none over plain HTTP: no TLS transport to ask
-        if chain:
-            scope.setdefault("extensions", {})[TLS] = {"client_cert_chain": chain, "server_cert": None,
-                                                      "client_cert_name": None, "client_cert_error": None,
-                                                      "tls_version": None, "cipher_suite": None}
-        return original(self, protocol, scope)
+        return original(self, protocol, with_tls_extension(protocol, scope))
 
     create_application._kk_client_certs = True  # type: ignore[attr-defined]
     server.Server.create_application = create_application

@@ -21,6 +21,7 @@ without that support says so at start and serves HTTP/1.1 only.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -89,10 +90,12 @@ class Command(BaseCommand):
             secure_host, secure_port = split_addr(secure_addr)
             allow_bind_address(secure_host)
             key, cert = serving_files(settings.DATA_DIR, [host, secure_host])
-            from control.keys import ca_certificate
+            from control.keys import CA_CERT, ca_certificate
             from control.serving import client_certs
 
-            secure = (secure_host, secure_port, client_certs.tls_options(key, cert, ca_certificate(settings.DATA_DIR)))
+            ca_certificate(settings.DATA_DIR)  # made already with the serving certificate; named here
+            secure = (secure_host, secure_port,
+                      client_certs.tls_options(key, cert, Path(settings.DATA_DIR) / "keys" / CA_CERT))
             if not http.H2_ENABLED:
                 self.stderr.write("HTTP/2 is off on the HTTPS port: Twisted's HTTP/2 support is not installed "
                                   "(pip install 'twisted[http2,tls]')")
