@@ -94,6 +94,15 @@ def test_a_user_made_with_openssl_is_approved_signed_and_authorized_by_rbac(kitc
                        what="bob's list allowed")
     assert allowed.stderr.strip() == "No resources found in default namespace."
 
+    forged_key, forged = hub.dir / "mallory.key", hub.dir / "mallory.crt"  # a badge nobody issued
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(forged_key), "-out",
+                    str(forged), "-days", "1", "-subj", "/CN=mallory/O=system:masters"], check=True, capture_output=True)
+    as_user(hub, kubeconfig, "config", "set-credentials", "mallory", f"--client-certificate={forged}",
+            f"--client-key={forged_key}", "--embed-certs")
+    refused = as_user(hub, kubeconfig, "get", "pods", "--user=mallory")
+    assert refused.returncode == 1
+    assert refused.stderr.strip().endswith("error: You must be logged in to the server (Unauthorized)")
+
 
 def test_bad_requests_are_422_with_upstreams_messages_and_not_stored(kitchen):
     hub = kitchen
@@ -152,13 +161,14 @@ def test_a_denied_request_is_never_signed_and_bad_usages_fail(kitchen):
     assert not hub.kubectl("get", "csr", "dave", "-o", "jsonpath={.status.certificate}").stdout
 
 
-def test_the_badge_lessons_commands_and_buttons_do_the_same(kitchen, settings, tmp_path):
-    """Lesson 21 as a trainee meets it: its kubectl commands, run as written (in a folder whose
-    `lessons` is the checkout's), and its dashboard buttons against the same hub."""
+def test_the_badge_lesson_as_a_trainee_meets_it(kitchen, settings, tmp_path):
+    """Lesson 21 step by step, as the lesson bar runs it (each check red before its step and green
+    after, each "Do it" through `run_action`), and its kubectl commands run as written in a folder
+    whose `lessons` is the checkout's, against the same hub."""
     import asyncio
 
     from control.client.http import HubClient
-    from dashboard import lesson_badges
+    from dashboard import discovery, lesson_checks
     from dashboard.lessons import load_all
     from tests.conftest import ROOT
 
@@ -174,35 +184,42 @@ def test_the_badge_lessons_commands_and_buttons_do_the_same(kitchen, settings, t
                               text=True, timeout=60, env={"KUBECONFIG": str(kubeconfig), "PATH": "/usr/bin:/bin",
                                                           "HOME": str(tmp_path)})
 
-    async def press(button: str, form: dict) -> str:
+    async def with_client(work):
         client = HubClient(hub.url, agent="dashboard", token=hub.token)
         try:
-            return await lesson_badges.BUTTONS[button](client, form)
+            return await work(client)
         finally:
             await client.close()
 
+    def do(step) -> lesson_checks.Done:
+        return asyncio.run(with_client(lambda c: lesson_checks.run_action(c, step.action, discovery.resource_for)))
+
+    def green(step) -> bool:
+        return asyncio.run(with_client(lambda c: lesson_checks.run_check(c, step.check, discovery.resource_for))).ok
+
     request, approve, fetch, knock, role, again = lesson.steps
-    assert shell(request.kubectl).returncode == 0
+    assert not green(request) and not green(approve) and not green(role)
+    assert do(request).message == "certificatesigningrequest.certificates.k8s.io/new-cook created"
+    assert green(request) and not green(approve)
     assert hub.kubectl("get", "csr", "new-cook").stdout.split("\n")[1].split()[-1] == "Pending"
-    assert asyncio.run(press("approve-csr", dict(approve.action.form))) == \
-        "certificatesigningrequest.certificates.k8s.io/new-cook approved"
-    wait_for(lambda: hub.kubectl("get", "csr", "new-cook", "-o", "jsonpath={.status.certificate}").stdout,
-             what="the new cook's certificate")
-    shown = asyncio.run(press("fetch-badge", dict(fetch.action.form)))
-    assert shown.startswith("badge: O=kitchen-staff,CN=new-cook, issued by kube-kitchen-ca, valid until ")
+    assert do(approve).message == "certificatesigningrequest.certificates.k8s.io/new-cook approved"
+    wait_for(lambda: green(approve), what="the approve step green (Approved and issued)")
+    assert green(fetch)
+    assert do(fetch).message.startswith("badge: O=kitchen-staff,CN=new-cook, issued by kube-kitchen-ca, valid until ")
     fetched = shell(fetch.kubectl)
     assert fetched.returncode == 0, fetched.stderr
     refused = shell(knock.kubectl)
     assert refused.stderr.strip() == ('Error from server (Forbidden): pods is forbidden: User "new-cook" cannot '
                                       'list resource "pods" in API group "" in the namespace "default"')
-    answer = asyncio.run(press("as-badge", dict(knock.action.form)))
-    assert answer.code == 403 and 'User "new-cook" cannot list resource "pods"' in answer
-    assert shell(role.kubectl).returncode == 0
+    knocked = do(knock)
+    assert knocked.code == knock.answer == 403 and 'User "new-cook" cannot list resource "pods"' in knocked.message
+    assert shell(role.kubectl).returncode == 0 and green(role)
     allowed = wait_for(lambda: (lambda r: r if r.returncode == 0 else None)(shell(again.kubectl)),
                        what="the new cook allowed")
     assert allowed.stderr.strip() == "No resources found in default namespace."
-    assert asyncio.run(press("as-badge", dict(again.action.form))) == \
-        "allowed: 0 pod(s) listed with the badge of new-cook"
+    answered = do(again)
+    assert answered.code == again.answer == 200
+    assert answered.message == "allowed: 0 pod(s) listed with the badge of new-cook"
     whoami = shell("kubectl auth whoami --user=new-cook")
     assert whoami.stdout.split() == ["ATTRIBUTE", "VALUE", "Username", "new-cook", "Groups",
                                      "[kitchen-staff", "system:authenticated]"]
