@@ -8,6 +8,8 @@ Guarantees:
   both use it (written aside, then hard-linked into place, which refuses to replace);
 - `key_id` is upstream's `keyIDFromPublicKey` (base64url of the SHA-256 of the DER public key) and
   `jwk` the JSON Web Key kube-apiserver publishes at /openid/v1/jwks;
+- `ca_key(folder)` is the CA's private key, for the CSR signer (kube-controller-manager's
+  --cluster-signing-key-file);
 - `signer(folder)` signs claims as RS256 JWTs with that key and its `kid` header;
 - `node_access_token(folder)` is the cluster's node-access secret (`keys/node-access.token`, 256
   random bits, 0600, made once like the keys): the hub presents it to the kubelets' and
@@ -133,6 +135,12 @@ def ca_certificate(data_dir: Path, *, now: float | None = None) -> bytes:
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
             .sign(key, hashes.SHA256()))
     return _write_once(path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
+
+
+def ca_key(data_dir: Path) -> rsa.RSAPrivateKey:
+    """The cluster CA's private key (made with its certificate on first use), for the CSR signer."""
+    ca_certificate(data_dir)
+    return _private_key(Path(data_dir) / "keys" / CA_KEY)
 
 
 def node_access_token(data_dir: Path) -> str:

@@ -26,7 +26,7 @@ from typing import Any, Awaitable, Callable
 from control import errors
 from control.client.http import HubClient, HubUnreachable
 from control.client.resources import Resource
-from dashboard import lesson_buttons, manifests
+from dashboard import lesson_badges, lesson_buttons, manifests
 from dashboard.actions import ACTIONS, ActionError
 from dashboard.lesson_scope import Scope, scoped_documents
 from dashboard.lessons import Action, Check, manifest_text
@@ -199,5 +199,5 @@ async def _act(client: HubClient, action: Action, resolve: Resolve, scope: Scope
         newest = max(live, key=lambda i: (i["metadata"].get("creationTimestamp") or "", i["metadata"]["name"]))
         await client.delete(resource, newest["metadata"]["name"], action.namespace)
         return f'{resource.kind.lower()}/{newest["metadata"]["name"]} deleted'
-    button = ACTIONS.get(action.do) or lesson_buttons.BUTTONS[action.do]
+    button = ACTIONS.get(action.do) or lesson_buttons.BUTTONS.get(action.do) or lesson_badges.BUTTONS[action.do]
     return await button(client, dict(action.form))

@@ -38,6 +38,11 @@ def _button_rights(action: Action) -> tuple[Right, ...]:
         "crash": (Right("patch", "pods", namespace=namespace),),
         "scale": (Right("patch", "deployments", "apps", namespace, subresource="scale"),),
         "stale-write": (Right("update", "deployments", "apps", namespace),),
+        # the badge lesson: approving is writing the approval (the signer's `approve` is checked by the hub)
+        "approve-csr": (Right("update", "certificatesigningrequests", "certificates.k8s.io",
+                              subresource="approval"),),
+        "fetch-badge": (Right("get", "certificatesigningrequests", "certificates.k8s.io"),),
+        "as-badge": (Right("get", "certificatesigningrequests", "certificates.k8s.io"),),
     }.get(action.do, ())
 
 

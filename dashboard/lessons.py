@@ -55,7 +55,8 @@ IDEAS = ("declarative", "hub-and-spoke", "watch", "self-healing", "conflict", "g
 ACTION_KEYS = {
     "apply": "a manifest file under lessons/manifests/",
     "delete": "{kind: Pod, labelSelector: ...}: delete one matching object (the newest)",
-    "do": "one of the dashboard's buttons (BUTTONS, the lesson-only ones in dashboard.lesson_buttons), with `form`",
+    "do": "one of the dashboard's buttons (BUTTONS, the lesson-only ones in dashboard.lesson_buttons and "
+          "dashboard.lesson_badges), with `form`",
 }
 CHECK_KEYS = {"apiVersion", "kind", "namespace", "name", "labelSelector", "fieldSelector", "where",
               "count", "atLeast", "atMost", "changed"}
@@ -65,7 +66,7 @@ PANELS = ("workloads", "events", "failures", "traffic", "wire", "services", "job
           "configs", "log", "manifest")
 LESSON_KEYS = {"title", "idea", "steps", "order"}
 BUTTONS = ("delete-pod", "crash", "cordon", "uncordon", "scale", "stale-write", "spoke", "drain",
-           "rollout-undo", "as-user", "old-watch", "traffic", "static-pod")
+           "rollout-undo", "as-user", "old-watch", "traffic", "static-pod", "approve-csr", "fetch-badge", "as-badge")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _SAFE_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$")
 _PATH = re.compile(r"^[A-Za-z0-9_.\-]+(\[[A-Za-z0-9_./\-]+(=[^\]]*)?\])?$")  # one segment of a `where` path

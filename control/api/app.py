@@ -100,6 +100,9 @@ SYNC_VERBS: dict[tuple[str, bool, str], Callable[[Call], Reply]] = {
     ("update", True, "status"): lambda call: verbs.update(call, "status"),
     ("patch", True, "status"): lambda call: verbs.patch(call, "status"),
     ("update", True, "finalize"): lambda call: verbs.update(call, "finalize"),
+    ("get", True, "approval"): verbs.get,  # a CertificateSigningRequest's approval conditions
+    ("update", True, "approval"): lambda call: verbs.update(call, "approval"),
+    ("patch", True, "approval"): lambda call: verbs.patch(call, "approval"),
     ("get", True, "scale"): subresources.get_scale, ("update", True, "scale"): subresources.update_scale,
     ("patch", True, "scale"): subresources.patch_scale,
     ("create", True, "binding"): lambda call: subresources.bind(call, verbs.now()),
@@ -361,7 +364,7 @@ async def _serve(request: Request, too_large: bool, seats: list[Callable[[], Non
             raise errors.RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
         request.user = await gate.admit(request.method, request.path, request.query, request.scope_headers,
                                         request.body, request.content_type, identified=request.identified,
-                                        check_object=False)
+                                        check_object=False, client_chain=extensions.client_chain(request.extensions))
         seats.append(await fairness.take_seats(request))
         # Only now, RBAC passed and the sender's seats held, is the body decoded, off the loop.
         request.decoded = await bodies.predecode(request.method, request.body, request.content_type)

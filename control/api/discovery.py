@@ -32,6 +32,7 @@ _SUBRESOURCE = {
     "binding": lambda k: {"kind": "Binding", "verbs": ["create"]},
     "log": lambda k: {"kind": k.kind, "verbs": ["get"]},
     "finalize": lambda k: {"kind": k.kind, "verbs": ["update"]},
+    "approval": lambda k: {"kind": k.kind, "verbs": ["get", "patch", "update"]},
     "exec": lambda k: {"kind": f"{k.kind}ExecOptions", "verbs": ["create", "get"]},
     "attach": lambda k: {"kind": f"{k.kind}AttachOptions", "verbs": ["create", "get"]},
     "portforward": lambda k: {"kind": f"{k.kind}PortForwardOptions", "verbs": ["create", "get"]},

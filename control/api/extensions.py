@@ -9,5 +9,15 @@ Guarantees: these names are the only spelling of the extensions; both sides impo
 
 # ASGI's Websocket Denial Response: a handshake may be answered with an HTTP status and body.
 WEBSOCKET_DENIAL = "websocket.http.response"
+# ASGI's TLS extension: on the HTTPS port, `client_cert_chain` holds the certificates (PEM, leaf
+# first) the client presented, for the x509 authenticator (`control.serving.client_certs`).
+TLS = "tls"
 # How many bytes of an HTTP answer the client has not taken yet, and a way to drop them.
 SEND_BACKLOG = "kk.send.backlog"
+
+
+def client_chain(extensions: dict) -> tuple[str, ...]:
+    """The client certificates a request's TLS connection presented (none over plain HTTP), from
+    its scope's `extensions`."""
+    tls = (extensions or {}).get(TLS) or {}
+    return tuple(tls.get("client_cert_chain") or ())

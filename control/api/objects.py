@@ -6,11 +6,12 @@ Guarantees:
   kind's strategy: prepare for create (status reset), defaults, generic admission (the
   namespace exists and is not terminating: `control.api.admission`), the kind's admission (which may read the store; 403 on refusal), the policies' mutating admission (LimitRange
   defaults), name rule and validation (422 with causes), the policies' validating admission
-  (LimitRange bounds, ResourceQuota), allocation.
+  (LimitRange bounds, ResourceQuota), allocation; a kind that records its requester (a CSR) is
+  told the request's user before defaulting.
 - `prepare_update` merges a client's new object onto the stored one: optimistic concurrency
   (409 on a stale resourceVersion), server metadata kept, status kept on main-resource writes
-  and spec kept on status writes (shared with the stored object, never changed in place), then
-  the kind's strategy: defaults, prepare for update,
+  and spec kept on status writes (shared with the stored object, never changed in place), or the
+  kind's own rule for that subresource, then the kind's strategy: defaults, prepare for update,
   generation (bumped when the kind says the write changed it), validation, allocation.
 - Nothing here knows a particular kind: every per-kind rule is asked of the `Kind`.
 - Unknown fields are refused (fieldValidation=Strict, our default), warned about or dropped, as
@@ -28,6 +29,7 @@ from control import errors
 from control.storage import store
 from control.api import admission, allocation
 from control.api.request import Call, check_type_meta
+from control.auth.authenticate import MASTER, user_info
 from control.kinds.base import Kind, Obj, label_causes
 from control.kinds.meta import format_time
 
@@ -133,6 +135,8 @@ def prepare_create(call: Call, obj: Obj, now: float, *, applied: bool = False) -
     if kind.has_spec:
         meta["generation"] = 1
     kind.prepare_for_create(obj)
+    if kind.requester is not None:
+        kind.requester(obj, requester_info(call))
     kind.defaults(obj)
     # The namespace lifecycle comes first among upstream's admission steps, then the kind's own.
     admission.admit_create(kind, obj, namespace)
@@ -142,6 +146,11 @@ def prepare_create(call: Call, obj: Obj, now: float, *, applied: bool = False) -
     admission.validate_by_policies(kind, obj, None, dry_run=call.dry_run, actor=call.actor)
     allocation.allocate(kind, obj)
     return obj if applied else track_fields(call, {}, obj, now)
+
+
+def requester_info(call: Call) -> dict[str, Any]:
+    """The request's user as authentication.k8s.io UserInfo (the cluster admin with auth off)."""
+    return user_info(call.user if call.user is not None else MASTER)
 
 
 def stored_or_none(resource: str, namespace: str, name: str) -> Obj | None:
@@ -185,7 +194,10 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
     if uid not in (None, "") and uid != old_meta.get("uid"):
         raise errors.conflict(kind.resource, old_meta["name"], f"Precondition failed: UID in precondition: {errors.go_text(uid)}, "
                               f"UID in object meta: {errors.go_text(old_meta.get('uid'))}")
-    if subresource == "status":
+    own_causes: list[dict[str, str]] | None = None
+    if subresource in kind.subresource_updates:
+        result, own_causes = kind.subresource_updates[subresource](copy.deepcopy(current), new, format_time(now))
+    elif subresource == "status":
         # Everything but status is kept as stored: shared with `current` rather than copied (a
         # kubelet's status write sends the whole pod); only metadata is written to from here on.
         result = {**current, "metadata": dict(old_meta), "status": new.get("status", {})}
@@ -212,7 +224,8 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
         kind.prepare_for_update(result, current)
         if kind.has_spec and kind.generation_changed(result, current):
             meta["generation"] = int(old_meta.get("generation") or 0) + 1
-    causes = metadata_causes(kind, result) + kind.validate_update(result, current)
+    causes = metadata_causes(kind, result) + (kind.validate_update(result, current) if own_causes is None
+                                              else own_causes)
     raise_if_invalid(kind, result, causes)
     if not subresource:
         admission.validate_by_policies(kind, result, current, dry_run=call.dry_run, actor=call.actor)

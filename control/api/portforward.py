@@ -31,7 +31,7 @@ from urllib.parse import parse_qs
 
 from control import errors
 from control.auth import gate
-from control.api import locations, traffic
+from control.api import extensions, locations, traffic
 from control.api.portforward_relays import Channels, ForwardTarget, SpdyTunnel
 from control.api.request import Call, Request
 from control.api.responses import error_response
@@ -106,7 +106,8 @@ async def serve_portforward(scope: dict[str, Any], receive: Receive, send: Send,
         if kind is None:
             raise errors.NotFound(errors.NOT_FOUND)
         await gate.admit("POST", scope["path"], {}, scope.get("headers", []),  # create on the subresource
-                         identified=request.identified)
+                         identified=request.identified,
+                         client_chain=extensions.client_chain(scope.get("extensions") or {}))
         target = await run_db(locate, kind, namespace, name)
         protocol = choose_protocol(offered)
         if protocol is None:

@@ -174,7 +174,8 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
         if kind is None:
             raise errors.NotFound(errors.NOT_FOUND)
         user = await gate.admit("POST", scope["path"], {}, scope.get("headers", []),  # create on the subresource
-                                identified=request.identified)
+                                identified=request.identified,
+                                client_chain=extensions.client_chain(scope.get("extensions") or {}))
         actor = user_actor(actor, user.name)
         target = await run_db(locate, kind, namespace, name, action, query)
         protocol = choose_protocol(list(scope.get("subprotocols") or []))

@@ -1,7 +1,11 @@
-"""Who makes a request, as kube-apiserver's authenticator chain decides it: the static token file,
-then ServiceAccount tokens; no token at all is `system:anonymous`.
+"""Who makes a request, as kube-apiserver's authenticator chain decides it: a client certificate
+signed by the cluster CA (`control.auth.x509`), the static token file, then ServiceAccount tokens;
+no credential at all is `system:anonymous`.
 
 Guarantees:
+- a verified client certificate is its user (CN, groups from O) and wins over a token, as
+  upstream's x509 authenticator comes first; one that does not verify leaves the request to its
+  token, and without one the request is refused (401), never made anonymous;
 - a bearer token found in the token file is its user (uid, groups); a JWT the hub signed is the
   ServiceAccount `system:serviceaccount:NS:NAME` in `system:serviceaccounts` and
   `system:serviceaccounts:NS`, provided its signature, issuer, audience (one of the hub's),
@@ -27,6 +31,7 @@ import jwt
 from control import errors, keys
 from control.auth import tokenfile
 from control.auth.rbac import User
+from control.auth.x509 import CertificateRejected, Verifier
 from control.clock import REAL, Clock
 from control.kinds.tokens import AUDIENCES, ISSUER
 
@@ -136,15 +141,37 @@ class Authenticator:
         self.folder, self.clock = Path(folder), clock
         self.tokens = TokenFile(folder, clock)
         self._public_key: Any = None
+        self._ca: tuple[Any, bytes] | None = None
+        self.verifier = Verifier()
 
     def public_key(self) -> Any:
         if self._public_key is None:
             self._public_key = keys.signing_key(self.folder).public_key()
         return self._public_key
 
-    def user(self, authorization: str, lookup: Lookup) -> User:
+    def ca(self) -> tuple[Any, bytes]:
+        """The cluster CA (the hub's --client-ca-file) and its DER bytes."""
+        if self._ca is None:
+            from cryptography import x509
+            from cryptography.hazmat.primitives.serialization import Encoding
+
+            cert = x509.load_pem_x509_certificate(keys.ca_certificate(self.folder))
+            self._ca = (cert, cert.public_bytes(Encoding.DER))
+        return self._ca
+
+    def user(self, authorization: str, lookup: Lookup, client_chain: tuple[str, ...] = ()) -> User:
+        rejected = False
+        if client_chain:
+            try:
+                named = self.verifier.user(list(client_chain), *self.ca(), self.clock.now())
+                if named is not None:
+                    return _with_authenticated(named.name, named.uid, named.groups)
+            except CertificateRejected:
+                rejected = True
         token = bearer_token(authorization)
         if token is None:
+            if rejected:
+                raise unauthorized()
             return ANONYMOUS
         entry = self.tokens.lookup(token) if token else None
         if entry is not None:

@@ -5,8 +5,9 @@ WithAuthorization) and the RBAC and NodeRestriction admission checks it needs.
 Guarantees: `admit(...)` returns the request's user or raises the Status error kube-apiserver
 would answer: 401 `Unauthorized` for a token no authenticator accepts, 403 Forbidden with the
 apiserver's message when RBAC denies (anonymous requests included, as upstream with anonymous
-auth on), when impersonation is not allowed, when a Role/binding write would escalate, and when a
-node writes another node's Node or pods. With authentication off (`control.auth.enabled`) every
+auth on), when impersonation is not allowed, when a Role/binding write would escalate, when a
+node writes another node's Node or pods, and when a CSR is approved or signed by someone the
+signer's rights do not name (`control.auth.signers`). With authentication off (`control.auth.enabled`) every
 request is `system:admin` in `system:masters` and nothing is checked.
 """
 
@@ -18,7 +19,7 @@ from typing import Any, Callable
 from django.conf import settings
 
 from control import errors
-from control.auth import enabled, impersonation
+from control.auth import enabled, impersonation, signers
 from control.auth.authenticate import MASTER, Authenticator
 from control.auth.policystore import cache
 from control.auth.rbac import Attributes, Policy, User, escalation_message, forbidden_message, missing_rules, qualified
@@ -79,11 +80,12 @@ def websocket_bearer(headers: list[tuple[bytes, bytes]]) -> str:
     return ""
 
 
-async def authenticate(headers: list[tuple[bytes, bytes]]) -> User:
+async def authenticate(headers: list[tuple[bytes, bytes]], client_chain: tuple[str, ...] = ()) -> User:
+    """`client_chain`: the TLS client's certificates (PEM, leaf first), when it sent any."""
     authorization = (_values(headers, b"authorization") or [""])[0] or websocket_bearer(headers)
     if "." in authorization:  # maybe a ServiceAccount JWT: its bound objects are read from the store
-        return await run_db(authenticator().user, authorization, _lookup)
-    return authenticator().user(authorization, _lookup)
+        return await run_db(authenticator().user, authorization, _lookup, client_chain)
+    return authenticator().user(authorization, _lookup, client_chain)
 
 
 async def impersonate(user: User, headers: list[tuple[bytes, bytes]], policy: Policy) -> User:
@@ -178,15 +180,17 @@ async def check_node(user: User, attrs: Attributes, obj: Any) -> None:
 
 async def admit(method: str, path: str, query: dict[str, str], headers: list[tuple[bytes, bytes]],
                 body: bytes = b"", content_type: str = "",
-                identified: Callable[[User], None] | None = None, check_object: bool = True) -> User:
+                identified: Callable[[User], None] | None = None, check_object: bool = True,
+                client_chain: tuple[str, ...] = ()) -> User:
     """The user a request is made by, once every check passed. `identified` hears who is asking as
     soon as that is known (the authenticated user, then the user it acts as), also when a later
     check refuses the request: the traffic record of a 403 names its user. With `check_object`
     False the checks that need the body are left to a later `check_body` (the app decodes the body
-    off the loop first, and only for a request RBAC let in)."""
+    off the loop first, and only for a request RBAC let in). `client_chain`: the certificates the
+    TLS client presented (ASGI's `tls` extension), for the x509 authenticator."""
     if not enabled():
         return MASTER
-    user = await authenticate(headers)
+    user = await authenticate(headers, client_chain)
     if identified is not None:
         identified(user)
     policy = await cache().current()
@@ -211,12 +215,15 @@ async def check_body(user: User, method: str, path: str, query: dict[str, str], 
     attrs = attributes(method, path, query)
     if attrs.resource_request and attrs.verb in ("create", "update", "patch", "delete"):
         reads_object = (attrs.api_group == RBAC_GROUP and attrs.resource in ROLE_RESOURCES + BINDING_RESOURCES) \
-            or "system:nodes" in user.groups  # only these checks read it: no other body is unpacked here
+            or "system:nodes" in user.groups or (attrs.resource == signers.RESOURCE and attrs.subresource == "status")
+        # only these checks read it: no other body is unpacked here
         obj = _decoded(body, content_type, decoded) if body and reads_object and attrs.verb != "delete" else None
         policy = await cache().current()
         applied = (content_type or "").split(";")[0].strip().lower() == "application/apply-patch+yaml"
         check_escalation(user, attrs, obj, policy, whole=attrs.verb != "patch" or applied)
         await check_node(user, attrs, obj)
+        await signers.check(user, attrs, obj, policy,
+                            lambda name: run_db(_lookup, signers.STORE_RESOURCE, "", name))
 
 
 async def allowed(user: User, attrs: Attributes) -> bool:

@@ -100,6 +100,8 @@ def _controller_manager_rules() -> list[Obj]:
     # get/list/delete/patch on */*), and the aggregation controller's `escalate` on clusterroles.
     return [rule([*READ, *WRITE], ["*"], ["*"]),
             rule(["escalate", "bind"], ["rbac.authorization.k8s.io"], ["clusterroles"]),
+            # the csrsigning controller (upstream's system:controller:certificate-controller)
+            rule(["sign"], ["certificates.k8s.io"], ["signers"], names=list(SIGNERS)),
             rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
             rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"])]
 
@@ -152,6 +154,31 @@ def _node_proxier_rules() -> list[Obj]:
             rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"])]
 
 
+CERTIFICATES = "certificates.k8s.io"
+# upstream's signers: (name, who approves them) -> the approver ClusterRole's suffix
+SIGNERS = {"kubernetes.io/kube-apiserver-client": "kube-apiserver-client-approver",
+           "kubernetes.io/kube-apiserver-client-kubelet": "kube-apiserver-client-kubelet-approver",
+           "kubernetes.io/kubelet-serving": "kubelet-serving-approver",
+           "kubernetes.io/legacy-unknown": "legacy-unknown-approver"}
+
+
+def _certificate_roles() -> list[Obj]:
+    """upstream's CSR ClusterRoles: one approver role per signer, the node client CSR roles and the
+    node bootstrapper (which creates and reads CSRs)."""
+    roles = [_role(f"system:certificates.k8s.io:{suffix}", [rule(["approve"], [CERTIFICATES], ["signers"],
+                                                                 names=[signer])])
+             for signer, suffix in SIGNERS.items()]
+    roles += [
+        _role("system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+              [rule(["create"], [CERTIFICATES], ["certificatesigningrequests/nodeclient"])]),
+        _role("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+              [rule(["create"], [CERTIFICATES], ["certificatesigningrequests/selfnodeclient"])]),
+        _role("system:node-bootstrapper", [rule(["create", "get", "list", "watch"], [CERTIFICATES],
+                                                ["certificatesigningrequests"])]),
+    ]
+    return roles
+
+
 DISCOVERY_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
                   "/version", "/version/"]
 FEED_URLS = ["/kubekitchen/snapshot", "/kubekitchen/changes"]
@@ -180,6 +207,7 @@ def cluster_roles() -> list[Obj]:
             rule(["get", "list", "watch"], ["storage.k8s.io"], ["storageclasses"])]),
         _role("system:node", _node_rules()),
         _role("system:node-proxier", _node_proxier_rules()),
+        *_certificate_roles(),
         # What our spokes do beyond their real counterparts: the scheduler records PodScheduled
         # with a patch of the pod, kube-proxy annotates its Node with its address, the cooks
         # work the restaurant's Orders and Dishes, the supervisor reads its ConfigMap, and the

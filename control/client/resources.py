@@ -62,6 +62,8 @@ CONTROLLERREVISIONS = Resource("apps", "v1", "controllerrevisions", "ControllerR
 STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet")
 PERSISTENTVOLUMES = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
 REPLICATIONCONTROLLERS = Resource("", "v1", "replicationcontrollers", "ReplicationController")
+CERTIFICATESIGNINGREQUESTS = Resource("certificates.k8s.io", "v1", "certificatesigningrequests",
+                                      "CertificateSigningRequest", namespaced=False)
 STORAGECLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False)
 PRIORITYCLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False)
 

@@ -42,6 +42,7 @@ CONTROLLERS = {
     "pv-protection": "control.controllers.pvprotection",
     "clusterrole-aggregation": "control.controllers.clusterroleaggregation",
     "resourcequota": "control.controllers.resourcequota",
+    "csrsigning": "control.controllers.csrsigning",
 }
 
 # The `source.component` of each controller's events, as kube-controller-manager's controllers

@@ -15,6 +15,7 @@ from typing import Any
 from control.kinds.apiservices import APISERVICE
 from control.kinds.apps import DEPLOYMENT, REPLICASET
 from control.kinds.autoscaling import HORIZONTALPODAUTOSCALER
+from control.kinds.certificates import CERTIFICATESIGNINGREQUEST
 from control.kinds.base import Kind
 from control.kinds.coordination import LEASE
 from control.kinds.crd import CUSTOMRESOURCEDEFINITION
@@ -50,6 +51,7 @@ KINDS += (ROLE, CLUSTERROLE, ROLEBINDING, CLUSTERROLEBINDING)
 KINDS += (LIMITRANGE, PRIORITYCLASS, RESOURCEQUOTA)
 KINDS += (REPLICATIONCONTROLLER,)
 KINDS += (APISERVICE,)
+KINDS += (CERTIFICATESIGNINGREQUEST,)
 
 # every version served of the built-in kinds: each kind, then the other versions it brings (the
 # first listed is the group's preferred version); KINDS stays one entry per stored kind

@@ -76,7 +76,7 @@ def apiservice_defaults(service: Obj) -> None:
         reference["port"] = 443
 
 
-def _path_segment_name(name: Any) -> list[Cause]:
+def path_segment_name(name: Any) -> list[Cause]:
     """path.IsValidPathSegmentName: any name without '/' or '%' that is not '.' or '..'."""
     if not isinstance(name, str) or not name:
         return name_causes(name)
@@ -106,7 +106,7 @@ def validate_apiservice(service: Obj) -> list[Cause]:
     name = service["metadata"].get("name")
     out: list[Cause] = []
     wanted = apiservice_name(group, version)
-    if isinstance(name, str) and name and not _path_segment_name(name) and name != wanted:
+    if isinstance(name, str) and name and not path_segment_name(name) and name != wanted:
         out.append(cause("metadata.name", f"Invalid value: {go_value(name)}: must be "
                          f'`spec.version+"."+spec.group`: {go_value(wanted)}'))
     if not group and version != "v1":
@@ -184,7 +184,7 @@ def local_apiservice(group: str, version: str, uid: str, created: str) -> Obj:
 APISERVICE = Kind(
     group=GROUP, version=VERSION, kind="APIService", plural="apiservices", namespaced=False,
     definition="io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService", subresources=("status",),
-    defaults=apiservice_defaults, validate=validate_apiservice, name_rule=_path_segment_name,
+    defaults=apiservice_defaults, validate=validate_apiservice, name_rule=path_segment_name,
     prepare_for_create=reset_status, has_spec=True,
     columns=(NAME_COLUMN, Column("Service", description="The reference to the service that hosts this API endpoint."),
              Column("Available", description="Whether this service is available."), AGE_COLUMN),

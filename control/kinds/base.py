@@ -151,6 +151,15 @@ class Kind:
     # the `finalize` subresource (a Namespace's spec.finalizers): copies what it may change from
     # the written object onto a copy of the stored one
     finalize: Callable[[Obj, Obj], None] | None = None
+    # Subresources written with PUT/PATCH whose strategy is the kind's own (a CSR's `status` and
+    # `approval`): `update(stored, written, now)` returns the object to store (made from a copy of
+    # the stored one and the written one; `now` is the write's time, RFC 3339) and its validation
+    # causes, which stand in for `validate_update` on that subresource.
+    subresource_updates: dict[str, Callable[[Obj, Obj, str], tuple[Obj, list[Cause]]]] = \
+        field(default_factory=dict)
+    # Records on create who asks, as a CSR's spec.username/uid/groups/extra (`requester(obj, user)`,
+    # `user` the authentication.k8s.io UserInfo of the request's user).
+    requester: Callable[[Obj, dict[str, Any]], None] | None = None
     # Admission (kube-apiserver's mutating admission plugins for this kind): `admit(obj, lookup)`
     # runs on create once the object is defaulted, may change it and may read other stored objects
     # through `lookup`; it returns why the object is refused (403 Forbidden) or "".

@@ -1,6 +1,7 @@
 """How a request is served: the ASGI dispatcher (`asgi`), the names the server answers to (`hosts`),
 the channel layer (`channel_layer`), and every adjustment of Daphne and Twisted the hub needs
-(`twisted_http`, `websocket_denial`, `send_backlog`, `spdy_upgrade`, `http2`, `timeouts`).
+(`twisted_http`, `websocket_denial`, `send_backlog`, `spdy_upgrade`, `http2`, `timeouts`,
+`client_certs`).
 
 Guarantees: `install()` applies every adjustment, in one order, exactly once per process (a second
 call does nothing), with the slow-client bounds from settings (KK_HTTP_HEADER_TIMEOUT,
@@ -26,7 +27,8 @@ def install() -> None:
     import daphne.server  # noqa: F401
     from django.conf import settings
 
-    from control.serving import http2, private, send_backlog, spdy_upgrade, timeouts, twisted_http, websocket_denial
+    from control.serving import (client_certs, http2, private, send_backlog, spdy_upgrade, timeouts, twisted_http,
+                                 websocket_denial)
 
     private.report()
     twisted_http.install()  # long request lines, 422/429 phrases, a cheap Content-Type parse, no unread access log
@@ -34,6 +36,7 @@ def install() -> None:
     send_backlog.install()  # the hub sees how far a watcher is behind in reading (control.api.app)
     spdy_upgrade.install()  # kubectl's port-forward over SPDY without WebSocket reaches serve_portforward
     http2.install()  # a stuck HTTP/2 watcher must not spin Twisted's sending loop
+    client_certs.install()  # the HTTPS port's client certificates reach the x509 authenticator
     # Slow clients cannot hold connections: header and idle bounds (watches are not cut by them).
     timeouts.install(header=settings.KK_HTTP_HEADER_TIMEOUT, idle=settings.KK_HTTP_IDLE_TIMEOUT)
     _installed = True

@@ -77,7 +77,8 @@ def expected_problems(action: Action, kubectl: str) -> list[str]:
     """How the command differs from the button (empty: they do the same)."""
     first, *after = commands(kubectl)
     problems = [f"{' '.join(extra)} is not a read" for extra in after
-                if not (_reads_only(extra) or (action.do == "stale-write") or (action.do == "old-watch"))]
+                if not (_reads_only(extra) or (action.do == "stale-write") or (action.do == "old-watch")
+                        or (action.do == "fetch-badge" and extra[:3] == ["kubectl", "config", "set-credentials"]))]
     form: dict[str, str] = dict(action.form)
     argv, namespace = _without_namespace(first)
     if action.apply:
@@ -118,6 +119,15 @@ def expected_problems(action: Action, kubectl: str) -> list[str]:
         if argv[:3] != ["kubectl", "get", "pods"] or \
                 _flag(argv, "--as") != f"system:serviceaccount:{form['namespace']}:{form['serviceAccount']}":
             problems.append(f"the button lists pods as {form['serviceAccount']}")
+    elif action.do == "approve-csr":
+        if argv != ["kubectl", "certificate", "approve", form["name"]]:
+            problems.append(f"the button approves {form['name']}")
+    elif action.do == "fetch-badge":
+        if argv[:4] != ["kubectl", "get", "csr", form["name"]] or _flag(argv, "-o") != "jsonpath={.status.certificate}":
+            problems.append(f"the button reads the certificate of {form['name']}")
+    elif action.do == "as-badge":
+        if argv[:3] != ["kubectl", "get", "pods"] or _flag(argv, "--user") != form["name"]:
+            problems.append(f"the button lists pods with the badge of {form['name']}")
     elif action.do == "old-watch":
         if argv[:3] != ["kubectl", "get", "--raw"] or "watch=1&resourceVersion=1" not in argv[3]:
             problems.append("the button watches from resourceVersion 1")

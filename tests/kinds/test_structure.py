@@ -353,8 +353,8 @@ def test_every_conditions_list_merges_by_type_and_taints_tolerations_replace():
                 assert sub["x-kubernetes-patch-merge-key"] == "type", name
                 assert sub["x-kubernetes-patch-strategy"] == "merge", name
     # + autoscaling (HPA), apiextensions (CRD), batch (Job), policy (PDB), DaemonSet, StatefulSet, PVC,
-    # ReplicationController and APIService status conditions
-    assert found == 15
+    # ReplicationController, APIService and CertificateSigningRequest status conditions
+    assert found == 16
     assert "x-kubernetes-patch-strategy" not in _prop("io.k8s.api.core.v1.PodSpec", "tolerations")
     assert "x-kubernetes-patch-strategy" not in _prop("io.k8s.api.core.v1.NodeSpec", "taints")
 

@@ -30,6 +30,7 @@ def adjusted() -> dict[str, bool]:
         "spdy upgrade": getattr(http_protocol.WebRequest.process, "spdy_upgrade", False),
         "http2 window": getattr(_http2.H2Stream, "_kk_blocks_when_out_of_window", False),
         "timeouts": getattr(http.HTTPChannel, "_kk_bounded", False),
+        "client certificates": getattr(server.Server.create_application, "_kk_client_certs", False),
     }
 
 

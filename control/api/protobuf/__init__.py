@@ -22,6 +22,7 @@ from typing import Any
 
 from control.api.protobuf.authentication import AUTHENTICATION
 from control.api.protobuf.batch import BATCH
+from control.api.protobuf.certificates import CERTIFICATES
 from control.api.protobuf.core import CORE
 from control.api.protobuf.decoder import decode_message
 from control.api.protobuf.meta import META
@@ -39,7 +40,7 @@ MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
 
 TABLES = compile_tables(META, CORE, VOLUMES, WORKLOADS, AUTHENTICATION, BATCH, POLICY, RBAC, REVIEWS,
-                        AUTHENTICATION_REVIEWS, SCHEDULING)
+                        AUTHENTICATION_REVIEWS, SCHEDULING, CERTIFICATES)
 
 _CORE_KINDS = ("Binding", "ConfigMap", "Endpoints", "Event", "LimitRange", "Namespace", "Node",
                "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodTemplate", "ReplicationController",
@@ -59,6 +60,7 @@ KINDS: dict[tuple[str, str], str] = {
     ("policy/v1", "Eviction"): "Eviction",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"): "CertificateSigningRequest",
     **{(api_version, message): message for api_version, table in (("rbac.authorization.k8s.io/v1", RBAC),
                                                                   ("authorization.k8s.io/v1", REVIEWS),
                                                                   ("authentication.k8s.io/v1", AUTHENTICATION_REVIEWS))

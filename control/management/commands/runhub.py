@@ -10,7 +10,8 @@ headers too slowly, is disconnected (`control.serving.timeouts`: KK_HTTP_IDLE_TI
 KK_HTTP_HEADER_TIMEOUT); a watch that streams is not.
 Started by runcluster (`KK_PARENT_PID`), the hub stops (SIGTERM to itself, Twisted's orderly stop)
 once that parent is gone, also where the kernel's parent-death signal does not exist (macOS).
-With `--secure-addr` the HTTPS port offers ALPN `h2` and `http/1.1`, as kube-apiserver does: Daphne's
+With `--secure-addr` the HTTPS port asks clients for a certificate of the cluster CA without
+requiring one (`control.serving.client_certs`: kube-apiserver's x509 authentication) and offers ALPN `h2` and `http/1.1`, as kube-apiserver does: Daphne's
 HTTPFactory names both to TLS (Twisted's IProtocolNegotiationFactory) once Twisted's HTTP/2 support
 (the `h2` and `priority` packages) is importable, so kubectl's requests and watches are HTTP/2
 streams there, while its exec/attach/port-forward upgrades (which ask for http/1.1) still work. A hub
@@ -20,6 +21,7 @@ without that support says so at start and serves HTTP/1.1 only.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -83,14 +85,19 @@ class Command(BaseCommand):
         allow_bind_address(host)
         settings.KK_BIND_HOST = host  # where attendees can reach the join page (dashboard.reach)
         endpoints = build_endpoint_description_strings(host=host, port=port)
+        secure: tuple[str, int, object] | None = None
         if secure_addr:
             from control.auth.serving import advertise, serving_files
 
             secure_host, secure_port = split_addr(secure_addr)
             allow_bind_address(secure_host)
             key, cert = serving_files(settings.DATA_DIR, [host, secure_host])
-            interface = secure_host.replace(":", "\\:")
-            endpoints.append(f"ssl:port={secure_port}:interface={interface}:privateKey={key}:certKey={cert}")
+            from control.keys import CA_CERT, ca_certificate
+            from control.serving import client_certs
+
+            ca_certificate(settings.DATA_DIR)  # made already with the serving certificate; named here
+            secure = (secure_host, secure_port,
+                      client_certs.tls_options(key, cert, Path(settings.DATA_DIR) / "keys" / CA_CERT))
             if not http.H2_ENABLED:
                 self.stderr.write("HTTP/2 is off on the HTTPS port: Twisted's HTTP/2 support is not installed "
                                   "(pip install 'twisted[http2,tls]')")
@@ -107,14 +114,19 @@ class Command(BaseCommand):
         keeper = KubernetesServiceKeeper(advertise_address(host), port, submit=submit)
         keeper.start()
         _follow_parent()
+        server = Server(
+            application=application,
+            endpoints=endpoints,
+            http_timeout=None,
+            websocket_timeout=-1,
+            application_close_timeout=5,
+            server_name="kube-kitchen",
+        )
+        if secure is not None:  # asks for client certificates: an endpoint string cannot say so
+            from control.serving import client_certs
+
+            client_certs.listen(server, *secure)
         try:
-            Server(
-                application=application,
-                endpoints=endpoints,
-                http_timeout=None,
-                websocket_timeout=-1,
-                application_close_timeout=5,
-                server_name="kube-kitchen",
-            ).run()
+            server.run()
         finally:
             keeper.stop()
