@@ -27,6 +27,8 @@ from typing import Any, Callable, TypeVar
 
 from django.db import close_old_connections, transaction
 
+from control.storage import savepoints
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -62,7 +64,7 @@ def _run_batch(batch: list[tuple[Future, Callable[..., Any], tuple]]) -> None:
             while pending:
                 for future, fn, args in pending:
                     try:
-                        with transaction.atomic():
+                        with savepoints.atomic("kk_call"):
                             outcomes.append((future, fn(*args), None))
                     except Exception as exc:  # this call's savepoint is rolled back; the batch goes on
                         outcomes.append((future, None, exc))
