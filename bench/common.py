@@ -528,7 +528,7 @@ def run_cluster_bench(name: str, settings: dict[str, Any], cluster: Any, *, quie
     try:
         figures["machine_busy_pct_before"] = wait_for_quiet(quiet_wait)
         cluster.start()
-        cluster.wait_nodes_ready(nodes)
+        cluster.wait_nodes_ready(nodes, timeout=180)  # a busy 2-core machine starts 12 processes slowly
         figures.update(asyncio.run(body(cluster)))
         dead = cluster.dead_spokes()
         if dead:

@@ -31,6 +31,7 @@ from control.kubelet.addresses import listen_plan
 from control.kubelet.config import KubeletConfig
 from control.kubelet.exec import ExecServer
 from control.kubelet.heartbeat import NodeAgent
+from control.kubelet.images import builtin
 from control.kubelet.logs import LogServer
 from control.kubelet.node import IpPool, internal_ip
 from control.kubelet.envvars import NodeFacts
@@ -141,6 +142,7 @@ class Kubelet:
         raise OSError(f"the kubelet of {self.node} cannot listen anywhere")
 
     async def setup(self) -> None:
+        builtin()  # the image catalogue is read now, not on the first pod's admission in a burst of them
         port = await self.start_log_server()
         self.agent = NodeAgent(self.client, self.node, ip=self.address, port=port, clock=self.clock,
                                timings=self.timings, config=self.config)

@@ -10,7 +10,9 @@ Guarantees:
 - A call's answer is released only after the transaction holding it has committed; if that
   commit fails, every call of the batch fails. Listeners hear of the writes after the commit,
   in revision order (Django's on_commit), exactly as with one transaction per write.
-- The event loop never blocks on the database.
+- The event loop never blocks on the database. `run_db`'s answers reach their event loop in one
+  hand-off per batch and loop (not a thread-safe Future, its Condition and a wake-up per call); a
+  call whose awaiting task was cancelled before it ran is not run, as with `submit`.
 
 Group commit is etcd's own trick (its backend batches transactions): with eight clients the
 fsync of one commit covers several writes instead of each paying for its own.
@@ -27,17 +29,19 @@ from typing import Any, Callable, TypeVar
 
 from django.db import close_old_connections, transaction
 
+from control.storage import savepoints
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_BATCH = 64
 
-_calls: "queue.SimpleQueue[tuple[Future, Callable[..., Any], tuple]]" = queue.SimpleQueue()
+_calls: "queue.SimpleQueue[tuple[Any, Callable[..., Any], tuple]]" = queue.SimpleQueue()  # Future or _LoopCall
 _thread: threading.Thread | None = None
 _lock = threading.Lock()
 
 
-def _joiners(room: int) -> list[tuple[Future, Callable[..., Any], tuple]]:
+def _joiners(room: int) -> list[tuple[Any, Callable[..., Any], tuple]]:
     """Calls queued meanwhile, up to `room`, whose callers still wait."""
     out = []
     while len(out) < room:
@@ -50,19 +54,19 @@ def _joiners(room: int) -> list[tuple[Future, Callable[..., Any], tuple]]:
     return out
 
 
-def _run_batch(batch: list[tuple[Future, Callable[..., Any], tuple]]) -> None:
+def _run_batch(batch: list[tuple[Any, Callable[..., Any], tuple]]) -> None:
     # A call whose caller went away (its request was cancelled) is not run at all.
     batch = [call for call in batch if call[0].set_running_or_notify_cancel()]
     if not batch:
         return
-    outcomes: list[tuple[Future, Any, BaseException | None]] = []
+    outcomes: list[tuple[Any, Any, BaseException | None]] = []
     try:
         with transaction.atomic():
             pending = batch
             while pending:
                 for future, fn, args in pending:
                     try:
-                        with transaction.atomic():
+                        with savepoints.atomic("kk_call"):
                             outcomes.append((future, fn(*args), None))
                     except Exception as exc:  # this call's savepoint is rolled back; the batch goes on
                         outcomes.append((future, None, exc))
@@ -74,11 +78,43 @@ def _run_batch(batch: list[tuple[Future, Callable[..., Any], tuple]]) -> None:
         log.exception("group commit of %d calls failed", len(batch))
         close_old_connections()
         outcomes = [(future, None, exc) for future, _, _ in batch]
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[_LoopCall, Any, BaseException | None]]] = {}
     for future, value, error in outcomes:
-        if error is None:
+        if isinstance(future, _LoopCall):
+            by_loop.setdefault(future.loop, []).append((future, value, error))
+        elif error is None:
             future.set_result(value)
         else:
             future.set_exception(error)
+    for loop, answers in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_settle, answers)
+        except RuntimeError:  # that loop is closed: nobody awaits these answers any more
+            pass
+
+
+class _LoopCall:
+    """A call from an event loop: its answer goes to an asyncio Future of that loop."""
+
+    __slots__ = ("loop", "waiter")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, waiter: "asyncio.Future[Any]"):
+        self.loop, self.waiter = loop, waiter
+
+    def set_running_or_notify_cancel(self) -> bool:
+        # Read from the database thread: a cancellation racing this check lets the call run, as a
+        # concurrent Future's would once running; its answer is then dropped.
+        return not self.waiter.cancelled()
+
+
+def _settle(answers: list[tuple[_LoopCall, Any, BaseException | None]]) -> None:
+    for call, value, error in answers:
+        if call.waiter.cancelled():
+            continue
+        if error is None:
+            call.waiter.set_result(value)
+        else:
+            call.waiter.set_exception(error)
 
 
 def _serve() -> None:
@@ -112,4 +148,8 @@ def submit(fn: Callable[..., T], *args: Any) -> "Future[T]":
 
 
 async def run_db(fn: Callable[..., T], *args: Any) -> T:
-    return await asyncio.wrap_future(submit(fn, *args))
+    _ensure_thread()
+    loop = asyncio.get_running_loop()
+    waiter = loop.create_future()
+    _calls.put((_LoopCall(loop, waiter), fn, args))
+    return await waiter

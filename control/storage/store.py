@@ -23,6 +23,7 @@ from django.db import connection, transaction
 from control.clock import REAL as clock  # injected time: a test may replace `store.clock`
 from control import errors
 from control.models import LogEntry, Revision, StoredObject
+from control.storage import savepoints
 
 log = logging.getLogger(__name__)
 
@@ -156,8 +157,8 @@ def object_create(*, resource: str, obj: dict[str, Any], actor: str) -> dict[str
     """Store a new object; its metadata must already carry name, uid and creationTimestamp."""
     meta = obj["metadata"]
     namespace, name = meta.get("namespace", ""), meta["name"]
-    with transaction.atomic():
-        cursor = connection.cursor()
+    with savepoints.atomic("kk_write"):
+        cursor = savepoints.cursor()
         # The revision row first: holding it, we see every create that committed before us.
         revision = _next_revision(cursor)
         if _select_current(cursor, resource, namespace, name, for_update=False):
@@ -187,8 +188,8 @@ def object_update(
     `Delete` to remove it; it may raise an ApiError (Conflict, Invalid, ...) to refuse. Nothing
     is written when the result equals the stored object (ignoring resourceVersion).
     """
-    with transaction.atomic():
-        cursor = connection.cursor()
+    with savepoints.atomic("kk_write"):
+        cursor = savepoints.cursor()
         row_id, body = _locked_row(cursor, resource, namespace, name)
         current = json.loads(body)
         result = mutate(json.loads(body))
@@ -216,8 +217,8 @@ def object_delete(
     precondition: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Remove an object now; `precondition(current)` may raise to refuse. Returns the final snapshot."""
-    with transaction.atomic():
-        cursor = connection.cursor()
+    with savepoints.atomic("kk_write"):
+        cursor = savepoints.cursor()
         row_id, body = _locked_row(cursor, resource, namespace, name)
         current = json.loads(body)
         if precondition:
@@ -236,7 +237,7 @@ def _delete_row(cursor, row_id: int, resource: str, namespace: str, name: str,
 
 
 def object_get(*, resource: str, namespace: str, name: str) -> dict[str, Any]:
-    cursor = connection.cursor()
+    cursor = savepoints.cursor()
     row = _select_current(cursor, resource, namespace, name, for_update=False)
     if row is None:
         raise errors.not_found(resource, name)
@@ -256,7 +257,7 @@ def object_list(
     if name:
         join += " AND o.name = %s"
         params.append(name)
-    cursor = connection.cursor()
+    cursor = savepoints.cursor()
     cursor.execute(
         f"SELECT r.value, o.body FROM {_REV} r LEFT JOIN {_OBJ} o ON {join}"
         " WHERE r.id = 1 ORDER BY o.namespace, o.name",
@@ -277,7 +278,7 @@ def objects_of(resources: list[str]) -> tuple[dict[str, list[str]], int]:
     """Every object of several resources and the revision they are consistent with, from one
     statement (one snapshot) — what a dashboard needs before it follows the change stream."""
     marks = ", ".join(["%s"] * len(resources))
-    cursor = connection.cursor()
+    cursor = savepoints.cursor()
     cursor.execute(
         f"SELECT r.value, o.resource, o.body FROM {_REV} r LEFT JOIN {_OBJ} o ON o.resource IN ({marks})"
         " WHERE r.id = 1 ORDER BY o.resource, o.namespace, o.name",
@@ -297,7 +298,7 @@ def fingerprint(resources: list[str]) -> tuple[int, int]:
     back only when every object created or changed since is gone again; a deleted older one would
     lower the count): a cache of them can tell it is current without reading them."""
     marks = ", ".join(["%s"] * len(resources))
-    cursor = connection.cursor()
+    cursor = savepoints.cursor()
     cursor.execute(f"SELECT COUNT(*), MAX(revision) FROM {_OBJ} WHERE resource IN ({marks})", list(resources))
     count, newest = cursor.fetchone()
     return int(count or 0), int(newest or 0)
@@ -313,7 +314,7 @@ def writes_held() -> None:
 
 def current_revision() -> int:
     # Plain SQL rather than a QuerySet: every change feed asks this once a second (its poll).
-    cursor = connection.cursor()
+    cursor = savepoints.cursor()
     cursor.execute(f"SELECT value FROM {_REV} WHERE id = 1")
     row = cursor.fetchone()
     return int(row[0] or 0) if row else 0
@@ -327,7 +328,7 @@ def compacted_revision() -> int:
 def events_since(revision: int, *, limit: int = 1000) -> list[Change]:
     """Committed changes after `revision`, oldest first. Raises Gone if the log no longer reaches
     back that far (the caller's resume point was compacted away)."""
-    cursor = connection.cursor()
+    cursor = savepoints.cursor()
     cursor.execute(
         f"SELECT r.compacted, l.revision, l.event_type, l.resource, l.namespace, l.name, l.actor,"
         f" l.created_at, l.body FROM {_REV} r LEFT JOIN {_LOG} l ON l.revision > %s"

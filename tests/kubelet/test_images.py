@@ -8,10 +8,11 @@ import copy
 import json
 
 import pytest
+import yaml
 
 from control.client.resources import PODS
 from control.clock import FakeClock
-from control.kubelet.images import InvalidImage, builtin, container_ports, parse_reference
+from control.kubelet.images import DATA_FILE, InvalidImage, builtin, container_ports, parse_reference
 from control.kubelet.pulls import ImageManager, secret_registries
 from control.kubelet.runtime import CacheSources
 from control.client.informer import Cache
@@ -66,6 +67,11 @@ def test_the_catalogue_knows_tags_variants_and_digests():
     assert not catalogue.find(parse_reference("python:3.12")).server
     assert container_ports({"image": "redis:7"}) == (6379,)
     assert container_ports({"image": "redis:7", "ports": [{"containerPort": 7000}]}) == (7000,)
+
+
+def test_the_data_file_reads_the_same_with_libyaml_as_with_pure_python():
+    text = DATA_FILE.read_text(encoding="utf-8")
+    assert yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) == yaml.safe_load(text)
 
 
 def test_an_unknown_tag_is_err_image_pull_then_back_off_doubling_to_the_cap():

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from control.keys import SIGNING_KEY
 from control.management.commands.runhub import split_addr
 from tests.conftest import ROOT, free_server_port
 
@@ -32,7 +33,7 @@ def _compacted(database: Path) -> int:
     return int(row[0]) if row else 0
 
 
-def test_log_compaction_runs_before_any_request_and_sigterm_stops_the_hub():
+def test_log_compaction_and_the_signing_key_come_before_any_request_and_sigterm_stops_the_hub():
     data = Path(tempfile.mkdtemp(prefix="kk-runhub-"))
     env = {**os.environ, "KK_DATA_DIR": str(data), "KK_LOG_MAX_ENTRIES": "1", "KK_COMPACT_INTERVAL": "0.1"}
     env.pop("KK_SQLITE_PATH", None)
@@ -48,6 +49,8 @@ def test_log_compaction_runs_before_any_request_and_sigterm_stops_the_hub():
         while _compacted(database) == 0 and time.monotonic() < deadline and hub.poll() is None:
             time.sleep(0.1)
         assert _compacted(database) > 0, "the hub compacted nothing without a request: its feed did not start"
+        # made before serving (as kube-apiserver reads its key at start), not on the first TokenRequest
+        assert (data / "keys" / SIGNING_KEY).exists()
     finally:
         hub.send_signal(signal.SIGTERM)
         try:

@@ -56,3 +56,37 @@ def test_a_call_submitted_while_a_batch_runs_joins_its_commit():
 
 def test_run_db_from_the_event_loop():
     assert asyncio.run(db.run_db(lambda a, b: a * b, 6, 7)) == 42
+
+
+def test_run_db_answers_a_batch_in_one_hand_off_and_skips_a_cancelled_call():
+    ran: list[str] = []
+    gate = threading.Event()
+
+    async def main() -> list:
+        loop = asyncio.get_running_loop()
+        handed = []
+        original = loop.call_soon_threadsafe
+
+        def counting(callback, *args):
+            handed.append(callback)
+            return original(callback, *args)
+
+        loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+        blocker = db.submit(gate.wait, 5)  # holds the thread so the next calls queue up as one batch
+        calls = [asyncio.ensure_future(db.run_db(lambda i=i: ran.append(f"call {i}") or i)) for i in range(3)]
+        doomed = asyncio.ensure_future(db.run_db(lambda: ran.append("doomed")))
+        failing = asyncio.ensure_future(db.run_db(lambda: 1 / 0))
+        await asyncio.sleep(0)  # every call is queued
+        doomed.cancel()
+        await asyncio.sleep(0)
+        gate.set()
+        answers = await asyncio.gather(*calls)
+        with pytest.raises(ZeroDivisionError):
+            await failing
+        assert blocker.result(timeout=5) is True
+        return [answers, len(handed)]
+
+    answers, hand_offs = asyncio.run(main())
+    assert answers == [0, 1, 2]
+    assert ran == ["call 0", "call 1", "call 2"], "the cancelled call must not run"
+    assert hand_offs == 1, "one batch, one loop: one hand-off"

@@ -80,8 +80,13 @@ class Command(BaseCommand):
         from control.serving.hosts import allow_bind_address
 
         from control.auth.tokenfile import ensure
+        from control import keys
 
         ensure(settings.DATA_DIR)  # the token file (admin and spoke identities) before the first request
+        # The service-account signing key too, as kube-apiserver reads its --service-account-key-file
+        # at start: made on the first TokenRequest, a 2048-bit RSA key cost that request (and every
+        # write queued behind it on the database thread) up to a second in a burst of new pods.
+        keys.signer(settings.DATA_DIR)
         allow_bind_address(host)
         settings.KK_BIND_HOST = host  # where attendees can reach the join page (dashboard.reach)
         endpoints = build_endpoint_description_strings(host=host, port=port)
