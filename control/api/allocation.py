@@ -16,10 +16,8 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from django.db import transaction
-
 from control import errors
-from control.storage import store
+from control.storage import savepoints, store
 from control.api import admission
 from control.kinds.base import Kind, Obj
 from control.kinds.strategy import RangeFull
@@ -32,7 +30,7 @@ def serialised(kind: Kind, *, dry_run: bool = False) -> Iterator[None]:
     if dry_run or (kind.allocator is None and not (kind.namespaced and admission.policies())):
         yield
         return
-    with transaction.atomic():
+    with savepoints.atomic():  # Django's atomic, without its cost inside the database thread's transaction
         yield
 
 
