@@ -204,8 +204,10 @@ def test_the_badge_lesson_as_a_trainee_meets_it(kitchen, settings, tmp_path):
     assert hub.kubectl("get", "csr", "new-cook").stdout.split("\n")[1].split()[-1] == "Pending"
     assert do(approve).message == "certificatesigningrequest.certificates.k8s.io/new-cook approved"
     wait_for(lambda: green(approve), what="the approve step green (Approved and issued)")
-    assert green(fetch)
-    assert do(fetch).message.startswith("badge: O=kitchen-staff,CN=new-cook, issued by kube-kitchen-ca, valid until ")
+    assert fetch.check is None and fetch.answer == 200  # a read: green on its answer, not on the CSR
+    fetched_badge = do(fetch)
+    assert fetched_badge.code == 200
+    assert fetched_badge.message.startswith("badge: O=kitchen-staff,CN=new-cook, issued by kube-kitchen-ca, valid until ")
     fetched = shell(fetch.kubectl)
     assert fetched.returncode == 0, fetched.stderr
     refused = shell(knock.kubectl)
