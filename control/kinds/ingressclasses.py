@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from control.errors import go_value
+from control.errors import go_text, go_value
 from control.kinds.apiservices import path_segment_name
 from control.kinds.base import AGE_COLUMN, NAME_COLUMN, Cause, Column, Kind, Obj, cause, name_causes, required
 from control.kinds.ingresses import CLASS_ANNOTATION, GROUP, VERSION, INGRESS, subdomain_causes
@@ -117,7 +117,8 @@ def ingressclass_cells(ic: Obj, now: float) -> list[Any]:
     shown = "<none>"
     if isinstance(parameters, dict):
         group = parameters.get("apiGroup")
-        shown = f"{parameters.get('kind') or ''}{'.' + group if group is not None else ''}/{parameters.get('name') or ''}"
+        shown = f"{go_text(parameters.get('kind'))}{'.' + go_text(group) if group is not None else ''}/" \
+                f"{go_text(parameters.get('name'))}"
     return [ic["metadata"]["name"], spec.get("controller") or "", shown, age(ic, now)]
 
 

@@ -45,6 +45,14 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def _at(causes: list[Cause], path: str) -> list[Cause]:
     """Causes written for metadata.name, moved to the field they are about."""
     return [{**c, "field": path} for c in causes]
@@ -137,7 +145,7 @@ def backend_causes(backend: Any, path: str) -> list[Cause]:
 
 def _path_causes(http_path: dict[str, Any], path: str) -> list[Cause]:
     """validateHTTPIngressPath."""
-    path_type, value = http_path.get("pathType"), http_path.get("path") or ""
+    path_type, value = http_path.get("pathType"), _text(http_path.get("path"))
     if path_type is None:
         return [cause(f"{path}.pathType", "Required value: pathType must be specified", "FieldValueRequired")]
     out: list[Cause] = []
@@ -163,7 +171,7 @@ def _rule_value_causes(rule: dict[str, Any], path: str) -> list[Cause]:
     http = rule.get("http")
     if http is None:
         return []
-    paths = _dict(http).get("paths") or []
+    paths = _list(_dict(http).get("paths"))
     out = [required(f"{path}.http.paths")] if not paths else []
     for i, http_path in enumerate(paths):
         out += _path_causes(_dict(http_path), f"{path}.http.paths[{i}]")
@@ -182,7 +190,7 @@ def _rules_causes(rules: list[Any], allow_invalid_wildcard_rule: bool) -> list[C
     out: list[Cause] = []
     for i, rule in enumerate(rules):
         rule, path = _dict(rule), f"spec.rules[{i}]"
-        host = rule.get("host") or ""
+        host = _text(rule.get("host"))
         if host and _is_ip(host):
             out.append(cause(f"{path}.host", f"Invalid value: {go_value(host)}: must be a DNS name, not an IP address"))
         if host:
@@ -196,9 +204,9 @@ def _tls_causes(tls: list[Any], allow_invalid_secret_name: bool) -> list[Cause]:
     out: list[Cause] = []
     for i, entry in enumerate(tls):
         entry = _dict(entry)
-        for j, host in enumerate(entry.get("hosts") or []):
+        for j, host in enumerate(_list(entry.get("hosts"))):
             out += _host_causes(str(host), f"spec.tls[{i}].hosts[{j}]")
-        secret = entry.get("secretName") or ""
+        secret = _text(entry.get("secretName"))
         if secret and not allow_invalid_secret_name:
             out += subdomain_causes(secret, f"spec.tls[{i}].secretName")
     return out
@@ -216,20 +224,20 @@ def _spec_causes(ing: Obj, old: Obj | None) -> list[Cause]:
         out.append(cause("spec", f"Invalid value: {shown}: either `defaultBackend` or `rules` must be specified"))
     if backend is not None:
         out += backend_causes(backend, "spec.defaultBackend")
-    out += _rules_causes(rules or [], _has_invalid_wildcard_rule(old))
-    out += _tls_causes(spec.get("tls") or [], _has_invalid_secret_name(old))
+    out += _rules_causes(_list(rules), _has_invalid_wildcard_rule(old))
+    out += _tls_causes(_list(spec.get("tls")), _has_invalid_secret_name(old))
     if spec.get("ingressClassName") is not None:
         out += subdomain_causes(spec["ingressClassName"], "spec.ingressClassName")
     return out
 
 
 def _has_invalid_wildcard_rule(old: Obj | None) -> bool:
-    rules = _dict((old or {}).get("spec")).get("rules") or []
-    return any("*" in (_dict(r).get("host") or "") and _rule_value_causes(_dict(r), "") for r in rules)
+    rules = _list(_dict((old or {}).get("spec")).get("rules"))
+    return any("*" in _text(_dict(r).get("host")) and _rule_value_causes(_dict(r), "") for r in rules)
 
 
 def _has_invalid_secret_name(old: Obj | None) -> bool:
-    tls = _dict((old or {}).get("spec")).get("tls") or []
+    tls = _list(_dict((old or {}).get("spec")).get("tls"))
     return any(_dict(t).get("secretName") and subdomain_causes(_dict(t)["secretName"], "") for t in tls)
 
 
@@ -254,22 +262,22 @@ def reset_status(ing: Obj) -> None:
 
 def _hosts(rules: list[Any]) -> str:
     """kubectl's formatHosts: the first three hosts, then how many rules more."""
-    shown = [h for h in (_dict(r).get("host") for r in rules[:3]) if h]
+    shown = [h for h in (_text(_dict(r).get("host")) for r in rules[:3]) if h]
     if not shown:
         return "*"
     return ",".join(shown) + (f" + {len(rules) - 3} more..." if len(rules) > 3 else "")
 
 
 def _address(ing: Obj) -> str:
-    points = _dict(_dict(ing.get("status")).get("loadBalancer")).get("ingress") or []
-    found = sorted({_dict(p).get("ip") or _dict(p).get("hostname") or "" for p in points} - {""})
+    points = _list(_dict(_dict(ing.get("status")).get("loadBalancer")).get("ingress"))
+    found = sorted({_text(_dict(p).get("ip")) or _text(_dict(p).get("hostname")) for p in points} - {""})
     text = ",".join(found)
     return text[:LOAD_BALANCER_WIDTH - 3] + "..." if len(text) > LOAD_BALANCER_WIDTH else text
 
 
 def ingress_cells(ing: Obj, now: float) -> list[Any]:
     spec = _dict(ing.get("spec"))
-    return [ing["metadata"]["name"], spec.get("ingressClassName") or "<none>", _hosts(spec.get("rules") or []),
+    return [ing["metadata"]["name"], spec.get("ingressClassName") or "<none>", _hosts(_list(spec.get("rules"))),
             _address(ing), "80, 443" if spec.get("tls") else "80", age(ing, now)]
 
 

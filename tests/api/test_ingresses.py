@@ -41,6 +41,12 @@ def test_bad_ingresses_are_422_and_nothing_is_stored(api):
     assert unknown.status_code == 422 and json.loads(unknown.content)["message"].endswith(
         'pathType: Unsupported value: "Regex": supported values: "Exact", "ImplementationSpecific", "Prefix"')
     assert api.get(f"{INGRESSES}/relative").status_code == 404 and api.get(f"{INGRESSES}/unknown").status_code == 404
+    for shapeless in ({"rules": 5}, {"rules": [{"http": {"paths": "soup"}}]}, {"tls": [{"hosts": 3}]},
+                      {"defaultBackend": {"service": {"name": 7, "port": {"number": "80"}}}}):
+        answer = api.post(INGRESSES, json.dumps({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                                                 "metadata": {"name": "shapeless"}, "spec": shapeless}))
+        assert answer.status_code in (400, 422) and json.loads(answer.content)["kind"] == "Status", answer.content
+    assert api.get(f"{INGRESSES}/shapeless").status_code == 404
 
 
 def test_table_and_status_subresource(api):
