@@ -6,7 +6,8 @@ Guarantees:
   only when missing.
 - The default StorageClass `standard` (annotated as the default class) is created with the
   namespaces, and not reset when it exists; so are the two system PriorityClasses
-  (`system-cluster-critical`, `system-node-critical`, upstream's post-start hook) and a Local
+  (`system-cluster-critical`, `system-node-critical`, upstream's post-start hook), the default
+  IngressClass `kitchen` (controller `kubekitchen.dev/ingress`) and a Local
   APIService for every group version the hub serves (`apiservice_bootstrap`, as kube-apiserver's autoregister controller).
 - Idempotent; every write goes through `control.storage.store` like any other, attributed to
   "kube-apiserver"; the counter and namespaces are made after every migrate (so fresh test
@@ -39,6 +40,7 @@ from control.clock import REAL, Clock
 from control import errors
 from control.kinds.apiservices import APISERVICE, local_apiservice
 from control.kinds.core import ENDPOINTS, SERVICE, namespace_defaults, service_defaults
+from control.kinds.ingressclasses import INGRESSCLASS, kitchen_ingress_class
 from control.kinds.meta import format_time
 from control.kinds.network import service_cidr
 from control.kinds.priorityclasses import PRIORITYCLASS, SYSTEM_CLASSES, system_priority_class
@@ -84,6 +86,12 @@ def cluster_bootstrap() -> None:
                                 obj=system_priority_class(name, str(uuid.uuid4()), format_time(REAL.now())))
         except errors.AlreadyExists:
             pass
+    # The default IngressClass, as the default StorageClass: Ingresses naming no class get it.
+    try:
+        store.object_create(resource=INGRESSCLASS.resource, actor=ACTOR,
+                            obj=kitchen_ingress_class(str(uuid.uuid4()), format_time(REAL.now())))
+    except errors.AlreadyExists:
+        pass
     rbac_bootstrap()
     apiservice_bootstrap()
 

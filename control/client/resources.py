@@ -66,6 +66,8 @@ CERTIFICATESIGNINGREQUESTS = Resource("certificates.k8s.io", "v1", "certificates
                                       "CertificateSigningRequest", namespaced=False)
 STORAGECLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False)
 PRIORITYCLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False)
+INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress")
+INGRESSCLASSES = Resource("networking.k8s.io", "v1", "ingressclasses", "IngressClass", namespaced=False)
 
 ALL = (NAMESPACES, NODES, PODS, SERVICES, ENDPOINTS, EVENTS, CONFIGMAPS, LEASES, DEPLOYMENTS, REPLICASETS)
 ALL += (JOBS, CRONJOBS)
@@ -74,6 +76,7 @@ ALL += (DAEMONSETS, CONTROLLERREVISIONS)
 ALL += (STATEFULSETS, PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES)
 ALL += (REPLICATIONCONTROLLERS,)
 ALL += (PRIORITYCLASSES,)
+ALL += (INGRESSES, INGRESSCLASSES)
 
 
 def _every_kind() -> dict[tuple[str, str], Resource]:

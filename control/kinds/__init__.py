@@ -23,6 +23,8 @@ from control.kinds.controllerrevisions import CONTROLLERREVISION
 from control.kinds.cronjobs import CRONJOB
 from control.kinds.disruption import PODDISRUPTIONBUDGET
 from control.kinds.daemonsets import DAEMONSET
+from control.kinds.ingressclasses import INGRESSCLASS
+from control.kinds.ingresses import INGRESS
 from control.kinds.jobs import JOB
 from control.kinds.statefulsets import STATEFULSET
 from control.kinds.storageclasses import STORAGECLASS
@@ -52,6 +54,7 @@ KINDS += (LIMITRANGE, PRIORITYCLASS, RESOURCEQUOTA)
 KINDS += (REPLICATIONCONTROLLER,)
 KINDS += (APISERVICE,)
 KINDS += (CERTIFICATESIGNINGREQUEST,)
+KINDS += (INGRESS, INGRESSCLASS)
 
 # every version served of the built-in kinds: each kind, then the other versions it brings (the
 # first listed is the group's preferred version); KINDS stays one entry per stored kind

@@ -1,7 +1,7 @@
 """Decode request bodies sent as `application/vnd.kubernetes.protobuf` into their JSON shape.
 
 kubectl 1.32's `create namespace|configmap|deployment|service|secret|serviceaccount|job|cronjob|token|pdb`,
-`create priorityclass` and `autoscale` POST protobuf, `drain` POSTs a protobuf Eviction (and DELETEs with a protobuf
+`create priorityclass|ingress` and `autoscale` POST protobuf, `drain` POSTs a protobuf Eviction (and DELETEs with a protobuf
 DeleteOptions where there is no eviction subresource); `run`, `expose`, `apply` and `create -f`
 send JSON. The body is the magic `k8s\\x00` followed by a
 runtime.Unknown envelope: field 1 TypeMeta {1 apiVersion, 2 kind}, 2 the object's own message,
@@ -26,6 +26,7 @@ from control.api.protobuf.certificates import CERTIFICATES
 from control.api.protobuf.core import CORE
 from control.api.protobuf.decoder import decode_message
 from control.api.protobuf.meta import META
+from control.api.protobuf.networking import NETWORKING
 from control.api.protobuf.policy import POLICY
 from control.api.protobuf.rbac import AUTHENTICATION_REVIEWS, RBAC, REVIEWS
 from control.api.protobuf.schema import compile_tables
@@ -40,7 +41,7 @@ MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
 
 TABLES = compile_tables(META, CORE, VOLUMES, WORKLOADS, AUTHENTICATION, BATCH, POLICY, RBAC, REVIEWS,
-                        AUTHENTICATION_REVIEWS, SCHEDULING, CERTIFICATES)
+                        AUTHENTICATION_REVIEWS, SCHEDULING, NETWORKING, CERTIFICATES)
 
 _CORE_KINDS = ("Binding", "ConfigMap", "Endpoints", "Event", "LimitRange", "Namespace", "Node",
                "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodTemplate", "ReplicationController",
@@ -60,6 +61,8 @@ KINDS: dict[tuple[str, str], str] = {
     ("policy/v1", "Eviction"): "Eviction",
     ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
     ("scheduling.k8s.io/v1", "PriorityClass"): "PriorityClass",
+    ("networking.k8s.io/v1", "Ingress"): "Ingress",
+    ("networking.k8s.io/v1", "IngressClass"): "IngressClass",
     ("certificates.k8s.io/v1", "CertificateSigningRequest"): "CertificateSigningRequest",
     **{(api_version, message): message for api_version, table in (("rbac.authorization.k8s.io/v1", RBAC),
                                                                   ("authorization.k8s.io/v1", REVIEWS),
