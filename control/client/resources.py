@@ -66,6 +66,7 @@ CERTIFICATESIGNINGREQUESTS = Resource("certificates.k8s.io", "v1", "certificates
                                       "CertificateSigningRequest", namespaced=False)
 STORAGECLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False)
 PRIORITYCLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False)
+ENDPOINTSLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
 
 ALL = (NAMESPACES, NODES, PODS, SERVICES, ENDPOINTS, EVENTS, CONFIGMAPS, LEASES, DEPLOYMENTS, REPLICASETS)
 ALL += (JOBS, CRONJOBS)
@@ -73,7 +74,7 @@ ALL += (PODDISRUPTIONBUDGETS,)
 ALL += (DAEMONSETS, CONTROLLERREVISIONS)
 ALL += (STATEFULSETS, PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES)
 ALL += (REPLICATIONCONTROLLERS,)
-ALL += (PRIORITYCLASSES,)
+ALL += (PRIORITYCLASSES, ENDPOINTSLICES)
 
 
 def _every_kind() -> dict[tuple[str, str], Resource]:
