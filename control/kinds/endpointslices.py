@@ -5,11 +5,11 @@ Guarantees:
 - Validation is upstream's ValidateEndpointSlice with its messages: `addressType` required and one
   of FQDN, IPv4, IPv6, immutable on update ("field is immutable"); at most 1000 endpoints
   ("Too many: N: must have at most 1000 items"), each with 1 to 100 addresses of the slice's type
-  (an IPv4/IPv6 address that is neither unspecified, loopback, link-local nor link-local
-  multicast; an FQDN of at least two segments), a DNS-1123 subdomain nodeName, a DNS-1123 label
-  hostname, at most 16 deprecatedTopology labels; at most 20000 ports (upstream's maxPorts; the
-  API text says 100), each with a unique DNS-1123 label name, protocol TCP, UDP or SCTP, a
-  qualified-name appProtocol.
+  (an IPv4/IPv6 address of that family and, both checks reported, neither unspecified, loopback,
+  link-local nor link-local multicast; an FQDN of at least two segments), a DNS-1123 subdomain
+  nodeName, a DNS-1123 label hostname, at most 16 deprecatedTopology labels, at most 8 zone hints
+  (unique label values); at most 20000 ports (upstream's maxPorts, though the API text says 100),
+  each with a unique DNS-1123 label name, protocol TCP, UDP or SCTP, a qualified-name appProtocol.
 - Defaults as SetDefaults_EndpointPort: a port's name "" and protocol TCP when absent.
 - metadata.generation starts at 1 and goes up when addressType, endpoints or ports change.
 - `kubectl get endpointslices` shows NAME, ADDRESSTYPE, PORTS, ENDPOINTS, AGE, the lists cut at
@@ -23,7 +23,7 @@ from typing import Any
 
 from control.errors import go_value
 from control.kinds.base import (
-    AGE_COLUMN, DNS1123_LABEL, NAME_COLUMN, QUALIFIED_NAME, Cause, Column, Kind, Obj, cause, label_causes,
+    AGE_COLUMN, DNS1123_LABEL, LABEL_VALUE, NAME_COLUMN, QUALIFIED_NAME, Cause, Column, Kind, Obj, cause, label_causes,
     name_causes, required,
 )
 from control.kinds.meta import age
@@ -34,7 +34,7 @@ SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by"
 ADDRESS_TYPES = ("FQDN", "IPv4", "IPv6")  # sorted, as upstream's NotSupported lists them
 PROTOCOLS = ("SCTP", "TCP", "UDP")
-MAX_ENDPOINTS, MAX_ADDRESSES, MAX_PORTS, MAX_TOPOLOGY_LABELS = 1000, 100, 20000, 16
+MAX_ENDPOINTS, MAX_ADDRESSES, MAX_PORTS, MAX_TOPOLOGY_LABELS, MAX_ZONE_HINTS = 1000, 100, 20000, 16, 8
 _SHOWN = 3  # kubectl's table lists three ports or addresses, then "+ N more..."
 
 
@@ -83,9 +83,10 @@ def _address_causes(address: Any, address_type: Any, path: str) -> list[Cause]:
             ip = ipaddress.ip_address(str(address))
         except ValueError:
             ip = None
-        if ip is None or ip.version != int(address_type[-1]):
-            return [cause(path, f"Invalid value: {go_value(address)}: must be a valid {address_type} address")]
-        return endpoint_ip_causes(address, path)
+        wrong = ip is None or ip.version != int(address_type[-1])
+        # upstream reports both checks: the family's, then ValidateEndpointIP's
+        return ([cause(path, f"Invalid value: {go_value(address)}: must be a valid {address_type} address")]
+                if wrong else []) + endpoint_ip_causes(address, path)
     if address_type == "FQDN":
         name = str(address).rstrip(".") if isinstance(address, str) else address
         if not name:
@@ -117,6 +118,29 @@ def _endpoint_causes(endpoint: Any, address_type: Any, path: str) -> list[Cause]
     out += label_causes(topology, f"{path}.deprecatedTopology")
     if endpoint.get("hostname") is not None:
         out += name_causes(endpoint["hostname"], f"{path}.hostname", label=True)
+    if isinstance(endpoint.get("hints"), dict):
+        out += _hints_causes(endpoint["hints"], f"{path}.hints")
+    return out
+
+
+def _hints_causes(hints: Obj, path: str) -> list[Cause]:
+    """validateHints: at most 8 zones, each named once by a label value."""
+    zones = hints.get("forZones") or []
+    if len(zones) > MAX_ZONE_HINTS:
+        return [_too_many(f"{path}.forZones", len(zones), MAX_ZONE_HINTS)]
+    out: list[Cause] = []
+    seen: set[Any] = set()
+    for i, zone in enumerate(zones):
+        name = zone.get("name") if isinstance(zone, dict) else None
+        where = f"{path}.forZones[{i}].name"
+        if name in seen:
+            out.append(cause(where, f"Duplicate value: {go_value(name)}", "FieldValueDuplicate"))
+        seen.add(name)
+        if not isinstance(name, str) or len(name) > 63 or not LABEL_VALUE.match(name):
+            out.append(cause(where, f"Invalid value: {go_value(name)}: a valid label must be an empty string or "
+                             "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                             "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+                             "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"))
     return out
 
 

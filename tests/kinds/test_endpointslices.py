@@ -97,3 +97,16 @@ def test_table_cells_as_kubectl_prints_them():
     assert cells == ["web-abc", "IPv4", "80,81,82 + 1 more...", "10.0.0.1,10.0.0.2,10.0.0.3 + 2 more...", "2m"]
     empty = {**_slice(), "ports": None}
     assert endpointslice_cells(empty, 1767225600.0)[2:4] == ["<unset>", "<unset>"]
+
+
+def test_a_bad_ip_gets_both_upstream_checks_and_zone_hints_are_bounded():
+    causes = validate_endpointslice(_slice([{"addresses": ["abc"]}]))
+    assert _messages(causes) == [("endpoints[0].addresses[0]", 'Invalid value: "abc": must be a valid IPv4 address'),
+                                 ("endpoints[0].addresses[0]", 'Invalid value: "abc": must be a valid IP address')]
+    hints = {"forZones": [{"name": "a"}, {"name": "a"}, {"name": "-bad"}]}
+    causes = validate_endpointslice(_slice([{"addresses": ["10.0.0.1"], "hints": hints}]))
+    assert [(c["field"], c["reason"]) for c in causes] == [("endpoints[0].hints.forZones[1].name", "FieldValueDuplicate"),
+                                                          ("endpoints[0].hints.forZones[2].name", "FieldValueInvalid")]
+    many = {"forZones": [{"name": f"z{i}"} for i in range(9)]}
+    assert _messages(validate_endpointslice(_slice([{"addresses": ["10.0.0.1"], "hints": many}]))) == [
+        ("endpoints[0].hints.forZones", "Too many: 9: must have at most 8 items")]
