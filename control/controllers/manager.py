@@ -25,6 +25,7 @@ CONTROLLERS = {
     "deployment": "control.controllers.deployment",
     "endpoints": "control.controllers.endpoints",
     "endpointslice": "control.controllers.endpointslice",
+    "endpointslicemirroring": "control.controllers.endpointslicemirroring",
     "garbagecollector": "control.controllers.garbagecollector",
     "namespace": "control.controllers.namespace",
     "nodelifecycle": "control.controllers.nodelifecycle",

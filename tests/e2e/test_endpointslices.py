@@ -82,6 +82,27 @@ def test_the_slice_follows_a_scale_and_traffic_reaches_the_pods(cluster):
     assert len(slices(cluster)) == 1
 
 
+def test_a_selectorless_services_endpoints_are_mirrored_and_routed(cluster):
+    ip = sorted(pod_ips(cluster))[0]
+    node = json.loads(cluster.kubectl("get", "pod", pod_ips(cluster)[ip], "-o", "json").stdout)["spec"]["nodeName"]
+    manual = ("apiVersion: v1\nkind: Service\nmetadata: {name: db}\nspec:\n  ports: [{port: 80, targetPort: 8080}]\n"
+              "---\napiVersion: v1\nkind: Endpoints\nmetadata: {name: db}\n"
+              f"subsets: [{{addresses: [{{ip: {ip}, nodeName: {node}}}], ports: [{{port: 8080}}]}}]\n")
+    cluster.kubectl("apply", "-f", "-", input=manual)
+    mirrored = wait_for(lambda: json.loads(cluster.kubectl("get", "endpointslices", "-l", "kubernetes.io/service-name=db",
+                                                           "-o", "json").stdout)["items"], timeout=30,
+                        what="the mirrored slice")
+    assert mirrored[0]["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"] == \
+        "endpointslicemirroring-controller.k8s.io"
+    assert [e["addresses"] for e in mirrored[0]["endpoints"]] == [[ip]]
+    out = wait_for(lambda: (o := subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), "traffic", "db", "--from", "node-1", "-n", "5", "--interval", "5",
+         "--server", cluster.url], cwd=ROOT, env=cluster.env, capture_output=True, text=True, timeout=60).stdout)
+        and o.count(" 200 ") == 5 and o, timeout=30, what="traffic to the mirrored endpoint")
+    # an address without targetRef names no pod: every line shows the 200 and the address it went to
+    assert out.count(f"({ip}:8080, ") == 5, out
+
+
 def test_the_slices_go_with_their_service(cluster):
     cluster.kubectl("delete", "service", "web")
     wait_for(lambda: slices(cluster) == [], timeout=30, what="the garbage collector to delete the slices")
