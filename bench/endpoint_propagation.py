@@ -19,7 +19,8 @@ Latencies (ms), per flip, to the moment the LAST kube-proxy's table no longer ha
 - `from_not_ready_commit_`: from the commit of the kubelet's status write that turned the pod's
   Ready condition False;
 and, for the split: annotation commit -> Ready=False commit (kubelet), Ready=False commit ->
-the Endpoints write that dropped the IP (endpoints controller), that write -> last table
+the EndpointSlice write that took the IP out of the ready endpoints (endpointslice controller),
+that write -> last table
 (fan-out to 10 kube-proxies), and `first_proxy_` / `spread_` (first table, last - first).
 Commit times come from the hub's SQLite log after the run (read-only), so the measurement adds
 no request of its own on the path. Target: from_not_ready_commit p99 <= 200 ms. Also reports the
@@ -140,7 +141,8 @@ def ready(pod: dict) -> bool:
 
 def commit_times(db: Path, flips: list[dict]) -> None:
     """Fill each flip's commit times from the hub's version log: the annotation write, the first
-    status write with Ready False after it, the first Endpoints write without the IP after that."""
+    status write with Ready False after it, the first EndpointSlice write without the IP among its
+    ready endpoints after that (what kube-proxy follows)."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
     try:
         for flip in flips:
@@ -153,9 +155,11 @@ def commit_times(db: Path, flips: list[dict]) -> None:
                     flip["not_ready"], flip["not_ready_rv"] = created, revision
                     break
             for revision, created, body in con.execute(
-                    "SELECT revision, created_at, body FROM control_logentry WHERE name = ? AND resource LIKE '%endpoints' "
-                    "AND revision > ? ORDER BY revision LIMIT 20", (APP, flip["rv"])):
-                addresses = {a.get("ip") for s in json.loads(body).get("subsets") or [] for a in s.get("addresses") or []}
+                    "SELECT revision, created_at, body FROM control_logentry WHERE name LIKE ? "
+                    "AND resource = 'discovery.k8s.io/endpointslices' AND revision > ? ORDER BY revision LIMIT 20",
+                    (f"{APP}-%", flip["rv"])):
+                endpoints = json.loads(body).get("endpoints") or []
+                addresses = {a for e in endpoints if (e.get("conditions") or {}).get("ready") for a in e["addresses"]}
                 if flip["ip"] not in addresses:
                     flip["endpoints"] = created
                     break

@@ -68,6 +68,7 @@ STORAGECLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClas
 PRIORITYCLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False)
 INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress")
 INGRESSCLASSES = Resource("networking.k8s.io", "v1", "ingressclasses", "IngressClass", namespaced=False)
+ENDPOINTSLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
 
 ALL = (NAMESPACES, NODES, PODS, SERVICES, ENDPOINTS, EVENTS, CONFIGMAPS, LEASES, DEPLOYMENTS, REPLICASETS)
 ALL += (JOBS, CRONJOBS)
@@ -77,6 +78,7 @@ ALL += (STATEFULSETS, PERSISTENTVOLUMES, PERSISTENTVOLUMECLAIMS, STORAGECLASSES)
 ALL += (REPLICATIONCONTROLLERS,)
 ALL += (PRIORITYCLASSES,)
 ALL += (INGRESSES, INGRESSCLASSES)
+ALL += (ENDPOINTSLICES,)
 
 
 def _every_kind() -> dict[tuple[str, str], Resource]:

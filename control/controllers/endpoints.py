@@ -108,28 +108,33 @@ def compute_subsets(svc: Obj, pods: list[Obj]) -> list[dict[str, Any]]:
     return subsets
 
 
+def pod_handlers(services: Informer, queue: WorkQueue) -> Handlers:
+    """Pod handlers that queue every Service selecting the pod (before and after a relabel)."""
+    def changed(pod: Obj) -> None:
+        for svc in services.cache.by_index("namespace", metadata(pod).get("namespace", "")):
+            selector = service_selector(svc)
+            if selector is not None and selector.matches(labels_of(pod)):
+                queue.add(key_of(svc))
+
+    def updated(old: Obj, new: Obj) -> None:
+        if labels_of(old) != labels_of(new):
+            changed(old)
+        changed(new)
+
+    return Handlers(on_add=changed, on_update=updated, on_delete=changed)
+
+
 class EndpointsController:
     def __init__(self, client: Any, services: Informer, pods: Informer, endpoints: Informer, *, clock: Clock):
         self.client, self.services, self.pods, self.endpoints = client, services, pods, endpoints
         self.queue = WorkQueue(clock=clock)
         services.add_handlers(Handlers(on_add=self._enqueue, on_update=lambda old, new: self._enqueue(new),
                                        on_delete=self._enqueue))
-        pods.add_handlers(Handlers(on_add=self._pod_changed, on_update=self._pod_updated, on_delete=self._pod_changed))
+        pods.add_handlers(pod_handlers(services, self.queue))
         endpoints.add_handlers(Handlers(on_delete=self._enqueue))
 
     def _enqueue(self, obj: Obj) -> None:
         self.queue.add(key_of(obj))
-
-    def _pod_changed(self, pod: Obj) -> None:
-        for svc in self.services.cache.by_index("namespace", metadata(pod).get("namespace", "")):
-            selector = service_selector(svc)
-            if selector is not None and selector.matches(labels_of(pod)):
-                self.queue.add(key_of(svc))
-
-    def _pod_updated(self, old: Obj, new: Obj) -> None:
-        if labels_of(old) != labels_of(new):
-            self._pod_changed(old)
-        self._pod_changed(new)
 
     async def reconcile(self, key: str) -> Result:
         svc = self.services.cache.get(key)

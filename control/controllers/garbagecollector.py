@@ -13,7 +13,8 @@ Guarantees (kube-controller-manager's garbage collector):
   dependents, then the finalizer removed.
 - Every write is guarded by a resourceVersion or uid precondition; a 409 is retried by the runner.
 Watched: pods, replicasets, deployments, services, endpoints, configmaps, leases, nodes, jobs,
-cronjobs, daemonsets, statefulsets, controllerrevisions, persistentvolumeclaims, replicationcontrollers, and every custom kind: the collector watches CustomResourceDefinitions through the hub
+cronjobs, daemonsets, statefulsets, controllerrevisions, persistentvolumeclaims, replicationcontrollers,
+endpointslices, and every custom kind: the collector watches CustomResourceDefinitions through the hub
 and, for each one that is Established, starts an informer on the kind it serves (its storage version), so owners
 and dependents of custom kinds (an Order and its Dishes) are collected like built-in ones; a
 deleted definition stops its informer. Owners of kinds it does not know are kept.
@@ -29,7 +30,8 @@ from typing import Any, Callable
 from control import errors
 from control.client.informer import Handlers, Informer, by_owner
 from control.client.resources import (
-    BY_KIND, CONFIGMAPS, CONTROLLERREVISIONS, CRONJOBS, DAEMONSETS, DEPLOYMENTS, ENDPOINTS, JOBS, LEASES, NODES,
+    BY_KIND, CONFIGMAPS, CONTROLLERREVISIONS, CRONJOBS, DAEMONSETS, DEPLOYMENTS, ENDPOINTS, ENDPOINTSLICES, JOBS,
+    LEASES, NODES,
     PERSISTENTVOLUMECLAIMS, PODS, REPLICASETS, REPLICATIONCONTROLLERS, SERVICES, STATEFULSETS, Resource, key_of,
 )
 from control.client.runner import DONE, Result, Runner
@@ -44,7 +46,7 @@ log = logging.getLogger(__name__)
 WATCHED = (PODS, REPLICASETS, DEPLOYMENTS, SERVICES, ENDPOINTS, CONFIGMAPS, LEASES, NODES, JOBS, CRONJOBS)
 WATCHED += (DAEMONSETS, CONTROLLERREVISIONS)
 WATCHED += (STATEFULSETS, PERSISTENTVOLUMECLAIMS)
-WATCHED += (REPLICATIONCONTROLLERS,)
+WATCHED += (REPLICATIONCONTROLLERS, ENDPOINTSLICES)
 DEFINITIONS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
                        namespaced=False)
 FOREGROUND, ORPHAN = "foregroundDeletion", "orphan"

@@ -22,6 +22,7 @@ from control.kinds.crd import CUSTOMRESOURCEDEFINITION
 from control.kinds.controllerrevisions import CONTROLLERREVISION
 from control.kinds.cronjobs import CRONJOB
 from control.kinds.disruption import PODDISRUPTIONBUDGET
+from control.kinds.endpointslices import ENDPOINTSLICE
 from control.kinds.daemonsets import DAEMONSET
 from control.kinds.ingressclasses import INGRESSCLASS
 from control.kinds.ingresses import INGRESS
@@ -55,6 +56,7 @@ KINDS += (REPLICATIONCONTROLLER,)
 KINDS += (APISERVICE,)
 KINDS += (CERTIFICATESIGNINGREQUEST,)
 KINDS += (INGRESS, INGRESSCLASS)
+KINDS += (ENDPOINTSLICE,)
 
 # every version served of the built-in kinds: each kind, then the other versions it brings (the
 # first listed is the group's preferred version); KINDS stays one entry per stored kind

@@ -1,9 +1,9 @@
-"""kube-proxy of one node, as a spoke: it watches Services, Endpoints and Nodes through the hub and
-keeps its own forwarding table; its HTTP server shows the table and sends traffic through it.
+"""kube-proxy of one node, as a spoke: it watches Services, EndpointSlices and Nodes through the hub
+and keeps its own forwarding table; its HTTP server shows the table and sends traffic through it.
 
 Guarantees:
-- The table is rebuilt in the informers' handlers, for the one Service whose Service or Endpoints
-  object changed, and swapped in as a whole (one assignment): a request in progress keeps the
+- The table is rebuilt in the informers' handlers, for the one Service whose Service or one of
+  whose EndpointSlices (label `kubernetes.io/service-name`) changed, and swapped in as a whole (one assignment): a request in progress keeps the
   table it started with, the next one reads the new table. The version goes up by one with each
   change and wakes everyone waiting for it (`wait_past`).
 - It listens on its node's InternalIP (read from the Node the kubelet registers; it waits for
@@ -14,6 +14,8 @@ Guarantees:
 - A pod IP is sent to the kubelet of the Node whose podCIDR holds it (`pod_node`).
 - Requests to pods go to their node's kubelet (`POST /serve/...`) over keep-alive connections,
   one small pool per kubelet; a kubelet that does not answer within 2 s is reported as 503.
+- Endpoints are watched too, for the names it resolves only (a headless Service's pod hostnames,
+  as the cluster DNS answers them); traffic follows the EndpointSlices alone.
 - It talks to the hub only, as `kube-proxy/<node>`. `python manage.py runcomponent kube-proxy
   --node NAME --server URL [--balance round-robin|random]` calls `run_kube_proxy`.
 """
@@ -34,8 +36,9 @@ from control.client.http import HubClient
 from control.client.informer import Handlers
 from control.client import nodeaccess
 from control.client.lean import ConnectionPool
-from control.client.resources import ENDPOINTS, NODES, SERVICES, key_of
+from control.client.resources import ENDPOINTS, ENDPOINTSLICES, NODES, SERVICES, key_of
 from control.client.shared import SharedInformers
+from control.kinds.endpointslices import SERVICE_NAME_LABEL
 from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, kubelet_endpoint, node_address
 from control.proxy.send import SendPlan, send, serve_path
 from control.proxy.server import ProxyServer
@@ -55,6 +58,7 @@ class KubeProxy:
         self.informers = SharedInformers(client, clock=self.clock)
         self.services = self.informers.get(SERVICES)
         self.endpoints = self.informers.get(ENDPOINTS)
+        self.slices = self.informers.get(ENDPOINTSLICES)
         self.nodes = self.informers.get(NODES)
         self.table = Table()
         self._changed = asyncio.Event()
@@ -64,9 +68,10 @@ class KubeProxy:
         self.address: str | None = None
         self.bound_port: int | None = None
         self._advertising: asyncio.Future | None = None
-        for informer in (self.services, self.endpoints):
-            informer.add_handlers(Handlers(on_add=self.refresh, on_update=lambda old, new: self.refresh(new),
-                                           on_delete=self.refresh))
+        self.services.add_handlers(Handlers(on_add=self.refresh, on_update=lambda old, new: self.refresh(new),
+                                            on_delete=self.refresh))
+        self.slices.add_handlers(Handlers(on_add=self._slice_changed, on_update=self._slice_moved,
+                                          on_delete=self._slice_changed))
         self.nodes.add_handlers(Handlers(on_add=self._node_changed, on_update=lambda old, new: self._node_changed(new)))
 
     @property
@@ -75,16 +80,35 @@ class KubeProxy:
 
     # --- the table -----------------------------------------------------------------------------
 
-    def refresh(self, obj: Obj) -> None:
-        """Rebuild the rule of the Service `obj` (a Service or its Endpoints) names, and swap."""
-        key = key_of(obj)
+    def refresh(self, service: Obj) -> None:
+        """Rebuild the rule of the Service `service` names, and swap."""
+        self.refresh_key(key_of(service))
+
+    def refresh_key(self, key: str) -> None:
         service = self.services.cache.get(key)
-        rule = service_rule(service, self.endpoints.cache.get(key)) if service is not None else None
+        rule = service_rule(service, self.slices_of(key)) if service is not None else None
         table = self.table.with_rule(key, rule)
         if table is not self.table:
             self.table = table
             self._changed.set()
             self._changed = asyncio.Event()
+
+    def _slice_changed(self, slice_: Obj) -> None:
+        meta = slice_.get("metadata") or {}
+        name = (meta.get("labels") or {}).get(SERVICE_NAME_LABEL)
+        if name:
+            self.refresh_key(f"{meta.get('namespace', '')}/{name}")
+
+    def _slice_moved(self, old: Obj, new: Obj) -> None:
+        if ((old.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL) != \
+                ((new.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL):
+            self._slice_changed(old)  # a slice relabelled to another Service leaves the first one
+        self._slice_changed(new)
+
+    def slices_of(self, key: str) -> list[Obj]:
+        namespace, name = key.split("/", 1)
+        return [s for s in self.slices.cache.by_index("namespace", namespace)
+                if ((s.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL) == name]
 
     async def wait_past(self, version: int, timeout: float) -> None:
         """Return once the table's version is above `version`, or after `timeout` seconds."""

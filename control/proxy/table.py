@@ -1,12 +1,15 @@
-"""kube-proxy's forwarding table as values: Services + Endpoints -> rules, shown as iptables lines,
-and the choice of one endpoint per request.
+"""kube-proxy's forwarding table as values: Services + EndpointSlices -> rules, shown as iptables
+lines, and the choice of one endpoint per request.
 
 Guarantees:
-- `service_rule(service, endpoints)` is pure: a rule lists the Service's ports and only the READY
-  addresses of its Endpoints (`subsets[].addresses`, never `notReadyAddresses`), each with the
-  port of the subset that matches the service port (by name), and the Endpoints'
-  resourceVersion it was built from. ExternalName Services get a rule with no endpoints and no
-  iptables lines (kube-proxy leaves them to DNS).
+- `service_rule(service, slices)` is pure: a rule lists the Service's ports and only the READY
+  endpoints of its EndpointSlices (`conditions.ready` true or unset, as kube-proxy reads it;
+  never a not-ready or terminating one), the first address of each, once per slice port (matched
+  to the service port by name), without duplicates across slices; and the highest
+  resourceVersion among the slices it was built from (`endpoints_rv`, "" with none: the version
+  of kube-proxy's view, which only moves forward). Slices of the FQDN type carry no IPs and are
+  skipped. ExternalName Services get a rule with no endpoints and no iptables lines (kube-proxy
+  leaves them to DNS).
 - A `Table` is immutable: `with_rule` returns a new table with the version bumped when the rule
   changed, or the same table when nothing did. A reader holding a table sees one consistent
   state however many updates follow.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import ipaddress
 import random
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -112,29 +116,46 @@ def _ports(spec: Obj) -> tuple[ServicePort, ...]:
     return tuple(out)
 
 
-def _ready_endpoints(endpoints: Obj | None) -> tuple[Endpoint, ...]:
-    out = []
-    for subset in (endpoints or {}).get("subsets") or []:
-        for address in subset.get("addresses") or []:
-            ip = address.get("ip")
-            if not ip:
+def _ready_endpoints(slices: Sequence[Obj]) -> tuple[Endpoint, ...]:
+    out: dict[tuple[str, int, str], Endpoint] = {}
+    for slice_ in slices:
+        if slice_.get("addressType") not in ("IPv4", "IPv6"):
+            continue
+        for endpoint in slice_.get("endpoints") or []:
+            addresses = endpoint.get("addresses") or []
+            if not addresses or (endpoint.get("conditions") or {}).get("ready") is False:
                 continue
-            pod = (address.get("targetRef") or {}).get("name") or ""
-            for port in subset.get("ports") or []:
+            pod = (endpoint.get("targetRef") or {}).get("name") or ""
+            for port in slice_.get("ports") or []:
                 if isinstance(port.get("port"), int):
-                    out.append(Endpoint(ip, port["port"], pod, address.get("nodeName") or "", str(port.get("name") or "")))
-    return tuple(out)
+                    name = str(port.get("name") or "")
+                    out.setdefault((addresses[0], port["port"], name),
+                                   Endpoint(addresses[0], port["port"], pod, endpoint.get("nodeName") or "", name))
+    return tuple(out[key] for key in sorted(out, key=lambda k: (_ip_order(k[0]), k[1], k[2])))
 
 
-def service_rule(service: Obj, endpoints: Obj | None) -> ServiceRule:
+def _ip_order(ip: str) -> tuple[int, int, Any]:
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return (1, 0, ip)
+    return (0, address.version, int(address))
+
+
+def _newest_version(slices: Sequence[Obj]) -> str:
+    versions = [str((s.get("metadata") or {}).get("resourceVersion") or "") for s in slices]
+    return max((v for v in versions if v), key=lambda v: (len(v), v), default="")
+
+
+def service_rule(service: Obj, slices: Sequence[Obj]) -> ServiceRule:
     meta, spec = service.get("metadata") or {}, service.get("spec") or {}
     kind = spec.get("type") or "ClusterIP"
     ingress = [i.get("ip") for i in ((service.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
                if isinstance(i, dict) and i.get("ip")]
     external = tuple(dict.fromkeys([*(spec.get("externalIPs") or []), *ingress]))
     cluster_ip = "" if kind == "ExternalName" else str(spec.get("clusterIP") or "")
-    ready = () if kind == "ExternalName" else _ready_endpoints(endpoints)
-    rv = ((endpoints or {}).get("metadata") or {}).get("resourceVersion", "")
+    ready = () if kind == "ExternalName" else _ready_endpoints(slices)
+    rv = _newest_version(slices)
     return ServiceRule(f"{meta.get('namespace')}/{meta.get('name')}", kind, cluster_ip, external, _ports(spec),
                        ready, rv)
 

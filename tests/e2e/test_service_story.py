@@ -1,7 +1,7 @@
 """The Service story with the whole cluster running (hub, controller-manager, scheduler, and per
 node a kubelet and a kube-proxy, each its own process): a Deployment behind a Service, its name
 resolved, traffic from a node spread over the ready pods, moved off a deleted pod without one
-request to an endpoint already gone from Endpoints, and off a pod whose readiness fails; then
+request to an endpoint already gone from its EndpointSlice, and off a pod whose readiness fails; then
 what kubectl shows for ClusterIP, NodePort and LoadBalancer Services; and a shell in a pod
 (`kubectl exec`) resolving the name and reaching a pod through its node's kube-proxy."""
 
@@ -19,6 +19,8 @@ import pytest
 
 from control.kinds.network import NODE_PORT_RANGE, load_balancer_pool, service_cidr
 from tests.conftest import ROOT, Cluster, wait_for
+
+SLICE_OF_WEB = "kubernetes.io/service-name=web"
 
 pytestmark = pytest.mark.e2e
 
@@ -69,16 +71,20 @@ def cluster():
 
 
 def endpoints(cluster: Cluster) -> dict:
-    return httpx.get(f"{cluster.url}/api/v1/namespaces/default/endpoints/web", headers=cluster.auth, timeout=10).json()
+    """The Service's one EndpointSlice (what kube-proxy follows), {} while there is not exactly one."""
+    listed = httpx.get(f"{cluster.url}/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
+                       headers=cluster.auth, params={"labelSelector": SLICE_OF_WEB}, timeout=10).json()
+    items = listed.get("items") or []
+    return items[0] if len(items) == 1 else {}
 
 
 def ready_addresses(eps: dict) -> dict[str, str]:
-    """ip:port -> pod name, of the ready addresses."""
+    """ip:port -> pod name, of the ready endpoints of a slice."""
     out = {}
-    for subset in eps.get("subsets") or []:
-        for address in subset.get("addresses") or []:
-            for port in subset.get("ports") or []:
-                out[f"{address['ip']}:{port['port']}"] = address["targetRef"]["name"]
+    for endpoint in eps.get("endpoints") or []:
+        if (endpoint.get("conditions") or {}).get("ready"):
+            for port in eps.get("ports") or []:
+                out[f"{endpoint['addresses'][0]}:{port['port']}"] = endpoint["targetRef"]["name"]
     return out
 
 
@@ -158,8 +164,9 @@ def test_a_deleted_pods_traffic_moves_without_one_request_to_a_removed_endpoint(
     before = endpoints(cluster)
     wait_for(lambda: proxy_sees(cluster, "node-2", before), what="node-2's kube-proxy to see the endpoints")
     history = {before["metadata"]["resourceVersion"]: ready_addresses(before)}
-    watch = httpx.stream("GET", f"{cluster.url}/api/v1/namespaces/default/endpoints", headers=cluster.auth,
-                         params={"watch": "1", "fieldSelector": "metadata.name=web", "timeoutSeconds": "60",
+    watch = httpx.stream("GET", f"{cluster.url}/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
+                         headers=cluster.auth,
+                         params={"watch": "1", "labelSelector": SLICE_OF_WEB, "timeoutSeconds": "60",
                                  "resourceVersion": before["metadata"]["resourceVersion"]},
                          timeout=httpx.Timeout(10, read=70))
     stream = watch.__enter__()
@@ -184,7 +191,7 @@ def test_a_deleted_pods_traffic_moves_without_one_request_to_a_removed_endpoint(
 
     lines = send(cluster, "node-2", count=120, interval=50, during=delete_after_ten)
     wait_for(lambda: all(line["endpointsResourceVersion"] in history for line in lines), timeout=10,
-             what="the watch to deliver every Endpoints version the lines name")
+             what="the watch to deliver every EndpointSlice version the lines name")
     watch.__exit__(None, None, None)
     assert [line["code"] for line in lines] == [200] * len(lines), [l for l in lines if l["code"] != 200][:3]
     for line in lines:
@@ -206,7 +213,7 @@ def test_a_pod_whose_readiness_fails_gets_no_more_traffic(cluster):
     cluster.kubectl("annotate", "pod", tired, "kubekitchen.dev/unready=true")
     later = wait_for(lambda: (e := endpoints(cluster)) and tired not in ready_addresses(e).values() and e,
                      timeout=30, what=f"{tired} out of the ready addresses")
-    assert tired in [a["targetRef"]["name"] for s in later["subsets"] for a in s.get("notReadyAddresses") or []]
+    assert tired in [e["targetRef"]["name"] for e in later["endpoints"] if not e["conditions"]["ready"]]
     wait_for(lambda: proxy_sees(cluster, "node-3", later), what="node-3's kube-proxy to see it")
     lines = send(cluster, "node-3", count=20, interval=5)
     answered = Counter(line["pod"] for line in lines)

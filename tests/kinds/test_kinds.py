@@ -34,7 +34,7 @@ def test_registry_lookups():
                                                            "apiextensions.k8s.io", "policy", "storage.k8s.io",
                                                            "rbac.authorization.k8s.io", "apiregistration.k8s.io",
                                                            "events.k8s.io", "scheduling.k8s.io", "certificates.k8s.io",
-                                                           "networking.k8s.io"}
+                                                           "networking.k8s.io", "discovery.k8s.io"}
 
 
 def test_deployment_defaults_match_the_real_server():

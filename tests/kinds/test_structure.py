@@ -348,7 +348,7 @@ def test_every_conditions_list_merges_by_type_and_taints_tolerations_replace():
     found = 0
     for name, schema in DEFINITIONS.items():
         for key, sub in (schema.get("properties") or {}).items():
-            if key == "conditions":
+            if key == "conditions" and name != "io.k8s.api.discovery.v1.Endpoint":  # an object, not a list
                 found += 1
                 assert sub["x-kubernetes-patch-merge-key"] == "type", name
                 assert sub["x-kubernetes-patch-strategy"] == "merge", name

@@ -34,7 +34,7 @@ def proxy_with(*objects, balance="round-robin"):
 
 
 def feed(proxy, obj, kind="ADDED"):
-    informer = {"Service": proxy.services, "Endpoints": proxy.endpoints, "Node": proxy.nodes}[obj["kind"]]
+    informer = {"Service": proxy.services, "EndpointSlice": proxy.slices, "Node": proxy.nodes}[obj["kind"]]
     informer.apply({"type": kind, "object": obj})
 
 
