@@ -129,11 +129,14 @@ def _container_id(pod: dict[str, Any], view: ContainerView) -> str:
     return f"containerd://{hashlib.sha256(seed.encode()).hexdigest()}"
 
 
+def stripped_status(status: dict[str, Any]) -> Any:
+    """A status without its conditions' transition times: what tells one status from another."""
+    plain = copy.deepcopy(status or {})
+    for condition in plain.get("conditions") or []:
+        condition.pop("lastTransitionTime", None)
+    return plain
+
+
 def same_status(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Equal but for the Ready conditions' transition times (a status is written only on change)."""
-    def stripped(status: dict[str, Any]) -> Any:
-        plain = copy.deepcopy(status or {})
-        for condition in plain.get("conditions") or []:
-            condition.pop("lastTransitionTime", None)
-        return plain
-    return stripped(a) == stripped(b)
+    return stripped_status(a) == stripped_status(b)

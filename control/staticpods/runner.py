@@ -3,7 +3,9 @@ manifests folder, tells the supervisor what each component's file lets it run, a
 pod of every manifest in the hub, as upstream's kubelet does (pkg/kubelet/config/file.go,
 pkg/kubelet/pod/mirror_client.go, pkg/kubelet/status).
 
-Guarantees (one `sync` pass, every `period` seconds):
+Guarantees (one `sync` pass, every `period` seconds; the hub is asked only when this node's own
+state changed — a file, a process, a back-off — or every `resync` seconds, so an idle cluster's
+hub is not listed twice a second: a mirror pod deleted by hand comes back within `resync`):
 - A manifest of a component run by a spoke (kube-scheduler, kube-controller-manager) decides that
   spoke: its flags are handed to the real process (`Supervisor.set_static`; a changed file restarts
   it); an image that is not the component's own or a command that is not its binary holds it (nothing
@@ -23,6 +25,7 @@ Guarantees (one `sync` pass, every `period` seconds):
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -35,7 +38,8 @@ from control.clock import REAL, Clock
 from control.kinds.meta import format_time
 from control.staticpods import manifests as files
 from control.staticpods.addons import KubeProxyPods
-from control.staticpods.mirror import MIRROR, ContainerView, config_hash, mirror_pod, pod_status, same_status
+from control.staticpods.mirror import (MIRROR, ContainerView, config_hash, mirror_pod, pod_status, same_status,
+                                       stripped_status)
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +66,11 @@ class StaticPodRunner:
     def __init__(self, url: str, token: str, data_dir: Path, node: str, supervisor: Any, *,
                  hub_running: Callable[[], bool], hub_started: float, node_ip: Callable[[], str],
                  backoff: tuple[float, float] = (10.0, 300.0), clock: Clock = REAL, period: float = 1.0,
-                 transport: httpx.BaseTransport | None = None, kube_proxies: KubeProxyPods | None = None):
+                 resync: float = 10.0, transport: httpx.BaseTransport | None = None, kube_proxies: KubeProxyPods | None = None):
         self.folder, self.kubelet_dir = files.folder_of(data_dir), Path(data_dir) / "kubelet"
         self.node, self.supervisor, self.hub_running, self.hub_started = node, supervisor, hub_running, hub_started
-        self.node_ip, self.backoff, self.clock, self.period = node_ip, backoff, clock, period
+        self.node_ip, self.backoff, self.clock, self.period, self.resync = node_ip, backoff, clock, period, resync
+        self._told: tuple[Any, float] | None = None  # (this node's state, when) the hub last heard it
         self.http = httpx.Client(base_url=url, timeout=5, transport=transport,
                                  headers={"Authorization": f"Bearer {token}", "User-Agent": f"kubelet/{node} (static pods)"})
         self.seen: dict[str, Seen] = {}  # by config hash
@@ -178,6 +183,9 @@ class StaticPodRunner:
         wanted, unreadable = self.desired()
         for bad in unreadable:
             self._report(bad)
+        state, now = self._local_state(wanted), self.clock.monotonic()
+        if self._told is not None and self._told[0] == state and now - self._told[1] < self.resync:
+            return  # nothing of ours changed since the hub last heard it
         listing = self.http.get("/api/v1/pods", params={"fieldSelector": f"spec.nodeName={self.node}"})
         if listing.status_code != 200:
             return
@@ -204,8 +212,22 @@ class StaticPodRunner:
                 self.http.put(f"{self._path(key)}/status", json={**current, "status": pod["status"]})
         if self.kube_proxies is not None:
             proxies = self.http.get("/api/v1/namespaces/kube-system/pods")
-            if proxies.status_code == 200:
-                self.kube_proxies.sync(proxies.json().get("items") or [])
+            if proxies.status_code != 200:
+                return
+            self.kube_proxies.sync(proxies.json().get("items") or [])
+        self._told = (state, now)
+
+    def _local_state(self, wanted: dict[str, Any]) -> Any:
+        """What this node would tell the hub: each mirror pod's hash and status, each kube-proxy's
+        process, whether the hub's own process runs."""
+        pods = tuple(sorted((key, pod["metadata"]["annotations"].get(MIRROR),
+                             json.dumps(stripped_status(pod.get("status") or {}), sort_keys=True, default=str))
+                            for key, pod in wanted.items()))
+        proxies = ()
+        if self.kube_proxies is not None:
+            proxies = tuple((spoke, self.kube_proxies.view(spoke)) for spoke in sorted(self.supervisor.spokes)
+                            if spoke.startswith("kube-proxy/"))
+        return pods, proxies, self.hub_running()
 
     def _path(self, key: str) -> str:
         namespace, name = key.split("/", 1)

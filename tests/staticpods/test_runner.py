@@ -168,15 +168,29 @@ def test_a_misspelt_image_waits_in_image_pull_back_off(kitchen):
 
 def test_a_deleted_mirror_pod_is_created_again(kitchen):
     runner, supervisor, hub, clock, _ = kitchen
-    rounds(runner, supervisor, clock, 1)
+    rounds(runner, supervisor, clock, 3)
     hub.pods["kube-system/kube-scheduler-node-1"]["metadata"]["deletionTimestamp"] = "2023-11-14T22:13:30Z"
     old_uid = hub.pods["kube-system/kube-scheduler-node-1"]["metadata"]["uid"]
-    rounds(runner, supervisor, clock, 1)
+    rounds(runner, supervisor, clock, runner.resync)  # nothing of the node's changed: seen at the next resync
     pod = hub.pods["kube-system/kube-scheduler-node-1"]
     assert "deletionTimestamp" not in pod["metadata"] and pod["metadata"]["uid"] != old_uid
     hub.pods.pop("kube-system/etcd-node-1")
-    rounds(runner, supervisor, clock, 1)
+    rounds(runner, supervisor, clock, runner.resync)
     assert "kube-system/etcd-node-1" in hub.pods
+
+
+def test_an_idle_node_asks_the_hub_only_at_each_resync(kitchen):
+    runner, supervisor, hub, clock, _ = kitchen
+    rounds(runner, supervisor, clock, 3)  # the first passes: mirror pods made, processes started
+    asked = []
+    handler = runner.http._transport.handler
+    runner.http._transport.handler = lambda request: asked.append(request.url.path) or handler(request)
+    rounds(runner, supervisor, clock, 2 * runner.resync)
+    assert 1 <= asked.count("/api/v1/pods") <= 2  # not once a second
+    supervisor.desired["scheduler"] = "stopped"  # a change of the node's own state: told at once
+    asked.clear()
+    rounds(runner, supervisor, clock, 2)
+    assert asked.count("/api/v1/pods") >= 1
 
 
 def test_a_removed_file_removes_its_mirror_pod(kitchen):
