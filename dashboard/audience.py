@@ -16,8 +16,10 @@ Guarantees:
     namespace's Roles/RoleBindings drop that namespace's rules, cluster-wide ones drop all); rules
     read within `RECHECK_AFTER` seconds of that are read once more `RECHECK_AFTER` later, as the
     hub answering may be another one whose RBAC snapshot is up to `policystore.MAX_AGE` old;
-  - records may have been lost: a batch's `source` (hub process) not met before, or a gap in its
-    records' `seq`, drops every rule (as an RBAC write would), since a lost record may be one;
+  - records may have been lost (a batch's `source`, a hub process, not met before, or a gap in its
+    records' `seq`; the channel layer drops batches a slow page has no room for): a lost record may
+    have been an RBAC write, so every rule is read again within `LOST_RECHECK` seconds, not at once
+    (a page that keeps losing batches asks no more often than once per `LOST_RECHECK`);
   - and, as a backstop for anything else, at most `MAX_AGE` seconds after they were read (on the
     given clock). A failed review hides the records it was for and is retried after `RETRY_AFTER`.
   The hub still authorizes every request: these rules only decide which records a page is shown.
@@ -38,6 +40,7 @@ RBAC_GROUP = "rbac.authorization.k8s.io"
 READS = ("get", "list", "watch")
 MAX_AGE = 300.0  # a backstop only: changes are noticed from the traffic itself
 RECHECK_AFTER = 5.0  # > control.auth.policystore.MAX_AGE, how stale another hub's RBAC may be
+LOST_RECHECK = 30.0
 RETRY_AFTER = 2.0
 MAX_NAMESPACES = 1000
 MAX_SOURCES = 64  # hub processes followed (restarts make new ones); beyond, start over
@@ -142,7 +145,7 @@ class Audience:
 
     def _follow(self, source: str, records: list[Record]) -> None:
         """Notice records that never reached this page: a source not met before or a gap in its
-        `seq`. What they said is unknown, so every rule is treated as changed."""
+        `seq`. What they said is unknown: every rule is read again within `LOST_RECHECK`."""
         lost = False
         if source not in self._last_seq:
             if len(self._last_seq) >= MAX_SOURCES:
@@ -159,7 +162,9 @@ class Audience:
         if last is not None:
             self._last_seq[source] = last
         if lost:
-            self._changed(None)
+            latest = self.clock.monotonic() - MAX_AGE + LOST_RECHECK
+            for namespace, read_at in self._read_at.items():
+                self._read_at[namespace] = min(read_at, latest)
 
     def _changed(self, namespace: str | None) -> None:
         """RBAC objects of one namespace, or (None) any, may have changed: read again now, and once

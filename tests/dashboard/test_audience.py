@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from control.clock import FakeClock
-from dashboard.audience import MAX_AGE, RECHECK_AFTER, Audience
+from dashboard.audience import LOST_RECHECK, MAX_AGE, RECHECK_AFTER, Audience
 
 READ = ["get", "list", "watch"]
 NODES_VIEW = {"verbs": READ, "apiGroups": [""], "resources": ["nodes"]}
@@ -176,20 +176,28 @@ def test_an_rbac_write_is_read_at_once_and_once_more_after_other_hubs_caught_up(
     assert hub.asked[asked:] == ["bob"]
 
 
-def test_records_that_never_arrived_drop_every_rule():
+def test_records_that_never_arrived_have_every_rule_read_again_soon():
     hub, clock = alice_hub(), FakeClock()
     audience = Audience("alice", hub.review, clock)
     asyncio.run(audience.visible(numbered([request("bob", "bob"), request("carol", "carol")], 1), "hub-a"))
     asyncio.run(audience.visible(numbered([request("bob", "bob")], 3), "hub-a"))  # no gap: nothing asked
     assert sorted(hub.asked) == ["", "bob", "carol"]
-    # records 4 and 5 were dropped on the way (one may have been an RBAC write): everything is read again
+    # records 4 and 5 were dropped on the way (one may have been an RBAC write): read again soon
     hub.namespaces["bob"] = [{"verbs": READ, "apiGroups": [""], "resources": ["pods"]}]
-    shown = asyncio.run(audience.visible(numbered([request("bob", "bob")], 6), "hub-a"))
-    assert shown == [{**request("bob", "bob"), "seq": 6}]
+    bob = request("bob", "bob")
+    assert asyncio.run(audience.visible(numbered([bob], 6), "hub-a")) == []
+    clock.t += 10
+    assert asyncio.run(audience.visible(numbered([bob], 8), "hub-a")) == []  # 7 lost too: not sooner
+    assert len(hub.asked) == 3
+    clock.t += LOST_RECHECK - 10
+    assert asyncio.run(audience.visible(numbered([bob], 9), "hub-a")) == [{**bob, "seq": 9}]
     assert sorted(hub.asked) == ["", "", "bob", "bob", "carol"]
     # a hub not heard from before (started, or restarted) may have been written to meanwhile: the same
-    asyncio.run(audience.visible(numbered([request("bob", "bob")], 1), "hub-b"))
-    assert sorted(hub.asked) == ["", "", "", "bob", "bob", "bob", "carol"]
+    asyncio.run(audience.visible(numbered([bob], 1), "hub-b"))
+    assert len(hub.asked) == 5
+    clock.t += LOST_RECHECK
+    asyncio.run(audience.visible(numbered([bob, request("carol", "carol")], 2), "hub-b"))
+    assert sorted(hub.asked) == ["", "", "", "bob", "bob", "bob", "carol", "carol"]
 
 
 def test_recheck_waits_longer_than_a_hubs_rbac_snapshot_may_lag():
