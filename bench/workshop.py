@@ -41,9 +41,11 @@ Figures (one JSON line on stdout, progress on stderr), with their targets beside
 - `hub_cpu_ms_per_request`: the hub processes' CPU over each half of the window divided by the
   requests the hubs answered in it (`hub_requests`: their traffic records, spokes' requests too,
   as the instructor's dashboard receives them: an attendee's gets only their own), before and during the loop;
-  `hub_requests_top`: the most frequent (client, verb, resource) of those records over the whole run. Authorization's
-  cost is this figure with `--auth on` against `--auth off` (`--auth both` runs the room twice and
-  prints `auth_cpu_overhead_pct`; target <= 10 %). `--auth off` runs the hub with
+  `hub_requests_top`: the most frequent (client, verb, resource) of those records over the whole run;
+  `hub_rules_reviews`: how many of them were SelfSubjectRulesReviews (the dashboard's pages asking
+  what their viewer may see: once per namespace met, again only when the traffic says RBAC changed).
+  Authorization's cost is `hub_cpu_ms_per_request` with `--auth on` against `--auth off` (`--auth
+  both` runs the room twice and prints `auth_cpu_overhead_pct`; target <= 10 %). `--auth off` runs the hub with
   KK_AUTHENTICATION=off (then every request is one user to fairness, so latencies during the loop
   are not comparable).
 `--hubs K` > 1: K `runhub` processes on a PostgreSQL database of its own (made on
@@ -202,6 +204,7 @@ def figures(attendees: list[Attendee], loop_codes: dict[str, int], idle_rss: flo
         "hub_rss_mb": {"idle": idle_rss, "end": end_rss}, "hub_mb_per_attendee": growth,
         "hub_requests": {"quiet": quiet_requests, "during_loop": loop_requests},
         "hub_requests_top": dict(sorted(request_mix.items(), key=lambda kv: -kv[1])[:15]),
+        "hub_rules_reviews": sum(n for key, n in request_mix.items() if key.endswith(" selfsubjectrulesreviews")),
         "hub_cpu_ms_per_request": {
             "quiet": round(1000 * cpu_quiet / quiet_requests, 3) if quiet_requests else None,
             "during_loop": round(1000 * cpu_loop / loop_requests, 3) if loop_requests else None},

@@ -5,8 +5,10 @@ Guarantees: nothing here imports anything of the project, so the hub (`control.a
 dashboard (which may not import the hub) and the spokes can all depend on it.
 
 - The hub publishes its traffic records on the channel-layer group `TRAFFIC_GROUP`, in messages
-  of type `TRAFFIC_BATCH` (`{"type": TRAFFIC_BATCH, "records": [...]}`; Channels hands them to the
-  consumer method `traffic_batch`). Each record's `type` is one of `RECORD_TYPES`.
+  of type `TRAFFIC_BATCH` (`{"type": TRAFFIC_BATCH, "records": [...], "source": "<hub process>"}`;
+  Channels hands them to the consumer method `traffic_batch`). Each record's `type` is one of
+  `RECORD_TYPES`; its `seq` numbers the records of one `source` 1, 2, ... with no gap, so a reader
+  can tell when some never reached it.
 - `/kubekitchen/snapshot` holds the built-in kinds of `SNAPSHOT_KINDS` (keyed by plural) and every
   custom kind (keyed "<group>/<plural>").
 - The restaurant's own kinds live in the API group `KITCHEN_GROUP`; a Dish names its Order in the

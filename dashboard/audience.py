@@ -10,10 +10,19 @@ Guarantees:
 - The viewer's rules come from the hub as a SelfSubjectRulesReview (`kubectl auth can-i --list`),
   asked as the viewer: once for the cluster scope and once per namespace met, never per record;
   decisions are memoized per (namespace, group, resource).
-- The rules are asked again when a record says an RBAC object changed (a successful write to
-  `rbac.authorization.k8s.io`: a namespace's Roles/RoleBindings drop that namespace's rules,
-  cluster-wide ones drop all), and at most `MAX_AGE` seconds after they were read (on the given
-  clock); a failed review hides the records it was for and is retried after `RETRY_AFTER`.
+- The rules are asked again when the traffic says they may have changed, not on a short timer (a
+  room of N pages each meeting N namespaces would ask N² reviews per period):
+  - a record says an RBAC object changed (a successful write to `rbac.authorization.k8s.io`: a
+    namespace's Roles/RoleBindings drop that namespace's rules, cluster-wide ones drop all); rules
+    read within `RECHECK_AFTER` seconds of that are read once more `RECHECK_AFTER` later, as the
+    hub answering may be another one whose RBAC snapshot is up to `policystore.MAX_AGE` old;
+  - records may have been lost (a batch's `source`, a hub process, not met before, or a gap in its
+    records' `seq`; the channel layer drops batches a slow page has no room for): a lost record may
+    have been an RBAC write, so every rule is read again within `LOST_RECHECK` seconds, not at once
+    (a page that keeps losing batches asks no more often than once per `LOST_RECHECK`);
+  - and, as a backstop for anything else, at most `MAX_AGE` seconds after they were read (on the
+    given clock). A failed review hides the records it was for and is retried after `RETRY_AFTER`.
+  The hub still authorizes every request: these rules only decide which records a page is shown.
 """
 
 from __future__ import annotations
@@ -29,9 +38,12 @@ Record = dict[str, Any]
 Rules = list[dict[str, Any]]
 RBAC_GROUP = "rbac.authorization.k8s.io"
 READS = ("get", "list", "watch")
-MAX_AGE = 30.0
+MAX_AGE = 300.0  # a backstop only: changes are noticed from the traffic itself
+RECHECK_AFTER = 5.0  # > control.auth.policystore.MAX_AGE, how stale another hub's RBAC may be
+LOST_RECHECK = 30.0
 RETRY_AFTER = 2.0
 MAX_NAMESPACES = 1000
+MAX_SOURCES = 64  # hub processes followed (restarts make new ones); beyond, start over
 RULES_REVIEW = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
 
 
@@ -52,10 +64,16 @@ class Audience:
         self._read_at: dict[str, float] = {}
         self._seen: Visibility | None = None
         self._memo: dict[tuple[Any, Any, Any], bool] = {}  # (namespace, group, resource) -> shown
+        self._last_seq: dict[str, int] = {}  # source -> the last record's seq received from it
+        self._doubt_until: dict[str | None, float] = {}  # namespace (None: all) -> read again if read before
 
-    async def visible(self, records: list[Record]) -> list[Record]:
+    async def visible(self, records: list[Record], source: str | None = None) -> list[Record]:
+        """The records this viewer may receive, of one batch from `source` (a hub process; None: not
+        followed, as for records that come with no numbering)."""
         if self.viewer is None:
             return records
+        if source is not None:
+            self._follow(source, records)
         namespaces = self._namespaces(records)
         await self._known("")
         if self._visibility().sees_everything:
@@ -104,6 +122,8 @@ class Audience:
             rules, read_at = [], self.clock.monotonic() - MAX_AGE + RETRY_AFTER
         else:
             read_at = self.clock.monotonic()
+            if read_at < max(self._doubt_until.get(namespace, 0.0), self._doubt_until.get(None, 0.0)):
+                read_at -= MAX_AGE - RECHECK_AFTER  # just after an RBAC change: once more, later
         self._rules.by_namespace[namespace] = rules
         self._read_at[namespace] = read_at
         self._rules_changed()
@@ -117,11 +137,42 @@ class Audience:
                 continue
             if (scope.get("group") == RBAC_GROUP and record.get("type") == "request"
                     and record.get("verb") not in READS and int(record.get("code") or 0) < 400):
-                self._forget(str(scope.get("namespace") or "") or None)
+                self._changed(str(scope.get("namespace") or "") or None)
             if record.get("user") != self.viewer:
                 namespaces.add(scope.get("namespace") or "")
         namespaces.discard("")
         return namespaces
+
+    def _follow(self, source: str, records: list[Record]) -> None:
+        """Notice records that never reached this page: a source not met before or a gap in its
+        `seq`. What they said is unknown: every rule is read again within `LOST_RECHECK`."""
+        lost = False
+        if source not in self._last_seq:
+            if len(self._last_seq) >= MAX_SOURCES:
+                self._last_seq.clear()
+            lost = bool(self._read_at)  # nothing held yet: nothing that could be stale
+        last = self._last_seq.get(source)
+        for record in records:
+            seq = record.get("seq")
+            if not isinstance(seq, int):
+                continue
+            if last is not None and seq != last + 1:
+                lost = True
+            last = seq
+        if last is not None:
+            self._last_seq[source] = last
+        if lost:
+            latest = self.clock.monotonic() - MAX_AGE + LOST_RECHECK
+            for namespace, read_at in self._read_at.items():
+                self._read_at[namespace] = min(read_at, latest)
+
+    def _changed(self, namespace: str | None) -> None:
+        """RBAC objects of one namespace, or (None) any, may have changed: read again now, and once
+        more `RECHECK_AFTER` later if read before then."""
+        now = self.clock.monotonic()
+        self._doubt_until = {ns: until for ns, until in self._doubt_until.items() if until > now}
+        self._doubt_until[namespace] = now + RECHECK_AFTER
+        self._forget(namespace)
 
     def _forget(self, namespace: str | None) -> None:
         """Drop one namespace's rules, or (None) all of them."""

@@ -113,7 +113,7 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             self.feed_task = asyncio.ensure_future(feed.run(revision if isinstance(revision, int) else None))
 
     async def traffic_batch(self, message: dict[str, Any]) -> None:
-        records = await self.audience.visible(message["records"])
+        records = await self.audience.visible(message["records"], message.get("source"))
         if records:
             await self.send(text_data=traffic_text(message["records"], records))
 

@@ -4,7 +4,8 @@ events the hub delivered to whom. The dashboard draws these as movements along t
 Guarantees: every HTTP request through the hub produces exactly one record (also errors and
 unknown paths); recording never blocks or fails a request; records are kept in a bounded ring
 and handed to in-process listeners and, in batches (bounded), to the channel layer group
-`protocol.TRAFFIC_GROUP`; watch deliveries are summed per client, user, resource and namespace
+`protocol.TRAFFIC_GROUP`, each batch naming this process (`SOURCE`) so that a reader can tell a gap in
+the records' `seq` (numbered 1, 2, ... per process) from another hub's numbering; watch deliveries are summed per client, user, resource and namespace
 between flushes.
 
 A 409 Conflict (optimistic concurrency, reason "Conflict") answered to one of the cluster's own
@@ -29,6 +30,8 @@ import asyncio
 import itertools
 import json
 import logging
+import os
+import uuid
 from collections import deque
 from typing import Any, Callable
 
@@ -45,6 +48,9 @@ _listeners: list[Callable[[dict[str, Any]], None]] = []
 _pending: list[dict[str, Any]] = []
 _flusher: asyncio.Task | None = None
 _sequence = itertools.count(1)
+# This process's records, told apart from another hub's (or this hub's before a restart) by readers
+# of the channel layer that follow `seq` to notice records they never received.
+SOURCE = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
 def listen(listener: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
@@ -92,7 +98,7 @@ async def _flush_forever() -> None:
         batch = _pending[:500]
         del _pending[:len(batch)]
         try:
-            await layer.group_send(GROUP, {"type": protocol.TRAFFIC_BATCH, "records": batch})
+            await layer.group_send(GROUP, {"type": protocol.TRAFFIC_BATCH, "records": batch, "source": SOURCE})
         except Exception:
             log.warning("could not publish traffic to the channel layer", exc_info=True)
 

@@ -315,5 +315,8 @@ def test_the_flusher_sleeps_only_while_records_wait(monkeypatch):
         await asyncio.sleep(0)
         await fake.advance(0.1)
         assert [len(m["records"]) for m in sent] == [1, 1] and traffic._flusher.done()
+        # each batch names this process, and its records follow one another in `seq`
+        assert {m["source"] for m in sent} == {traffic.SOURCE}
+        assert sent[1]["records"][0]["seq"] == sent[0]["records"][0]["seq"] + 1
 
     asyncio.run(scenario())

@@ -120,7 +120,7 @@ async def self_subject_rules_review(request: Request) -> Reply:
     policy = await cache().current()
     resource_rules: list[dict[str, Any]] = []
     non_resource_rules: list[dict[str, Any]] = []
-    for rule in policy.rules_for(request.user, namespace):
+    for rule in policy.rules_of(request.user, namespace):  # memoized per snapshot, as authorization reads it
         which, shaped = _rule_shape(rule)
         target = non_resource_rules if which == "non" else resource_rules
         if shaped not in target:
