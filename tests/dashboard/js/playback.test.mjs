@@ -3,41 +3,11 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
+import { FakeTime } from "./faketime.mjs";
 
 const source = readFileSync(new URL("../../../static/dashboard/playback.js", import.meta.url), "utf8");
 const { Playback, Heartbeats, CATCH_UP_MS, JUMP_AT } = await import(
   `data:text/javascript;base64,${Buffer.from(source).toString("base64")}`);
-
-// Time that moves only when told to, and the timers that fire as it passes them.
-class FakeTime {
-  constructor() {
-    this.ms = 0;
-    this.timers = new Map();
-    this.next = 1;
-  }
-
-  now = () => this.ms;
-
-  setTimer = (fn, ms) => {
-    const id = this.next++;
-    this.timers.set(id, { at: this.ms + ms, fn });
-    return id;
-  };
-
-  clearTimer = (id) => this.timers.delete(id);
-
-  advance(ms) {
-    const until = this.ms + ms;
-    for (;;) {
-      const due = [...this.timers.entries()].filter(([, t]) => t.at <= until).sort((a, b) => a[1].at - b[1].at)[0];
-      if (!due) break;
-      this.timers.delete(due[0]);
-      this.ms = Math.max(this.ms, due[1].at);
-      due[1].fn();
-    }
-    this.ms = until;
-  }
-}
 
 let rv = 0;
 const pod = (name) => ({ rv: ++rv, type: "ADDED", resource: "pods", kind: "Pod", ns: "default", name, actor: "kubectl",

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { frames, installDocument } from "./fakedom.mjs";
+import { FakeTime } from "./faketime.mjs";
 import { pageModule } from "./page.mjs";
 
 const document = installDocument({ terms: {}, ui: { "tl-waiting": "{n} waiting", "tl-at": "at revision {rv}",
@@ -12,36 +13,6 @@ document.body.dataset.snapshotKinds = JSON.stringify(["pods", "configmaps", "eve
 const { Timeline } = await pageModule("timeline.js");
 const { Model } = await pageModule("model.js");
 const { JUMP_AT } = await pageModule("playback.js");
-
-class FakeTime {
-  constructor() {
-    this.ms = 0;
-    this.timers = new Map();
-    this.next = 1;
-  }
-
-  now = () => this.ms;
-
-  setTimer = (fn, ms) => {
-    const id = this.next++;
-    this.timers.set(id, { at: this.ms + ms, fn });
-    return id;
-  };
-
-  clearTimer = (id) => this.timers.delete(id);
-
-  advance(ms) {
-    const until = this.ms + ms;
-    for (;;) {
-      const due = [...this.timers.entries()].filter(([, t]) => t.at <= until).sort((a, b) => a[1].at - b[1].at)[0];
-      if (!due) break;
-      this.timers.delete(due[0]);
-      this.ms = Math.max(this.ms, due[1].at);
-      due[1].fn();
-    }
-    this.ms = until;
-  }
-}
 
 class VersionLog {
   constructor() {
