@@ -6,7 +6,7 @@ choice of a ready endpoint, so the dashboard draws it.
 
 Guarantees: a hub that cannot be reached or refuses is an NXDOMAIN (resolve) or a 503 line (send),
 never an exception; `response` is what the answering pod's simulated server gives that URL's path,
-the same as port-forward serves (`portforward.Listener`: nginx's "Welcome to nginx!" page or its
+the same as port-forward serves (`control.kinds.pod_servers.Listener`: nginx's "Welcome to nginx!" page or its
 404, httpd's "It works!", else the JSON `{"pod", "namespace", "node", "podIP", "port"}`), with
 `x-kubekitchen-pod: <namespace>/<pod>` naming who answered.
 """
@@ -18,7 +18,7 @@ from typing import Any
 
 from control import errors
 from control.client.http import HubClient, HubUnreachable
-from control.kubelet.portforward import REASONS, Listener
+from control.kinds.pod_servers import REASONS, Listener
 from control.userland.network import Response
 
 Obj = dict[str, Any]
