@@ -7,7 +7,7 @@ Guarantees: lessons are read from `lessons/` on every list request (an instructo
 edited file shows without a restart), and a broken file is listed with its error (file and line)
 instead of hiding the rest. A lesson runs in the viewer's namespace (`viewer_scope`): an
 attendee's own (their kubeconfig's, so their kubectl needs no `-n`), else the one chosen on the
-page (`default` until then); its manifests, button, kubectl command and check are rewritten into
+page (`default` until then; a chosen namespace that does not exist is created, as the viewer); its manifests, button, kubectl command and check are rewritten into
 it. A step whose button or command needs rights the viewer lacks (asked of the hub as access
 reviews, kept a minute) has no button: it says "watch the instructor do it", and a button posted
 anyway is refused with 403 without any request to the hub. A check is one LIST as the viewer,
@@ -31,9 +31,9 @@ from django.utils import translation
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
-from control import roster
+from control import errors, roster
 from control.client.http import HubClient
-from control.client.resources import Resource
+from control.client.resources import NAMESPACES, Resource
 from control.kinds.base import name_causes
 from dashboard.actions import Ongoing
 from dashboard import access, discovery, hub, lesson_answers, lesson_checks, lesson_rights, lessons
@@ -117,7 +117,29 @@ async def lesson_namespace(request: HttpRequest) -> HttpResponse:
     else:
         await request.session.aset(SESSION_NAMESPACE, chosen)
         scope, status = Scope(namespace=chosen), 200
+        async with hub.client_for(hub.scope_of(request)) as client:
+            message = await _namespace_ready(client, chosen)
     return render(request, "dashboard/_lessons.html", {**_list_context(scope), "message": message}, status=status)
+
+
+async def _namespace_ready(client: HubClient, name: str) -> str:
+    """Make sure the chosen namespace exists (every lesson's first apply would otherwise answer
+    `namespaces "x" not found`): created as the viewer when missing; what happened, for the page."""
+    try:
+        await client.get(NAMESPACES, name)
+        return ""
+    except errors.NotFound:
+        pass
+    except errors.ApiError as exc:
+        return gettext("Could not check namespace %(name)s: %(reason)s") % {"name": name, "reason": exc}
+    try:
+        await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    except errors.AlreadyExists:
+        return ""
+    except errors.ApiError as exc:
+        return gettext("Namespace %(name)s does not exist and could not be created: %(reason)s") % {
+            "name": name, "reason": exc}
+    return gettext("Namespace %(name)s did not exist: it was created for the lessons.") % {"name": name}
 
 
 @require_GET

@@ -104,7 +104,12 @@ def test_the_instructor_picks_the_namespace_lessons_run_in_and_a_bad_name_is_ref
     assert 'name="namespace" value="default"' in listed
     refused = client.post("/lessons/namespace/", {"namespace": "Not_A_Name"})
     assert refused.status_code == 400 and "is not a namespace name" in refused.content.decode()
-    assert client.post("/lessons/namespace/", {"namespace": "team-b"}).status_code == 200
+    fake.answers[("POST", "/api/v1/namespaces")] = (201, {"kind": "Namespace", "metadata": {"name": "team-b"}})
+    chosen = client.post("/lessons/namespace/", {"namespace": "team-b"})
+    assert chosen.status_code == 200 and "it was created for the lessons" in chosen.content.decode()
+    assert [(r.method, r.path) for r in fake.writes()] == [("POST", "/api/v1/namespaces")]
+    assert fake.writes()[0].body["metadata"]["name"] == "team-b"
+    fake.requests.clear()
     step = client.get("/lessons/02-self-healing/2/").content.decode()
     assert "kubectl -n team-b delete $(kubectl -n team-b get pods -l app=pasta" in step and 'data-namespace="team-b"' in step
     pods = "/api/v1/namespaces/team-b/pods"
@@ -114,6 +119,16 @@ def test_the_instructor_picks_the_namespace_lessons_run_in_and_a_bad_name_is_ref
     fake.answers[("DELETE", f"{pods}/a")] = (200, pod("a"))
     assert client.post("/lessons/02-self-healing/2/do/").status_code == 200
     assert [(r.method, r.path) for r in fake.writes()] == [("DELETE", f"{pods}/a")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_choosing_an_existing_namespace_creates_nothing_and_a_refused_creation_is_said(fake, client):
+    fake.answers[("GET", "/api/v1/namespaces/team-c")] = (200, {"kind": "Namespace", "metadata": {"name": "team-c"}})
+    assert client.post("/lessons/namespace/", {"namespace": "team-c"}).status_code == 200
+    assert fake.writes() == []
+    fake.answers[("POST", "/api/v1/namespaces")] = (403, status(403, "Forbidden", 'namespaces is forbidden'))
+    answer = client.post("/lessons/namespace/", {"namespace": "team-d"}).content.decode()
+    assert "does not exist and could not be created" in answer and "forbidden" in answer
 
 
 def test_the_rooms_progress_is_json_for_the_board(client, settings, tmp_path):
