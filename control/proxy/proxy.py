@@ -51,6 +51,14 @@ from control.proxy.server import ProxyServer
 from control.proxy.table import Balancer, Endpoint, Table, service_rule
 
 log = logging.getLogger(__name__)
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 Obj = dict[str, Any]
 FORWARD_TIMEOUT = 2.0
 
@@ -68,12 +76,12 @@ class KubeProxy:
         self.nodes = self.informers.get(NODES)
         self.policies = PolicyView()
         self._policy_changed = asyncio.Event()
-        for resource, changed, deleted in ((NETWORKPOLICIES, self.policies.policy_changed, self.policies.policy_deleted),
-                                           (PODS, self.policies.pod_changed, self.policies.pod_deleted),
-                                           (NAMESPACES, self.policies.namespace_changed,
-                                            self.policies.namespace_deleted)):
+        view = self.policies
+        for resource, changed, deleted in ((NETWORKPOLICIES, view.policy_changed, view.policy_deleted),
+                                           (PODS, view.pod_changed, view.pod_deleted),
+                                           (NAMESPACES, view.namespace_changed, view.namespace_deleted)):
             self.informers.get(resource).add_handlers(Handlers(
-                on_add=self._watched(changed), on_update=self._watched(lambda old, new, changed=changed: changed(new)),
+                on_add=self._watched(changed), on_update=self._watched(lambda old, new, fn=changed: fn(new)),
                 on_delete=self._watched(deleted)))
         self.table = Table()
         self._changed = asyncio.Event()
@@ -172,9 +180,13 @@ class KubeProxy:
         nowhere to send it."""
         try:
             choice = self._choose_for(plan, protocol)
-        except Unroutable as exc:  # nowhere to send it: nothing to decide, say why
-            return {"allowed": False, "error": str(exc), "policyVersion": self.policies.version}
-        fields = self.decide_fields(plan.source, choice.endpoint.ip, choice.endpoint.port, protocol_of(choice))
+        except Unroutable as exc:
+            if not _is_ip(plan.target):  # nowhere to send it: nothing to decide, say why
+                return {"allowed": False, "error": str(exc), "policyVersion": self.policies.version}
+            # an address no Service has: decided as it is (a pod's, or one outside)
+            choice = Choice(None, None, Endpoint(plan.target, plan.port or 0, "", ""))
+        fields = self.decide_fields(plan.source, choice.endpoint.ip, choice.endpoint.port,
+                                    protocol_of(choice) if choice.port else protocol)
         return {"allowed": "dropped" not in fields, "endpoint": choice.endpoint.address, "pod": choice.endpoint.pod,
                 "policyVersion": self.policies.version, **fields}
 
