@@ -189,3 +189,44 @@ def test_deny_then_allow_as_the_declare_network_policy_task(cluster):
     assert curl.returncode == 28 and "curl: (28) Failed to connect to nginx port 80 after" in curl.stderr
     shown = cluster.kubectl("get", "netpol", "-n", "np").stdout
     assert "access-nginx" in shown and "app=nginx" in shown and "default-deny-ingress" in shown
+
+
+# kubernetes.io's lesson of every egress deny: the pod can no longer even ask the cluster DNS
+DENY_EGRESS = """apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: client-egress
+spec:
+  podSelector: {matchLabels: {access: "true"}}
+  policyTypes: [Egress]
+"""
+
+ALLOW_DNS = """apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: allow-dns
+spec:
+  podSelector: {matchLabels: {access: "true"}}
+  policyTypes: [Egress]
+  egress:
+  - ports:
+    - {protocol: UDP, port: 53}
+    - {protocol: TCP, port: 53}
+"""
+
+
+def test_an_egress_deny_stops_dns_until_dns_is_allowed(cluster):
+    cluster.kubectl("apply", "-n", "np", "-f", "-", input=DENY_EGRESS)
+
+    def lookup():
+        return cluster.kubectl("exec", "-n", "np", "client", "--", "nslookup", "-timeout=1", "-retry=1", "nginx",
+                               check=False)
+    silent = wait_for(lambda: (r := lookup()).returncode == 1 and "no servers could be reached" in r.stdout and r,
+                      timeout=20, what="the client's DNS query to be dropped")
+    assert silent.stdout == ";; connection timed out; no servers could be reached\n"
+    cluster.kubectl("apply", "-n", "np", "-f", "-", input=ALLOW_DNS)
+    found = wait_for(lambda: (r := lookup()).returncode == 0 and r, timeout=20, what="DNS allowed again")
+    assert "Name:\tnginx.np.svc.cluster.local" in found.stdout
+    blocked = spider(cluster, "client")
+    assert blocked.returncode == 1 and "download timed out" in blocked.stderr, "port 80 is still no way out"
+    cluster.kubectl("delete", "netpol", "-n", "np", "client-egress", "allow-dns")
