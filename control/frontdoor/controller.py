@@ -54,7 +54,7 @@ from control.frontdoor.server import FrontDoorServer
 from control.frontdoor.tls import TLS_TYPE, Certificates, tls_table
 from control.kinds.endpointslices import SERVICE_NAME_LABEL
 from control.kinds.ingressclasses import KITCHEN_CONTROLLER
-from control.kinds.network import kubelet_endpoint, node_address
+from control.kinds.network import INGRESS_PORTS_ANNOTATION as PORTS_ANNOTATION, kubelet_endpoint, node_address
 from control.kinds.pod_servers import Listener
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,6 @@ Obj = dict[str, Any]
 Headers = list[tuple[bytes, bytes]]
 CONTROLLER = KITCHEN_CONTROLLER
 NODE = "node-1"
-PORTS_ANNOTATION = "kubekitchen.dev/ingress-controller-ports"
 FALLBACK = {80: 8080, 443: 8443}
 FORWARD_TIMEOUT = 2.0
 SERVER = b"nginx"

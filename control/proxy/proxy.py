@@ -40,6 +40,7 @@ from control.client.resources import ENDPOINTS, ENDPOINTSLICES, NODES, SERVICES,
 from control.client.shared import SharedInformers
 from control.kinds.endpointslices import SERVICE_NAME_LABEL
 from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, kubelet_endpoint, node_address
+from control.proxy import hostports
 from control.proxy.send import SendPlan, send, serve_path
 from control.proxy.server import ProxyServer
 from control.proxy.table import Balancer, Endpoint, Table, service_rule
@@ -131,6 +132,9 @@ class KubeProxy:
         return lambda namespace, name: informer.cache.get(f"{namespace}/{name}")
 
     def send(self, plan: SendPlan) -> AsyncIterator[Obj]:
+        listener = hostports.listener_at(self.nodes.cache.list(), plan.target, plan.port)
+        if listener is not None:  # a host-network listener (the front door): no Service rule involved
+            return hostports.send_to_listener(plan, node=self.node, where=listener, clock=self.clock)
         return send(plan, node=self.node, table=lambda: self.table, balancer=self.balancer,
                     services=self._lookup(self.services), endpoints=self._lookup(self.endpoints),
                     forward=self.forward, clock=self.clock, pod_node=self.pod_node)

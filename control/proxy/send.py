@@ -61,6 +61,8 @@ class SendPlan:
     port: int | None = None
     count: int = 1
     interval: float = 0.1  # seconds between request starts
+    path: str = "/"  # the URL's path, and the Host header, for a host listener (control.proxy.hostports)
+    host: str = ""
 
     @classmethod
     def parse(cls, query: dict[str, str]) -> "SendPlan":
@@ -71,8 +73,11 @@ class SendPlan:
         count = _number(query, "count", 1, 1, MAX_COUNT)
         interval = _number(query, "interval", 100, 0, 60_000)
         assert count is not None and interval is not None
+        path, host = query.get("path") or "/", query.get("host", "")
+        if not path.startswith("/") or len(path) > 2048 or len(host) > 255:
+            raise ValueError("path must start with / (at most 2048 characters) and host be at most 255")
         return cls(target, query.get("namespace") or "default", int(port) if port is not None else None,
-                   int(count), interval / 1000)
+                   int(count), interval / 1000, path, host)
 
 
 class Unroutable(Exception):

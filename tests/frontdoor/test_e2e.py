@@ -3,7 +3,8 @@ minimal-ingress (`service/networking/minimal-ingress.yaml`: path /testpath, Pref
 port 80) and a second Ingress by host, applied with a Deployment and Service each; a request from
 the host with the Host header reaches a pod of the right Service (its answer names it), an unknown
 path is ingress-nginx's 404, HTTPS answers with the Secret's certificate for its host (SNI) and the
-fake one otherwise, and `kubectl get ingress` shows the ADDRESS the controller wrote."""
+fake one otherwise, `kubectl get ingress` shows the ADDRESS the controller wrote, and a pod's
+`curl -H 'Host: menu.example'` reaches the front door too (through kube-proxy's host listeners)."""
 
 from __future__ import annotations
 
@@ -105,6 +106,8 @@ def cluster():
     running = Cluster(nodes=2, env=ports).start()
     try:
         running.start_spoke("ingress-controller")
+        for node in ("node-1", "node-2"):
+            running.start_spoke("kube-proxy", node=node)
         running.kubectl("apply", "-f", "-", input=tls_secret())
         running.kubectl("apply", "-f", "-", input=MANIFESTS)
         yield running
@@ -189,3 +192,20 @@ def test_https_answers_with_the_hosts_certificate(cluster):
     other = subject("other.example")  # no Secret for that name: the controller's own fake certificate
     assert other.serial_number != wanted
     assert other.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == FAKE_NAME
+
+
+def test_a_pods_curl_with_the_host_header_reaches_the_front_door(cluster):
+    wait_for(lambda: address(cluster, "menu") and ready(cluster, "test", 2) and ready(cluster, "soup", 1),
+             timeout=90, what="ready endpoints and the address")
+    ip, port, _ = address(cluster, "menu")
+    pods = json.loads(cluster.kubectl("get", "pods", "-l", "app=test", "-o", "json").stdout)["items"]
+    name = pods[0]["metadata"]["name"]
+
+    def curl() -> str:
+        return cluster.kubectl("exec", name, "--", "curl", "-s", "-H", "Host: menu.example",
+                               f"http://{ip}:{port}/soup", check=False).stdout
+
+    wait_for(lambda: curl().startswith("{"), timeout=30, what="kube-proxy to know the front door's ports")
+    assert json.loads(curl())["pod"].startswith("soup-")
+    out = cluster.kubectl("exec", name, "--", "curl", "-s", "-H", "Host: menu.example", f"http://{ip}:{port}/cake").stdout
+    assert "404 Not Found" in out and "nginx" in out

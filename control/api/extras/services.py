@@ -4,7 +4,7 @@ that kube-proxy's forwarding rules.
 Routes (under /kubekitchen):
 - `GET resolve?name=<name>&namespace=<ns>` -> 200 the DNS answer (`control.kinds.dns`, from the
   stored Services and Endpoints); NXDOMAIN -> 404 NotFound; bad input -> 400.
-- `POST traffic?node=<node>&target=<name|clusterIP>&namespace=&count=&port=&interval=` -> the
+- `POST traffic?node=<node>&target=<name|clusterIP>&namespace=&count=&port=&interval=&path=&host=` -> the
   node's kube-proxy `POST /send` streamed through line by line (application/x-ndjson); every
   request line is also published as a traffic record `{"type": "service.request", ...line}` on
   the channel layer group `kk.traffic` (names from `control.protocol`), so every dashboard draws which pod answered (the line's own
@@ -39,7 +39,7 @@ from control.kinds.base import DNS1123_LABEL, DNS1123_SUBDOMAIN
 
 METHODS = {"resolve": "GET", "traffic": "POST", "proxyrules": "GET"}
 # Where kube-proxy says it listens when KUBE_PROXY_PORT was taken (control/proxy/proxy.py writes it).
-SEND_PARAMS = ("target", "namespace", "port", "count", "interval")
+SEND_PARAMS = ("target", "namespace", "port", "count", "interval", "path", "host")
 DNS_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?\.?$")
 CONNECT_TIMEOUT = 5.0
 LINE_TIMEOUT = 60.0  # the longest wait for the next answer of a traffic run
