@@ -23,6 +23,7 @@ from control.frontdoor.tls import FAKE_NAME, fake_certificate
 from tests.conftest import Cluster, free_server_port, wait_for
 
 pytestmark = pytest.mark.e2e
+HTTP_PORT = free_server_port()
 
 MANIFESTS = """
 apiVersion: apps/v1
@@ -102,7 +103,7 @@ def tls_secret() -> str:
 
 @pytest.fixture(scope="module")
 def cluster():
-    ports = {"KK_INGRESS_HTTP_PORT": str(free_server_port()), "KK_INGRESS_HTTPS_PORT": str(free_server_port())}
+    ports = {"KK_INGRESS_HTTP_PORT": str(HTTP_PORT), "KK_INGRESS_HTTPS_PORT": str(free_server_port())}
     running = Cluster(nodes=2, env=ports).start()
     try:
         running.start_spoke("ingress-controller")
@@ -139,7 +140,7 @@ def test_kubectl_shows_the_address_the_controller_wrote(cluster):
     ip, port, _ = address(cluster, "minimal-ingress")
     table = cluster.kubectl("get", "ingress").stdout
     assert "minimal-ingress" in table and ip in table and "kitchen" in table, table
-    assert int(cluster.env["KK_INGRESS_HTTP_PORT"]) == port
+    assert port == HTTP_PORT
     events = cluster.kubectl("get", "events", "--field-selector", "involvedObject.name=menu").stdout
     assert "Scheduled for sync" in events, events
 
