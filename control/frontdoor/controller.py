@@ -16,7 +16,10 @@ Guarantees:
 - A request goes to a READY endpoint of the backend Service (round-robin, `endpoints`), sent to
   that pod's kubelet (`POST /serve/<ns>/<pod>`, with the node-access secret) as ingress-nginx sends
   to pod endpoints, not the ClusterIP; the answer is what that pod's simulated server gives the
-  path (`control.kinds.pod_servers`), with `x-kubekitchen-pod: <ns>/<pod>` naming it. No route:
+  path (`control.kinds.pod_servers`), with `x-kubekitchen-pod: <ns>/<pod>` naming it. A plain-HTTP
+  request for a host an Ingress lists under `spec.tls` is answered 308 to the same URL on HTTPS
+  (ingress-nginx's default ssl-redirect; the annotation `nginx.ingress.kubernetes.io/ssl-redirect:
+  "false"` keeps HTTP). No route:
   404 with nginx's page (ingress-nginx's default backend); no ready endpoint: 503; a kubelet that
   does not answer within 2 s, or refuses: 502.
 - Every Ingress it serves gets `status.loadBalancer.ingress: [{ip: <address>}]` (with `ports` when
@@ -51,7 +54,7 @@ from control.client.shared import SharedInformers
 from control.frontdoor import routing
 from control.frontdoor.endpoints import PodEndpoint, RoundRobin, endpoints_for, why_none
 from control.frontdoor.server import FrontDoorServer
-from control.frontdoor.tls import TLS_TYPE, Certificates, tls_table
+from control.frontdoor.tls import TLS_TYPE, Certificates, redirected_hosts, secret_for, tls_table
 from control.kinds.endpointslices import SERVICE_NAME_LABEL
 from control.kinds.ingressclasses import KITCHEN_CONTROLLER
 from control.kinds.network import INGRESS_PORTS_ANNOTATION as PORTS_ANNOTATION, kubelet_endpoint, node_address
@@ -113,6 +116,7 @@ class IngressController:
         self.recorder = EventRecorder(client, EVENT_COMPONENT, node, clock=self.clock)
         self.routes = routing.EMPTY
         self.tls: dict[str, tuple[str, str]] = {}
+        self.redirects: dict[str, tuple[str, str]] = {}
         self.served: set[str] = set()
         self.balancer = RoundRobin()
         self.certificates = Certificates(lambda ns, name: self.secrets.cache.get(f"{ns}/{name}"), lambda: self.tls)
@@ -140,7 +144,7 @@ class IngressController:
 
     def rebuild(self, *, all_dirty: bool = False) -> None:
         served = self.ours()
-        self.routes, self.tls = routing.build(served), tls_table(served)
+        self.routes, self.tls, self.redirects = routing.build(served), tls_table(served), redirected_hosts(served)
         keys = {key_of(ing) for ing in served}
         if all_dirty:
             self._mark(keys - self.served)
@@ -184,8 +188,13 @@ class IngressController:
         chosen = self.balancer.choose(f"{backend.key}:{backend.port}", endpoints)
         return chosen if chosen is not None else why_none(service, backend.port)
 
-    async def answer(self, method: str, target: str, host: str) -> tuple[int, Headers, bytes]:
+    async def answer(self, method: str, target: str, host: str, secure: bool = False) -> tuple[int, Headers, bytes]:
         path = urlsplit(target).path or "/"
+        name = routing.strip_port(host)
+        if not secure and secret_for(name, self.redirects) is not None:  # ingress-nginx's ssl-redirect
+            port = "" if self.https_port in (None, 443) else f":{self.https_port}"
+            status, headers, body = nginx_page(308, "Permanent Redirect")
+            return status, [*headers, (b"location", f"https://{name}{port}{target}".encode())], body
         backend = self.routes.match(host, path)
         if backend is None:
             return nginx_page(404, "Not Found")

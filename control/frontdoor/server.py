@@ -21,8 +21,8 @@ from control.client.serving import Exchange, NodeServer, Request
 from control.kinds.pod_servers import REASONS
 
 Headers = list[tuple[bytes, bytes]]
-Answer = Callable[[str, str, str], Awaitable[tuple[int, Headers, bytes]]]
-MORE_REASONS = {502: b"Bad Gateway", 503: b"Service Temporarily Unavailable", 504: b"Gateway Time-out"}
+Answer = Callable[[str, str, str, bool], Awaitable[tuple[int, Headers, bytes]]]
+MORE_REASONS = {308: b"Permanent Redirect", 502: b"Bad Gateway", 503: b"Service Temporarily Unavailable", 504: b"Gateway Time-out"}
 
 
 def host_of(request: Request) -> str:
@@ -47,7 +47,8 @@ class FrontDoorServer(NodeServer):
         return self.server.sockets[0].getsockname()[1]
 
     async def answer(self, request: Request, exchange: Exchange) -> None:
-        status, headers, body = await self._answer(request.method, request.target, host_of(request))
+        status, headers, body = await self._answer(request.method, request.target, host_of(request),
+                                                   self._tls is not None)
         headers = [*headers, (b"content-length", str(len(body)).encode()), (b"connection", b"keep-alive")]
         events: list[h11.Event] = [h11.Response(status_code=status, headers=headers,
                                                 reason=REASONS.get(status) or MORE_REASONS.get(status, b""))]

@@ -6,6 +6,9 @@ Guarantees:
 - `secret_for(server_name, table)` (pure): the Secret of that exact host, else of the wildcard
   `*.<parent>` one level up, else None — the default certificate then answers, as ingress-nginx
   answers with its "Kubernetes Ingress Controller Fake Certificate".
+- `redirected_hosts(ingresses)` (pure): the hosts whose plain-HTTP requests ingress-nginx answers
+  with a 308 to HTTPS (its default `ssl-redirect`): those an Ingress lists under `spec.tls[].hosts`,
+  unless that Ingress is annotated `nginx.ingress.kubernetes.io/ssl-redirect: "false"`.
 - `fake_certificate()` makes that self-signed certificate (CN and SAN `ingress.local`, one year).
 - `Certificates` turns a `kubernetes.io/tls` Secret's `tls.crt`/`tls.key` into an SSL context, once
   per Secret resourceVersion; a Secret that is missing, not TLS or unreadable gives the default
@@ -48,6 +51,14 @@ def tls_table(ingresses: Iterable[Obj]) -> dict[str, SecretRef]:
                 if isinstance(host, str) and host:
                     table.setdefault(host.lower(), (namespace, entry["secretName"]))
     return table
+
+
+SSL_REDIRECT = "nginx.ingress.kubernetes.io/ssl-redirect"
+
+
+def redirected_hosts(ingresses: Iterable[Obj]) -> dict[str, SecretRef]:
+    return tls_table(ing for ing in ingresses
+                     if ((ing.get("metadata") or {}).get("annotations") or {}).get(SSL_REDIRECT) != "false")
 
 
 def secret_for(server_name: str | None, table: Mapping[str, SecretRef]) -> SecretRef | None:

@@ -118,3 +118,23 @@ def test_answers():
         front.forward = refused  # type: ignore[method-assign]
         assert (await front.answer("GET", "/soup", "menu.example"))[0] == 502
     asyncio.run(run())
+
+
+def test_a_tls_host_is_redirected_to_https_unless_annotated():
+    async def run():
+        secure = menu()
+        secure["spec"]["tls"] = [{"hosts": ["menu.example"], "secretName": "menu-tls"}]
+        front, _, _ = controller(secure)
+
+        async def forward(endpoint, namespace):
+            return 200, {"pod": endpoint.pod, "server": "json"}
+
+        front.forward = forward  # type: ignore[method-assign]
+        status, headers, _ = await front.answer("GET", "/soup?x=1", "menu.example:8080")
+        assert status == 308 and (b"location", b"https://menu.example:8443/soup?x=1") in headers
+        assert (await front.answer("GET", "/soup", "menu.example", True))[0] == 200  # on HTTPS: served
+        secure["metadata"]["annotations"] = {"nginx.ingress.kubernetes.io/ssl-redirect": "false"}
+        front.ingresses.cache.put(secure)
+        front.rebuild()
+        assert (await front.answer("GET", "/soup", "menu.example"))[0] == 200
+    asyncio.run(run())

@@ -9,6 +9,7 @@ fake one otherwise, `kubectl get ingress` shows the ADDRESS the controller wrote
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import socket
 import ssl
@@ -85,9 +86,19 @@ apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: menu}
 spec:
-  tls: [{hosts: [menu.example], secretName: menu-tls}]
   rules:
   - host: menu.example
+    http:
+      paths:
+      - {path: /soup, pathType: Prefix, backend: {service: {name: soup, port: {name: web}}}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: secure-menu}
+spec:
+  tls: [{hosts: [secure.example], secretName: menu-tls}]
+  rules:
+  - host: secure.example
     http:
       paths:
       - {path: /soup, pathType: Prefix, backend: {service: {name: soup, port: {name: web}}}}
@@ -180,7 +191,7 @@ def test_https_answers_with_the_hosts_certificate(cluster):
         with socket.create_connection((ip, port), timeout=10) as raw:
             with context.wrap_socket(raw, server_hostname=name) as tls:
                 der = tls.getpeercert(binary_form=True)
-                tls.sendall(b"GET /soup HTTP/1.1\r\nHost: menu.example\r\nConnection: close\r\n\r\n")
+                tls.sendall(b"GET /soup HTTP/1.1\r\nHost: secure.example\r\nConnection: close\r\n\r\n")
                 answer = b""
                 while chunk := tls.recv(65536):
                     answer += chunk
@@ -189,10 +200,16 @@ def test_https_answers_with_the_hosts_certificate(cluster):
 
     secret = json.loads(cluster.kubectl("get", "secret", "menu-tls", "-o", "json").stdout)
     wanted = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"])).serial_number
-    assert subject("menu.example").serial_number == wanted
+    assert subject("secure.example").serial_number == wanted
     other = subject("other.example")  # no Secret for that name: the controller's own fake certificate
     assert other.serial_number != wanted
     assert other.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == FAKE_NAME
+    ip, http_port, https_port = address(cluster, "secure-menu")
+    plain = http.client.HTTPConnection(ip, http_port, timeout=10)  # plain HTTP: ssl-redirect, as ingress-nginx
+    plain.request("GET", "/soup?x=1", headers={"Host": "secure.example"})
+    answer = plain.getresponse()
+    assert answer.status == 308 and answer.getheader("location") == f"https://secure.example:{https_port}/soup?x=1"
+    plain.close()
 
 
 def test_a_pods_curl_with_the_host_header_reaches_the_front_door(cluster):

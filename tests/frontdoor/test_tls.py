@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import ssl
 
-from control.frontdoor.tls import Certificates, fake_certificate, pem_of, secret_for, tls_table
+from control.frontdoor.tls import Certificates, fake_certificate, pem_of, redirected_hosts, secret_for, tls_table
 
 
 def ingress(name: str, created: str, *entries) -> dict:
@@ -52,3 +52,10 @@ def test_pem_of_needs_a_tls_secret_with_both_parts():
     assert pem_of(None) is None
     assert pem_of({"type": "kubernetes.io/tls", "data": {"tls.crt": "YQ=="}}) is None
     assert pem_of(secret()) is not None
+
+
+def test_redirected_hosts_leave_out_an_ingress_that_says_no():
+    listed = ingress("a", "2026-01-01T00:00:00Z", (["a.example"], "a"))
+    kept = ingress("b", "2026-01-01T00:00:00Z", (["b.example"], "b"))
+    kept["metadata"]["annotations"] = {"nginx.ingress.kubernetes.io/ssl-redirect": "false"}
+    assert set(redirected_hosts([listed, kept])) == {"a.example"}
