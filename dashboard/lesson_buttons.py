@@ -18,7 +18,7 @@ Guarantees:
   goes on in the background and the button answers at once with how long it will take.
 - `static-pod` edits a control-plane component's manifest file (`dashboard.control_plane`).
 - `front-door` sends requests from a node to an Ingress's address with a Host and path
-  (`dashboard.front_door`).
+  (`dashboard.lesson_ingress`).
 Every button returns a short line or raises the hub's error (`control.errors`) or `ActionError`.
 """
 
@@ -38,7 +38,7 @@ from control.client.resources import DEPLOYMENTS, PODS, REPLICASETS
 from dashboard import network
 from dashboard.actions import NAME, ActionError, Answer
 from dashboard.control_plane import static_pod
-from dashboard.front_door import front_door
+from dashboard.lesson_ingress import front_door
 from dashboard.hub import cluster_ca, current_token
 
 REVISION = "deployment.kubernetes.io/revision"

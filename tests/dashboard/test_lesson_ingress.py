@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from dashboard import front_door as door
+from dashboard import lesson_ingress as door
 from dashboard.actions import ActionError
 
 INGRESS = {"metadata": {"name": "menu"}, "status": {"loadBalancer": {"ingress": [
