@@ -99,6 +99,13 @@ def ports_annotation(http_port: int, https_port: int | None) -> str:
     return f"http={http_port}" + (f",https={https_port}" if https_port is not None else "")
 
 
+def _slice_service(slice_: Obj) -> list[str]:
+    """The index of EndpointSlices by the Service they belong to (`namespace/name`)."""
+    meta = slice_.get("metadata") or {}
+    name = (meta.get("labels") or {}).get(SERVICE_NAME_LABEL)
+    return [f"{meta.get('namespace', '')}/{name}"] if name else []
+
+
 class IngressController:
     def __init__(self, client: HubClient, *, clock: Clock | None = None, node: str = NODE,
                  http_port: int | None = None, https_port: int | None = None):
@@ -110,7 +117,7 @@ class IngressController:
         self.classes = self.informers.get(INGRESSCLASSES)
         self.ingresses = self.informers.get(INGRESSES)
         self.services = self.informers.get(SERVICES)
-        self.slices = self.informers.get(ENDPOINTSLICES)
+        self.slices = self.informers.get(ENDPOINTSLICES, indexers={"service": _slice_service})
         self.secrets = self.informers.get(SECRETS, field_selector=f"type={TLS_TYPE}")
         self.nodes = self.informers.get(NODES)
         self.recorder = EventRecorder(client, EVENT_COMPONENT, node, clock=self.clock)
@@ -129,6 +136,7 @@ class IngressController:
         self._dirty: set[str] = set()
         self._wake = asyncio.Event()
         self._node_seen = asyncio.Event()
+        self._advertising: asyncio.Future | None = None
         self.ingresses.add_handlers(Handlers(on_add=self._ingress_added, on_update=self._ingress_updated,
                                              on_delete=lambda obj: self.rebuild()))
         self.classes.add_handlers(Handlers(on_add=lambda obj: self.rebuild(all_dirty=True),
@@ -177,9 +185,7 @@ class IngressController:
     # --- answering -------------------------------------------------------------------------------
 
     def slices_of(self, namespace: str, service: str) -> list[Obj]:
-        return [s for s in self.slices.cache.list()
-                if (s.get("metadata") or {}).get("namespace") == namespace
-                and ((s.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL) == service]
+        return self.slices.cache.by_index("service", f"{namespace}/{service}")
 
     def pick(self, backend: routing.Backend) -> PodEndpoint | str:
         """A ready endpoint of the backend, or why there is none."""
@@ -276,8 +282,9 @@ class IngressController:
         if node_address(node):
             self._node_seen.set()
         shown = ((node.get("metadata") or {}).get("annotations") or {}).get(PORTS_ANNOTATION)
-        if self.http_port is not None and shown != ports_annotation(self.http_port, self.https_port):
-            asyncio.ensure_future(self.advertise())
+        if self.http_port is not None and shown != ports_annotation(self.http_port, self.https_port) \
+                and self._advertising is None:
+            self._advertising = asyncio.ensure_future(self.advertise())
 
     async def wait_for_node(self) -> str:
         while True:
@@ -310,14 +317,17 @@ class IngressController:
         assert self.http_port is not None
         patch = {"metadata": {"annotations": {PORTS_ANNOTATION: ports_annotation(self.http_port, self.https_port)}}}
         delay = 0.2
-        for _ in range(20):
-            try:
-                await self.client.patch(NODES, self.node, patch)
-                return
-            except errors.ApiError as exc:
-                log.info("recording the front door's ports on %s failed: %s", self.node, exc)
-                await self.clock.sleep(delay)
-                delay = min(delay * 2, 5.0)
+        try:
+            for _ in range(20):
+                try:
+                    await self.client.patch(NODES, self.node, patch)
+                    return
+                except errors.ApiError as exc:
+                    log.info("recording the front door's ports on %s failed: %s", self.node, exc)
+                    await self.clock.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+        finally:
+            self._advertising = None
 
     async def serve_forever(self) -> None:
         await self.listen()
