@@ -1,6 +1,7 @@
 """The front door with the whole cluster running and the real kubectl: kubernetes.io's
-minimal-ingress (`service/networking/minimal-ingress.yaml`: path /testpath, Prefix, to Service test
-port 80) and a second Ingress by host, applied with a Deployment and Service each; a request from
+minimal-ingress (`service/networking/minimal-ingress.yaml` as it is: class nginx-example, path
+/testpath, Prefix, to Service test port 80; served once an IngressClass nginx-example names this
+controller) and a second Ingress by host, applied with a Deployment and Service each; a request from
 the host with the Host header reaches a pod of the right Service (its answer names it), an unknown
 path is ingress-nginx's 404, HTTPS answers with the Secret's certificate for its host (SNI) and the
 fake one otherwise, `kubectl get ingress` shows the ADDRESS the controller wrote, and a pod's
@@ -70,7 +71,7 @@ metadata:
   annotations:
     nginx.ingress.kubernetes.io/rewrite-target: /
 spec:
-  ingressClassName: kitchen
+  ingressClassName: nginx-example
   rules:
   - http:
       paths:
@@ -145,12 +146,24 @@ def get(url: str, host: str) -> tuple[int, bytes, dict[str, str]]:
         return exc.code, exc.read(), dict(exc.headers)
 
 
+NGINX_EXAMPLE = """
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: nginx-example}
+spec: {controller: kubekitchen.dev/ingress}
+"""
+
+
 def test_kubectl_shows_the_address_the_controller_wrote(cluster):
-    wait_for(lambda: address(cluster, "minimal-ingress") and address(cluster, "menu"), timeout=60,
-             what="the ingresses' load balancer status")
+    wait_for(lambda: address(cluster, "menu"), timeout=60, what="the menu ingress's load balancer status")
+    # minimal-ingress names the class nginx-example, which no controller has yet: nobody serves it
+    assert address(cluster, "minimal-ingress") is None
+    cluster.kubectl("apply", "-f", "-", input=NGINX_EXAMPLE)  # the class, handled by this controller
+    wait_for(lambda: address(cluster, "minimal-ingress"), timeout=30, what="minimal-ingress's status")
     ip, port, _ = address(cluster, "minimal-ingress")
     table = cluster.kubectl("get", "ingress").stdout
-    assert "minimal-ingress" in table and ip in table and "kitchen" in table, table
+    assert "minimal-ingress" in table and ip in table and "nginx-example" in table, table
+    assert "kitchen" in table  # menu named no class: the default one was filled in
     assert port == HTTP_PORT
     events = cluster.kubectl("get", "events", "--field-selector", "involvedObject.name=menu").stdout
     assert "Scheduled for sync" in events, events
@@ -163,7 +176,8 @@ def ready(cluster: Cluster, service: str, count: int) -> bool:
 
 
 def test_a_request_from_the_host_reaches_the_right_pods(cluster):
-    wait_for(lambda: address(cluster, "menu") and ready(cluster, "test", 2) and ready(cluster, "soup", 1),
+    cluster.kubectl("apply", "-f", "-", input=NGINX_EXAMPLE)
+    wait_for(lambda: address(cluster, "minimal-ingress") and ready(cluster, "test", 2) and ready(cluster, "soup", 1),
              timeout=90, what="ready endpoints and the address")
     ip, port, _ = address(cluster, "menu")
     seen = set()
