@@ -16,6 +16,9 @@ Guarantees:
   one small pool per kubelet; a kubelet that does not answer within 2 s is reported as 503.
 - Endpoints are watched too, for the names it resolves only (a headless Service's pod hostnames,
   as the cluster DNS answers them); traffic follows the EndpointSlices alone.
+- A target address:port that a Node announces as a host-network listener (the ingress controller
+  on node-1, annotation `kubekitchen.dev/ingress-controller-ports`) is no Service: the request goes
+  to that listener with the plan's path and Host header (`hostports`).
 - It talks to the hub only, as `kube-proxy/<node>`. `python manage.py runcomponent kube-proxy
   --node NAME --server URL [--balance round-robin|random]` calls `run_kube_proxy`.
 """

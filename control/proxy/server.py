@@ -6,8 +6,10 @@ Routes:
   `format=text` -> the iptables-save text; `wait=<version>` waits (up to `timeoutSeconds`,
   default 30, at most 300) until the table's version is above it; `service=<ns>/<name>` shows
   that Service only.
-- `POST /send?target=&namespace=&port=&count=&interval=` -> chunked `application/x-ndjson`, one
-  line per request as it is answered, then `{"done": true, ...}` (see `send`).
+- `POST /send?target=&namespace=&port=&count=&interval=&path=&host=` -> chunked
+  `application/x-ndjson`, one line per request as it is answered, then `{"done": true, ...}` (see
+  `send`; a target that is a node's host listener, the front door, is sent there with the path and
+  Host: `hostports`).
 
 Who may call: `/rules` and `/send` answer only a caller with the cluster's node-access secret (the
 hub), others get 401 (`control.client.serving`); `/healthz` answers anyone, as upstream's
