@@ -241,3 +241,7 @@ def test_a_pods_curl_with_the_host_header_reaches_the_front_door(cluster):
     assert json.loads(curl())["pod"].startswith("soup-")
     out = cluster.kubectl("exec", name, "--", "curl", "-s", "-H", "Host: menu.example", f"http://{ip}:{port}/cake").stdout
     assert "404 Not Found" in out and "nginx" in out
+    _, _, https_port = address(cluster, "secure-menu")
+    out = cluster.kubectl("exec", name, "--", "curl", "-sk", "-H", "Host: secure.example",
+                          f"https://{ip}:{https_port}/soup").stdout
+    assert json.loads(out)["pod"].startswith("soup-")  # HTTPS from a pod too (SNI: the Host)
