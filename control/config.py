@@ -66,6 +66,13 @@ def _positive(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     return checked
 
 
+def _port(text: str) -> int:
+    number = int(text)
+    if not 1 <= number <= 65535:
+        raise ValueError("must be a port between 1 and 65535")
+    return number
+
+
 _S = Setting
 SETTINGS: tuple[Setting, ...] = (
     # where things are kept
@@ -155,6 +162,10 @@ SETTINGS: tuple[Setting, ...] = (
     _S("KK_NODE_ADDRESSES", "auto", "where the nodes listen: `own` (127.0.1.N), `loopback` (all on 127.0.0.1, ports "
        "of their own, as on macOS), `auto` (own where this machine can bind them); `runcluster --node-addresses`",
        "runcluster, kubelet.addresses"),
+    _S("KK_INGRESS_HTTP_PORT", "80", "where the ingress controller serves HTTP on node-1's address (taken: 8080, then "
+       "a free port; the port taken is in the Ingresses' status)", "control.frontdoor", _port),
+    _S("KK_INGRESS_HTTPS_PORT", "443", "where the ingress controller serves HTTPS (taken: 8443, then a free port)",
+       "control.frontdoor", _port),
     _S("KK_SCHEDULER_WORKERS", "32", "bindings the scheduler makes at once", "control.scheduler", _positive(int)),
     # the node lifecycle (client.timings: kubelets, the node lifecycle controller, the hub's pod defaults)
     _S("KK_LEASE_RENEW", "10", "seconds between a kubelet's Lease renewals", "client.timings", float, "3"),

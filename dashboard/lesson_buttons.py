@@ -17,6 +17,8 @@ Guarantees:
   (a run where nobody answered is a refusal, 503); a run of more than `WAIT_FOR_AT_MOST` requests
   goes on in the background and the button answers at once with how long it will take.
 - `static-pod` edits a control-plane component's manifest file (`dashboard.control_plane`).
+- `front-door` sends requests from a node to an Ingress's address with a Host and path
+  (`dashboard.lesson_ingress`).
 Every button returns a short line or raises the hub's error (`control.errors`) or `ActionError`.
 """
 
@@ -36,6 +38,7 @@ from control.client.resources import DEPLOYMENTS, PODS, REPLICASETS
 from dashboard import network
 from dashboard.actions import NAME, ActionError, Answer
 from dashboard.control_plane import static_pod
+from dashboard.lesson_ingress import front_door
 from dashboard.hub import cluster_ca, current_token
 
 REVISION = "deployment.kubernetes.io/revision"
@@ -145,5 +148,5 @@ async def traffic(client: HubClient, form: dict[str, str]) -> str:
 
 BUTTONS: dict[str, Callable[[HubClient, dict[str, str]], Awaitable[str]]] = {
     "rollout-undo": rollout_undo, "as-user": as_user, "old-watch": old_watch, "traffic": traffic,
-    "static-pod": static_pod,
+    "static-pod": static_pod, "front-door": front_door,
 }

@@ -43,6 +43,7 @@ def _button_rights(action: Action) -> tuple[Right, ...]:
                               subresource="approval"),),
         "fetch-badge": (Right("get", "certificatesigningrequests", "certificates.k8s.io"),),
         "as-badge": (Right("get", "certificatesigningrequests", "certificates.k8s.io"),),
+        "front-door": (Right("get", "ingresses", "networking.k8s.io", namespace),),  # its address, then traffic
     }.get(action.do, ())
 
 

@@ -154,6 +154,17 @@ def _node_proxier_rules() -> list[Obj]:
             rule(["list", "watch"], ["discovery.k8s.io"], ["endpointslices"])]
 
 
+def _ingress_controller_rules() -> list[Obj]:
+    """ingress-nginx's ClusterRole, narrowed to what the front door reads: its classes, the
+    Ingresses (and their status), the Services and EndpointSlices behind them, the TLS Secrets they
+    name, the Nodes (where kubelets and node-1 are), and events."""
+    return [rule(READ, ["networking.k8s.io"], ["ingressclasses", "ingresses"]),
+            rule(["update"], ["networking.k8s.io"], ["ingresses/status"]),
+            rule(READ, [""], ["services", "secrets", "nodes"]),
+            rule(READ, ["discovery.k8s.io"], ["endpointslices"]),
+            rule(EVENTS, ["", "events.k8s.io"], ["events"])]
+
+
 CERTIFICATES = "certificates.k8s.io"
 # upstream's signers: (name, who approves them) -> the approver ClusterRole's suffix
 SIGNERS = {"kubernetes.io/kube-apiserver-client": "kube-apiserver-client-approver",
@@ -207,6 +218,7 @@ def cluster_roles() -> list[Obj]:
             rule(["get", "list", "watch"], ["storage.k8s.io"], ["storageclasses"])]),
         _role("system:node", _node_rules()),
         _role("system:node-proxier", _node_proxier_rules()),
+        _role("system:ingress-controller", _ingress_controller_rules()),
         *_certificate_roles(),
         # What our spokes do beyond their real counterparts: the scheduler records PodScheduled
         # with a patch of the pod, kube-proxy annotates its Node with its address (and enforces
@@ -219,6 +231,8 @@ def cluster_roles() -> list[Obj]:
         _role("kubekitchen:kube-proxy", [rule(["patch"], [""], ["nodes"]),
                                          rule(["list", "watch"], [""], ["pods", "namespaces"]),
                                          rule(["list", "watch"], ["networking.k8s.io"], ["networkpolicies"])]),
+        # the front door records its ports on node-1 as kube-proxy records its own
+        _role("kubekitchen:ingress-controller", [rule(["patch"], [""], ["nodes"])]),
         _role("kubekitchen:cook", [rule([*READ, *WRITE], ["kitchen.kubekitchen.dev"], ["*"]),
                                     rule(EVENTS, ["", "events.k8s.io"], ["events"])]),
         _role("kubekitchen:supervisor", [rule([*READ, "create", "update", "patch"], [""], ["configmaps"])]),
@@ -266,6 +280,9 @@ def cluster_role_bindings() -> list[Obj]:
         # authorizer, the group is bound and the node restriction (control.auth.restriction) narrows it.
         _binding("system:node", "system:node", [_group("system:nodes")]),
         _binding("system:node-proxier", "system:node-proxier", [_user("system:kube-proxy")]),
+        _binding("system:ingress-controller", "system:ingress-controller", [_user("system:ingress-controller")]),
+        _binding("kubekitchen:ingress-controller", "kubekitchen:ingress-controller",
+                 [_user("system:ingress-controller")]),
         _binding("kubekitchen:kube-scheduler", "kubekitchen:kube-scheduler", [_user("system:kube-scheduler")]),
         _binding("kubekitchen:kube-proxy", "kubekitchen:kube-proxy", [_user("system:kube-proxy")]),
         _binding("kubekitchen:cook", "kubekitchen:cook",

@@ -44,6 +44,7 @@ IDENTITIES: dict[str, tuple[str, ...]] = {
     "system:kube-controller-manager": (),
     "system:kube-scheduler": (),
     "system:kube-proxy": (),
+    "system:ingress-controller": (),
     "system:serviceaccount:kube-system:line-cook": ("system:serviceaccounts", "system:serviceaccounts:kube-system"),
     "system:serviceaccount:kube-system:garnish-cook": ("system:serviceaccounts",
                                                        "system:serviceaccounts:kube-system"),
@@ -132,7 +133,7 @@ def identity_for(component: str, node: str | None = None) -> tuple[str, tuple[st
     if component == "kubelet":
         return node_user(node or "node-1"), (NODES_GROUP,)
     users = {"controller-manager": "system:kube-controller-manager", "scheduler": "system:kube-scheduler",
-             "kube-proxy": "system:kube-proxy",
+             "kube-proxy": "system:kube-proxy", "ingress-controller": "system:ingress-controller",
              "line-cook": "system:serviceaccount:kube-system:line-cook",
              "garnish-cook": "system:serviceaccount:kube-system:garnish-cook",
              "dashboard": "kubekitchen:dashboard", "supervisor": "kubekitchen:supervisor"}

@@ -39,6 +39,9 @@ def load_balancer_pool() -> Network:
 KUBE_PROXY_PORT = 10256  # kube-proxy's healthz port; here it also serves its rules and sends traffic
 # Where a kube-proxy that had to take another port (another cluster on the machine holds 10256) says so.
 KUBE_PROXY_PORT_ANNOTATION = "kubekitchen.dev/kube-proxy-port"
+# Where the ingress controller, a host-network listener of node-1, says it serves (`http=80,https=443`):
+# written by control.frontdoor, read by kube-proxy to send a pod's traffic for that address:port there.
+INGRESS_PORTS_ANNOTATION = "kubekitchen.dev/ingress-controller-ports"
 
 
 def node_address(node: dict) -> str | None:

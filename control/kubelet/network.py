@@ -26,6 +26,7 @@ from control.kinds.pod_servers import REASONS, Listener
 from control.userland.network import Response
 
 Obj = dict[str, Any]
+MORE_REASONS = {502: b"Bad Gateway", 503: b"Service Temporarily Unavailable", 504: b"Gateway Time-out"}
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,17 @@ class NetworkHandle:
         except (errors.ApiError, HubUnreachable):
             return None
 
-    async def send(self, target: str, port: int | None) -> Obj:
+    async def send(self, target: str, port: int | None, path: str = "/", host: str = "") -> Obj:
         """kube-proxy's line for one request (`code` 200 answered, else `error`)."""
         params: Obj = {"node": self.node, "target": target, "namespace": self.namespace, "count": 1}
         if port is not None:
             params["port"] = port
         if self.pod_ip:
             params["source"] = self.pod_ip
+        if path != "/":
+            params["path"] = path
+        if host:
+            params["host"] = host
         try:
             async for line in self.hub.stream_lines("POST", "/kubekitchen/traffic", params=params, read_timeout=30):
                 if "seq" in line:
@@ -67,7 +72,15 @@ class NetworkHandle:
 
 
 def response(line: Obj, path: str, now: float) -> Response:
-    """What the answering pod's simulated server sends for `path` (the line kube-proxy reported)."""
+    """What the answering pod's simulated server sends for `path` (the line kube-proxy reported);
+    a listener that answered itself (the front door: `line["response"]`) is printed as it came."""
+    given = line.get("response")
+    if isinstance(given, dict):
+        status = int(given.get("status") or 0)
+        headers = [(str(k).encode("latin-1", "replace"), str(v).encode("latin-1", "replace"))
+                   for k, v in given.get("headers") or []]
+        return Response(status, REASONS.get(status) or MORE_REASONS.get(status, b""), headers,
+                        str(given.get("body") or "").encode())
     endpoint = str(line.get("endpoint") or "")
     ip, _, port = endpoint.rpartition(":")
     namespace = str(line.get("podNamespace") or str(line.get("service", "")).split("/")[0])

@@ -19,6 +19,9 @@ Guarantees:
 - It is its node's NetworkPolicy agent too (a CNI's part): it watches NetworkPolicies, Pods and
   Namespaces (`control.proxy.policy.PolicyView`) and decides every connection it sends
   (`send`) or is asked about (`decide`, the cluster DNS's queries) from the view as it is then.
+- A target address:port that a Node announces as a host-network listener (the ingress controller
+  on node-1, annotation `kubekitchen.dev/ingress-controller-ports`) is no Service: the request goes
+  to that listener with the plan's path and Host header (`hostports`).
 - It talks to the hub only, as `kube-proxy/<node>`. `python manage.py runcomponent kube-proxy
   --node NAME --server URL [--balance round-robin|random]` calls `run_kube_proxy`.
 """
@@ -47,6 +50,7 @@ from control.kinds.endpointslices import SERVICE_NAME_LABEL
 from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, kubelet_endpoint, node_address
 from control.proxy.policy import PolicyView, line_fields
 from control.proxy.send import Choice, SendPlan, Unroutable, choose, protocol_of, send, serve_path
+from control.proxy import hostports
 from control.proxy.server import ProxyServer
 from control.proxy.table import Balancer, Endpoint, Table, service_rule
 
@@ -163,6 +167,9 @@ class KubeProxy:
         return lambda namespace, name: informer.cache.get(f"{namespace}/{name}")
 
     def send(self, plan: SendPlan) -> AsyncIterator[Obj]:
+        listener = hostports.listener_at(self.nodes.cache.list(), plan.target, plan.port)
+        if listener is not None:  # a host-network listener (the front door): no Service rule involved
+            return hostports.send_to_listener(plan, node=self.node, where=listener, clock=self.clock)
         return send(plan, node=self.node, table=lambda: self.table, balancer=self.balancer,
                     services=self._lookup(self.services), endpoints=self._lookup(self.endpoints),
                     forward=self.forward, clock=self.clock, pod_node=self.pod_node, decide=self.decide_fields)

@@ -69,6 +69,8 @@ class SendPlan:
     count: int = 1
     interval: float = 0.1  # seconds between request starts
     source: str = ""  # the sending pod's IP ("": the node itself)
+    path: str = "/"  # the URL's path, and the Host header, for a host listener (control.proxy.hostports)
+    host: str = ""
 
     @classmethod
     def parse(cls, query: dict[str, str]) -> "SendPlan":
@@ -82,8 +84,11 @@ class SendPlan:
         source = query.get("source", "").strip()
         if source and not _is_ip(source):
             raise ValueError(f"source must be a pod IP, not {source!r}")
+        path, host = query.get("path") or "/", query.get("host", "")
+        if not path.startswith("/") or len(path) > 2048 or len(host) > 255:
+            raise ValueError("path must start with / (at most 2048 characters) and host be at most 255")
         return cls(target, query.get("namespace") or "default", int(port) if port is not None else None,
-                   int(count), interval / 1000, source)
+                   int(count), interval / 1000, source, path, host)
 
 
 class Unroutable(Exception):

@@ -6,9 +6,11 @@ Routes:
   `format=text` -> the iptables-save text; `wait=<version>` waits (up to `timeoutSeconds`,
   default 30, at most 300) until the table's version is above it; `service=<ns>/<name>` shows
   that Service only.
-- `POST /send?target=&namespace=&port=&count=&interval=&source=` -> chunked `application/x-ndjson`,
-  one line per request as it is answered, then `{"done": true, ...}` (see `send`); `source` is the
-  sending pod's IP, whose NetworkPolicies decide each connection with the destination's.
+- `POST /send?target=&namespace=&port=&count=&interval=&source=&path=&host=` -> chunked
+  `application/x-ndjson`, one line per request as it is answered, then `{"done": true, ...}` (see
+  `send`; a target that is a node's host listener, the front door, is sent there with the path and
+  Host: `hostports`); `source` is the sending pod's IP, whose NetworkPolicies decide each
+  connection with the destination's.
 - `GET /decide?target=&namespace=&port=&protocol=&source=` -> JSON, the NetworkPolicy verdict on
   one connection without sending it: `{"allowed", "endpoint", "pod", "policyVersion"}` plus
   `dropped`/`allowedBy` as /send's lines carry them (the cluster DNS asks it before answering a

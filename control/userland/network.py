@@ -13,7 +13,9 @@ an answered request prints the body the answering pod's simulated server gives t
 before it, `curl -I` only them (a HEAD request) and `wget -S` to stderr, with `x-kubekitchen-pod: <namespace>/<pod>` naming who answered.
 A 404 page is printed by curl (exit 0) and refused by wget (`server returned error: HTTP/1.1 404
 Not Found`, exit 1), as they do. Without a handle (a probe's shell) or when the hub cannot be
-reached, a name does not resolve. Not simulated: HTTP methods and request headers and bodies.
+reached, a name does not resolve. Of the request headers only `Host` is sent (`curl -H 'Host: x'`,
+`wget --header 'Host: x'`), with the URL's path, so an Ingress can route by them (the front door's
+answer is printed as it came, `line["response"]`); not simulated: HTTP methods, other headers, bodies.
 
 A connection a NetworkPolicy dropped (the line, or the DNS answer, carries `dropped`) hangs as a
 dropped packet does, on the shell's clock, then fails as the program does on a timeout: curl
@@ -64,8 +66,9 @@ class Network(Protocol):
     async def resolve(self, name: str) -> Obj | None:
         """The DNS answer (`{"name", "type", "records"}`), or None: NXDOMAIN."""
 
-    async def send(self, target: str, port: int | None) -> Obj:
-        """kube-proxy's line for one request (`code` 200 answered, else `error`)."""
+    async def send(self, target: str, port: int | None, path: str = "/", host: str = "") -> Obj:
+        """kube-proxy's line for one request (`code` 200 answered, else `error`); `path` and
+        `host` (the Host header, "" for the URL's) reach a listener that routes by them."""
 
     def answer(self, line: Obj, path: str, now: float) -> "Response":
         """What the answering pod's server sends for `path`."""
@@ -158,10 +161,21 @@ class Response:
         return b"\r\n".join(lines) + b"\r\n\r\n"
 
 
-async def _fetch(shell: Shell, url: str) -> tuple[str, int | None, Obj]:
-    host, port, _ = parse_url(url)
+def host_header(value: str) -> str | None:
+    """The Host a `-H`/`--header` value sets, or None for any other header."""
+    name, colon, rest = value.partition(":")
+    return rest.strip() if colon and name.strip().lower() == "host" else None
+
+
+async def _fetch(shell: Shell, url: str, host_header: str = "") -> tuple[str, int | None, Obj]:
+    host, port, path = parse_url(url)
+    if port is None and url.lower().startswith("https://"):
+        port = 443
     if shell.network is None or not host or port == -1:
         return host, port, {"code": 503, "error": f"NXDOMAIN: {host}"}
+    if host_header or path != "/":
+        query = urlsplit(url if "://" in url else f"http://{url}").query
+        return host, port, await shell.network.send(host, port, path + (f"?{query}" if query else ""), host_header)
     return host, port, await shell.network.send(host, port)
 
 
@@ -170,11 +184,13 @@ def _unresolved(line: Obj) -> bool:
 
 
 async def wget(shell: Shell, args: list[str], io: Streams) -> int:
-    output, quiet, headers, spider, timeout, urls, rest = None, False, False, False, None, [], list(args)
+    output, quiet, headers, spider, timeout, urls, rest, sent_host = None, False, False, False, None, [], list(args), ""
     while rest:
         arg = rest.pop(0)
         if arg in ("-O", "--output-document") and rest:
             output = rest.pop(0)
+        elif arg == "--header" and rest:
+            sent_host = host_header(rest.pop(0)) or sent_host
         elif arg == "--server-response":
             headers = True
         elif arg == "--spider":
@@ -198,7 +214,7 @@ async def wget(shell: Shell, args: list[str], io: Streams) -> int:
     if not urls:
         io.err(b"BusyBox v1.36.1 multi-call binary.\n\nUsage: wget [-cqS] [--spider] [-O FILE] [-T SEC] URL...\n")
         return 1
-    host, port, line = await _fetch(shell, urls[0])
+    host, port, line = await _fetch(shell, urls[0], sent_host)
     if not quiet:
         io.err(f"Connecting to {host}{f':{port}' if port else ''}\n".encode())
     if dropped(line):
@@ -240,10 +256,15 @@ async def curl(shell: Shell, args: list[str], io: Streams) -> int:
     output, silent, show_errors, include, head_only, urls, rest = None, False, False, False, False, [], list(args)
     max_time: float | None = None
     connect_timeout: float | None = None
+    sent_host = ""
     while rest:
         arg = rest.pop(0)
         if arg in ("-o", "--output") and rest:
             output = rest.pop(0)
+        elif arg in ("-H", "--header") and rest:
+            sent_host = host_header(rest.pop(0)) or sent_host
+        elif arg.startswith("-H") and len(arg) > 2:
+            sent_host = host_header(arg[2:]) or sent_host
         elif arg == "--include":
             include = True
         elif arg == "--head":
@@ -258,8 +279,8 @@ async def curl(shell: Shell, args: list[str], io: Streams) -> int:
                 max_time = _seconds(value)
             else:
                 connect_timeout = _seconds(value)
-        elif arg in ("-H", "-X", "-d", "-A") and rest:
-            rest.pop(0)  # no header or body is simulated
+        elif arg in ("-X", "-d", "-A") and rest:
+            rest.pop(0)  # no method or body is simulated
         elif arg.startswith("-") and not arg.startswith("--"):
             silent, show_errors, include = silent or "s" in arg, show_errors or "S" in arg, include or "i" in arg
             head_only = head_only or "I" in arg
@@ -268,7 +289,7 @@ async def curl(shell: Shell, args: list[str], io: Streams) -> int:
     if not urls:
         io.err(b"curl: try 'curl --help' or 'curl --manual' for more information\n")
         return 2
-    host, port, line = await _fetch(shell, urls[0])
+    host, port, line = await _fetch(shell, urls[0], sent_host)
     if dropped(line):
         message = await _curl_hangs(shell, host, port, connect_timeout, max_time)
         if not silent or show_errors:

@@ -139,6 +139,12 @@ def expected_problems(action: Action, kubectl: str) -> list[str]:
         if argv[1:4] != ["manage.py", "traffic", form["target"]] or _flag(argv, "--from") != form["node"] \
                 or _flag(argv, "-n") != form["count"]:
             problems.append(f"the button sends {form['count']} requests from {form['node']} to {form['target']}")
+    elif action.do == "front-door":  # curl from this machine to the Ingress's address, with the Host header
+        address = "$(kubectl get ingress {} -o jsonpath='{{.status.loadBalancer.ingress[0].ip}}:" \
+                  "{{.status.loadBalancer.ingress[0].ports[0].port}}')".format(form["ingress"])
+        if argv[:2] != ["curl", "-s"] or _flag(argv, "-H") != f"Host: {form['host']}" or \
+                not " ".join(kubectl.split()).endswith(f"http://{address}{form['path']}"):
+            problems.append(f"the button asks {form['host']}{form['path']} at the address of ingress {form['ingress']}")
     else:
         problems.append(f"no kubectl twin known for the button {action.do}")
     if namespace and namespace not in OWN_NAMESPACES:

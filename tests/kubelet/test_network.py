@@ -160,3 +160,24 @@ def test_a_pod_ip_is_sent_as_the_target_and_its_pod_named_from_the_answer():
 def test_curl_I_prints_only_the_headers():
     code, out, _, _ = sh(FakeHub(NGINX_LINE), "curl -sI web")
     assert code == 0 and out.startswith("HTTP/1.1 200 OK\r\n") and out.endswith("\r\n\r\n") and "nginx!" not in out
+
+
+FRONT_DOOR_LINE = {"seq": 0, "from": "n1", "target": "10.96.3.4", "service": "", "endpoint": "10.96.3.4:80",
+                   "pod": "soup-1", "podNamespace": "default", "podNode": "node-1", "code": 200,
+                   "via": "ingress-controller",
+                   "response": {"status": 404, "headers": [["server", "nginx"], ["content-type", "text/html"]],
+                                "body": "<html>404 Not Found</html>\r\n"}}
+
+
+def test_curl_sends_the_host_header_and_path_and_prints_a_listeners_own_answer():
+    hub = FakeHub(FRONT_DOOR_LINE)
+    code, out, err, _ = sh(hub, "curl -i -H 'Host: menu.example' http://10.96.3.4/soup?x=1")
+    assert code == 0 and err == ""
+    assert out.startswith("HTTP/1.1 404 Not Found\r\nserver: nginx\r\n") and out.endswith("<html>404 Not Found</html>\r\n")
+    assert hub.asked[-1][2] == {"node": "n1", "target": "10.96.3.4", "namespace": "default", "count": 1,
+                                "path": "/soup?x=1", "host": "menu.example"}
+    code, _, err, _ = sh(hub, "wget -q --header 'Host: menu.example' -O- http://10.96.3.4/soup")
+    assert code == 1 and "404 Not Found" in err  # wget refuses a 404, as busybox's
+    assert hub.asked[-1][2]["host"] == "menu.example"
+    sh(hub, "curl -H 'Accept: x' http://10.96.3.4/")
+    assert "host" not in hub.asked[-1][2] and "path" not in hub.asked[-1][2]  # only Host is sent

@@ -8,7 +8,7 @@ Routes (under /kubekitchen):
   to the cluster DNS Service, DNAT then filter as for any Service): a query a NetworkPolicy drops
   answers 200 `{"dropped": {...}}` (the querying pod hears nothing); a kube-proxy that cannot be
   reached decides nothing (the name is answered).
-- `POST traffic?node=<node>&target=<name|clusterIP>&namespace=&count=&port=&interval=&source=` -> the
+- `POST traffic?node=<node>&target=<name|clusterIP>&namespace=&count=&port=&interval=&source=&path=&host=` -> the
   node's kube-proxy `POST /send` streamed through line by line (application/x-ndjson); every
   request line is also published as a traffic record `{"type": "service.request", ...line}` on
   the channel layer group `kk.traffic` (names from `control.protocol`), so every dashboard draws which pod answered (the line's own
@@ -50,7 +50,7 @@ from control.kinds.network import CLUSTER_DNS
 
 METHODS = {"resolve": "GET", "traffic": "POST", "proxyrules": "GET"}
 # Where kube-proxy says it listens when KUBE_PROXY_PORT was taken (control/proxy/proxy.py writes it).
-SEND_PARAMS = ("target", "namespace", "port", "count", "interval", "source")
+SEND_PARAMS = ("target", "namespace", "port", "count", "interval", "source", "path", "host")
 DNS_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?\.?$")
 CONNECT_TIMEOUT = 5.0
 LINE_TIMEOUT = 60.0  # the longest wait for the next answer of a traffic run

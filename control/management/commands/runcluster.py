@@ -79,6 +79,7 @@ def spoke_commands(url: str, nodes: int) -> dict[str, list[str]]:
     spokes = {"controller-manager": ["controller-manager", "--server", url], "scheduler": ["scheduler", "--server", url]}
     spokes["line-cook"] = ["line-cook", "--server", url]  # the restaurant's two cooks (control/restaurant)
     spokes["garnish-cook"] = ["garnish-cook", "--server", url]
+    spokes["ingress-controller"] = ["ingress-controller", "--server", url]  # the maître d' (control/frontdoor)
     for i in range(1, nodes + 1):
         spokes[f"kubelet/node-{i}"] = ["kubelet", "--node", f"node-{i}", "--server", url]
         spokes[f"kube-proxy/node-{i}"] = ["kube-proxy", "--node", f"node-{i}", "--server", url]
@@ -278,6 +279,7 @@ class Command(BaseCommand):
                 self.stdout.write(line)
             if not no_spokes:
                 self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s) and kube-proxies, line-cook, garnish-cook, "
+                                  f"ingress-controller, "
                                   f"each its own process; "
                                   f"desired states in ConfigMap {SPOKES_NAMESPACE}/{SPOKES_NAME}")
                 self.stdout.write(node_address_line(address_mode, nodes))

@@ -1,0 +1,120 @@
+"""Traffic from a pod to a host-network listener of a node: the ingress controller (the front
+door), which listens on node-1's own address as a hostNetwork ingress-nginx does. No kube-proxy
+rule is involved upstream either: the packet leaves the pod for the node's address and reaches the
+process listening there. kube-proxy only recognises the address and port and makes the request.
+
+Guarantees:
+- `listener_at(nodes, ip, port)` is the (node name, scheme) of the listener a Node announces in
+  its annotation `kubekitchen.dev/ingress-controller-ports` (`http=8080,https=8443`, written by
+  the ingress controller) on its InternalIP, or None: any other address goes the usual way.
+- `send_to_listener` makes each request of the plan as one HTTP/1.1 exchange with the listener
+  (the plan's path and Host header; TLS without verification for an https port, as `curl -k`),
+  and yields kube-proxy's line for it: `code` 200 when it answered (whatever the HTTP status),
+  `response` the whole answer (`status`, `headers`, `body` as text) for the shell to print, `pod`
+  and `podNamespace` from its `x-kubekitchen-pod` header, `via: ingress-controller`; an answer
+  that does not come within 2 s, or a refused connection, is a line with code 503 and an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from typing import Any, AsyncIterator, Iterable
+
+import h11
+
+from control.clock import REAL, Clock
+from control.client.framing import Wire
+from control.kinds.network import INGRESS_PORTS_ANNOTATION as PORTS_ANNOTATION, node_address
+
+Obj = dict[str, Any]
+TIMEOUT = 2.0
+MAX_BODY = 1 << 20
+
+
+def announced(node: Obj) -> dict[int, str]:
+    """port -> scheme of the listeners a Node announces."""
+    text = ((node.get("metadata") or {}).get("annotations") or {}).get(PORTS_ANNOTATION) or ""
+    out: dict[int, str] = {}
+    for part in str(text).split(","):
+        scheme, _, port = part.strip().partition("=")
+        if port.isdigit() and scheme in ("http", "https"):
+            out[int(port)] = scheme
+    return out
+
+
+def listener_at(nodes: Iterable[Obj], ip: str, port: int | None) -> tuple[str, str] | None:
+    for node in nodes:
+        if node_address(node) == ip:
+            scheme = announced(node).get(port or 80)
+            if scheme:
+                return str((node.get("metadata") or {}).get("name") or ""), scheme
+    return None
+
+
+async def exchange(ip: str, port: int, scheme: str, path: str, host: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    """One GET to the listener; (status, headers, body)."""
+    context = None
+    if scheme == "https":
+        context = ssl.create_default_context()
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    reader, writer = await asyncio.open_connection(ip, port, ssl=context,
+                                                   server_hostname=(host or None) if context else None)
+    wire = Wire(reader, writer, h11.CLIENT)
+    try:
+        wire.send(h11.Request(method="GET", target=path or "/",
+                              headers=[(b"host", (host or f"{ip}:{port}").encode()), (b"user-agent", b"curl/8.5.0"),
+                                       (b"accept", b"*/*"), (b"connection", b"close")]), h11.EndOfMessage())
+        await writer.drain()
+        response = await wire.receive_answer()
+        if type(response) is not h11.Response:
+            raise ConnectionError("the listener closed the connection")
+        pieces, size = [], 0
+        while True:
+            event = await wire.receive()
+            if type(event) is h11.Data:
+                size += len(event.data)
+                if size > MAX_BODY:
+                    raise ConnectionError("the answer is too large")
+                pieces.append(event.data)
+            elif type(event) is h11.EndOfMessage:
+                break
+            else:
+                raise ConnectionError("the answer ended before its body")
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers]
+        return response.status_code, headers, b"".join(pieces)
+    finally:
+        writer.close()
+
+
+async def send_to_listener(plan: Any, *, node: str, where: tuple[str, str], clock: Clock = REAL
+                           ) -> AsyncIterator[Obj]:
+    """Lines as `control.proxy.send.send` gives them, for a plan whose target is a host listener."""
+    listener_node, scheme = where
+    port = plan.port or 80
+    answered: dict[str, int] = {}
+    failed = 0
+    start = clock.monotonic()
+    for seq in range(plan.count):
+        delay = start + seq * plan.interval - clock.monotonic()
+        if seq and delay > 0:
+            await clock.sleep(delay)
+        began = clock.monotonic()
+        line: Obj = {"seq": seq, "from": node, "target": plan.target, "service": "", "clusterIP": "",
+                     "endpoint": f"{plan.target}:{port}", "pod": "", "podNode": listener_node,
+                     "via": "ingress-controller", "endpointsResourceVersion": ""}
+        try:
+            async with asyncio.timeout(TIMEOUT):
+                status, headers, body = await exchange(plan.target, port, scheme, getattr(plan, "path", "/") or "/",
+                                                       getattr(plan, "host", "") or "")
+        except (OSError, TimeoutError, ConnectionError, h11.ProtocolError, ssl.SSLError) as exc:
+            failed += 1
+            yield {**line, "code": 503, "error": f"the ingress controller did not answer: {type(exc).__name__}"}
+            continue
+        who = next((v for k, v in headers if k.lower() == "x-kubekitchen-pod"), "")
+        namespace, _, pod = who.partition("/")
+        line.update(code=200, pod=pod, podNamespace=namespace, ms=round((clock.monotonic() - began) * 1000, 3),
+                    response={"status": status, "headers": headers, "body": body.decode("utf-8", errors="replace")})
+        answered[pod] = answered.get(pod, 0) + 1
+        yield line
+    yield {"done": True, "sent": plan.count, "answered": answered, "failed": failed}

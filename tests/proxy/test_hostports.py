@@ -1,0 +1,68 @@
+"""A pod's traffic to a host-network listener (the front door): recognised by the address and the
+ports a Node announces, sent as one HTTP exchange with the plan's path and Host, answered whole."""
+
+from __future__ import annotations
+
+import asyncio
+
+from control.proxy.hostports import announced, listener_at, send_to_listener
+from control.proxy.send import SendPlan
+
+
+def node(name: str, ip: str, ports: str | None) -> dict:
+    meta: dict = {"name": name}
+    if ports is not None:
+        meta["annotations"] = {"kubekitchen.dev/ingress-controller-ports": ports}
+    return {"metadata": meta, "status": {"addresses": [{"type": "InternalIP", "address": ip}]}}
+
+
+def test_the_listener_a_node_announces():
+    nodes = [node("node-1", "127.0.1.1", "http=8080,https=8443"), node("node-2", "127.0.1.2", None)]
+    assert announced(nodes[0]) == {8080: "http", 8443: "https"}
+    assert listener_at(nodes, "127.0.1.1", 8080) == ("node-1", "http")
+    assert listener_at(nodes, "127.0.1.1", 8443) == ("node-1", "https")
+    assert listener_at(nodes, "127.0.1.1", None) is None  # port 80 is not announced
+    assert listener_at(nodes, "127.0.1.2", 8080) is None
+    assert listener_at([node("node-1", "127.0.1.1", "http=80")], "127.0.1.1", None) == ("node-1", "http")
+    assert announced(node("n", "1.2.3.4", "http=x,ftp=21,https=443")) == {443: "https"}
+
+
+def test_one_exchange_per_request_with_path_and_host():
+    async def run():
+        seen = []
+
+        async def serve(reader, writer):
+            head = await reader.readuntil(b"\r\n\r\n")
+            seen.append(head)
+            body = b'{"pod":"soup-1"}\n'
+            writer.write(b"HTTP/1.1 200 OK\r\nx-kubekitchen-pod: default/soup-1\r\ncontent-length: %d\r\n\r\n%s"
+                         % (len(body), body))
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        plan = SendPlan("127.0.0.1", port=port, count=2, interval=0, path="/soup", host="menu.example")
+        lines = [line async for line in send_to_listener(plan, node="node-2", where=("node-1", "http"))]
+        server.close()
+        assert [line["pod"] for line in lines[:2]] == ["soup-1", "soup-1"]
+        assert lines[0]["code"] == 200 and lines[0]["response"]["status"] == 200
+        assert lines[0]["response"]["body"] == '{"pod":"soup-1"}\n' and lines[0]["via"] == "ingress-controller"
+        assert lines[-1] == {"done": True, "sent": 2, "answered": {"soup-1": 2}, "failed": 0}
+        assert seen[0].startswith(b"GET /soup HTTP/1.1\r\n") and b"host: menu.example" in seen[0]
+        closed = SendPlan("127.0.0.1", port=port, count=1)
+        [line, done] = [line async for line in send_to_listener(closed, node="node-2", where=("node-1", "http"))]
+        assert line["code"] == 503 and done["failed"] == 1
+    asyncio.run(run())
+
+
+def test_the_plan_reads_path_and_host():
+    plan = SendPlan.parse({"target": "1.2.3.4", "path": "/soup?x=1", "host": "menu.example"})
+    assert (plan.path, plan.host) == ("/soup?x=1", "menu.example")
+    assert SendPlan.parse({"target": "web"}).path == "/"
+    try:
+        SendPlan.parse({"target": "web", "path": "soup"})
+    except ValueError as exc:
+        assert "path must start with /" in str(exc)
+    else:
+        raise AssertionError("a relative path was accepted")
