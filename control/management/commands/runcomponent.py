@@ -33,7 +33,8 @@ from control.staticpods.manifests import VERSION, refused_flag
 # die_with_parent is imported from here by runcluster and the tests (it lived here first)
 from control.parentwatch import PARENT_CHECK, die_with_parent, parent_is_gone  # noqa: F401
 
-COMPONENTS = ("controller-manager", "scheduler", "kubelet", "line-cook", "garnish-cook", "kube-proxy")
+COMPONENTS = ("controller-manager", "scheduler", "kubelet", "line-cook", "garnish-cook", "kube-proxy",
+              "gateway-controller")
 EXIT_GRACE = 2.0  # seconds a signalled spoke gets to close its servers and connections
 
 
@@ -70,6 +71,10 @@ async def _serve(component: str, server: str, node: str | None, options: dict) -
         from control.restaurant.cooks import run_cook
 
         await run_cook(server, component)
+    elif component == "gateway-controller":
+        from control.gateway.controller import run_gateway_controller
+
+        await run_gateway_controller(server)
     elif component == "kube-proxy":
         from control.proxy.proxy import run_kube_proxy
 
