@@ -17,6 +17,7 @@ Guarantees:
   (a run where nobody answered is a refusal, 503); a run of more than `WAIT_FOR_AT_MOST` requests
   goes on in the background and the button answers at once with how long it will take.
 - `static-pod` edits a control-plane component's manifest file (`dashboard.control_plane`).
+- `gateway-traffic` sends guests through a Gateway's listener from this machine (`dashboard.lesson_gateway`).
 Every button returns a short line or raises the hub's error (`control.errors`) or `ActionError`.
 """
 
@@ -33,7 +34,7 @@ import httpx
 from control import errors
 from control.client.http import HubClient
 from control.client.resources import DEPLOYMENTS, PODS, REPLICASETS
-from dashboard import network
+from dashboard import lesson_gateway, network
 from dashboard.actions import NAME, ActionError, Answer
 from dashboard.control_plane import static_pod
 from dashboard.hub import cluster_ca, current_token
@@ -145,5 +146,5 @@ async def traffic(client: HubClient, form: dict[str, str]) -> str:
 
 BUTTONS: dict[str, Callable[[HubClient, dict[str, str]], Awaitable[str]]] = {
     "rollout-undo": rollout_undo, "as-user": as_user, "old-watch": old_watch, "traffic": traffic,
-    "static-pod": static_pod,
+    "static-pod": static_pod, "gateway-traffic": lesson_gateway.gateway_traffic,
 }

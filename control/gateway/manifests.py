@@ -255,3 +255,27 @@ REFERENCEGRANT_CRD = _crd(
 )
 
 CRDS = (GATEWAYCLASS_CRD, GATEWAY_CRD, HTTPROUTE_CRD, REFERENCEGRANT_CRD)
+
+# --- what a fresh cluster gets besides the definitions -------------------------------------------
+
+CLASS_NAME = "kube-kitchen"  # the bootstrap GatewayClass, handled by our controller
+CONTROLLER = "kubekitchen.dev/gateway-controller"  # the controllerName of our GatewayClasses
+GATEWAY_CLASS = {"apiVersion": f"{GROUP}/v1", "kind": "GatewayClass", "metadata": {"name": CLASS_NAME},
+                 "spec": {"controllerName": CONTROLLER,
+                          "description": "Kube Kitchen's front door: HTTP listeners on this machine"}}
+SERVED = ["gatewayclasses", "gateways", "httproutes", "referencegrants"]
+
+
+def _aggregate(name: str, to: list[str], resources: list[str], verbs: list[str]) -> Schema:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": f"{GROUP}:aggregate-to-{name}",
+                         "labels": {f"rbac.authorization.k8s.io/aggregate-to-{role}": "true" for role in to}},
+            "rules": [{"apiGroups": [GROUP], "resources": resources, "verbs": verbs}]}
+
+
+# upstream's rbac_aggregation: the built-in view, edit and admin roles cover the Gateway API
+AGGREGATION_ROLES = (
+    _aggregate("view", ["view", "edit", "admin"], SERVED + [f"{r}/status" for r in SERVED if r != "referencegrants"],
+               ["get", "list", "watch"]),
+    _aggregate("edit", ["edit", "admin"], SERVED, ["create", "delete", "deletecollection", "patch", "update"]),
+)

@@ -30,13 +30,13 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from control.gateway.manifests import GROUP
+from control.gateway.manifests import CONTROLLER, GROUP
 from control.gateway.routing import Backend, Match, Router, Rule, route_hostnames
 from control.kinds.meta import find_condition, new_condition
 from control.kinds.selectors import SelectorError, label_selector_from_object
 
 Obj = dict[str, Any]
-CONTROLLER_NAME = "kubekitchen.dev/gateway-controller"
+CONTROLLER_NAME = CONTROLLER
 SERVED_PROTOCOLS = ("HTTP",)
 ROUTE_KIND = {"group": GROUP, "kind": "HTTPRoute"}
 

@@ -127,15 +127,28 @@ def node_address_line(mode: str, nodes: int) -> str:
 
 def install_kitchen(url: str, err, token: str | None = None) -> None:
     """The restaurant's kinds (Order, Dish) and the Gateway API's (GatewayClass, Gateway, HTTPRoute,
-    ReferenceGrant) on every fresh cluster; a refusal is reported, not fatal."""
+    ReferenceGrant, with the GatewayClass `kube-kitchen`) on every fresh cluster; a refusal is
+    reported, not fatal."""
     from control.gateway.manifests import CRDS as GATEWAY_CRDS
     from control.restaurant.install import InstallError, install_crds
+
+    from control.gateway.install import install_objects
 
     for what, crds in (("the restaurant's kinds", None), ("the Gateway API's kinds", GATEWAY_CRDS)):
         try:
             install_crds(url, token=token, **({"crds": crds} if crds else {}))
         except (InstallError, OSError) as exc:
             err.write(f"{what} were not installed: {exc}")
+            continue
+        if crds is GATEWAY_CRDS:  # the aggregated roles and the bootstrap GatewayClass `kube-kitchen`
+            for problem in install_objects(url, token or install_token()):
+                err.write(f"a Gateway API object was not installed: {problem}")
+
+
+def install_token() -> str:
+    from control.auth.tokenfile import operator_token
+
+    return operator_token(settings.DATA_DIR)
 
 
 def _reachable(url: str) -> tuple[str, str]:
