@@ -122,7 +122,7 @@ def _crd(kind: str, plural: str, singular: str, short: list[str], version: str, 
 GATEWAYCLASS_CRD = _crd(
     "GatewayClass", "gatewayclasses", "gatewayclass", ["gc"], "v1", "Cluster",
     spec=_obj({
-        "controllerName": CONTROLLER_NAME,
+        "controllerName": {**CONTROLLER_NAME, "description": "The controller that handles Gateways of this class."},
         "description": _s(max_length=64),
         "parametersRef": _obj({"group": GROUP_FIELD, "kind": KIND_FIELD, "name": NAME_FIELD,
                                "namespace": NAMESPACE_FIELD}, ["group", "kind", "name"]),
@@ -169,7 +169,7 @@ ADDRESS = _obj({"type": _s(1, 253, r"^Hostname|IPAddress|NamedAddress|" + DNS_SU
 GATEWAY_CRD = _crd(
     "Gateway", "gateways", "gateway", ["gtw"], "v1", "Namespaced",
     spec=_obj({
-        "gatewayClassName": _s(1, 253),
+        "gatewayClassName": _s(1, 253, description="The GatewayClass (and so the controller) of this Gateway."),
         "listeners": _list(LISTENER, 64, minItems=1,
                            **{"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}),
         "addresses": _list(ADDRESS, 16),
@@ -199,8 +199,10 @@ QUERY_MATCH = _obj({"name": _s(1, 256, HEADER_NAME_PATTERN),
                     "type": {"type": "string", "enum": MATCH_TYPES, "default": "Exact"},
                     "value": _s(1, 1024)}, ["name", "value"])
 MATCH = _obj({
-    "path": _obj({"type": {"type": "string", "enum": PATH_TYPES, "default": "PathPrefix"},
-                  "value": _s(max_length=1024, default="/")}, default={"type": "PathPrefix", "value": "/"}),
+    "path": _obj({"type": {"type": "string", "enum": PATH_TYPES, "default": "PathPrefix",
+                           "description": "Exact, PathPrefix (whole path elements) or RegularExpression."},
+                  "value": _s(max_length=1024, default="/", description="The path to match, starting with /.")},
+                 default={"type": "PathPrefix", "value": "/"}, description="How the request's path must match."),
     "headers": _list(HEADER_MATCH, 16, **{"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}),
     "queryParams": _list(QUERY_MATCH, 16, **{"x-kubernetes-list-type": "map",
                                              "x-kubernetes-list-map-keys": ["name"]}),
@@ -214,14 +216,17 @@ BACKEND_REF = _obj({
     "name": NAME_FIELD,
     "namespace": NAMESPACE_FIELD,
     "port": PORT,
-    "weight": {"type": "integer", "format": "int32", "default": 1, "minimum": 0, "maximum": 1000000},
+    "weight": {"type": "integer", "format": "int32", "default": 1, "minimum": 0, "maximum": 1000000,
+               "description": "This backend's share of the rule's requests: weight / sum of the rule's weights "
+                              "(0: none). Default 1."},
     "filters": _list(FILTER, 16),
 }, ["name"])
 RULE = _obj({
     "name": SECTION_NAME,
     "matches": _list(MATCH, 64, default=[{"path": {"type": "PathPrefix", "value": "/"}}]),
     "filters": _list(FILTER, 16),
-    "backendRefs": _list(BACKEND_REF, 16),
+    "backendRefs": _list(BACKEND_REF, 16, description="Services (name, port, weight) that answer the rule's requests; "
+                                                      "one of another namespace needs a ReferenceGrant there."),
     "timeouts": _obj({"request": _s(pattern=DURATION_PATTERN), "backendRequest": _s(pattern=DURATION_PATTERN)}),
 })
 PARENT_STATUS = _obj({"parentRef": PARENT_REF, "controllerName": CONTROLLER_NAME, "conditions": CONDITIONS},
@@ -230,9 +235,12 @@ PARENT_STATUS = _obj({"parentRef": PARENT_REF, "controllerName": CONTROLLER_NAME
 HTTPROUTE_CRD = _crd(
     "HTTPRoute", "httproutes", "httproute", [], "v1", "Namespaced",
     spec=_obj({
-        "parentRefs": _list(PARENT_REF, 32),
-        "hostnames": _list(HOSTNAME, 16),
-        "rules": _list(RULE, 16, default=[{"matches": [{"path": {"type": "PathPrefix", "value": "/"}}]}]),
+        "parentRefs": _list(PARENT_REF, 32, description="The Gateways (and their listeners, by sectionName) "
+                                                       "this route attaches to."),
+        "hostnames": _list(HOSTNAME, 16, description="Host headers this route answers (exact names, or *.suffix); "
+                                                     "none: every host its listener takes."),
+        "rules": _list(RULE, 16, default=[{"matches": [{"path": {"type": "PathPrefix", "value": "/"}}]}],
+                       description="Matches and the weighted backends their requests go to."),
     }),
     status=_obj({"parents": _list(PARENT_STATUS, 32)}, ["parents"]),
     columns=[{"name": "Hostnames", "type": "string", "jsonPath": ".spec.hostnames"}, AGE],

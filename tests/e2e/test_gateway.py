@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -140,14 +141,19 @@ def test_a_canary_split_over_1000_requests_from_this_machine(cluster):
     wait_for(all_answer, timeout=60, what="the gateway answering 200")
     versions: Counter[str] = Counter()
     pods: Counter[str] = Counter()
+    took: list[float] = []
     with httpx.Client(base_url=f"http://{where}", timeout=5) as http:
         for _ in range(1000):
+            began = time.perf_counter()
             response = http.get("/")
+            took.append(time.perf_counter() - began)
             assert response.status_code == 200, response.text
             pod = response.json()["pod"]
             pods[pod] += 1
             versions[pod.rsplit("-", 2)[0]] += 1
-    print(f"\nmeasured split over 1000 requests: {dict(versions)}; by pod: {dict(pods)}")
+    took.sort()
+    print(f"\nmeasured split over 1000 requests: {dict(versions)}; by pod: {dict(pods)}; "
+          f"p50 {took[499] * 1000:.1f} ms, p99 {took[989] * 1000:.1f} ms, total {sum(took):.2f} s")
     assert sum(versions.values()) == 1000
     assert 860 <= versions["menu-v1"] <= 940 and versions["menu-v1"] + versions["menu-v2"] == 1000, versions
     assert len([p for p in pods if p.startswith("menu-v1-")]) == 3  # spread over the three v1 pods
