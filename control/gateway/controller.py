@@ -87,9 +87,9 @@ class GatewayController:
     def world(self) -> gwstatus.World:
         cache = lambda informer: (lambda namespace, name: informer.cache.get(f"{namespace}/{name}"))  # noqa: E731
         return gwstatus.World(
-            classes=lambda name: self.classes.cache.get(f"/{name}") or self.classes.cache.get(name),
+            classes=self.classes.cache.get,  # cluster-scoped: keyed by name
             gateways=cache(self.gateways), services=cache(self.services),
-            namespaces=lambda name: self.namespaces.cache.get(f"/{name}") or self.namespaces.cache.get(name),
+            namespaces=self.namespaces.cache.get,
             grants=lambda namespace: self.grants.cache.by_index("namespace", namespace))
 
     # --- the reconcile ----------------------------------------------------------------------------
@@ -202,7 +202,7 @@ class GatewayController:
         return ready_endpoints(service, backend.port, slices)
 
     async def forward(self, target: Target) -> tuple[int, Obj]:
-        where = kubelet_endpoint(self.nodes.cache.get(target.node) or self.nodes.cache.get(f"/{target.node}"))
+        where = kubelet_endpoint(self.nodes.cache.get(target.node))
         if where is None:
             return 503, {"error": f"node {target.node!r} of pod {target.pod} has no kubelet address"}
         pool = self._pools.get(where)

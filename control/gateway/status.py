@@ -10,7 +10,9 @@ Guarantees:
   once a listener is served, False `Invalid`/`AddressNotAssigned` otherwise), `status.addresses`
   (the address it is served on), and per listener `supportedKinds` (HTTPRoute for HTTP),
   `attachedRoutes` (the accepted routes attached to it) and conditions `Accepted` (False
-  `UnsupportedProtocol` for anything but HTTP), `ResolvedRefs`, `Programmed`, `Conflicted`.
+  `UnsupportedProtocol` for anything but HTTP), `ResolvedRefs`, `Programmed`, `Conflicted` (True,
+  and the listener neither accepted nor served, for two listeners on one port with different
+  protocols, `ProtocolConflict`, or the same hostname, `HostnameConflict`).
 - HTTPRoute, one `status.parents[]` entry per parentRef to one of our Gateways (the parentRef
   as given, `controllerName`): `Accepted` (True `Accepted`; False `NoMatchingParent` for a
   sectionName/port no listener has, `NotAllowedByListeners` when allowedRoutes (namespaces: Same,
@@ -255,17 +257,22 @@ def gateway_status(gateway: Obj, routes: list[Obj], world: World, served: Served
                     counts[name] = counts.get(name, 0) + 1
     old_listeners = {l.get("name"): l.get("conditions") for l in status.get("listeners") or [] if isinstance(l, dict)}
     listeners, valid, programmed = [], 0, 0
+    conflicted = conflicts(gateway)
     for listener in (gateway.get("spec") or {}).get("listeners") or []:
         if not isinstance(listener, dict):
             continue
         name, port, before = str(listener.get("name")), listener.get("port"), old_listeners.get(listener.get("name"))
-        supported = listener.get("protocol") in SERVED_PROTOCOLS
+        clash = conflicted.get(name)
+        supported = listener.get("protocol") in SERVED_PROTOCOLS and not clash
         kinds_ok = _kind_allowed(listener)
         up = served is not None and port in served.bound
         why_down = (served.failed.get(port) if served is not None else None) or "Waiting for the listener to be served"
         valid += supported and kinds_ok
         programmed += supported and kinds_ok and up
-        if not supported:
+        if clash:
+            accepted = _cond("Accepted", False, clash, f"Listener {name} conflicts with another on port {port}",
+                             generation, now, before)
+        elif not supported:
             accepted = _cond("Accepted", False, "UnsupportedProtocol",
                              f"Protocol {listener.get('protocol')} is not served here (HTTP only)", generation, now, before)
         else:
@@ -278,7 +285,9 @@ def gateway_status(gateway: Obj, routes: list[Obj], world: World, served: Served
             _cond("Programmed", bool(supported and kinds_ok and up), "Programmed" if up and supported else "Invalid",
                   f"Listening on {served.host}:{served.bound[port]}" if up and served else why_down,
                   generation, now, before),
-            _cond("Conflicted", False, "NoConflicts", "No conflicts", generation, now, before),
+            _cond("Conflicted", bool(clash), clash or "NoConflicts",
+                  f"Another listener on port {port} has the same {'hostname' if clash == 'HostnameConflict' else 'port'}"
+                  if clash else "No conflicts", generation, now, before),
         ]
         listeners.append({"name": name, "supportedKinds": [dict(ROUTE_KIND)] if supported and kinds_ok else [],
                           "attachedRoutes": counts.get(name, 0) if supported else 0, "conditions": conditions})
@@ -298,10 +307,28 @@ def gateway_status(gateway: Obj, routes: list[Obj], world: World, served: Served
     return status
 
 
+def conflicts(gateway: Obj) -> dict[str, str]:
+    """listener name -> why it conflicts with another of the Gateway's (`ProtocolConflict`: the same
+    port with another protocol; `HostnameConflict`: the same port, protocol and hostname)."""
+    listeners = [l for l in (gateway.get("spec") or {}).get("listeners") or [] if isinstance(l, dict)]
+    out = {}
+    for listener in listeners:
+        for other in listeners:
+            if other is listener or other.get("port") != listener.get("port"):
+                continue
+            if other.get("protocol") != listener.get("protocol"):
+                out[str(listener.get("name"))] = "ProtocolConflict"
+            elif (other.get("hostname") or "") == (listener.get("hostname") or ""):
+                out.setdefault(str(listener.get("name")), "HostnameConflict")
+    return out
+
+
 def routers(gateway: Obj, routes: list[Obj], world: World) -> dict[int, Router]:
-    """listener port -> the Router of this Gateway's HTTP listeners on it."""
+    """listener port -> the Router of this Gateway's HTTP listeners on it (conflicted ones left out)."""
+    conflicted = conflicts(gateway)
     listeners = [l for l in (gateway.get("spec") or {}).get("listeners") or []
-                 if isinstance(l, dict) and l.get("protocol") in SERVED_PROTOCOLS and _kind_allowed(l)]
+                 if isinstance(l, dict) and l.get("protocol") in SERVED_PROTOCOLS and _kind_allowed(l)
+                 and str(l.get("name")) not in conflicted]
     by_port: dict[int, list[Obj]] = {}
     for listener in listeners:
         if isinstance(listener.get("port"), int):

@@ -195,3 +195,17 @@ def test_an_unsupported_protocol_is_not_accepted():
         "Accepted": ("False", "ListenersNotValid"), "Programmed": ("False", "Invalid")}
     accepted = status["listeners"][0]["conditions"][0]
     assert (accepted["type"], accepted["status"], accepted["reason"]) == ("Accepted", "False", "UnsupportedProtocol")
+
+
+def test_listeners_that_conflict_are_neither_accepted_nor_served():
+    listeners = [{"name": "a", "port": 80, "protocol": "HTTP"}, {"name": "b", "port": 80, "protocol": "HTTP"},
+                 {"name": "c", "port": 80, "protocol": "HTTP", "hostname": "menu.example"},
+                 {"name": "d", "port": 81, "protocol": "HTTP"}]
+    made, client = controller(("classes", gateway_class()), ("gateways", gateway(listeners)))
+    run(made)
+    status = written(client, "gateways")["front"]
+    by_name = {l["name"]: {c["type"]: (c["status"], c["reason"]) for c in l["conditions"]} for l in status["listeners"]}
+    assert by_name["a"]["Conflicted"] == ("True", "HostnameConflict") == by_name["b"]["Conflicted"]
+    assert by_name["a"]["Accepted"] == ("False", "HostnameConflict") and by_name["a"]["Programmed"][0] == "False"
+    assert by_name["c"]["Conflicted"] == ("False", "NoConflicts") and by_name["c"]["Programmed"][0] == "True"
+    assert by_name["d"]["Programmed"][0] == "True"
