@@ -167,6 +167,12 @@ SETTINGS: tuple[Setting, ...] = (
     _S("KK_INGRESS_HTTPS_PORT", "443", "where the ingress controller serves HTTPS (taken: 8443, then a free port)",
        "control.frontdoor", _port),
     _S("KK_SCHEDULER_WORKERS", "32", "bindings the scheduler makes at once", "control.scheduler", _positive(int)),
+    # the gateway controller (control.gateway): where a Gateway's HTTP listeners are served on this machine
+    _S("KK_GATEWAY_ADDRESS", "127.0.0.1", "the address the gateway controller serves each Gateway's listeners on "
+       "(and writes in its `status.addresses`); `0.0.0.0` serves the LAN", "control.gateway"),
+    _S("KK_GATEWAY_PORT_OFFSET", "30000", "a listener's port is served on itself where it can be bound, else on "
+       "this offset plus its port (`80` on `30080`), else on a free port; the one taken is in the Gateway's "
+       "annotation `kubekitchen.dev/listeners`", "control.gateway", int),
     # the node lifecycle (client.timings: kubelets, the node lifecycle controller, the hub's pod defaults)
     _S("KK_LEASE_RENEW", "10", "seconds between a kubelet's Lease renewals", "client.timings", float, "3"),
     _S("KK_LEASE_DURATION", "40", "the Lease's leaseDurationSeconds", "client.timings", float, "12"),

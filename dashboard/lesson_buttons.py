@@ -19,6 +19,7 @@ Guarantees:
 - `static-pod` edits a control-plane component's manifest file (`dashboard.control_plane`).
 - `front-door` sends requests from a node to an Ingress's address with a Host and path
   (`dashboard.lesson_ingress`).
+- `gateway-traffic` sends guests through a Gateway's listener from this machine (`dashboard.lesson_gateway`).
 Every button returns a short line or raises the hub's error (`control.errors`) or `ActionError`.
 """
 
@@ -35,7 +36,7 @@ import httpx
 from control import errors
 from control.client.http import HubClient
 from control.client.resources import DEPLOYMENTS, PODS, REPLICASETS
-from dashboard import network
+from dashboard import lesson_gateway, network
 from dashboard.actions import NAME, ActionError, Answer
 from dashboard.control_plane import static_pod
 from dashboard.lesson_ingress import front_door
@@ -148,5 +149,5 @@ async def traffic(client: HubClient, form: dict[str, str]) -> str:
 
 BUTTONS: dict[str, Callable[[HubClient, dict[str, str]], Awaitable[str]]] = {
     "rollout-undo": rollout_undo, "as-user": as_user, "old-watch": old_watch, "traffic": traffic,
-    "static-pod": static_pod, "front-door": front_door,
+    "static-pod": static_pod, "front-door": front_door, "gateway-traffic": lesson_gateway.gateway_traffic,
 }

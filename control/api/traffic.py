@@ -142,7 +142,8 @@ def scope(method: str, path: str, query: dict[str, str]) -> dict[str, str] | Non
     return {"namespace": attrs.namespace, "group": attrs.api_group, "resource": attrs.resource}
 
 
-RETRYING_COMPONENTS = ("kube-controller-manager", "kube-scheduler", "line-cook", "garnish-cook")
+RETRYING_COMPONENTS = ("kube-controller-manager", "kube-scheduler", "line-cook", "garnish-cook",
+                       "gateway-controller")
 RETRYING_AGENTS = ("kubelet/", "kube-proxy/")
 
 

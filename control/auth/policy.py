@@ -235,6 +235,15 @@ def cluster_roles() -> list[Obj]:
         _role("kubekitchen:ingress-controller", [rule(["patch"], [""], ["nodes"])]),
         _role("kubekitchen:cook", [rule([*READ, *WRITE], ["kitchen.kubekitchen.dev"], ["*"]),
                                     rule(EVENTS, ["", "events.k8s.io"], ["events"])]),
+        # the Gateway API's controller (control.gateway): reads the routes and their backends, writes statuses
+        _role("kubekitchen:gateway-controller", [
+            rule(READ, ["gateway.networking.k8s.io"], ["gatewayclasses", "gateways", "httproutes", "referencegrants"]),
+            rule(["update", "patch"], ["gateway.networking.k8s.io"],
+                 ["gatewayclasses/status", "gateways/status", "httproutes/status"]),
+            rule(["patch"], ["gateway.networking.k8s.io"], ["gateways"]),
+            rule(READ, [""], ["services", "nodes", "namespaces"]),
+            rule(READ, ["discovery.k8s.io"], ["endpointslices"]),
+            rule(EVENTS, ["", "events.k8s.io"], ["events"])]),
         _role("kubekitchen:supervisor", [rule([*READ, "create", "update", "patch"], [""], ["configmaps"])]),
         # The dashboard's feed for a logged-in user: the hub filters it by what they may list/watch.
         _role("kubekitchen:feed", [rule(["get"], urls=FEED_URLS)]),
@@ -287,6 +296,8 @@ def cluster_role_bindings() -> list[Obj]:
         _binding("kubekitchen:kube-proxy", "kubekitchen:kube-proxy", [_user("system:kube-proxy")]),
         _binding("kubekitchen:cook", "kubekitchen:cook",
                  [_account("kube-system", "line-cook"), _account("kube-system", "garnish-cook")]),
+        _binding("kubekitchen:gateway-controller", "kubekitchen:gateway-controller",
+                 [_account("kube-system", "gateway-controller")]),
         _binding("kubekitchen:supervisor", "kubekitchen:supervisor", [_user("kubekitchen:supervisor")]),
         _binding("kubekitchen:feed", "kubekitchen:feed", [_group("system:authenticated")]),
         _binding("kubekitchen:node-network", "kubekitchen:node-network", [_group("system:nodes")]),

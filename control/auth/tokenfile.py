@@ -48,6 +48,8 @@ IDENTITIES: dict[str, tuple[str, ...]] = {
     "system:serviceaccount:kube-system:line-cook": ("system:serviceaccounts", "system:serviceaccounts:kube-system"),
     "system:serviceaccount:kube-system:garnish-cook": ("system:serviceaccounts",
                                                        "system:serviceaccounts:kube-system"),
+    "system:serviceaccount:kube-system:gateway-controller": ("system:serviceaccounts",
+                                                             "system:serviceaccounts:kube-system"),
     "kubekitchen:dashboard": (),
     "kubekitchen:supervisor": (),
 }
@@ -136,6 +138,7 @@ def identity_for(component: str, node: str | None = None) -> tuple[str, tuple[st
              "kube-proxy": "system:kube-proxy", "ingress-controller": "system:ingress-controller",
              "line-cook": "system:serviceaccount:kube-system:line-cook",
              "garnish-cook": "system:serviceaccount:kube-system:garnish-cook",
+             "gateway-controller": "system:serviceaccount:kube-system:gateway-controller",
              "dashboard": "kubekitchen:dashboard", "supervisor": "kubekitchen:supervisor"}
     user = users[component]
     return user, IDENTITIES.get(user, ())

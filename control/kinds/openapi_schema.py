@@ -310,7 +310,9 @@ def _default(value: Any, schema: Any, depth: int) -> None:
     if isinstance(value, dict):
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         for key, sub in props.items():
-            if key not in value and isinstance(sub, dict) and "default" in sub and key not in _TOP_LEVEL:
+            # apiVersion/kind/metadata are the hub's only at the root (a nested `kind`, as a Gateway
+            # API parentRef's, takes its schema's default like any other field)
+            if key not in value and isinstance(sub, dict) and "default" in sub and (depth or key not in _TOP_LEVEL):
                 value[key] = copy.deepcopy(sub["default"])
         for key, item in value.items():
             if key in props:

@@ -12,14 +12,16 @@ Guarantees:
   and yields kube-proxy's line for it: `code` 200 when it answered (whatever the HTTP status),
   `response` the whole answer (`status`, `headers`, `body` as text) for the shell to print, `pod`
   and `podNamespace` from its `x-kubekitchen-pod` header, `via: ingress-controller`; an answer
-  that does not come within 2 s, or a refused connection, is a line with code 503 and an error.
+  that does not come within 2 s, or a refused connection, is a line with code 503 and an error;
+  a connection the sending pod's NetworkPolicies drop (egress to the node's address) is never
+  made: its line has code 0 and the `dropped` fields, as `send`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ssl
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncIterator, Callable, Iterable
 
 import h11
 
@@ -87,9 +89,11 @@ async def exchange(ip: str, port: int, scheme: str, path: str, host: str) -> tup
         writer.close()
 
 
-async def send_to_listener(plan: Any, *, node: str, where: tuple[str, str], clock: Clock = REAL
-                           ) -> AsyncIterator[Obj]:
-    """Lines as `control.proxy.send.send` gives them, for a plan whose target is a host listener."""
+async def send_to_listener(plan: Any, *, node: str, where: tuple[str, str], clock: Clock = REAL,
+                           decide: Callable[[str, str, int, str], Obj] | None = None) -> AsyncIterator[Obj]:
+    """Lines as `control.proxy.send.send` gives them, for a plan whose target is a host listener.
+    With `decide` (kube-proxy's NetworkPolicy view) the sending pod's egress to the node's address
+    is decided first, as for any connection: a dropped one is never made (code 0, `dropped`)."""
     listener_node, scheme = where
     port = plan.port or 80
     answered: dict[str, int] = {}
@@ -103,6 +107,12 @@ async def send_to_listener(plan: Any, *, node: str, where: tuple[str, str], cloc
         line: Obj = {"seq": seq, "from": node, "target": plan.target, "service": "", "clusterIP": "",
                      "endpoint": f"{plan.target}:{port}", "pod": "", "podNode": listener_node,
                      "via": "ingress-controller", "endpointsResourceVersion": ""}
+        decided = decide(getattr(plan, "source", ""), plan.target, port, "TCP") if decide is not None else {}
+        if "dropped" in decided:
+            failed += 1
+            yield {**line, "code": 0, **decided}
+            continue
+        line.update(decided)
         try:
             async with asyncio.timeout(TIMEOUT):
                 status, headers, body = await exchange(plan.target, port, scheme, getattr(plan, "path", "/") or "/",

@@ -169,7 +169,8 @@ class KubeProxy:
     def send(self, plan: SendPlan) -> AsyncIterator[Obj]:
         listener = hostports.listener_at(self.nodes.cache.list(), plan.target, plan.port)
         if listener is not None:  # a host-network listener (the front door): no Service rule involved
-            return hostports.send_to_listener(plan, node=self.node, where=listener, clock=self.clock)
+            return hostports.send_to_listener(plan, node=self.node, where=listener, clock=self.clock,
+                                              decide=self.decide_fields)
         return send(plan, node=self.node, table=lambda: self.table, balancer=self.balancer,
                     services=self._lookup(self.services), endpoints=self._lookup(self.endpoints),
                     forward=self.forward, clock=self.clock, pod_node=self.pod_node, decide=self.decide_fields)

@@ -145,6 +145,11 @@ def expected_problems(action: Action, kubectl: str) -> list[str]:
         if argv[:2] != ["curl", "-s"] or _flag(argv, "-H") != f"Host: {form['host']}" or \
                 not " ".join(kubectl.split()).endswith(f"http://{address}{form['path']}"):
             problems.append(f"the button asks {form['host']}{form['path']} at the address of ingress {form['ingress']}")
+    elif action.do == "gateway-traffic":  # curl's URL globbing sends the count, to the listener kubectl names
+        words = " ".join(kubectl.split())  # the $(...) inside the quoted URL, as written
+        if argv[:2] != ["curl", "-s"] or f"$(kubectl get gateway {form['gateway']} " not in words \
+                or f"[1-{form['count']}]" not in words:
+            problems.append(f"the button sends {form['count']} requests through gateway {form['gateway']}")
     else:
         problems.append(f"no kubectl twin known for the button {action.do}")
     if namespace and namespace not in OWN_NAMESPACES:

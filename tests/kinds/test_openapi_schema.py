@@ -83,6 +83,16 @@ def test_defaults_fill_missing_fields_depth_first():
     assert obj == {"spec": {"count": 1, "sauce": {"hot": False}, "dishes": [{"size": "M"}, {"size": "L"}]}}
 
 
+def test_a_nested_kind_takes_its_default_the_roots_does_not():
+    schema = {"type": "object", "properties": {"kind": {"type": "string", "default": "Root"},
+                                               "spec": {"type": "object", "properties": {"ref": {
+                                                   "type": "object", "properties": {
+                                                       "kind": {"type": "string", "default": "Gateway"}}}}}}}
+    obj = {"spec": {"ref": {}}}
+    apply_defaults(obj, schema)
+    assert obj == {"spec": {"ref": {"kind": "Gateway"}}}  # as a Gateway API parentRef's kind
+
+
 def test_nulls_are_dropped_unless_nullable_so_defaults_apply():
     schema = spec_schema(a={"type": "string", "default": "x"}, b={"type": "string", "nullable": True})
     obj = drop_nulls({"metadata": {"creationTimestamp": None}, "spec": {"a": None, "b": None}}, schema)

@@ -66,3 +66,31 @@ def test_the_plan_reads_path_and_host():
         assert "path must start with /" in str(exc)
     else:
         raise AssertionError("a relative path was accepted")
+
+
+def test_a_pods_egress_to_the_front_door_is_decided_first_and_a_dropped_one_never_connects():
+    async def run():
+        connected = []
+
+        async def serve(reader, writer):
+            connected.append(True)
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        asked = []
+
+        def deny(source, target, to_port, protocol):
+            asked.append((source, target, to_port, protocol))
+            return {"code": 0, "error": "connection timed out (dropped by NetworkPolicy)",
+                    "dropped": {"direction": "egress", "policies": ["shop/no-exit"], "from": "shop/guest",
+                                "to": target, "port": to_port, "protocol": protocol}}
+
+        plan = SendPlan("127.0.0.1", port=port, count=1, interval=0, source="10.244.1.7")
+        [line, done] = [line async for line in send_to_listener(plan, node="node-2", where=("node-1", "http"),
+                                                                 decide=deny)]
+        server.close()
+        assert asked == [("10.244.1.7", "127.0.0.1", port, "TCP")]
+        assert line["code"] == 0 and line["dropped"]["policies"] == ["shop/no-exit"] and "pod" in line
+        assert done["failed"] == 1 and connected == []
+    asyncio.run(run())

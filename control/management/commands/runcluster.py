@@ -80,6 +80,7 @@ def spoke_commands(url: str, nodes: int) -> dict[str, list[str]]:
     spokes["line-cook"] = ["line-cook", "--server", url]  # the restaurant's two cooks (control/restaurant)
     spokes["garnish-cook"] = ["garnish-cook", "--server", url]
     spokes["ingress-controller"] = ["ingress-controller", "--server", url]  # the maître d' (control/frontdoor)
+    spokes["gateway-controller"] = ["gateway-controller", "--server", url]  # the Gateway API (control/gateway)
     for i in range(1, nodes + 1):
         spokes[f"kubelet/node-{i}"] = ["kubelet", "--node", f"node-{i}", "--server", url]
         spokes[f"kube-proxy/node-{i}"] = ["kube-proxy", "--node", f"node-{i}", "--server", url]
@@ -126,13 +127,29 @@ def node_address_line(mode: str, nodes: int) -> str:
 
 
 def install_kitchen(url: str, err, token: str | None = None) -> None:
-    """The restaurant's kinds (Order, Dish) on every fresh cluster; a refusal is reported, not fatal."""
+    """The restaurant's kinds (Order, Dish) and the Gateway API's (GatewayClass, Gateway, HTTPRoute,
+    ReferenceGrant, with the GatewayClass `kube-kitchen`) on every fresh cluster; a refusal is
+    reported, not fatal."""
+    from control.gateway.manifests import CRDS as GATEWAY_CRDS
     from control.restaurant.install import InstallError, install_crds
 
-    try:
-        install_crds(url, token=token)
-    except (InstallError, OSError) as exc:
-        err.write(f"the restaurant's kinds were not installed: {exc}")
+    from control.gateway.install import install_objects
+
+    for what, crds in (("the restaurant's kinds", None), ("the Gateway API's kinds", GATEWAY_CRDS)):
+        try:
+            install_crds(url, token=token, **({"crds": crds} if crds else {}))
+        except (InstallError, OSError) as exc:
+            err.write(f"{what} were not installed: {exc}")
+            continue
+        if crds is GATEWAY_CRDS:  # the aggregated roles and the bootstrap GatewayClass `kube-kitchen`
+            for problem in install_objects(url, token or install_token()):
+                err.write(f"a Gateway API object was not installed: {problem}")
+
+
+def install_token() -> str:
+    from control.auth.tokenfile import operator_token
+
+    return operator_token(settings.DATA_DIR)
 
 
 def _reachable(url: str) -> tuple[str, str]:
@@ -279,7 +296,7 @@ class Command(BaseCommand):
                 self.stdout.write(line)
             if not no_spokes:
                 self.stdout.write(f"  spokes:    controller-manager, scheduler, {nodes} kubelet(s) and kube-proxies, line-cook, garnish-cook, "
-                                  f"ingress-controller, "
+                                  f"ingress-controller, gateway-controller, "
                                   f"each its own process; "
                                   f"desired states in ConfigMap {SPOKES_NAMESPACE}/{SPOKES_NAME}")
                 self.stdout.write(node_address_line(address_mode, nodes))

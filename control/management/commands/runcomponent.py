@@ -34,7 +34,7 @@ from control.staticpods.manifests import VERSION, refused_flag
 from control.parentwatch import PARENT_CHECK, die_with_parent, parent_is_gone  # noqa: F401
 
 COMPONENTS = ("controller-manager", "scheduler", "kubelet", "line-cook", "garnish-cook", "kube-proxy",
-              "ingress-controller")
+              "ingress-controller", "gateway-controller")
 EXIT_GRACE = 2.0  # seconds a signalled spoke gets to close its servers and connections
 
 
@@ -75,6 +75,10 @@ async def _serve(component: str, server: str, node: str | None, options: dict) -
         from control.frontdoor.controller import run_ingress_controller
 
         await run_ingress_controller(server)
+    elif component == "gateway-controller":
+        from control.gateway.controller import run_gateway_controller
+
+        await run_gateway_controller(server)
     elif component == "kube-proxy":
         from control.proxy.proxy import run_kube_proxy
 
