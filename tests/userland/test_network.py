@@ -27,7 +27,7 @@ class FakeNetwork:
     async def resolve(self, name):
         return self.dns
 
-    async def send(self, target, port):
+    async def send(self, target, port, path="/", host=""):
         return self.line
 
     def answer(self, line, path, now):
