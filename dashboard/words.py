@@ -26,6 +26,8 @@ TERMS: dict[str, tuple[Any, Any]] = {
     "dashboard/wire": (_("dashboard: wire view"), _("Listener (wire view)")),
     "dashboard/second-writer": (_("dashboard: second writer"), _("Another waiter")),
     "supervisor": (_("supervisor"), _("Kitchen manager")),
+    "ingress-controller": (_("ingress controller"), _("Maître d' (front door)")),
+    "gateway-controller": (_("gateway controller"), _("Host stand (tastings)")),
     "unknown": (_("unknown client"), _("Unknown guest")),
     "controllers": (_("replicaset · deployment · endpoints · garbage collector · namespace · node lifecycle · autoscaler · load balancer"),
                     _("counts dishes · follows orders · tells the counter · clears plates")),

@@ -45,7 +45,7 @@ const STORE_GAP = (34 * Math.PI) / 180; // the store's label lives above the hub
 const CROWDED_STORE_GAP = (44 * Math.PI) / 180; // a crowded ring's first label needs to pass the store's
 const CROWDED = 9; // more spokes than this: smaller circles, no list of controllers under their manager
 const RANK = ["kube-controller-manager", "kube-scheduler", "node/", "line-cook", "garnish-cook",
-  "ingress-controller", "supervisor", "kubectl",
+  "ingress-controller", "gateway-controller", "supervisor", "kubectl",
   "python-client", "dashboard", "dashboard/wire", "dashboard/second-writer", "dashboard/"];
 const AGENTS = ["kubelet/", "kube-proxy/"]; // a node's agents, drawn on the node's one spoke
 // The supervisor's ConfigMap names spokes by component; the hub's traffic names them by client.
