@@ -11,8 +11,8 @@ Guarantees:
   HTTPRoutes attached to them, each written only when it differs from the cached one, by PUT to
   the status subresource guarded by the resourceVersion read (a 409 is retried with back-off, as
   any transient error). Acting twice changes nothing the second time.
-- A listener's port is served on `KK_GATEWAY_ADDRESS` at the port itself where it can be bound,
-  else at `KK_GATEWAY_PORT_OFFSET` + port, else at a free port; the ports taken are recorded in the
+- A listener's port is served on `KK_GATEWAY_ADDRESS` at the port itself where it can be bound
+  and it is one of the usual web ports (`WEB_PORTS`: 80, 443, 8080, 8443), else at `KK_GATEWAY_PORT_OFFSET` + port, else at a free port; the ports taken are recorded in the
   Gateway's annotation `kubekitchen.dev/listeners` (`http=127.0.0.1:30080,...`) and the address in
   `status.addresses`. A Gateway keeps its ports while it lives (a restart of the controller may
   move them).
@@ -47,6 +47,7 @@ from control.kinds.endpointslices import SERVICE_NAME_LABEL
 from control.kinds.network import kubelet_endpoint
 
 log = logging.getLogger(__name__)
+WEB_PORTS = frozenset({80, 443, 8080, 8443})
 Obj = dict[str, Any]
 NAME = "gateway-controller"
 PORTS_ANNOTATION = "kubekitchen.dev/listeners"
@@ -160,7 +161,9 @@ class GatewayController:
     # --- listening ----------------------------------------------------------------------------------
 
     def _candidates(self, port: int) -> list[int]:
-        out = [port] if self.exact_ports else []
+        # Only the usual web ports are taken as they are: a room's Gateways must not squat any
+        # other port of the instructor's machine (a database's, the hub's next start, ...).
+        out = [port] if self.exact_ports and port in WEB_PORTS else []
         if self.port_offset and 0 < port + self.port_offset < 65536:
             out.append(port + self.port_offset)
         return out + [0]

@@ -209,3 +209,12 @@ def test_listeners_that_conflict_are_neither_accepted_nor_served():
     assert by_name["a"]["Accepted"] == ("False", "HostnameConflict") and by_name["a"]["Programmed"][0] == "False"
     assert by_name["c"]["Conflicted"] == ("False", "NoConflicts") and by_name["c"]["Programmed"][0] == "True"
     assert by_name["d"]["Programmed"][0] == "True"
+
+
+def test_only_the_usual_web_ports_are_taken_as_they_are():
+    client = FakeClient()
+    made = GatewayController(client, SharedInformers(client, clock=FakeClock(START)), clock=FakeClock(START),
+                             rng=random.Random(1), host="127.0.0.1", port_offset=30000)
+    assert made._candidates(80) == [80, 30080, 0] and made._candidates(8443) == [8443, 38443, 0]
+    assert made._candidates(5432) == [35432, 0]  # never a database's (or any other) port of this machine
+    assert made._candidates(40000) == [0]
