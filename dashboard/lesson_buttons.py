@@ -13,9 +13,11 @@ Guarantees:
 - `old-watch` is `kubectl get --raw '...?watch=1&resourceVersion=1'`: a watch from a revision the
   hub may have compacted; the ERROR event (410 Gone) is the result, then the relist an informer
   does (its resourceVersion). A hub that still holds revision 1 says so.
-- `traffic` sends the traffic form's requests from a node to a Service and sums up who answered
-  (a run where nobody answered is a refusal, 503); a run of more than `WAIT_FOR_AT_MOST` requests
-  goes on in the background and the button answers at once with how long it will take.
+- `traffic` sends the traffic form's requests from a node (or from a pod, `pod`: as its shell's
+  wget does) to a Service and sums up who answered (a run where nobody answered is a refusal, 503;
+  504 when NetworkPolicies dropped them: they timed out, and the line names the policies); a run
+  of more than `WAIT_FOR_AT_MOST` requests goes on in the background and the button answers at
+  once with how long it will take.
 - `static-pod` edits a control-plane component's manifest file (`dashboard.control_plane`).
 Every button returns a short line or raises the hub's error (`control.errors`) or `ActionError`.
 """
@@ -134,13 +136,19 @@ async def traffic(client: HubClient, form: dict[str, str]) -> str:
         task = asyncio.get_running_loop().create_task(network.send_traffic(client.server, form))
         _running.add(task)
         task.add_done_callback(_running.discard)
-        return (f"sending {params['count']} requests from {params['node']} to {params['target']} "
+        return (f"sending {params['count']} requests from {params.get('pod') or params['node']} to {params['target']} "
                 f"(one every {INTERVAL_MS} ms, about {int(params['count']) * INTERVAL_MS // 1000} s)")
     summary = await network.send_traffic(client.server, form)
     answered = ", ".join(f"{pod} {count}" for pod, count in summary.pods) or "nobody"
-    line = f"{summary.sent} request(s) to {params['target']}: {answered}"
-    line += (f"; {summary.failed} failed" if summary.failed else "") + (f" ({summary.error})" if summary.error else "")
-    return line if summary.answered else Refused(line, 503)
+    sender = f" from {params['pod']}" if params.get("pod") else ""
+    line = f"{summary.sent} request(s){sender} to {params['target']}: {answered}"
+    other = summary.failed - summary.dropped  # failed for another reason than a NetworkPolicy
+    line += (f"; {other} failed" if other else "") + (f" ({summary.error})" if summary.error else "")
+    if summary.dropped:
+        line += f"; {summary.dropped} timed out, dropped by NetworkPolicy {', '.join(sorted(summary.policies))}"
+    if summary.answered:
+        return line
+    return Refused(line, 504 if summary.dropped and not other else 503)
 
 
 BUTTONS: dict[str, Callable[[HubClient, dict[str, str]], Awaitable[str]]] = {

@@ -51,7 +51,7 @@ MANIFESTS = "manifests"
 LANGUAGES = ("en", "ko")
 IDEAS = ("declarative", "hub-and-spoke", "watch", "self-healing", "conflict", "gone", "scheduling",
          "service-discovery", "autoscaling", "rollout", "backoff", "eviction", "config", "jobs", "storage",
-         "disruption", "rbac", "admission")
+         "disruption", "rbac", "admission", "network-policy")
 ACTION_KEYS = {
     "apply": "a manifest file under lessons/manifests/",
     "delete": "{kind: Pod, labelSelector: ...}: delete one matching object (the newest)",

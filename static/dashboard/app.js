@@ -35,7 +35,8 @@ const traffic = new TrafficView(model, picture);
 const panels = new Panels(model, traffic.answered);
 // NetworkPolicy's decisions: lines that stop at a wall (or pass it) over the page, and the policies in the Services panel.
 const walls = new WallView({ layer: document.getElementById("traffic-dots"), locate: domLocator(picture),
-  changed: () => onNextFrame(draw), viewport: () => ({ width: window.innerWidth, height: window.innerHeight }) });
+  changed: () => onNextFrame(draw), viewport: () => ({ width: window.innerWidth, height: window.innerHeight }),
+  podByIp: traffic.podByIp });
 const policies = new PoliciesPanel(model, document.getElementById("policies"), document.getElementById("policy-list"),
   walls.tally);
 const hpas = new HpaPanel(model);

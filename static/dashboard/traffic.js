@@ -27,9 +27,9 @@ function centre(element) {
 // One line of the recent requests: who sent it and who answered (or why nobody did); a dropped
 // connection names the policy that blocked it, an allowed one of an isolated pod the policy that
 // allowed it.
-export function recentLine(record) {
+export function recentLine(record, podByIp = () => null) {
   const ok = record.code === 200 && record.pod;
-  const decision = verdict(record);
+  const decision = verdict(record, podByIp);
   if (decision && decision.blocked) {
     const line = h("li", "failed blocked");
     line.append(h("b", "", decision.from.text), h("span", "", " ⛔ "), h("span", "pod-name", decision.to.text),
@@ -40,8 +40,17 @@ export function recentLine(record) {
   line.append(h("b", "", record.from || "?"), h("span", "", " → "),
     h("span", "pod-name", ok ? record.pod : `${record.code || "—"} ${record.error || ""}`.trim()));
   if (ok) line.append(h("span", "where", ` ${record.endpoint || ""} · ${record.podNode || ""}`));
-  if (ok && decision) line.append(h("span", "allowed", ` ✓ ${decisionText(decision)}`));
+  if (ok && decision) {
+    if (decision.from.pod) line.children[0].textContent = decision.from.text; // sent by a pod: named, not its node
+    line.append(h("span", "allowed", ` ✓ ${decisionText(decision)}`));
+  }
   return line;
+}
+
+// The pod that holds an IP now ("ns/name"), from the model: who sent a connection known by its address.
+export function podByIp(model, ip) {
+  for (const vm of model.objects.pods.values()) if (vm.ip === ip) return vm.key;
+  return null;
 }
 
 export class TrafficView {
@@ -62,6 +71,7 @@ export class TrafficView {
     this.targetTyped = false;
     this.target.addEventListener("input", () => { this.targetTyped = true; });
     this.dirty = false;
+    this.podByIp = (ip) => podByIp(model, ip);
   }
 
   // Records from the hub; returns true when something changed that a frame must draw.
@@ -144,7 +154,7 @@ export class TrafficView {
     this.renderChoices();
     if (!this.dirty) return;
     this.dirty = false;
-    this.list.replaceChildren(...this.recent.map(recentLine));
+    this.list.replaceChildren(...this.recent.map((record) => recentLine(record, this.podByIp)));
     const rows = [];
     for (const [service, stats] of this.perService) {
       const row = h("div", "tally-row");

@@ -5,7 +5,7 @@
 // near the destination for ingress, near the source for egress.
 //
 // Guarantees:
-// - `verdict(record)` is pure: a traffic record's decision ({blocked, policies, direction, from, to,
+// - `verdict(record, podByIp)` is pure: a traffic record's decision ({blocked, policies, direction, from, to,
 //   port, protocol}) from the line kube-proxy answered (`dropped` for a dropped connection,
 //   `allowedBy` for an allowed one of an isolated pod), or null when no policy decided.
 // - One drawn line per (decision, source, destination), counting its connections; each stays
@@ -25,26 +25,29 @@ const LABEL_ABOVE = 20; // px between a label's bottom and the wall (or the line
 
 const names = (value) => (Array.isArray(value) ? value.map(String).filter(Boolean) : []);
 
-// Where a connection starts or ends, as the page can find it: a pod ("ns/name"), a Service block,
-// a node (its kube-proxy), or only an address.
-function end(text, fallback) {
+// Where a connection starts or ends, as the page can find it: a pod ("ns/name", or an address the
+// page knows as a pod's IP), a Service block, a node (its kube-proxy), or only an address.
+function end(text, fallback, podByIp) {
   const value = String(text || "");
-  if (value.includes("/")) return { pod: value, text: value.split("/")[1] };
+  const pod = value.includes("/") ? value : (value && podByIp(value)) || "";
+  if (pod) return { pod, text: pod.split("/")[1] };
   return { ...fallback, text: value || fallback.text || "?" };
 }
 
-export function verdict(record) {
+// podByIp(ip) -> "ns/name" of the pod with that IP, or null (the page's model knows every pod's IP).
+export function verdict(record, podByIp = () => null) {
   const namespace = record.service ? String(record.service).split("/")[0] : (record.podNamespace || "");
   const node = { node: record.from || "", text: record.from || "" };
   const dropped = record.dropped;
   if (dropped && typeof dropped === "object") {
     return { blocked: true, policies: names(dropped.policies), direction: dropped.direction === "egress" ? "egress" : "ingress",
-      from: end(dropped.from, node), to: end(dropped.to, record.service ? { service: record.service, text: record.service } : {}),
+      from: end(dropped.from, node, podByIp),
+      to: end(dropped.to, record.service ? { service: record.service, text: record.service } : {}, podByIp),
       port: dropped.port ?? "", protocol: dropped.protocol || "TCP" };
   }
   const allowed = names(record.allowedBy);
   if (!allowed.length || !record.pod) return null;
-  return { blocked: false, policies: allowed, direction: "ingress", from: end(record.source, node),
+  return { blocked: false, policies: allowed, direction: "ingress", from: end(record.source, node, podByIp),
     to: { pod: `${namespace}/${record.pod}`, text: record.pod }, port: "", protocol: "" };
 }
 
@@ -67,8 +70,10 @@ const realTime = { setTimer: (fn, ms) => setTimeout(fn, ms), clearTimer: (id) =>
 export class WallView {
   // layer: the element the lines are drawn in (a fixed overlay); locate(end) -> {x, y} or null;
   // changed(): asks for a frame (a line went).
-  constructor({ layer, locate, changed = () => {}, time = realTime, viewport = () => ({ width: 1280, height: 720 }) }) {
+  constructor({ layer, locate, changed = () => {}, time = realTime, viewport = () => ({ width: 1280, height: 720 }),
+    podByIp = () => null }) {
     this.layer = layer;
+    this.podByIp = podByIp;
     this.locate = locate;
     this.changed = changed;
     this.time = time;
@@ -83,7 +88,7 @@ export class WallView {
   add(records) {
     let any = false;
     for (const record of records) {
-      const decision = verdict(record);
+      const decision = verdict(record, this.podByIp);
       if (!decision) continue;
       any = true;
       for (const policy of decision.policies) {

@@ -207,3 +207,18 @@ test("a hub without NetworkPolicies: the panel draws nothing and never throws", 
   panel.renderAll();
   assert.ok(box.classList.contains("none"));
 });
+
+test("a source known by its IP is drawn from its pod's chip when the page knows the pod", () => {
+  const byIp = (ip) => ({ "10.244.1.9": "default/waiter" })[ip] || null;
+  const decision = verdict(allowed("10.244.1.9"), byIp);
+  assert.deepEqual([decision.from.pod, decision.from.text], ["default/waiter", "waiter"]);
+  const unknown = verdict(allowed("10.0.0.11"), byIp); // the node itself: drawn from its kube-proxy
+  assert.deepEqual([unknown.from.node, unknown.from.text], ["node-1", "10.0.0.11"]);
+  const time = new FakeTime();
+  const layer = document.createElement("div");
+  const walls = new WallView({ layer, locate, time, podByIp: byIp });
+  walls.add([allowed("10.244.1.9")]);
+  walls.render();
+  assert.equal(find(groups(layer)[0], "np-seg").style.left, "100px"); // the waiter's chip
+  assert.match(text(recentLine(allowed("10.244.1.9"), byIp)), /^waiter → kitchen-7f9c4-abcde/);
+});
