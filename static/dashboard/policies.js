@@ -78,7 +78,9 @@ export class PoliciesPanel {
     row.dataset.key = vm.key;
     row.dataset.ns = vm.ns;
     const title = h("div", "policy-title");
-    title.append(h("span", "policy-icon", "🧱"), h("b", "policy-name", vm.name));
+    const icon = h("span", "policy-icon"); // a small brick wall, drawn by CSS
+    icon.setAttribute("aria-hidden", "true");
+    title.append(icon, h("b", "policy-name", vm.name));
     const tag = nsTag(vm.ns);
     if (tag) title.append(tag);
     for (const type of vm.types) title.append(h("span", `policy-type ${type.toLowerCase()}`, type));

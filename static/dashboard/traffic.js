@@ -32,7 +32,7 @@ export function recentLine(record, podByIp = () => null) {
   const decision = verdict(record, podByIp);
   if (decision && decision.blocked) {
     const line = h("li", "failed blocked");
-    line.append(h("b", "", decision.from.text), h("span", "", " ⛔ "), h("span", "pod-name", decision.to.text),
+    line.append(h("b", "", decision.from.text), h("span", "", " ✕→ "), h("span", "pod-name", decision.to.text),
       h("span", "why", ` ${decisionText(decision)}`));
     return line;
   }
@@ -178,7 +178,7 @@ export class TrafficView {
       }
       if (stats.blocked) {
         const bar = h("div", "bar failed blocked");
-        bar.append(h("span", "pod-name", `⛔ ${ui("np-blocked")}`), h("span", "count", String(stats.blocked)));
+        bar.append(h("span", "pod-name", `✕ ${ui("np-blocked")}`), h("span", "count", String(stats.blocked)));
         bars.append(bar);
       }
       row.append(bars);

@@ -1,8 +1,9 @@
 // NetworkPolicy's decisions, drawn over the page: a connection a policy dropped is a red dashed
-// line from its source (the pod's chip, or the sending node) toward its destination that stops at
-// a wall, labelled "blocked by ns/name"; a connection an isolated pod was allowed is a green line
-// to the pod that answered, labelled "allowed by ns/name". The wall stands where the policy acts:
-// near the destination for ingress, near the source for egress.
+// curve from its source (the pod's chip, or the sending node) toward its destination that stops at
+// a wall, labelled "blocked by ns/name"; a connection an isolated pod was allowed is a green curve
+// with an arrow to the pod that answered, labelled "allowed by ns/name". The wall stands where the
+// policy acts: near the destination for ingress, near the source for egress. Curves bow out of the
+// chips' column (pods stand one above the other in a node's card), so that they are seen.
 //
 // Guarantees:
 // - `verdict(record, podByIp)` is pure: a traffic record's decision ({blocked, policies, direction, from, to,
@@ -12,8 +13,9 @@
 //   LINGER_MS after its newest connection, then goes (on the injected clock); at most MAX_LINES,
 //   the newest. Per policy, the connections it blocked and allowed since the page opened
 //   (`tally`, which the Services panel shows).
-// - A line whose ends are not on screen (a pod filtered out, a panel scrolled away) is not drawn
-//   but still counted; labels are kept inside the window and never drawn on top of each other.
+// - A line whose ends are not on screen (a pod filtered out, its panel off screen) is not drawn
+//   but still counted; a chip scrolled out of its panel is pointed at on the panel's edge; labels
+//   are kept inside the window and never drawn on top of each other.
 import { h, keyedRows } from "./dom.js";
 import { ui, uiFill } from "./words.js";
 
@@ -22,6 +24,10 @@ export const MAX_LINES = 8;
 export const WALL_AT = { ingress: 0.78, egress: 0.3 }; // how far along the line the wall stands
 const LABEL_STEP = 56; // px between two stacked labels (a label is two lines, about 48 px)
 const LABEL_ABOVE = 20; // px between a label's bottom and the wall (or the line's middle)
+const BOW_MIN = 170; // px the curve's control point stands out at least (two chips one above the other), and at most:
+const BOW_MAX = 300;
+const GAP = 28; // px between a mark (the wall, the curve's middle) and its label
+const SVG = "http://www.w3.org/2000/svg";
 
 const names = (value) => (Array.isArray(value) ? value.map(String).filter(Boolean) : []);
 
@@ -131,79 +137,153 @@ export class WallView {
   render() {
     if (!this.layer) return;
     if (!this.box) {
-      this.box = h("div", "np-lines");
-      this.layer.append(this.box);
+      this.box = document.createElementNS(SVG, "svg");
+      this.box.setAttribute("class", "np-lines");
+      this.labels = h("div", "np-labels");
+      this.layer.append(this.box, this.labels);
     }
     const placed = [];
     const rows = [];
+    const labels = [];
     for (const line of this.current()) {
       const from = this.locate(line.decision.from);
       const to = this.locate(line.decision.to);
       if (!from || !to) continue;
-      const geometry = this.geometry(line.decision, from, to, placed);
-      const sig = [line.count, ...Object.values(geometry).map((n) => Math.round(n))];
-      rows.push({ key: line.key, sig, make: () => this.draw(line, geometry) });
+      const g = this.geometry(line.decision, from, to, placed);
+      const sig = [line.count, ...Object.values(g).map((n) => Math.round(n))];
+      rows.push({ key: line.key, sig, make: () => this.draw(line, g) });
+      labels.push({ key: line.key, sig, make: () => this.label(line, g) });
     }
     keyedRows(this.box, rows);
+    keyedRows(this.labels, labels);
   }
 
-  // Where a line's parts go: its start, length and angle, the wall (or the arrow's end) and the label.
+  // Where a line's parts go: a curve from the source to the destination that bows out of the
+  // chips' column (to the left, else up), the wall on it (or the arrow at its end), and the label
+  // beside the wall (or the curve's middle), stacked below any label placed before it.
   geometry(decision, from, to, placed) {
     const dx = to.x - from.x;
     const dy = to.y - from.y;
-    const length = Math.hypot(dx, dy);
-    const at = decision.blocked ? WALL_AT[decision.direction] : 1;
-    const stop = { x: from.x + dx * at, y: from.y + dy * at };
+    const length = Math.hypot(dx, dy) || 1;
+    let nx = -dy / length;
+    let ny = dx / length;
+    if (nx > 0.2 || (Math.abs(nx) <= 0.2 && ny > 0)) { nx = -nx; ny = -ny; } // leftwards, else upwards
+    const bow = Math.min(Math.max(length * 0.45, BOW_MIN), BOW_MAX);
+    const control = { x: (from.x + to.x) / 2 + nx * bow, y: (from.y + to.y) / 2 + ny * bow };
+    const at = decision.blocked ? WALL_AT[decision.direction] : 0.5;
+    const mark = bezier(from, control, to, at);
+    const tangent = bezierTangent(from, control, to, decision.blocked ? at : 1);
     const view = this.viewport();
-    const width = 24 + 8.5 * Math.max(decisionText(decision).length, routeText(decision).length);
-    let labelX = Math.min(Math.max(8, (decision.blocked ? stop.x : from.x + dx / 2) - width / 2), Math.max(8, view.width - width - 8));
-    let labelY = Math.max(8, (decision.blocked ? stop.y : from.y + dy / 2) - LABEL_ABOVE - LABEL_STEP);
+    const width = 28 + 9 * Math.max(decisionText(decision).length, routeText(decision).length + 3); // about
+    // Beside the mark, on the side the curve bows to: left of it (its right edge GAP away, a short
+    // connector between), else above it; stacked below any label placed before it.
+    const left = nx < -0.2;
+    let labelX = left ? mark.x - GAP - width : mark.x - width / 2;
+    let labelY = left ? mark.y - LABEL_STEP / 2 : mark.y - GAP - LABEL_STEP;
+    labelX = Math.min(Math.max(8, labelX), Math.max(8, view.width - width - 8));
+    labelY = Math.min(Math.max(8, labelY), Math.max(8, view.height - LABEL_STEP - 8));
     while (placed.some((p) => Math.abs(p.y - labelY) < LABEL_STEP && labelX < p.x + p.width && p.x < labelX + width)) {
       labelY += LABEL_STEP;
     }
-    labelY = Math.min(labelY, Math.max(8, view.height - LABEL_STEP - 8));
-    labelX = Math.max(8, labelX);
     placed.push({ x: labelX, y: labelY, width });
-    return { x: from.x, y: from.y, length, angle: Math.atan2(dy, dx), stopX: stop.x, stopY: stop.y, labelX, labelY };
+    const anchored = left && labelX + width <= mark.x - GAP + 0.5; // its right edge by the mark (no clamp moved it)
+    return { x1: from.x, y1: from.y, cx: control.x, cy: control.y, x2: to.x, y2: to.y, markX: mark.x, markY: mark.y,
+      angle: Math.atan2(tangent.y, tangent.x), labelX, labelY, right: anchored ? view.width - (mark.x - GAP) : -1,
+      tieX: anchored ? mark.x - GAP : labelX + width / 2, tieY: anchored ? labelY + LABEL_STEP / 2 - 4 : labelY + LABEL_STEP - 8 };
   }
 
   draw(line, g) {
     const { decision } = line;
-    const group = h("div", `np-group ${decision.blocked ? "blocked" : "allowed"} ${decision.direction}`);
+    const group = svg("g", { class: `np-group ${decision.blocked ? "blocked" : "allowed"} ${decision.direction}` });
     group.dataset.key = line.key;
-    const angle = `rotate(${g.angle.toFixed(4)}rad)`;
-    const segment = (className, x, y, length) => {
-      const part = h("i", className);
-      Object.assign(part.style, { left: `${x}px`, top: `${y}px`, width: `${Math.max(0, length)}px`, transform: angle });
-      return part;
-    };
-    const drawn = decision.blocked ? WALL_AT[decision.direction] : 1;
-    group.append(segment("np-seg", g.x, g.y, g.length * drawn));
-    if (decision.blocked) group.append(segment("np-ghost", g.stopX, g.stopY, g.length * (1 - drawn)));
-    const mark = h("i", decision.blocked ? "np-wall" : "np-head");
-    Object.assign(mark.style, { left: `${g.stopX}px`, top: `${g.stopY}px`, transform: `translate(-50%, -50%) ${angle}` });
-    group.append(mark);
-    const label = h("span", "np-label");
-    Object.assign(label.style, { left: `${g.labelX}px`, top: `${g.labelY}px` });
-    label.append(h("b", "np-decision", `${decision.blocked ? "⛔" : "✓"} ${decisionText(decision)}`),
-      h("span", "np-route", `${routeText(decision)}${line.count > 1 ? ` ×${line.count}` : ""}`));
-    group.append(label);
+    const from = { x: g.x1, y: g.y1 };
+    const control = { x: g.cx, y: g.cy };
+    const to = { x: g.x2, y: g.y2 };
+    const degrees = (g.angle * 180) / Math.PI;
+    const place = `translate(${g.markX.toFixed(1)} ${g.markY.toFixed(1)}) rotate(${degrees.toFixed(1)})`;
+    if (decision.blocked) {
+      const [before, after] = split(from, control, to, WALL_AT[decision.direction]);
+      group.append(svg("path", { class: "np-ghost", d: curve(...after) }), svg("path", { class: "np-seg", d: curve(...before) }),
+        svg("rect", { class: "np-wall", x: -7, y: -29, width: 14, height: 58, rx: 2, transform: place }));
+    } else {
+      const end = `translate(${g.x2.toFixed(1)} ${g.y2.toFixed(1)}) rotate(${degrees.toFixed(1)})`;
+      group.append(svg("path", { class: "np-seg", d: curve(from, control, to) }),
+        svg("path", { class: "np-head", d: "M 4 0 L -16 -10 L -16 10 Z", transform: end }));
+    }
+    group.append(svg("circle", { class: "np-from", cx: g.x1.toFixed(1), cy: g.y1.toFixed(1), r: 6 }),
+      svg("line", { class: "np-tie", x1: g.tieX.toFixed(1), y1: g.tieY.toFixed(1), x2: g.markX.toFixed(1), y2: g.markY.toFixed(1) }));
     return group;
+  }
+
+  label(line, g) {
+    const { decision } = line;
+    const label = h("span", `np-label ${decision.blocked ? "blocked" : "allowed"}`);
+    label.dataset.key = line.key;
+    // anchored by its right edge when it stands left of its mark: then the connector meets it whatever its width
+    Object.assign(label.style, g.right >= 0 ? { right: `${g.right}px`, top: `${g.labelY}px` }
+      : { left: `${g.labelX}px`, top: `${g.labelY}px` });
+    label.append(h("b", "np-decision", `${decision.blocked ? "✕" : "✓"} ${decisionText(decision)}`),
+      h("span", "np-route", `${routeText(decision)}${line.count > 1 ? ` ×${line.count}` : ""}`));
+    return label;
   }
 }
 
+// A quadratic Bézier curve's point and direction at t, its halves at t, and its SVG path.
+export function bezier(p0, p1, p2, t) {
+  const u = 1 - t;
+  return { x: u * u * p0.x + 2 * u * t * p1.x + t * t * p2.x, y: u * u * p0.y + 2 * u * t * p1.y + t * t * p2.y };
+}
+
+function bezierTangent(p0, p1, p2, t) {
+  return { x: 2 * (1 - t) * (p1.x - p0.x) + 2 * t * (p2.x - p1.x), y: 2 * (1 - t) * (p1.y - p0.y) + 2 * t * (p2.y - p1.y) };
+}
+
+export function split(p0, p1, p2, t) {
+  const a = { x: p0.x + (p1.x - p0.x) * t, y: p0.y + (p1.y - p0.y) * t };
+  const b = { x: p1.x + (p2.x - p1.x) * t, y: p1.y + (p2.y - p1.y) * t };
+  const m = bezier(p0, p1, p2, t);
+  return [[p0, a, m], [m, b, p2]];
+}
+
+const f = (n) => n.toFixed(1);
+function curve(p0, p1, p2) {
+  return `M ${f(p0.x)} ${f(p0.y)} Q ${f(p1.x)} ${f(p1.y)} ${f(p2.x)} ${f(p2.y)}`;
+}
+
+function svg(tag, attributes) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+  return node;
+}
+
 // Where an end of a line is on this page: a pod's chip, a Service's block, a node's kube-proxy
-// spoke (else its card's name); null when it is not on screen.
+// spoke (else its card's name); null when it is not drawn. A chip scrolled out of its panel is
+// pointed at on the panel's edge, where it would be (the line still shows which way it went).
+export function clampTo(point, box, inset = 6) {
+  return { x: Math.min(Math.max(point.x, box.left + inset), box.right - inset),
+    y: Math.min(Math.max(point.y, box.top + inset), box.bottom - inset) };
+}
+
 export function domLocator(picture) {
   const centre = (element) => {
     if (!element) return null;
     const rect = element.getBoundingClientRect();
     if (!rect.width && !rect.height) return null;
-    if (rect.bottom < 0 || rect.top > window.innerHeight || rect.right < 0 || rect.left > window.innerWidth) return null;
-    return { x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 };
+    const point = { x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 };
+    const panel = element.closest(".panel");
+    const window_ = { left: 0, top: 0, right: window.innerWidth, bottom: window.innerHeight };
+    const box = panel ? panel.getBoundingClientRect() : window_;
+    const seen = { left: Math.max(box.left, 0), top: Math.max(box.top, 0), right: Math.min(box.right, window_.right),
+      bottom: Math.min(box.bottom, window_.bottom) };
+    if (seen.right - seen.left < 12 || seen.bottom - seen.top < 12) return null; // its panel is off screen
+    return clampTo(point, seen);
   };
   return (where) => {
-    if (where.pod) return centre(document.querySelector(`.pod[data-key="${CSS.escape(where.pod)}"] .pod-name`));
+    if (where.pod) { // a chip's left edge: the curve bows left, and leaves the chip's words readable
+      const point = centre(document.querySelector(`.pod[data-key="${CSS.escape(where.pod)}"]`));
+      const chip = document.querySelector(`.pod[data-key="${CSS.escape(where.pod)}"]`);
+      return point && { x: Math.max(point.x - chip.getBoundingClientRect().width / 2 + 10, point.x - 400), y: point.y };
+    }
     if (where.service) return centre(document.querySelector(`.service[data-key="${CSS.escape(where.service)}"] h3`));
     if (where.node) {
       return picture.spokeCentre(`kube-proxy/${where.node}`)

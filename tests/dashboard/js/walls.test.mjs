@@ -14,7 +14,7 @@ const UI = { "np-blocked-by": "blocked by {policies}", "np-allowed-by": "allowed
   "np-deny-all": "nothing (deny all)", "np-blocked-n": "blocked {n}", "np-allowed-n": "allowed {n}", failed: "failed" };
 const document = installDocument({ terms: { networkpolicy: { k8s: "NetworkPolicy", kitchen: "Staff-only door" } }, ui: UI, status: {} });
 document.body.dataset.snapshotKinds = JSON.stringify(["pods", "services", "events", "horizontalpodautoscalers", "networkpolicies"]);
-const { WallView, verdict, LINGER_MS, MAX_LINES, WALL_AT } = await pageModule("walls.js");
+const { WallView, verdict, LINGER_MS, MAX_LINES, WALL_AT, bezier, split } = await pageModule("walls.js");
 const { PoliciesPanel, ruleLines } = await pageModule("policies.js");
 const { recentLine } = await pageModule("traffic.js");
 const { Model } = await pageModule("model.js");
@@ -44,9 +44,11 @@ function view(places = locate) {
 }
 
 const text = (node) => node.textContent;
-const groups = (layer) => layer.children[0].children;
+const groups = (layer) => layer.children[0].children; // the svg's curves
+const labelsOf = (layer) => layer.children[1].children; // the labels beside them
+const classes = (node) => ((node.getAttribute && node.getAttribute("class")) || node.className || "").split(/\s+/);
 const find = (node, cls) => {
-  if (node.classList && node.classList.contains(cls)) return node;
+  if (classes(node).includes(cls)) return node;
   for (const child of node.children || []) {
     const found = find(child, cls);
     if (found) return found;
@@ -70,37 +72,59 @@ test("a dropped connection's decision: blocked, by which policy, in which direct
   assert.equal(verdict({ ...usual, code: 503, error: "no ready endpoints" }), null);
 });
 
-test("blocked: a dashed line from the guest that stops at a wall near the kitchen, labelled with the policy", () => {
+// The numbers of an SVG path "M x y Q cx cy x2 y2" and of a transform "translate(x y) rotate(a)".
+const path = (node) => node.getAttribute("d").match(/-?[\d.]+/g).map(Number);
+const at = (node) => node.getAttribute("transform").match(/-?[\d.]+/g).map(Number);
+const distance = (a, b) => Math.hypot(a[0] - b.x, a[1] - b.y);
+const GUEST = PLACES["default/guest"];
+const KITCHEN = PLACES["default/kitchen-7f9c4-abcde"];
+
+test("blocked: a dashed curve from the guest that stops at a wall near the kitchen, labelled with the policy", () => {
   const { walls, layer } = view();
   assert.equal(walls.add([dropped()]), true);
   walls.render();
   const [group] = groups(layer);
-  assert.ok(group.classList.contains("blocked"));
-  const segment = find(group, "np-seg");
-  const wall = find(group, "np-wall");
-  assert.equal(segment.style.left, "100px");
-  assert.equal(parseFloat(segment.style.width), 500 * WALL_AT.ingress); // stops short of the kitchen
-  assert.equal(parseFloat(wall.style.left), 100 + 500 * WALL_AT.ingress);
-  assert.ok(find(group, "np-ghost"), "where it was heading, faint, past the wall");
-  assert.equal(text(find(group, "np-decision")), "⛔ blocked by default/kitchen-staff-only");
-  assert.equal(text(find(group, "np-route")), "guest → kitchen-7f9c4-abcde · ingress (in) 80/TCP");
-  // an egress drop stands its wall near the source
+  assert.ok(classes(group).includes("blocked"));
+  const drawn = path(find(group, "np-seg"));
+  const wall = at(find(group, "np-wall"));
+  assert.deepEqual(drawn.slice(0, 2), [GUEST.x, GUEST.y]); // from the guest's chip
+  assert.ok(Math.abs(drawn[4] - wall[0]) < 0.2 && Math.abs(drawn[5] - wall[1]) < 0.2, "the red line ends at the wall");
+  assert.ok(distance(wall, KITCHEN) < distance(wall, GUEST), "ingress: the wall stands by the kitchen");
+  assert.ok(wall[0] < Math.min(GUEST.x, KITCHEN.x) || wall[1] < GUEST.y, "the curve bows out of the chips' line");
+  const ghost = path(find(group, "np-ghost"));
+  assert.deepEqual(ghost.slice(-2), [KITCHEN.x, KITCHEN.y]); // where it was heading, faint, past the wall
+  const [label] = labelsOf(layer);
+  assert.equal(text(find(label, "np-decision")), "✕ blocked by default/kitchen-staff-only");
+  assert.equal(text(find(label, "np-route")), "guest → kitchen-7f9c4-abcde · ingress (in) 80/TCP");
+  // an egress drop stands its wall by the source
   const other = view();
   other.walls.add([dropped("default/guest", { direction: "egress" })]);
   other.walls.render();
-  assert.equal(parseFloat(find(groups(other.layer)[0], "np-wall").style.left), 100 + 500 * WALL_AT.egress);
+  const egressWall = at(find(groups(other.layer)[0], "np-wall"));
+  assert.ok(distance(egressWall, GUEST) < distance(egressWall, KITCHEN));
 });
 
-test("allowed: a green line with an arrow to the pod that answered, naming every policy that allowed it", () => {
+test("the curve's halves meet at the wall", () => {
+  const [p0, p1, p2] = [{ x: 0, y: 0 }, { x: 50, y: -100 }, { x: 100, y: 0 }];
+  const [before, after] = split(p0, p1, p2, 0.78);
+  assert.deepEqual(before[2], bezier(p0, p1, p2, 0.78));
+  assert.deepEqual(after[0], before[2]);
+  assert.deepEqual(bezier(before[0], before[1], before[2], 0.5), bezier(p0, p1, p2, 0.39));
+});
+
+test("allowed: a green curve with an arrow to the pod that answered, naming every policy that allowed it", () => {
   const { walls, layer } = view();
   walls.add([allowed(), open]);
   walls.render();
   assert.equal(groups(layer).length, 1); // the open pod's answer draws no policy line
   const [group] = groups(layer);
-  assert.ok(group.classList.contains("allowed"));
+  assert.ok(classes(group).includes("allowed"));
   assert.ok(find(group, "np-head") && !find(group, "np-wall"));
-  assert.equal(Math.round(parseFloat(find(group, "np-seg").style.width)), Math.round(Math.hypot(500, 200)));
-  assert.equal(text(find(group, "np-decision")), "✓ allowed by default/kitchen-staff-only, default/waiters-may-order");
+  const drawn = path(find(group, "np-seg"));
+  assert.deepEqual([drawn[0], drawn[1], drawn[4], drawn[5]], [100, 200, KITCHEN.x, KITCHEN.y]); // waiter to kitchen
+  assert.deepEqual(at(find(group, "np-head")).slice(0, 2), [KITCHEN.x, KITCHEN.y]);
+  assert.equal(text(find(labelsOf(layer)[0], "np-decision")),
+    "✓ allowed by default/kitchen-staff-only, default/waiters-may-order");
 });
 
 test("repeats count on one line; a line lingers after its newest connection, then goes and asks for a frame", () => {
@@ -110,7 +134,7 @@ test("repeats count on one line; a line lingers after its newest connection, the
   walls.add([dropped(), dropped()]);
   walls.render();
   assert.equal(groups(layer).length, 1);
-  assert.match(text(find(groups(layer)[0], "np-route")), /×3$/);
+  assert.match(text(find(labelsOf(layer)[0], "np-route")), /×3$/);
   time.advance(LINGER_MS - 1);
   assert.equal(walls.current().length, 1);
   time.advance(1);
@@ -118,6 +142,7 @@ test("repeats count on one line; a line lingers after its newest connection, the
   assert.equal(asked(), 1);
   walls.render();
   assert.equal(groups(layer).length, 0);
+  assert.equal(labelsOf(layer).length, 0);
   assert.deepEqual(walls.tally.get("default/kitchen-staff-only"), { blocked: 3, allowed: 0 }); // counts stay
 });
 
@@ -133,7 +158,7 @@ test("at most MAX_LINES, the newest; labels never stack on one another and stay 
   assert.equal(walls.current().length, MAX_LINES);
   assert.equal(walls.current()[0].decision.from.pod, `default/guest-${MAX_LINES + 2}`);
   walls.render();
-  const labels = [...groups(layer)].map((g) => find(g, "np-label"));
+  const labels = [...labelsOf(layer)];
   const tops = labels.map((l) => parseFloat(l.style.top));
   for (let i = 0; i < tops.length; i += 1) {
     for (let j = 0; j < i; j += 1) assert.ok(Math.abs(tops[i] - tops[j]) >= 56 || tops[i] >= 720 - 56 - 8 - 0.5, `${tops}`);
@@ -155,7 +180,7 @@ test("a line whose ends are not on screen is counted but not drawn; a redraw kee
 test("the traffic panel's lines: a drop names its policy, an allowed answer the policies that let it in", () => {
   const line = recentLine(dropped());
   assert.ok(line.classList.contains("blocked"));
-  assert.equal(text(line), "guest ⛔ kitchen-7f9c4-abcde blocked by default/kitchen-staff-only");
+  assert.equal(text(line), "guest ✕→ kitchen-7f9c4-abcde blocked by default/kitchen-staff-only");
   assert.match(text(recentLine(allowed())), /kitchen-7f9c4-abcde .*✓ allowed by default\/kitchen-staff-only, default\/waiters-may-order$/);
   assert.equal(text(recentLine(open)), "node-1 → kitchen-7f9c4-abcde 10.244.1.5:80 · node-2");
 });
@@ -191,7 +216,7 @@ test("the Services panel lists the policies with their counts, hidden while ther
   assert.ok(!box.classList.contains("none"));
   assert.deepEqual(list.children.map((row) => row.dataset.key), [POLICY.key, WAITERS.key]);
   const [deny, waiters] = list.children;
-  assert.match(text(deny), /^🧱kitchen-staff-onlyIngressapplies to: pods app=kitchenIngress ← nothing \(deny all\)$/);
+  assert.match(text(deny), /^kitchen-staff-onlyIngressapplies to: pods app=kitchenIngress ← nothing \(deny all\)$/);
   tally.set(POLICY.key, { blocked: 4, allowed: 2 });
   panel.render();
   assert.notEqual(list.children[0], deny); // its counts changed: drawn again
@@ -219,6 +244,28 @@ test("a source known by its IP is drawn from its pod's chip when the page knows 
   const walls = new WallView({ layer, locate, time, podByIp: byIp });
   walls.add([allowed("10.244.1.9")]);
   walls.render();
-  assert.equal(find(groups(layer)[0], "np-seg").style.left, "100px"); // the waiter's chip
+  assert.deepEqual(path(find(groups(layer)[0], "np-seg")).slice(0, 2), [100, 200]); // from the waiter's chip
   assert.match(text(recentLine(allowed("10.244.1.9"), byIp)), /^waiter → kitchen-7f9c4-abcde/);
+});
+
+test("a chip scrolled out of its panel is pointed at on the panel's edge", async () => {
+  const { clampTo } = await pageModule("walls.js");
+  const panel = { left: 600, top: 230, right: 950, bottom: 710 };
+  assert.deepEqual(clampTo({ x: 780, y: 1200 }, panel), { x: 780, y: 704 });
+  assert.deepEqual(clampTo({ x: 700, y: 400 }, panel), { x: 700, y: 400 });
+});
+
+test("chips one above the other: the curve bows left, its label stands left of the wall, tied to it", () => {
+  const column = { "default/guest": { x: 700, y: 380 }, "default/kitchen-7f9c4-abcde": { x: 700, y: 480 } };
+  const { walls, layer } = view((where) => column[where.pod] || null);
+  walls.add([dropped()]);
+  walls.render();
+  const group = groups(layer)[0];
+  const wall = at(find(group, "np-wall"));
+  assert.ok(wall[0] < 700 - 40, `the wall stands out of the column: ${wall}`);
+  const label = labelsOf(layer)[0];
+  assert.ok(Math.abs(parseFloat(label.style.right) - (1280 - (wall[0] - 28))) < 0.1); // its right edge 28 px left of the wall
+  const tie = find(group, "np-tie");
+  assert.equal(Number(tie.getAttribute("x1")), Number((wall[0] - 28).toFixed(1)));
+  assert.deepEqual([Number(tie.getAttribute("x2")), Number(tie.getAttribute("y2"))], wall.slice(0, 2));
 });
