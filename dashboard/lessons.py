@@ -66,7 +66,8 @@ PANELS = ("workloads", "events", "failures", "traffic", "wire", "services", "job
           "configs", "log", "manifest")
 LESSON_KEYS = {"title", "idea", "steps", "order"}
 BUTTONS = ("delete-pod", "crash", "cordon", "uncordon", "scale", "stale-write", "spoke", "drain",
-           "rollout-undo", "as-user", "old-watch", "traffic", "static-pod", "approve-csr", "fetch-badge", "as-badge")
+           "rollout-undo", "as-user", "old-watch", "traffic", "static-pod", "approve-csr", "fetch-badge", "as-badge",
+           "exec")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _SAFE_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$")
 _PATH = re.compile(r"^[A-Za-z0-9_.\-]+(\[[A-Za-z0-9_./\-]+(=[^\]]*)?\])?$")  # one segment of a `where` path

@@ -7,9 +7,6 @@ Guarantees:
   every page itself (traffic records), so this only sums them up: a `TrafficSummary` with how many
   requests each pod answered, how many failed, and of those how many a NetworkPolicy dropped
   (and which policies).
-- A form that names a `pod` sends from that pod, as its shell's wget does: from the pod's node,
-  with the pod's IP as the source (what NetworkPolicies decide on); one GET of the pod first, and
-  a pod without an IP or a node yet is refused (`ActionError`) before any traffic.
 - `proxy_rules` returns the node's forwarding table as iptables-save text
   (`/kubekitchen/proxyrules?node=<node>&format=text`); `rule_lines` tags each line with what it
   does (table or chain declaration, service match, node port, balancing, endpoint DNAT) for
@@ -23,7 +20,6 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from control.client.resources import PODS
 from dashboard import hub
 from dashboard.actions import NAME, ActionError, form_int
 
@@ -51,38 +47,20 @@ class TrafficSummary:
 
 
 def traffic_params(form: dict[str, str]) -> dict[str, str]:
-    """The checked form: target, node (or the sending pod, whose node is used), namespace, count."""
     target, node = (form.get("target") or "").strip(), (form.get("node") or "").strip()
     namespace = (form.get("namespace") or "default").strip()
-    pod = (form.get("pod") or "").strip()
     if not TARGET.match(target):
         raise ActionError(f"service: {target!r} is not a service name")
-    if pod and not NAME.match(pod):
-        raise ActionError(f"pod: {pod!r} is not a pod name")
-    if not pod and not NAME.match(node):
+    if not NAME.match(node):
         raise ActionError(f"node: {node!r} is not a node name")
     if not NAME.match(namespace):
         raise ActionError(f"namespace: {namespace!r} is not a namespace name")
     count = form_int(form, "count", default="10", low=1, high=MAX_COUNT)
-    params = {"node": node, "target": target, "namespace": namespace, "count": str(count)}
-    return {**params, "pod": pod} if pod else params
-
-
-async def pod_source(base_url: str, namespace: str, name: str) -> dict[str, str]:
-    """Where a pod's traffic leaves from: its node, and its IP as the source."""
-    pod = await hub.client(base_url).get(PODS, name, namespace)
-    node = str((pod.get("spec") or {}).get("nodeName") or "")
-    ip = str((pod.get("status") or {}).get("podIP") or "")
-    if not node or not ip:
-        raise ActionError(f"pod {name} has no IP yet: it is not running on a node")
-    return {"node": node, "source": ip}
+    return {"node": node, "target": target, "namespace": namespace, "count": str(count)}
 
 
 async def send_traffic(base_url: str, form: dict[str, str]) -> TrafficSummary:
     params = traffic_params(form)
-    pod = params.pop("pod", "")
-    if pod:
-        params.update(await pod_source(base_url, params["namespace"], pod))
     summary = TrafficSummary()
     async for line in hub.stream_lines(base_url, "POST", "/kubekitchen/traffic", params):
         if line.get("done"):

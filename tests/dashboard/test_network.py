@@ -99,17 +99,13 @@ def test_a_bad_node_name_for_the_rules_is_refused_before_any_request(fake, clien
     assert fake.requests == []
 
 
-# --- traffic from a pod, and NetworkPolicy's drops ---------------------------------------------------
-
-GUEST = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "guest", "namespace": "default"},
-         "spec": {"nodeName": "node-2", "containers": [{"name": "guest", "image": "busybox"}]},
-         "status": {"phase": "Running", "podIP": "10.244.2.7"}}
+# --- NetworkPolicy's drops ---------------------------------------------------------------------------
 
 
 def dropped(seq: int) -> dict:
     return {"seq": seq, "from": "node-2", "target": "kitchen", "service": "default/kitchen", "code": 0, "pod": "",
             "error": "connection timed out (dropped by NetworkPolicy)",
-            "dropped": {"direction": "ingress", "policies": ["default/kitchen-staff-only"], "from": "default/guest",
+            "dropped": {"direction": "ingress", "policies": ["default/kitchen-staff-only"], "from": "10.0.0.12",
                         "to": "default/kitchen-1", "port": 80, "protocol": "TCP"}}
 
 
@@ -117,26 +113,12 @@ def ndjson(lines: list[dict]) -> tuple[int, bytes, str]:
     return 200, "".join(json.dumps(line) + "\n" for line in lines).encode(), NDJSON
 
 
-def test_traffic_from_a_pod_leaves_from_its_node_with_its_ip_as_the_source(fake, client):
-    fake.answers[("GET", "/api/v1/namespaces/default/pods/guest")] = (200, GUEST)
+def test_the_form_says_how_many_a_networkpolicy_dropped_and_which(fake, client):
     fake.raw[TRAFFIC] = ndjson([dropped(0), dropped(1), {"done": True, "sent": 2, "answered": {}, "failed": 2}])
-    response = client.post("/traffic/", {"target": "kitchen", "pod": "guest", "count": "2"})
+    response = client.post("/traffic/", {"target": "kitchen", "node": "node-2", "count": "2"})
     assert response.status_code == 200, response.content
     text = response.content.decode()
     assert "2 sent, 2 failed" in text and "2 blocked by NetworkPolicy default/kitchen-staff-only" in text
-    read, sent = fake.requests
-    assert (read.method, read.path) == ("GET", "/api/v1/namespaces/default/pods/guest")
-    assert sent.query == {"node": "node-2", "target": "kitchen", "namespace": "default", "count": "2",
-                          "source": "10.244.2.7"}
-
-
-def test_a_pod_without_an_ip_sends_nothing(fake, client):
-    pending = {**GUEST, "spec": {"containers": []}, "status": {"phase": "Pending"}}
-    fake.answers[("GET", "/api/v1/namespaces/default/pods/guest")] = (200, pending)
-    response = client.post("/traffic/", {"target": "kitchen", "pod": "guest", "count": "2"})
-    assert response.status_code == 400 and "pod guest has no IP yet" in response.content.decode()
-    assert [r.path for r in fake.requests] == ["/api/v1/namespaces/default/pods/guest"]
-    assert client.post("/traffic/", {"target": "kitchen", "pod": "Guest!", "count": "2"}).status_code == 400
 
 
 def _button(form: dict[str, str]) -> str:
@@ -154,15 +136,14 @@ def _button(form: dict[str, str]) -> str:
 
 
 def test_the_lesson_button_answers_504_when_a_policy_dropped_every_request(fake):
-    fake.answers[("GET", "/api/v1/namespaces/default/pods/guest")] = (200, GUEST)
+    form = {"target": "kitchen", "node": "node-2", "namespace": "default", "count": "2"}
     fake.raw[TRAFFIC] = ndjson([dropped(0), dropped(1), {"done": True, "sent": 2}])
-    timed_out = _button({"target": "kitchen", "pod": "guest", "namespace": "default", "count": "2"})
+    timed_out = _button(form)
     assert timed_out.code == 504 and not timed_out.ok
-    assert timed_out == ("2 request(s) from guest to kitchen: nobody; 2 timed out, dropped by NetworkPolicy "
-                      "default/kitchen-staff-only")
+    assert timed_out == "2 request(s) to kitchen: nobody; 2 timed out, dropped by NetworkPolicy default/kitchen-staff-only"
     allowed = {**answer(1, "kitchen-1"), "target": "kitchen", "service": "default/kitchen", "allowedBy": ["default/w"]}
     fake.raw[TRAFFIC] = ndjson([dropped(0), allowed])  # one answered: a plain answer, the drop named
-    assert _button({"target": "kitchen", "pod": "guest", "namespace": "default", "count": "2"}) == \
-        "2 request(s) from guest to kitchen: kitchen-1 1; 1 timed out, dropped by NetworkPolicy default/kitchen-staff-only"
+    assert _button(form) == \
+        "2 request(s) to kitchen: kitchen-1 1; 1 timed out, dropped by NetworkPolicy default/kitchen-staff-only"
     fake.raw[TRAFFIC] = ndjson([dropped(0), answer(1, None, 503)])  # another failure too: not a timeout
-    assert _button({"target": "kitchen", "pod": "guest", "namespace": "default", "count": "2"}).code == 503
+    assert _button(form).code == 503
