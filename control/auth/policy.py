@@ -209,11 +209,16 @@ def cluster_roles() -> list[Obj]:
         _role("system:node-proxier", _node_proxier_rules()),
         *_certificate_roles(),
         # What our spokes do beyond their real counterparts: the scheduler records PodScheduled
-        # with a patch of the pod, kube-proxy annotates its Node with its address, the cooks
+        # with a patch of the pod, kube-proxy annotates its Node with its address (and enforces
+        # NetworkPolicies), the cooks
         # work the restaurant's Orders and Dishes, the supervisor reads its ConfigMap, and the
         # kitchen's own paths (traffic, proxy rules, resolve) are read by the dashboard.
         _role("kubekitchen:kube-scheduler", [rule(["patch"], [""], ["pods"])]),
-        _role("kubekitchen:kube-proxy", [rule(["patch"], [""], ["nodes"])]),
+        # kube-proxy is also its node's network-policy agent (a CNI's, as Calico's or kube-router's):
+        # it reads the policies and the pods and namespaces they select
+        _role("kubekitchen:kube-proxy", [rule(["patch"], [""], ["nodes"]),
+                                         rule(["list", "watch"], [""], ["pods", "namespaces"]),
+                                         rule(["list", "watch"], ["networking.k8s.io"], ["networkpolicies"])]),
         _role("kubekitchen:cook", [rule([*READ, *WRITE], ["kitchen.kubekitchen.dev"], ["*"]),
                                     rule(EVENTS, ["", "events.k8s.io"], ["events"])]),
         _role("kubekitchen:supervisor", [rule([*READ, "create", "update", "patch"], [""], ["configmaps"])]),

@@ -69,6 +69,7 @@ PRIORITYCLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "Priori
 INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress")
 INGRESSCLASSES = Resource("networking.k8s.io", "v1", "ingressclasses", "IngressClass", namespaced=False)
 ENDPOINTSLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
+NETWORKPOLICIES = Resource("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy")
 
 ALL = (NAMESPACES, NODES, PODS, SERVICES, ENDPOINTS, EVENTS, CONFIGMAPS, LEASES, DEPLOYMENTS, REPLICASETS)
 ALL += (JOBS, CRONJOBS)
@@ -79,6 +80,7 @@ ALL += (REPLICATIONCONTROLLERS,)
 ALL += (PRIORITYCLASSES,)
 ALL += (INGRESSES, INGRESSCLASSES)
 ALL += (ENDPOINTSLICES,)
+ALL += (NETWORKPOLICIES,)
 
 
 def _every_kind() -> dict[tuple[str, str], Resource]:

@@ -27,6 +27,7 @@ from control.kinds.daemonsets import DAEMONSET
 from control.kinds.ingressclasses import INGRESSCLASS
 from control.kinds.ingresses import INGRESS
 from control.kinds.jobs import JOB
+from control.kinds.networkpolicies import NETWORKPOLICY
 from control.kinds.statefulsets import STATEFULSET
 from control.kinds.storageclasses import STORAGECLASS
 from control.kinds.volumes import PERSISTENTVOLUME, PERSISTENTVOLUMECLAIM
@@ -57,6 +58,7 @@ KINDS += (APISERVICE,)
 KINDS += (CERTIFICATESIGNINGREQUEST,)
 KINDS += (INGRESS, INGRESSCLASS)
 KINDS += (ENDPOINTSLICE,)
+KINDS += (NETWORKPOLICY,)
 
 # every version served of the built-in kinds: each kind, then the other versions it brings (the
 # first listed is the group's preferred version); KINDS stays one entry per stored kind

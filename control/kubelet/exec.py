@@ -115,10 +115,10 @@ class ExecServer:
 
     def __init__(self, lookup: Callable[[str, str], Found | None], *, clock: Clock,
                  live_ids: Callable[[], set[str]] = set, runtime: Runtime | None = None,
-                 network: Callable[[str], Any] | None = None):
+                 network: Callable[[str, str], Any] | None = None):
         self.lookup, self.clock, self.live_ids = lookup, clock, live_ids
         self.runtime = runtime or Runtime(None, clock=clock)
-        self.network = network  # namespace -> the shell's `network.NetworkHandle` (None: no network)
+        self.network = network  # (namespace, pod IP) -> the shell's `network.NetworkHandle` (None: no network)
 
     @staticmethod
     def serves(path: str) -> bool:
@@ -141,7 +141,7 @@ class ExecServer:
                      if c.get("name") == target.container), {})
         shell.resources = StressHandle(self.runtime.loads, target.container_id,
                                        f"{target.namespace}/{target.pod_name}", script_for(target.pod, spec))
-        shell.network = self.network(target.namespace) if self.network is not None else None
+        shell.network = self.network(target.namespace, target.pod_ip) if self.network is not None else None
         wire = exchange.wire
         wire.send(h11.InformationalResponse(status_code=101, headers=[(b"connection", b"Upgrade"),
                                                                      (b"upgrade", UPGRADE)]))

@@ -80,7 +80,7 @@ class Kubelet:
         self.meter = UsageMeter(self.timings.cpu_window)
         self.streams = ExecServer(lambda namespace, name: self.worker.current(namespace, name) if self.worker else None,
                                   clock=self.clock, live_ids=self._live_container_ids, runtime=self.runtime,
-                                  network=lambda namespace: NetworkHandle(client, node, namespace))
+                                  network=lambda namespace, pod_ip: NetworkHandle(client, node, namespace, pod_ip))
         self.forwards = PortForwardServer(lambda namespace, name: self.worker.current(namespace, name)
                                           if self.worker else None, node=node, clock=self.clock,
                                           count=lambda uid: self.meter.record_request(uid, self.clock.now()))

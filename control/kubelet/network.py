@@ -2,10 +2,14 @@
 `NetworkHandle` is the userland's `Network` (`control.userland.network`: nslookup, dig, wget, curl)
 for a container on this node. DNS is the hub's `GET /kubekitchen/resolve` for the pod's namespace, a
 request is the hub's `POST /kubekitchen/traffic?node=<this node>&count=1`, answered by kube-proxy's
-choice of a ready endpoint, so the dashboard draws it.
+choice of a ready endpoint, so the dashboard draws it. Both name the pod's IP as `source` (when the
+pod has one), so that this node's kube-proxy decides them with the NetworkPolicies of the pod and
+of the destination; the hub lets only this node name a pod of this node.
 
 Guarantees: a hub that cannot be reached or refuses is an NXDOMAIN (resolve) or a 503 line (send),
-never an exception; `response` is what the answering pod's simulated server gives that URL's path,
+never an exception; a DNS query a NetworkPolicy dropped is `{"dropped": {...}}` (not an NXDOMAIN),
+a dropped request kube-proxy's line with `dropped`; `response` is what the answering pod's
+simulated server gives that URL's path,
 the same as port-forward serves (`control.kinds.pod_servers.Listener`: nginx's "Welcome to nginx!" page or its
 404, httpd's "It works!", else the JSON `{"pod", "namespace", "node", "podIP", "port"}`), with
 `x-kubekitchen-pod: <namespace>/<pod>` naming who answered.
@@ -31,12 +35,15 @@ class NetworkHandle:
     hub: HubClient
     node: str
     namespace: str
+    pod_ip: str = ""  # the sending pod's address ("": none known, the request is the node's own)
 
     async def resolve(self, name: str) -> Obj | None:
         """The DNS answer (`control.kinds.dns.Answer.to_dict`), or None: NXDOMAIN."""
+        params: Obj = {"name": name, "namespace": self.namespace}
+        if self.pod_ip:
+            params.update(node=self.node, source=self.pod_ip)
         try:
-            return await self.hub.request("GET", "/kubekitchen/resolve", params={"name": name,
-                                                                                 "namespace": self.namespace})
+            return await self.hub.request("GET", "/kubekitchen/resolve", params=params)
         except (errors.ApiError, HubUnreachable):
             return None
 
@@ -45,6 +52,8 @@ class NetworkHandle:
         params: Obj = {"node": self.node, "target": target, "namespace": self.namespace, "count": 1}
         if port is not None:
             params["port"] = port
+        if self.pod_ip:
+            params["source"] = self.pod_ip
         try:
             async for line in self.hub.stream_lines("POST", "/kubekitchen/traffic", params=params, read_timeout=30):
                 if "seq" in line:

@@ -16,6 +16,9 @@ Guarantees:
   one small pool per kubelet; a kubelet that does not answer within 2 s is reported as 503.
 - Endpoints are watched too, for the names it resolves only (a headless Service's pod hostnames,
   as the cluster DNS answers them); traffic follows the EndpointSlices alone.
+- It is its node's NetworkPolicy agent too (a CNI's part): it watches NetworkPolicies, Pods and
+  Namespaces (`control.proxy.policy.PolicyView`) and decides every connection it sends
+  (`send`) or is asked about (`decide`, the cluster DNS's queries) from the view as it is then.
 - It talks to the hub only, as `kube-proxy/<node>`. `python manage.py runcomponent kube-proxy
   --node NAME --server URL [--balance round-robin|random]` calls `run_kube_proxy`.
 """
@@ -36,15 +39,26 @@ from control.client.http import HubClient
 from control.client.informer import Handlers
 from control.client import nodeaccess
 from control.client.lean import ConnectionPool
-from control.client.resources import ENDPOINTS, ENDPOINTSLICES, NODES, SERVICES, key_of
+from control.client.resources import (
+    ENDPOINTS, ENDPOINTSLICES, NAMESPACES, NETWORKPOLICIES, NODES, PODS, SERVICES, key_of,
+)
 from control.client.shared import SharedInformers
 from control.kinds.endpointslices import SERVICE_NAME_LABEL
 from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, kubelet_endpoint, node_address
-from control.proxy.send import SendPlan, send, serve_path
+from control.proxy.policy import PolicyView, line_fields
+from control.proxy.send import Choice, SendPlan, Unroutable, choose, protocol_of, send, serve_path
 from control.proxy.server import ProxyServer
 from control.proxy.table import Balancer, Endpoint, Table, service_rule
 
 log = logging.getLogger(__name__)
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 Obj = dict[str, Any]
 FORWARD_TIMEOUT = 2.0
 
@@ -60,6 +74,15 @@ class KubeProxy:
         self.endpoints = self.informers.get(ENDPOINTS)
         self.slices = self.informers.get(ENDPOINTSLICES)
         self.nodes = self.informers.get(NODES)
+        self.policies = PolicyView()
+        self._policy_changed = asyncio.Event()
+        view = self.policies
+        for resource, changed, deleted in ((NETWORKPOLICIES, view.policy_changed, view.policy_deleted),
+                                           (PODS, view.pod_changed, view.pod_deleted),
+                                           (NAMESPACES, view.namespace_changed, view.namespace_deleted)):
+            self.informers.get(resource).add_handlers(Handlers(
+                on_add=self._watched(changed), on_update=self._watched(lambda old, new, fn=changed: fn(new)),
+                on_delete=self._watched(deleted)))
         self.table = Table()
         self._changed = asyncio.Event()
         self._node_seen = asyncio.Event()
@@ -73,6 +96,15 @@ class KubeProxy:
         self.slices.add_handlers(Handlers(on_add=self._slice_changed, on_update=self._slice_moved,
                                           on_delete=self._slice_changed))
         self.nodes.add_handlers(Handlers(on_add=self._node_changed, on_update=lambda old, new: self._node_changed(new)))
+
+    def _watched(self, handler: Any) -> Any:
+        def run(*args: Any) -> None:
+            version = self.policies.version
+            handler(*args)
+            if self.policies.version != version:
+                self._policy_changed.set()
+                self._policy_changed = asyncio.Event()
+        return run
 
     @property
     def balance(self) -> str:
@@ -133,7 +165,55 @@ class KubeProxy:
     def send(self, plan: SendPlan) -> AsyncIterator[Obj]:
         return send(plan, node=self.node, table=lambda: self.table, balancer=self.balancer,
                     services=self._lookup(self.services), endpoints=self._lookup(self.endpoints),
-                    forward=self.forward, clock=self.clock, pod_node=self.pod_node)
+                    forward=self.forward, clock=self.clock, pod_node=self.pod_node, decide=self.decide_fields)
+
+    def decide_fields(self, source: str, target: str, port: int, protocol: str) -> Obj:
+        """The NetworkPolicy fields of one connection's line (`control.proxy.policy.line_fields`)."""
+        self.policies.node_ip = self.policies.node_ip or node_address(self.nodes.cache.get(self.node) or {}) or ""
+        verdict = self.policies.decide(source, target, port, protocol)
+        return line_fields(verdict, source=source or self.policies.node_ip, target=target, port=port,
+                           protocol=protocol, shown=self.policies.shown)
+
+    def decide(self, plan: SendPlan, protocol: str) -> Obj:
+        """The verdict on one connection `plan` describes, without sending it: the endpoint kube-proxy
+        would pick (`endpoint`, `pod`), and `allowed` with the policy fields; `error` when there is
+        nowhere to send it."""
+        try:
+            choice = self._choose_for(plan, protocol)
+        except Unroutable as exc:
+            if not _is_ip(plan.target):  # nowhere to send it: nothing to decide, say why
+                return {"allowed": False, "error": str(exc), "policyVersion": self.policies.version}
+            # an address no Service has: decided as it is (a pod's, or one outside)
+            choice = Choice(None, None, Endpoint(plan.target, plan.port or 0, "", ""))
+        fields = self.decide_fields(plan.source, choice.endpoint.ip, choice.endpoint.port,
+                                    protocol_of(choice) if choice.port else protocol)
+        return {"allowed": "dropped" not in fields, "endpoint": choice.endpoint.address, "pod": choice.endpoint.pod,
+                "policyVersion": self.policies.version, **fields}
+
+    def _choose_for(self, plan: SendPlan, protocol: str) -> Choice:
+        """As `choose`, the service port matched by number AND protocol (DNS: UDP 53 before TCP 53)."""
+        choice = choose(self.table, plan, self.balancer, services=self._lookup(self.services),
+                        endpoints=self._lookup(self.endpoints), pod_node=self.pod_node)
+        if choice.rule is None or choice.port is None or choice.port.protocol == protocol:
+            return choice
+        port = next((p for p in choice.rule.ports if p.port == choice.port.port and p.protocol == protocol), None)
+        endpoints = choice.rule.endpoints_for(port) if port is not None else ()
+        if port is None or not endpoints:
+            return choice
+        return Choice(choice.rule, port, self.balancer.choose(f"{choice.rule.key}:{port.name}", endpoints) or
+                      choice.endpoint)
+
+    async def wait_policies_past(self, version: int, timeout: float) -> None:
+        """Return once the policy view's version is above `version`, or after `timeout` seconds."""
+        deadline = self.clock.now() + timeout
+        while self.policies.version <= version:
+            left = deadline - self.clock.now()
+            if left <= 0:
+                return
+            try:
+                await asyncio.wait_for(self._policy_changed.wait(), left)
+            except asyncio.TimeoutError:
+                return
 
     def pod_node(self, ip: str) -> str | None:
         """The node whose podCIDR holds `ip` (where the pod network routes a pod IP), or None."""
@@ -201,6 +281,7 @@ class KubeProxy:
 
     async def listen(self) -> int:
         self.address = await self.wait_for_node()
+        self.policies.node_ip = self.address  # what this node's own traffic comes from
         try:
             bound = await self.server.start(self.address, self.port)
         except OSError as exc:

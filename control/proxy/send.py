@@ -17,6 +17,11 @@ Guarantees:
   still answered, with `"code": 503` and an `"error"`; a kubelet that does not answer gives 503
   with an error too. `SendPlan.parse` turns bad parameters into ValueError (the server's 400).
 - Requests start `interval` apart (or at once after a slow answer); lines come in order.
+- With a `decide` (kube-proxy's NetworkPolicy view), every connection is decided after the
+  endpoint is picked (as iptables filters after the DNAT) for the endpoint's address, port and
+  the service port's protocol (TCP for a pod IP), from `plan.source` (a pod IP; "" is the node
+  itself): a dropped one is never forwarded, its line has `code` 0 and the `dropped` fields, an
+  allowed one of an isolated pod `allowedBy` (`control.proxy.policy.line_fields`).
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ MAX_HOPS = 5
 Forward = Callable[[str, Endpoint, str], Awaitable[tuple[int, Obj]]]
 # pod_node(ip) -> the node whose podCIDR holds ip, or None
 PodNode = Callable[[str], "str | None"]
+# decide(source ip, endpoint ip, port, protocol) -> the line's policy fields ({} when nothing to say)
+Decide = Callable[[str, str, int, str], Obj]
 HTTP_PORT = 80  # where wget/curl connect when the URL names no port
 
 
@@ -61,6 +68,7 @@ class SendPlan:
     port: int | None = None
     count: int = 1
     interval: float = 0.1  # seconds between request starts
+    source: str = ""  # the sending pod's IP ("": the node itself)
 
     @classmethod
     def parse(cls, query: dict[str, str]) -> "SendPlan":
@@ -71,8 +79,11 @@ class SendPlan:
         count = _number(query, "count", 1, 1, MAX_COUNT)
         interval = _number(query, "interval", 100, 0, 60_000)
         assert count is not None and interval is not None
+        source = query.get("source", "").strip()
+        if source and not _is_ip(source):
+            raise ValueError(f"source must be a pod IP, not {source!r}")
         return cls(target, query.get("namespace") or "default", int(port) if port is not None else None,
-                   int(count), interval / 1000)
+                   int(count), interval / 1000, source)
 
 
 class Unroutable(Exception):
@@ -150,7 +161,7 @@ def answer_line(seq: int, plan: SendPlan, node: str, choice: Choice | None, code
 
 async def send(plan: SendPlan, *, node: str, table: Callable[[], Table], balancer: Balancer, services: Lookup,
                endpoints: Lookup, forward: Forward, clock: Clock = REAL,
-               pod_node: PodNode = lambda ip: None) -> AsyncIterator[Obj]:
+               pod_node: PodNode = lambda ip: None, decide: Decide | None = None) -> AsyncIterator[Obj]:
     """One line per request as it is answered, then the summary line; paced and timed on `clock`."""
     answered: dict[str, int] = {}
     failed = 0
@@ -166,6 +177,16 @@ async def send(plan: SendPlan, *, node: str, table: Callable[[], Table], balance
             failed += 1
             yield answer_line(seq, plan, node, None, 503, error=str(exc))
             continue
+        decided = decide(plan.source, choice.endpoint.ip, choice.endpoint.port, protocol_of(choice)) \
+            if decide is not None else {}
+        if "dropped" in decided:
+            failed += 1
+            line = answer_line(seq, plan, node, choice, 0, error=decided["error"])
+            if choice.rule is None:  # a pod IP: the pod the packets were meant for, when it is one
+                namespace, _, pod = str(decided["dropped"]["to"]).rpartition("/")
+                line["pod"], line["podNamespace"] = pod if namespace else "", namespace
+            yield {**line, "dropped": decided["dropped"]}
+            continue
         began = clock.monotonic()
         code, body = await forward(choice.endpoint.node, choice.endpoint,
                                    choice.rule.namespace if choice.rule else plan.namespace)
@@ -175,12 +196,18 @@ async def send(plan: SendPlan, *, node: str, table: Callable[[], Table], balance
             line["pod"], line["podNamespace"] = str(body.get("pod") or ""), str(body.get("namespace") or "")
         if body.get("server"):
             line["server"] = str(body["server"])  # which simulated server answered (wget/curl print its page)
+        line.update(decided)
         if code == 200:
             answered[line["pod"]] = answered.get(line["pod"], 0) + 1
         else:
             failed += 1
         yield line
     yield {"done": True, "sent": plan.count, "answered": answered, "failed": failed}
+
+
+def protocol_of(choice: Choice) -> str:
+    """The protocol a connection to this choice uses: the service port's, TCP for a pod IP."""
+    return choice.port.protocol if choice.port is not None else "TCP"
 
 
 def serve_path(endpoint: Endpoint, namespace: str, node: str) -> str:

@@ -6,10 +6,16 @@ Routes:
   `format=text` -> the iptables-save text; `wait=<version>` waits (up to `timeoutSeconds`,
   default 30, at most 300) until the table's version is above it; `service=<ns>/<name>` shows
   that Service only.
-- `POST /send?target=&namespace=&port=&count=&interval=` -> chunked `application/x-ndjson`, one
-  line per request as it is answered, then `{"done": true, ...}` (see `send`).
+- `POST /send?target=&namespace=&port=&count=&interval=&source=` -> chunked `application/x-ndjson`,
+  one line per request as it is answered, then `{"done": true, ...}` (see `send`); `source` is the
+  sending pod's IP, whose NetworkPolicies decide each connection with the destination's.
+- `GET /decide?target=&namespace=&port=&protocol=&source=` -> JSON, the NetworkPolicy verdict on
+  one connection without sending it: `{"allowed", "endpoint", "pod", "policyVersion"}` plus
+  `dropped`/`allowedBy` as /send's lines carry them (the cluster DNS asks it before answering a
+  pod); `protocol` TCP (default), UDP or SCTP; `wait=<policyVersion>` first waits (up to
+  `timeoutSeconds`) until the policy view has changed past that version.
 
-Who may call: `/rules` and `/send` answer only a caller with the cluster's node-access secret (the
+Who may call: `/rules`, `/send` and `/decide` answer only a caller with the cluster's node-access secret (the
 hub), others get 401 (`control.client.serving`); `/healthz` answers anyone, as upstream's
 kube-proxy serves its healthz port (10256) without authentication.
 
@@ -33,6 +39,7 @@ if TYPE_CHECKING:
     from control.proxy.proxy import KubeProxy
 
 MAX_WAIT = 300.0
+PROTOCOLS = ("TCP", "UDP", "SCTP")
 
 
 def _wait_params(query: dict[str, str]) -> tuple[int | None, float]:
@@ -55,7 +62,7 @@ class ProxyServer(NodeServer):
     async def answer(self, request: Request, exchange: Exchange) -> None:
         url = urlsplit(request.target)
         query = dict(parse_qsl(url.query, keep_blank_values=True))
-        routes = {"/healthz": "GET", "/rules": "GET", "/send": "POST"}
+        routes = {"/healthz": "GET", "/rules": "GET", "/send": "POST", "/decide": "GET"}
         if url.path not in routes:
             raise HttpError(404, f"no such path: {url.path}")
         if request.method != routes[url.path]:
@@ -68,7 +75,19 @@ class ProxyServer(NodeServer):
             plan = SendPlan.parse(query)
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
+        if url.path == "/decide":
+            return await self.decide(plan, query, exchange)
         await self.stream(plan, exchange)
+
+    async def decide(self, plan: SendPlan, query: dict[str, str], exchange: Exchange) -> None:
+        protocol = query.get("protocol") or "TCP"
+        if protocol not in PROTOCOLS:
+            raise HttpError(400, f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+        wait, timeout = _wait_params(query)
+        if wait is not None:
+            await self.proxy.wait_policies_past(wait, timeout)
+        answer = self.proxy.decide(plan, protocol)
+        await exchange.respond(200, "application/json", json.dumps(answer, separators=(",", ":")).encode())
 
     async def rules(self, query: dict[str, str], exchange: Exchange) -> None:
         wait, timeout = _wait_params(query)

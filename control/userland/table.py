@@ -36,6 +36,7 @@ PROGRAMS: dict[str, Program] = {
     # archives, signals, load, network
     "tar": tar.tar, "kill": signals.kill, "stress": stress.stress,
     "nslookup": network.nslookup, "dig": network.dig, "wget": network.wget, "curl": network.curl,
+    "nc": network.nc,
 }
 
 # Programs that can read a pipe line by line: `tail -f log | grep x` prints each match as it comes.

@@ -2,14 +2,23 @@
 that kube-proxy's forwarding rules.
 
 Routes (under /kubekitchen):
-- `GET resolve?name=<name>&namespace=<ns>` -> 200 the DNS answer (`control.kinds.dns`, from the
-  stored Services and Endpoints); NXDOMAIN -> 404 NotFound; bad input -> 400.
-- `POST traffic?node=<node>&target=<name|clusterIP>&namespace=&count=&port=&interval=` -> the
+- `GET resolve?name=<name>&namespace=<ns>[&node=<node>&source=<pod IP>]` -> 200 the DNS answer
+  (`control.kinds.dns`, from the stored Services and Endpoints); NXDOMAIN -> 404 NotFound; bad
+  input -> 400. With a source, the node's kube-proxy first decides the query (`GET /decide`, UDP 53
+  to the cluster DNS Service, DNAT then filter as for any Service): a query a NetworkPolicy drops
+  answers 200 `{"dropped": {...}}` (the querying pod hears nothing); a kube-proxy that cannot be
+  reached decides nothing (the name is answered).
+- `POST traffic?node=<node>&target=<name|clusterIP>&namespace=&count=&port=&interval=&source=` -> the
   node's kube-proxy `POST /send` streamed through line by line (application/x-ndjson); every
   request line is also published as a traffic record `{"type": "service.request", ...line}` on
   the channel layer group `kk.traffic` (names from `control.protocol`), so every dashboard draws which pod answered (the line's own
   `seq` is kept as `index`, since records carry the hub's sequence number in `seq`).
 - `GET proxyrules?node=<node>[&format=text][&service=ns/name]` -> the node's kube-proxy `/rules`.
+
+Who may name a `source` (the pod the traffic comes from, whose NetworkPolicies kube-proxy applies):
+only the node itself (`system:node:<node>`; with authentication off, anyone, everyone being
+system:masters), and only the IP of a pod of that node that is not finished and not on the host's
+network; anything else is 403 Forbidden, so no one can send as another pod.
 
 Guarantees: the hub finds a kube-proxy as it finds a kubelet (the Node's InternalIP; the port
 kube-proxy advertises in the Node annotation `kubekitchen.dev/kube-proxy-port`, else
@@ -20,6 +29,7 @@ of bad parameters 400 — each a Kubernetes Status, never a hang or a 500.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import uuid
@@ -27,7 +37,7 @@ from typing import Any, AsyncIterator
 
 import httpx
 
-from control import errors, protocol
+from control import auth, errors, protocol
 from control.clock import REAL as clock
 from control.storage import store
 from control.api import node_address, traffic
@@ -36,10 +46,11 @@ from control.api.request import Route
 from control.api.responses import Reply, Stream, json_response
 from control.kinds import dns
 from control.kinds.base import DNS1123_LABEL, DNS1123_SUBDOMAIN
+from control.kinds.network import CLUSTER_DNS
 
 METHODS = {"resolve": "GET", "traffic": "POST", "proxyrules": "GET"}
 # Where kube-proxy says it listens when KUBE_PROXY_PORT was taken (control/proxy/proxy.py writes it).
-SEND_PARAMS = ("target", "namespace", "port", "count", "interval")
+SEND_PARAMS = ("target", "namespace", "port", "count", "interval", "source")
 DNS_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?\.?$")
 CONNECT_TIMEOUT = 5.0
 LINE_TIMEOUT = 60.0  # the longest wait for the next answer of a traffic run
@@ -51,7 +62,7 @@ async def serve(request: Any, what: str) -> Reply | Stream:
         raise errors.MethodNotAllowed(f"the server does not allow {request.method} on /kubekitchen/{what}")
     request.tag = {"verb": "get" if METHODS[what] == "GET" else "create", "resource": what}
     if what == "resolve":
-        return await resolve(request.query)
+        return await resolve(request.query, getattr(request, "user", None))
     if what == "traffic":
         return await send_traffic(request.query, request.actor, request.user)
     return await proxy_rules(request.query)
@@ -79,7 +90,7 @@ def _answer(name: str, namespace: str) -> dict[str, Any]:
     return answer.to_dict()
 
 
-async def resolve(query: dict[str, str]) -> Reply:
+async def resolve(query: dict[str, str], user: Any = None) -> Reply:
     name, namespace = query.get("name", "").strip(), query.get("namespace", "default") or "default"
     if not name:
         raise errors.BadRequest("name is required: /kubekitchen/resolve?name=<service>[&namespace=<namespace>]")
@@ -87,7 +98,61 @@ async def resolve(query: dict[str, str]) -> Reply:
         raise errors.BadRequest(f"name: Invalid value: {errors.go_value(name)}: not a DNS name")
     if not DNS1123_LABEL.match(namespace):
         raise errors.BadRequest(f"namespace: Invalid value: {errors.go_value(namespace)}: not a namespace name")
+    if query.get("source"):
+        node = _node_name(query)
+        await check_source(node, query["source"], user)
+        verdict = await _dns_verdict(node, query["source"])
+        if verdict.get("dropped"):
+            return json_response({"dropped": verdict["dropped"]})
     return json_response(await run_db(_answer, name, namespace))
+
+
+async def _dns_verdict(node: str, source: str) -> dict[str, Any]:
+    """The node's kube-proxy's verdict on a DNS query from `source` ({} when it cannot say)."""
+    proxy = await _proxy(node)
+    params = {"target": CLUSTER_DNS, "port": "53", "protocol": "UDP", "source": source, "namespace": "kube-system"}
+    try:
+        async with node_address.client(httpx.Timeout(10.0, connect=CONNECT_TIMEOUT)) as client:
+            async with client.stream("GET", proxy.url("/decide"), params=params) as upstream:
+                content = await node_address.read_bounded(upstream, 64 * 1024)
+        answer = json.loads(content) if upstream.status_code == 200 else {}
+    except (httpx.HTTPError, node_address.AnswerTooLarge, ValueError):
+        return {}
+    return answer if isinstance(answer, dict) else {}
+
+
+# --- who may name a source -------------------------------------------------------------------
+
+FINISHED = ("Succeeded", "Failed")
+
+
+def _pod_of_node(node: str, ip: str) -> bool:
+    """Whether a pod of `node` that is running (not finished, not on the host's network) has `ip`."""
+    bodies, _ = store.object_list(resource="/pods")
+    needle = json.dumps(ip)
+    for body in bodies:
+        if needle not in body:  # most pods never mention the address: no decoding for them
+            continue
+        pod = json.loads(body)
+        spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        if status.get("podIP") == ip and spec.get("nodeName") == node and not spec.get("hostNetwork") \
+                and status.get("phase") not in FINISHED:
+            return True
+    return False
+
+
+async def check_source(node: str, source: str, user: Any) -> None:
+    """403 unless `user` is the node itself and `source` the IP of one of its running pods."""
+    try:
+        ipaddress.ip_address(source)
+    except ValueError:
+        raise errors.BadRequest(f"source: Invalid value: {errors.go_value(source)}: must be a pod IP") from None
+    name = getattr(user, "name", "")
+    if auth.enabled() and (name != f"system:node:{node}" or "system:nodes" not in getattr(user, "groups", ())):
+        raise errors.Forbidden(f'User "{name}" cannot send traffic as a pod of node "{node}": only the node itself '
+                               "may name a source")
+    if not await run_db(_pod_of_node, node, source):
+        raise errors.Forbidden(f'source {source} is not the address of a running pod of node "{node}"')
 
 
 # --- reaching a node's kube-proxy ------------------------------------------------------------
@@ -144,6 +209,8 @@ async def send_traffic(query: dict[str, str], actor: str, user: Any = None) -> S
     node = _node_name(query)
     if not query.get("target"):
         raise errors.BadRequest("target is required: a Service name or a cluster IP")
+    if query.get("source"):
+        await check_source(node, query["source"], user)
     proxy = await _proxy(node)
     params = {k: query[k] for k in SEND_PARAMS if query.get(k, "") != ""}
     client = node_address.client(httpx.Timeout(LINE_TIMEOUT, connect=CONNECT_TIMEOUT))

@@ -13,13 +13,14 @@ from typing import Any
 
 from control.kinds.schemas import (
     apiextensions, apiregistration, apps, autoscaling, autoscaling_v1, batch, certificates, container,
-    controllerrevisions, core, daemonsets, discovery, events, meta, networking, node, pod, pod_status, policy, quota,
-    rbac, replicationcontroller, scheduling, secret, serviceaccount, statefulset, storage, volume,
+    controllerrevisions, core, daemonsets, discovery, events, meta, networking, networkpolicy, node, pod, pod_status,
+    policy, quota, rbac, replicationcontroller, scheduling, secret, serviceaccount, statefulset, storage, volume,
 )
 
 _MODULES = (meta, container, pod, pod_status, volume, node, core, secret, serviceaccount, apps, autoscaling, batch,
             policy, apiextensions, daemonsets, controllerrevisions, storage, statefulset, rbac, quota,
             replicationcontroller, apiregistration, scheduling, certificates, networking, discovery)
+_MODULES += (networkpolicy,)
 _MODULES += (autoscaling_v1, events)  # the other served versions of built-in kinds
 
 
