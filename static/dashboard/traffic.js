@@ -37,13 +37,11 @@ export function recentLine(record, podByIp = () => null) {
     return line;
   }
   const line = h("li", ok ? "ok" : "failed");
-  line.append(h("b", "", record.from || "?"), h("span", "", " → "),
+  const sender = record.source ? podByIp(record.source) : null; // a pod's own request: named, not its node
+  line.append(h("b", "", sender ? sender.split("/")[1] : record.from || "?"), h("span", "", " → "),
     h("span", "pod-name", ok ? record.pod : `${record.code || "—"} ${record.error || ""}`.trim()));
   if (ok) line.append(h("span", "where", ` ${record.endpoint || ""} · ${record.podNode || ""}`));
-  if (ok && decision) {
-    if (decision.from.pod) line.children[0].textContent = decision.from.text; // sent by a pod: named, not its node
-    line.append(h("span", "allowed", ` ✓ ${decisionText(decision)}`));
-  }
+  if (ok && decision) line.append(h("span", "allowed", ` ✓ ${decisionText(decision)}`));
   return line;
 }
 

@@ -9,9 +9,9 @@
 // - `verdict(record, podByIp)` is pure: a traffic record's decision ({blocked, policies, direction, from, to,
 //   port, protocol}) from the line kube-proxy answered (`dropped` for a dropped connection,
 //   `allowedBy` for an allowed one of an isolated pod), or null when no policy decided.
-// - One drawn line per (decision, source, destination), counting its connections; each stays
-//   LINGER_MS after its newest connection, then goes (on the injected clock); at most MAX_LINES,
-//   the newest. Per policy, the connections it blocked and allowed since the page opened
+// - One drawn line per (source, destination): the newest decision, counting the connections
+//   decided so in a row (a changed decision replaces the line); each stays LINGER_MS after its
+//   newest connection, then goes (on the injected clock); at most MAX_LINES, the newest. Per policy, the connections it blocked and allowed since the page opened
 //   (`tally`, which the Services panel shows).
 // - A line whose ends are not on screen (a pod filtered out, its panel off screen) is not drawn
 //   but still counted; a chip scrolled out of its panel is pointed at on the panel's edge; labels
@@ -101,17 +101,19 @@ export class WallView {
         const counts = this.tally.get(policy) || { blocked: 0, allowed: 0 };
         this.tally.set(policy, { ...counts, [decision.blocked ? "blocked" : "allowed"]: counts[decision.blocked ? "blocked" : "allowed"] + 1 });
       }
-      const key = `${decision.blocked ? "x" : "v"}|${decision.from.pod || decision.from.node || decision.from.text}|${decision.to.pod || decision.to.service || decision.to.text}`;
+      const key = `${decision.from.pod || decision.from.node || decision.from.text}|${decision.to.pod || decision.to.service || decision.to.text}`;
       const held = this.lines.get(key);
       if (held) this.time.clearTimer(held.timer);
-      const line = { key, decision, count: (held ? held.count : 0) + 1, order: (this.order += 1) };
+      const same = held && held.decision.blocked === decision.blocked; // a changed verdict starts its count again
+      const line = { key: `${key}|${decision.blocked ? "x" : "v"}`, pair: key, decision, count: (same ? held.count : 0) + 1,
+        order: (this.order += 1) };
       line.timer = this.time.setTimer(() => this.expire(key, line), LINGER_MS);
       this.lines.set(key, line);
     }
     if (this.lines.size > MAX_LINES) {
       for (const line of [...this.lines.values()].sort((a, b) => a.order - b.order).slice(0, this.lines.size - MAX_LINES)) {
         this.time.clearTimer(line.timer);
-        this.lines.delete(line.key);
+        this.lines.delete(line.pair);
       }
     }
     return any;

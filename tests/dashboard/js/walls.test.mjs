@@ -269,3 +269,21 @@ test("chips one above the other: the curve bows left, its label stands left of t
   assert.equal(Number(tie.getAttribute("x1")), Number((wall[0] - 28).toFixed(1)));
   assert.deepEqual([Number(tie.getAttribute("x2")), Number(tie.getAttribute("y2"))], wall.slice(0, 2));
 });
+
+test("a changed decision between the same two pods replaces its line and starts its count again", () => {
+  const { walls, layer } = view();
+  walls.add([dropped("default/waiter"), dropped("default/waiter")]);
+  walls.add([allowed("default/waiter")]);
+  assert.equal(walls.current().length, 1);
+  const [line] = walls.current();
+  assert.deepEqual([line.decision.blocked, line.count], [false, 1]);
+  walls.render();
+  assert.equal(groups(layer).length, 1);
+  assert.ok(classes(groups(layer)[0]).includes("allowed"));
+  assert.deepEqual(walls.tally.get("default/kitchen-staff-only"), { blocked: 2, allowed: 1 });
+});
+
+test("a pod's own request names the pod, not its node, even when no policy decided", () => {
+  const byIp = (ip) => ({ "10.244.2.4": "default/guest" })[ip] || null;
+  assert.match(text(recentLine({ ...open, source: "10.244.2.4" }, byIp)), /^guest → kitchen-7f9c4-abcde/);
+});
