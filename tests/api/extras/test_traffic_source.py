@@ -123,3 +123,26 @@ def test_a_dropped_dns_query_answers_dropped_and_an_allowed_one_the_name(cluster
     code, answer = _status(kubelet.get("/kubekitchen/resolve", QUERY_STRING=query))
     assert code == 200 and answer["name"] == "web.default.svc.cluster.local"
     assert _status(admin.get("/kubekitchen/resolve", QUERY_STRING=query))[0] == 403
+
+
+def test_a_dropped_line_keeps_its_policy_fields_in_the_traffic_record():
+    from control.api.extras.services import request_record
+
+    dropped = {"seq": 0, "from": "node-1", "target": "10.244.2.5", "service": "", "pod": "other",
+               "podNamespace": "default", "code": 0, "error": "connection timed out (dropped by NetworkPolicy)",
+               "dropped": {**DROPPED, "to": "default/other"}}
+    record = request_record(dropped, who="kubelet/node-1", node="node-1", run="r")
+    assert record["dropped"] == dropped["dropped"] and record["code"] == 0 and record["index"] == 0
+    assert record["scope"] == {"namespace": "default", "group": "", "resource": "pods"}
+    allowed = request_record({"seq": 1, "service": "default/web", "code": 200, "allowedBy": ["default/allow"]},
+                             who="w", node="node-1", run="r")
+    assert allowed["allowedBy"] == ["default/allow"]
+
+
+def test_kube_proxy_may_watch_what_it_enforces():
+    from control.auth.policy import cluster_roles
+
+    role = next(r for r in cluster_roles() if r["metadata"]["name"] == "kubekitchen:kube-proxy")
+    granted = {(group, resource) for rule in role["rules"] if "watch" in rule["verbs"]
+               for group in rule["apiGroups"] for resource in rule["resources"]}
+    assert {("", "pods"), ("", "namespaces"), ("networking.k8s.io", "networkpolicies")} <= granted
