@@ -70,6 +70,9 @@ TERMS: dict[str, tuple[Any, Any]] = {
     "send": (_("Send"), _("Send guests")),
     "networkpolicies": (_("NetworkPolicies"), _("Staff-only doors")),
     "networkpolicy": (_("NetworkPolicy"), _("Staff-only door")),
+    # a connection NetworkPolicies decided (static/dashboard/walls.js); {policies}: "ns/name, ..."
+    "np-blocked-by": (_("blocked by {policies}"), _("turned away at the staff-only door {policies}")),
+    "np-allowed-by": (_("allowed by {policies}"), _("let in by the staff-only door {policies}")),
     "hpa": (_("HorizontalPodAutoscalers"), _("More cooks when it gets busy")),
     "replicas": (_("replicas"), _("cooks")),
     "custom": (_("Custom resources"), _("Order slips, dishes and cooks")),
@@ -234,8 +237,6 @@ UI_STRINGS: dict[str, Any] = {
     "att-watching": _("watching the instructor do it"),
     "stale-write": _("Stale write: read, let another client change it, then PUT the old read (409 Conflict)"),
     # NetworkPolicy's decisions (static/dashboard/walls.js) and the policies (static/dashboard/policies.js)
-    "np-blocked-by": _("blocked by {policies}"),
-    "np-allowed-by": _("allowed by {policies}"),
     "np-blocked": _("blocked"),
     "np-ingress": _("ingress (in)"),
     "np-egress": _("egress (out)"),

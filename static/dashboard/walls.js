@@ -17,7 +17,7 @@
 //   but still counted; a chip scrolled out of its panel is pointed at on the panel's edge; labels
 //   are kept inside the window and never drawn on top of each other.
 import { h, keyedRows } from "./dom.js";
-import { ui, uiFill } from "./words.js";
+import { currentMode, term, ui } from "./words.js";
 
 export const LINGER_MS = 8000;
 export const MAX_LINES = 8;
@@ -60,7 +60,8 @@ export function verdict(record, podByIp = () => null) {
 // The words of a decision: "blocked by default/a, default/b" (or "allowed by ...").
 export function decisionText(decision) {
   const policies = decision.policies.join(", ") || "NetworkPolicy";
-  return uiFill(decision.blocked ? "np-blocked-by" : "np-allowed-by", { policies });
+  // a term: the restaurant view says "turned away at the staff-only door ..."
+  return term(decision.blocked ? "np-blocked-by" : "np-allowed-by").replace("{policies}", policies);
 }
 
 // The smaller line under it: who to whom, and for a drop its direction and port.
@@ -152,7 +153,7 @@ export class WallView {
       const to = this.locate(line.decision.to);
       if (!from || !to) continue;
       const g = this.geometry(line.decision, from, to, placed);
-      const sig = [line.count, ...Object.values(g).map((n) => Math.round(n))];
+      const sig = [line.count, currentMode(), ...Object.values(g).map((n) => Math.round(n))]; // the words follow the mode
       rows.push({ key: line.key, sig, make: () => this.draw(line, g) });
       labels.push({ key: line.key, sig, make: () => this.label(line, g) });
     }

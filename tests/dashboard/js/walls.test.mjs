@@ -8,11 +8,14 @@ import { installDocument } from "./fakedom.mjs";
 import { FakeTime } from "./faketime.mjs";
 import { pageModule } from "./page.mjs";
 
-const UI = { "np-blocked-by": "blocked by {policies}", "np-allowed-by": "allowed by {policies}", "np-blocked": "blocked",
+const UI = { "np-blocked": "blocked",
   "np-ingress": "ingress (in)", "np-egress": "egress (out)", "np-applies": "applies to", "np-pods": "pods {selector}",
   "np-namespaces": "namespaces {selector}", "np-all": "(all)", "np-except": "except", "np-anyone": "anyone",
   "np-deny-all": "nothing (deny all)", "np-blocked-n": "blocked {n}", "np-allowed-n": "allowed {n}", failed: "failed" };
-const document = installDocument({ terms: { networkpolicy: { k8s: "NetworkPolicy", kitchen: "Staff-only door" } }, ui: UI, status: {} });
+const TERMS = { networkpolicy: { k8s: "NetworkPolicy", kitchen: "Staff-only door" },
+  "np-blocked-by": { k8s: "blocked by {policies}", kitchen: "turned away at the staff-only door {policies}" },
+  "np-allowed-by": { k8s: "allowed by {policies}", kitchen: "let in by the staff-only door {policies}" } };
+const document = installDocument({ terms: TERMS, ui: UI, status: {} });
 document.body.dataset.snapshotKinds = JSON.stringify(["pods", "services", "events", "horizontalpodautoscalers", "networkpolicies"]);
 const { WallView, verdict, LINGER_MS, MAX_LINES, WALL_AT, bezier, split } = await pageModule("walls.js");
 const { PoliciesPanel, ruleLines } = await pageModule("policies.js");
@@ -286,4 +289,19 @@ test("a changed decision between the same two pods replaces its line and starts 
 test("a pod's own request names the pod, not its node, even when no policy decided", () => {
   const byIp = (ip) => ({ "10.244.2.4": "default/guest" })[ip] || null;
   assert.match(text(recentLine({ ...open, source: "10.244.2.4" }, byIp)), /^guest → kitchen-7f9c4-abcde/);
+});
+
+test("the restaurant view tells it in its own words, and a switch redraws the labels", async () => {
+  const { setMode } = await pageModule("words.js");
+  const { walls, layer } = view();
+  walls.add([dropped()]);
+  walls.render();
+  assert.match(text(labelsOf(layer)[0]), /^✕ blocked by default\/kitchen-staff-only/);
+  setMode("kitchen");
+  try {
+    walls.render();
+    assert.match(text(labelsOf(layer)[0]), /^✕ turned away at the staff-only door default\/kitchen-staff-only/);
+  } finally {
+    setMode("k8s");
+  }
 });
