@@ -30,7 +30,7 @@ SPOKE_SEPARATOR = " · "  # a person's client is their own spoke: "kubectl · al
 SNAPSHOT_KINDS = ("pods", "nodes", "deployments", "replicasets", "services", "endpoints",
                   "horizontalpodautoscalers", "customresourcedefinitions", "jobs", "cronjobs", "events",
                   "daemonsets", "statefulsets", "persistentvolumeclaims", "persistentvolumes", "poddisruptionbudgets",
-                  "replicationcontrollers", "configmaps", "secrets")
+                  "replicationcontrollers", "configmaps", "secrets", "networkpolicies")
 
 KITCHEN_GROUP = "kitchen.kubekitchen.dev"
 ORDER_LABEL = f"{KITCHEN_GROUP}/order"

@@ -14,12 +14,18 @@ Guarantees:
   hub may have compacted; the ERROR event (410 Gone) is the result, then the relist an informer
   does (its resourceVersion). A hub that still holds revision 1 says so.
 - `traffic` sends the traffic form's requests from a node to a Service and sums up who answered
-  (a run where nobody answered is a refusal, 503); a run of more than `WAIT_FOR_AT_MOST` requests
-  goes on in the background and the button answers at once with how long it will take.
+  (a run where nobody answered is a refusal, 503; 504 when NetworkPolicies dropped them: they
+  timed out, and the line names the policies); a run
+  of more than `WAIT_FOR_AT_MOST` requests goes on in the background and the button answers at
+  once with how long it will take.
 - `static-pod` edits a control-plane component's manifest file (`dashboard.control_plane`).
 - `front-door` sends requests from a node to an Ingress's address with a Host and path
   (`dashboard.lesson_ingress`).
 - `gateway-traffic` sends guests through a Gateway's listener from this machine (`dashboard.lesson_gateway`).
+- `exec` is `kubectl exec POD [-c CONTAINER] -- COMMAND` (`dashboard.lesson_exec`): the command's
+  output, collapsed to one short line; a non-zero exit is a refusal, 504 when the command says it
+  timed out (wget's "download timed out", curl's "Connection timed out": a connection a
+  NetworkPolicy dropped), else 500, with kubectl's "command terminated with exit code N".
 Every button returns a short line or raises the hub's error (`control.errors`) or `ActionError`.
 """
 
@@ -28,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
+import shlex
 import ssl
 from typing import Any, Awaitable, Callable
 
@@ -36,7 +43,7 @@ import httpx
 from control import errors
 from control.client.http import HubClient
 from control.client.resources import DEPLOYMENTS, PODS, REPLICASETS
-from dashboard import lesson_gateway, network
+from dashboard import lesson_exec, lesson_gateway, network
 from dashboard.actions import NAME, ActionError, Answer
 from dashboard.control_plane import static_pod
 from dashboard.lesson_ingress import front_door
@@ -143,11 +150,42 @@ async def traffic(client: HubClient, form: dict[str, str]) -> str:
     summary = await network.send_traffic(client.server, form)
     answered = ", ".join(f"{pod} {count}" for pod, count in summary.pods) or "nobody"
     line = f"{summary.sent} request(s) to {params['target']}: {answered}"
-    line += (f"; {summary.failed} failed" if summary.failed else "") + (f" ({summary.error})" if summary.error else "")
-    return line if summary.answered else Refused(line, 503)
+    other = summary.failed - summary.dropped  # failed for another reason than a NetworkPolicy
+    line += (f"; {other} failed" if other else "") + (f" ({summary.error})" if summary.error else "")
+    if summary.dropped:
+        line += f"; {summary.dropped} timed out, dropped by NetworkPolicy {', '.join(sorted(summary.policies))}"
+    if summary.answered:
+        return line
+    return Refused(line, 504 if summary.dropped and not other else 503)
+
+
+SHOWN_OUTPUT = 160  # characters of a command's output on the button's line
+
+
+async def exec_in_pod(client: HubClient, form: dict[str, str]) -> str:
+    namespace, pod = _name(form, "namespace"), _name(form, "pod")
+    container = _name(form, "container") if form.get("container") else ""
+    try:
+        command = shlex.split(form.get("command") or "")
+    except ValueError as exc:
+        raise ActionError(f"command: {exc}") from None
+    if not command:
+        raise ActionError("you must specify at least one command for the container")
+    try:
+        result = await lesson_exec.run_in_pod(client.server, current_token(), cluster_ca(client.server), namespace, pod,
+                                              command, container=container, agent=client.agent)
+    except lesson_exec.ExecFailed as exc:
+        raise ActionError(f"exec in pod {pod}: {exc}") from None
+    shown = " ".join(result.output.split())
+    shown = shown if len(shown) <= SHOWN_OUTPUT else shown[:SHOWN_OUTPUT - 1] + "…"
+    if result.exit_code == 0:
+        return shown or "(no output, exit code 0)"
+    code = 504 if "timed out" in result.output.lower() else 500
+    return Refused(f"command terminated with exit code {result.exit_code}: {shown}".rstrip(": "), code)
 
 
 BUTTONS: dict[str, Callable[[HubClient, dict[str, str]], Awaitable[str]]] = {
     "rollout-undo": rollout_undo, "as-user": as_user, "old-watch": old_watch, "traffic": traffic,
     "static-pod": static_pod, "front-door": front_door, "gateway-traffic": lesson_gateway.gateway_traffic,
+    "exec": exec_in_pod,
 }

@@ -36,6 +36,7 @@ def _button_rights(action: Action) -> tuple[Right, ...]:
         "static-pod": (PATCH_NODES,),  # the control-plane node's files are its administrator's
         "delete-pod": (Right("delete", "pods", namespace=namespace),),
         "crash": (Right("patch", "pods", namespace=namespace),),
+        "exec": (Right("create", "pods", namespace=namespace, subresource="exec"),),  # as kubectl exec
         "scale": (Right("patch", "deployments", "apps", namespace, subresource="scale"),),
         "stale-write": (Right("update", "deployments", "apps", namespace),),
         # the badge lesson: approving is writing the approval (the signer's `approve` is checked by the hub)

@@ -51,7 +51,7 @@ MANIFESTS = "manifests"
 LANGUAGES = ("en", "ko")
 IDEAS = ("declarative", "hub-and-spoke", "watch", "self-healing", "conflict", "gone", "scheduling",
          "service-discovery", "autoscaling", "rollout", "backoff", "eviction", "config", "jobs", "storage",
-         "disruption", "rbac", "admission")
+         "disruption", "rbac", "admission", "network-policy")
 ACTION_KEYS = {
     "apply": "a manifest file under lessons/manifests/",
     "delete": "{kind: Pod, labelSelector: ...}: delete one matching object (the newest)",
@@ -67,7 +67,7 @@ PANELS = ("workloads", "events", "failures", "traffic", "wire", "services", "job
 LESSON_KEYS = {"title", "idea", "steps", "order"}
 BUTTONS = ("delete-pod", "crash", "cordon", "uncordon", "scale", "stale-write", "spoke", "drain",
            "rollout-undo", "as-user", "old-watch", "traffic", "static-pod", "approve-csr", "fetch-badge", "as-badge",
-           "front-door", "gateway-traffic")
+           "front-door", "gateway-traffic", "exec")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 _SAFE_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$")
 _PATH = re.compile(r"^[A-Za-z0-9_.\-]+(\[[A-Za-z0-9_./\-]+(=[^\]]*)?\])?$")  # one segment of a `where` path

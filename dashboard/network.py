@@ -5,7 +5,8 @@ Guarantees:
 - `send_traffic` checks the form before any request, then POSTs the hub's
   `/kubekitchen/traffic` once and reads the answers to the end; the hub publishes each answer to
   every page itself (traffic records), so this only sums them up: a `TrafficSummary` with how many
-  requests each pod answered and how many failed.
+  requests each pod answered, how many failed, and of those how many a NetworkPolicy dropped
+  (and which policies).
 - `proxy_rules` returns the node's forwarding table as iptables-save text
   (`/kubekitchen/proxyrules?node=<node>&format=text`); `rule_lines` tags each line with what it
   does (table or chain declaration, service match, node port, balancing, endpoint DNAT) for
@@ -32,6 +33,12 @@ class TrafficSummary:
     failed: int = 0
     answered: Counter = field(default_factory=Counter)
     error: str = ""  # why the run ended early, when it did (kube-proxy stopped answering)
+    dropped: int = 0  # of the failed, those a NetworkPolicy dropped (they timed out)
+    policies: set[str] = field(default_factory=set)  # the policies that dropped them
+
+    @property
+    def policy_names(self) -> str:
+        return ", ".join(sorted(self.policies))
 
     @property
     def pods(self) -> list[tuple[str, int]]:
@@ -65,6 +72,10 @@ async def send_traffic(base_url: str, form: dict[str, str]) -> TrafficSummary:
             summary.answered[str(line["pod"])] += 1
         else:
             summary.failed += 1
+            dropped = line.get("dropped")
+            if isinstance(dropped, dict):
+                summary.dropped += 1
+                summary.policies.update(str(p) for p in dropped.get("policies") or [])
     return summary
 
 

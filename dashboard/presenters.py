@@ -25,7 +25,7 @@ from control.kinds import spokes
 from control.kinds.core import service_port_text
 from control.kinds.pods import pod_display_status, pod_restarts
 from control.kinds.spokes import spoke_name
-from dashboard import configs, custom, sets
+from dashboard import configs, custom, policies, sets
 
 Obj = dict[str, Any]
 SPOKES_CONFIGMAP = (spokes.NAMESPACE, spokes.NAME)
@@ -260,6 +260,7 @@ PRESENTERS: dict[str, Callable[[Obj], Obj]] = {
     "persistentvolumes": sets.pv_vm, "poddisruptionbudgets": sets.pdb_vm,
     "replicationcontrollers": replicationcontroller_vm,
     "configmaps": configmap_or_spokes, "secrets": configs.secret_vm,
+    "networkpolicies": policies.networkpolicy_vm,  # empty until the hub serves the kind
 }
 # The snapshot sends at most this many Events (the newest): the panel shows no more, and an old
 # cluster's thousands of Events must not cost the page's first message megabytes.
@@ -271,7 +272,7 @@ KINDS = {"pods": "Pod", "nodes": "Node", "deployments": "Deployment", "replicase
          "customresourcedefinitions": "CustomResourceDefinition", "jobs": "Job", "cronjobs": "CronJob",
          "daemonsets": "DaemonSet", "statefulsets": "StatefulSet", "persistentvolumeclaims": "PersistentVolumeClaim",
          "persistentvolumes": "PersistentVolume", "poddisruptionbudgets": "PodDisruptionBudget",
-         "replicationcontrollers": "ReplicationController"}
+         "replicationcontrollers": "ReplicationController", "networkpolicies": "NetworkPolicy"}
 
 
 def is_spokes_configmap(resource: str, namespace: str, name: str) -> bool:

@@ -18,6 +18,7 @@ import { NamespaceFilter } from "./namespaces.js";
 import { Panels } from "./panels.js";
 import { Picture } from "./picture.js";
 import { PodDetail } from "./poddetail.js";
+import { PoliciesPanel } from "./policies.js";
 import { ForceRelist } from "./relist.js";
 import { ProxyRules } from "./rules.js";
 import { Timeline } from "./timeline.js";
@@ -25,12 +26,19 @@ import { StoryLine } from "./storyline.js";
 import { RECORD, TrafficView } from "./traffic.js";
 import { SetsPanel } from "./sets.js";
 import { FrameView, WireView } from "./wire.js";
+import { WallView, domLocator } from "./walls.js";
 import { setMode, ui } from "./words.js";
 
 const model = new Model();
 const picture = new Picture(document.getElementById("hub-svg"));
 const traffic = new TrafficView(model, picture);
 const panels = new Panels(model, traffic.answered);
+// NetworkPolicy's decisions: lines that stop at a wall (or pass it) over the page, and the policies in the Services panel.
+const walls = new WallView({ layer: document.getElementById("traffic-dots"), locate: domLocator(picture),
+  changed: () => onNextFrame(draw), viewport: () => ({ width: window.innerWidth, height: window.innerHeight }),
+  podByIp: traffic.podByIp });
+const policies = new PoliciesPanel(model, document.getElementById("policies"), document.getElementById("policy-list"),
+  walls.tally);
 const hpas = new HpaPanel(model);
 const custom = new CustomPanel(model, picture);
 const jobs = new JobsPanel(model);
@@ -59,6 +67,7 @@ function draw() {
     fullRender = false;
     sets.renderAll();
     panels.renderAll();
+    policies.renderAll();
     hpas.renderAll();
     custom.renderAll();
     jobs.renderAll();
@@ -68,6 +77,7 @@ function draw() {
   } else {
     sets.render(); // before the panels: it peeks at the pods' changes they take
     panels.render();
+    policies.render();
     hpas.render();
     custom.render();
     jobs.render();
@@ -79,6 +89,7 @@ function draw() {
   attendeeBoard.render();
   namespaces.render(full); // after a snapshot at once, else at most twice a second
   traffic.render();
+  walls.render(); // after the panels: its lines start and end at the chips they drew
   if (model.spokesDirty) {
     picture.setSpokeStates(model.spokes);
     model.spokesDirty = false;
@@ -112,7 +123,10 @@ function receive(message) {
     // Service requests answered through a kube-proxy are drawn by the traffic view; the rest
     // are the hub's own requests and watch deliveries.
     const requests = message.records.filter((record) => record.type === RECORD.serviceRequest);
-    if (requests.length) traffic.add(requests);
+    if (requests.length) {
+      traffic.add(requests);
+      walls.add(requests);
+    }
     picture.traffic(message.records);
     failures.add(message.records);
     attendeeBoard.add(message.records);
@@ -143,7 +157,7 @@ const relist = new ForceRelist({ live, picture, out: document.getElementById("re
   revision: () => timeline.liveRevision() });
 live.connect();
 document.getElementById("force-relist").addEventListener("click", () => relist.start());
-window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, rules, failures, events, jobs, sets, namespaces,
+window.kubeKitchen = { model, picture, live, versionLog, receive, traffic, walls, policies, rules, failures, events, jobs, sets, namespaces,
   relist, timeline, storyLine, configs, podDetail, attendeeBoard };
 
 // --- the switches ------------------------------------------------------------------------------
@@ -193,7 +207,13 @@ document.addEventListener("click", (event) => {
   }).finally(() => { button.disabled = false; });
 });
 
+// The policy lines follow their chips when the page or a panel scrolls, or the window changes size.
+const followChips = () => { if (walls.lines.size) onNextFrame(draw); };
+window.addEventListener("resize", followChips);
+document.addEventListener("scroll", followChips, { capture: true, passive: true });
+
 document.getElementById("traffic-reset").addEventListener("click", () => {
   traffic.reset();
+  walls.reset();
   onNextFrame(draw);
 });

@@ -2,9 +2,13 @@
 // RECORD.serviceRequest, one per request sent through a node's kube-proxy) moves one dot from that node's kube-proxy spoke to
 // the pod that answered (red, to the Service, when it failed), counts on the pod's chip, and shows
 // as a line in the traffic panel. Counts are exact; dots beyond what can be animated are skipped.
+// A connection a NetworkPolicy dropped sends no dot (walls.js draws it, stopped at its wall): its
+// line names the policy, and its Service's tally counts it as blocked; an allowed connection of an
+// isolated pod names the policy that allowed it.
 // The traffic form's node and service choices follow the model (nodes and Services present).
 import { term, ui } from "./words.js";
 import { h } from "./dom.js";
+import { decisionText, verdict } from "./walls.js";
 
 // The traffic records' types come from the server (control/protocol.py, as the body's
 // data-record-types): the page keeps no copy of them.
@@ -18,6 +22,33 @@ function centre(element) {
   const rect = element.getBoundingClientRect();
   if (!rect.width && !rect.height) return null;
   return { x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 };
+}
+
+// One line of the recent requests: who sent it and who answered (or why nobody did); a dropped
+// connection names the policy that blocked it, an allowed one of an isolated pod the policy that
+// allowed it.
+export function recentLine(record, podByIp = () => null) {
+  const ok = record.code === 200 && record.pod;
+  const decision = verdict(record, podByIp);
+  if (decision && decision.blocked) {
+    const line = h("li", "failed blocked");
+    line.append(h("b", "", decision.from.text), h("span", "", " ✕→ "), h("span", "pod-name", decision.to.text),
+      h("span", "why", ` ${decisionText(decision)}`));
+    return line;
+  }
+  const line = h("li", ok ? "ok" : "failed");
+  const sender = record.source ? podByIp(record.source) : null; // a pod's own request: named, not its node
+  line.append(h("b", "", sender ? sender.split("/")[1] : record.from || "?"), h("span", "", " → "),
+    h("span", "pod-name", ok ? record.pod : `${record.code || "—"} ${record.error || ""}`.trim()));
+  if (ok) line.append(h("span", "where", ` ${record.endpoint || ""} · ${record.podNode || ""}`));
+  if (ok && decision) line.append(h("span", "allowed", ` ✓ ${decisionText(decision)}`));
+  return line;
+}
+
+// The pod that holds an IP now ("ns/name"), from the model: who sent a connection known by its address.
+export function podByIp(model, ip) {
+  for (const vm of model.objects.pods.values()) if (vm.ip === ip) return vm.key;
+  return null;
 }
 
 export class TrafficView {
@@ -38,6 +69,7 @@ export class TrafficView {
     this.targetTyped = false;
     this.target.addEventListener("input", () => { this.targetTyped = true; });
     this.dirty = false;
+    this.podByIp = (ip) => podByIp(model, ip);
   }
 
   // Records from the hub; returns true when something changed that a frame must draw.
@@ -50,6 +82,7 @@ export class TrafficView {
       const stats = this.stats(service);
       stats.total += 1;
       const ok = record.code === 200 && record.pod;
+      const blocked = Boolean(verdict(record)?.blocked);
       if (ok) {
         const podKey = `${namespace}/${record.pod}`;
         stats.pods.set(podKey, (stats.pods.get(podKey) || 0) + 1);
@@ -57,9 +90,10 @@ export class TrafficView {
         this.model.dirty.pods.add(podKey);
       } else {
         stats.failed += 1;
+        if (blocked) stats.blocked += 1;
       }
       this.recent.unshift(record);
-      this.launch(record, ok, namespace);
+      if (!blocked) this.launch(record, ok, namespace);
     }
     if (this.recent.length > RECENT) this.recent.length = RECENT;
     this.dirty = true;
@@ -67,7 +101,7 @@ export class TrafficView {
 
   stats(service) {
     let stats = this.perService.get(service);
-    if (!stats) this.perService.set(service, (stats = { total: 0, failed: 0, pods: new Map() }));
+    if (!stats) this.perService.set(service, (stats = { total: 0, failed: 0, blocked: 0, pods: new Map() }));
     return stats;
   }
 
@@ -118,14 +152,7 @@ export class TrafficView {
     this.renderChoices();
     if (!this.dirty) return;
     this.dirty = false;
-    this.list.replaceChildren(...this.recent.map((record) => {
-      const ok = record.code === 200 && record.pod;
-      const line = h("li", ok ? "ok" : "failed");
-      line.append(h("b", "", record.from || "?"), h("span", "", " → "),
-        h("span", "pod-name", ok ? record.pod : `${record.code || "—"} ${record.error || ""}`.trim()));
-      if (ok) line.append(h("span", "where", ` ${record.endpoint || ""} · ${record.podNode || ""}`));
-      return line;
-    }));
+    this.list.replaceChildren(...this.recent.map((record) => recentLine(record, this.podByIp)));
     const rows = [];
     for (const [service, stats] of this.perService) {
       const row = h("div", "tally-row");
@@ -142,9 +169,14 @@ export class TrafficView {
         bar.append(fill);
         bars.append(bar);
       }
-      if (stats.failed) {
+      if (stats.failed - stats.blocked) {
         const bar = h("div", "bar failed");
-        bar.append(h("span", "pod-name", ui("failed")), h("span", "count", String(stats.failed)));
+        bar.append(h("span", "pod-name", ui("failed")), h("span", "count", String(stats.failed - stats.blocked)));
+        bars.append(bar);
+      }
+      if (stats.blocked) {
+        const bar = h("div", "bar failed blocked");
+        bar.append(h("span", "pod-name", `✕ ${ui("np-blocked")}`), h("span", "count", String(stats.blocked)));
         bars.append(bar);
       }
       row.append(bars);

@@ -36,6 +36,11 @@ export function ui(key) {
   return words.ui[key] || key;
 }
 
+// A page word with its {placeholders} filled in ("blocked by {policies}").
+export function uiFill(key, values) {
+  return ui(key).replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ""));
+}
+
 // A client as the picture names it: "kubelet/node-2" -> "kubelet node-2" or "Cook at stove node-2".
 export function clientName(who) {
   if (who === "kube-apiserver") return term("hub");

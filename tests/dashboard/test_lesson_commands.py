@@ -135,6 +135,10 @@ def expected_problems(action: Action, kubectl: str) -> list[str]:
         if argv[:2] != ["sed", "-i"] or not argv[-1].endswith(f"manifests/{form['component']}.yaml") or \
                 not argv[2].endswith(f"$/- {form['command']}/"):
             problems.append(f"the button writes command {form['command']} into {form['component']}'s manifest")
+    elif action.do == "exec":
+        container = ["-c", form["container"]] if form.get("container") else []
+        if argv != ["kubectl", "exec", form["pod"], *container, "--", *shlex.split(form["command"])]:
+            problems.append(f"the button runs {form['command']!r} in pod {form['pod']}")
     elif action.do == "traffic":
         if argv[1:4] != ["manage.py", "traffic", form["target"]] or _flag(argv, "--from") != form["node"] \
                 or _flag(argv, "-n") != form["count"]:

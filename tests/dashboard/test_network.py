@@ -97,3 +97,53 @@ def test_an_unreachable_kube_proxy_is_the_hubs_503_on_the_card(fake, client):
 def test_a_bad_node_name_for_the_rules_is_refused_before_any_request(fake, client):
     assert client.get("/proxyrules/Node_2/").status_code == 400
     assert fake.requests == []
+
+
+# --- NetworkPolicy's drops ---------------------------------------------------------------------------
+
+
+def dropped(seq: int) -> dict:
+    return {"seq": seq, "from": "node-2", "target": "kitchen", "service": "default/kitchen", "code": 0, "pod": "",
+            "error": "connection timed out (dropped by NetworkPolicy)",
+            "dropped": {"direction": "ingress", "policies": ["default/kitchen-staff-only"], "from": "10.0.0.12",
+                        "to": "default/kitchen-1", "port": 80, "protocol": "TCP"}}
+
+
+def ndjson(lines: list[dict]) -> tuple[int, bytes, str]:
+    return 200, "".join(json.dumps(line) + "\n" for line in lines).encode(), NDJSON
+
+
+def test_the_form_says_how_many_a_networkpolicy_dropped_and_which(fake, client):
+    fake.raw[TRAFFIC] = ndjson([dropped(0), dropped(1), {"done": True, "sent": 2, "answered": {}, "failed": 2}])
+    response = client.post("/traffic/", {"target": "kitchen", "node": "node-2", "count": "2"})
+    assert response.status_code == 200, response.content
+    text = response.content.decode()
+    assert "2 sent, 2 failed" in text and "2 blocked by NetworkPolicy default/kitchen-staff-only" in text
+
+
+def _button(form: dict[str, str]) -> str:
+    import asyncio
+
+    from dashboard import hub, lesson_buttons
+
+    async def press() -> str:
+        try:
+            return await lesson_buttons.traffic(hub.client(hub.configured_url()), form)
+        finally:
+            await hub.close_clients()
+
+    return asyncio.run(press())
+
+
+def test_the_lesson_button_answers_504_when_a_policy_dropped_every_request(fake):
+    form = {"target": "kitchen", "node": "node-2", "namespace": "default", "count": "2"}
+    fake.raw[TRAFFIC] = ndjson([dropped(0), dropped(1), {"done": True, "sent": 2}])
+    timed_out = _button(form)
+    assert timed_out.code == 504 and not timed_out.ok
+    assert timed_out == "2 request(s) to kitchen: nobody; 2 timed out, dropped by NetworkPolicy default/kitchen-staff-only"
+    allowed = {**answer(1, "kitchen-1"), "target": "kitchen", "service": "default/kitchen", "allowedBy": ["default/w"]}
+    fake.raw[TRAFFIC] = ndjson([dropped(0), allowed])  # one answered: a plain answer, the drop named
+    assert _button(form) == \
+        "2 request(s) to kitchen: kitchen-1 1; 1 timed out, dropped by NetworkPolicy default/kitchen-staff-only"
+    fake.raw[TRAFFIC] = ndjson([dropped(0), answer(1, None, 503)])  # another failure too: not a timeout
+    assert _button(form).code == 503

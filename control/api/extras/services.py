@@ -189,11 +189,14 @@ def _refusal(node: str, status: int, body: bytes) -> errors.ApiError:
 # --- traffic ---------------------------------------------------------------------------------
 
 def request_record(line: dict[str, Any], *, who: str, node: str, run: str, user: str = "",
-                   namespace: str = "default") -> dict[str, Any]:
+                   namespace: str = "default", source: str = "") -> dict[str, Any]:
     """The traffic record of one answered request, as the dashboard draws it; like every record it
     names its `user` and its `scope`: the Service's namespace (from the line's `ns/name`), or for a
-    request sent to a pod IP the answering pod's (`podNamespace`) and resource "pods"."""
+    request sent to a pod IP the answering pod's (`podNamespace`) and resource "pods". A request a
+    pod sent names that pod's IP as `source` (the dashboard draws its line from the pod's chip)."""
     record = {**line, "type": protocol.RECORD_SERVICE_REQUEST, "who": who, "node": node, "run": run, "ts": clock.now()}
+    if source:
+        record["source"] = source
     record["index"] = record.pop("seq", None)
     service = str(line.get("service") or "")
     record["user"] = user
@@ -241,7 +244,8 @@ async def send_traffic(query: dict[str, str], actor: str, user: Any = None) -> S
                     line = None
                 if isinstance(line, dict) and not line.get("done"):
                     traffic.publish(request_record(line, who=actor, node=node, run=run, user=user_name,
-                                                   namespace=query.get("namespace") or "default"))
+                                                   namespace=query.get("namespace") or "default",
+                                                   source=query.get("source") or ""))
                 yield text.encode() + b"\n"
         except (httpx.HTTPError, node_address.AnswerTooLarge) as exc:  # kube-proxy went away or rambled: say so
             yield json.dumps({"done": True, "error": f"the kube-proxy of node {node} stopped answering: {exc}"}).encode() + b"\n"

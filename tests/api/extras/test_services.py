@@ -204,3 +204,7 @@ def test_a_service_request_record_names_its_user_and_the_services_namespace():
     to_pod = request_record({**line, "service": "", "podNamespace": "kitchen"}, who="kubectl", node="node-1", run="r",
                             namespace="shop")
     assert to_pod["scope"] == {"namespace": "kitchen", "group": "", "resource": "pods"}  # a pod IP: the pod's
+    assert "source" not in record  # sent by a node
+    from_pod = request_record({**line, "allowedBy": ["shop/waiters"]}, who="kubelet/node-1", node="node-1", run="r",
+                              source="10.244.1.7")
+    assert from_pod["source"] == "10.244.1.7"  # the sending pod: the dashboard draws its line from that pod

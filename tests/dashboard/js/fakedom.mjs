@@ -155,6 +155,7 @@ export function installDocument(words = { terms: {}, ui: {} }) {
     body: new Element("body"),
     activeElement: null,
     createElement: (tag) => new Element(tag),
+    createElementNS: (namespace, tag) => new Element(tag),
     getElementById(id) {
       if (!byId.has(id)) byId.set(id, new Element("div"));
       return byId.get(id);
