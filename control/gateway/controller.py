@@ -208,8 +208,8 @@ class GatewayController:
                 status = gwstatus.route_status(route, world, now)
                 if await self._write(HTTPROUTES, route, status):
                     namespace = str((route.get("metadata") or {}).get("namespace") or "")
-                    await self._say(HTTPROUTES, route, gwevents.route_events(route.get("status"), status, world.controller,
-                                                                 namespace))
+                    said = gwevents.route_events(route.get("status"), status, world.controller, namespace)
+                    await self._say(HTTPROUTES, route, said)
         return requeue_after(RETRY_LISTEN) if self.failed or self._announce_failed else DONE
 
     async def _write(self, resource: Any, obj: Obj, status: Obj) -> bool:
