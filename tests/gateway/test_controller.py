@@ -214,3 +214,16 @@ def test_a_missing_backend_is_a_warning_and_its_repair_a_normal_event():
     first, repaired = asyncio.run(go())
     assert ("HTTPRoute", "menu", "Warning", "BackendNotFound", "Service default/nobody not found") in first
     assert repaired == [("HTTPRoute", "menu", "Normal", "ResolvedRefs", "All backend references are resolved")]
+
+
+def test_where_it_serves_and_what_it_shows():
+    made, _ = controller(("nodes", node("127.0.1.1")))
+    assert made.addresses() == ("127.0.1.1", "127.0.1.1")  # the default: node-1's own
+    made.override = "0.0.0.0"
+    assert made.addresses() == ("0.0.0.0", "127.0.1.1")  # every address; node-1's is the one shown
+    made.listening_on, made.bound = "0.0.0.0", {("default/front", 80): 30080, ("default/back", 81): 30081}
+    assert made.announcement() == "http=30080,http=30081"
+    made.override, made.listening_on = "192.0.2.7", "192.0.2.7"
+    assert made.addresses() == ("192.0.2.7", "192.0.2.7") and made.announcement() is None
+    empty, _ = controller(host="0.0.0.0")
+    assert empty.addresses() == (None, None)  # node-1 not registered yet: nothing to show
