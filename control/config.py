@@ -168,8 +168,9 @@ SETTINGS: tuple[Setting, ...] = (
        "control.frontdoor", _port),
     _S("KK_SCHEDULER_WORKERS", "32", "bindings the scheduler makes at once", "control.scheduler", _positive(int)),
     # the gateway controller (control.gateway): where a Gateway's HTTP listeners are served on this machine
-    _S("KK_GATEWAY_ADDRESS", "127.0.0.1", "the address the gateway controller serves each Gateway's listeners on "
-       "(and writes in its `status.addresses`); `0.0.0.0` serves the LAN", "control.gateway"),
+    _S("KK_GATEWAY_ADDRESS", "", "the address the gateway controller serves each Gateway's listeners on instead "
+       "of node-1's own (127.0.1.1; 127.0.0.1 in loopback mode), which pods reach too; `0.0.0.0` serves the LAN "
+       "as well", "control.gateway"),
     _S("KK_GATEWAY_PORT_OFFSET", "30000", "a listener's port is served on itself where it can be bound, else on "
        "this offset plus its port (`80` on `30080`), else on a free port; the one taken is in the Gateway's "
        "annotation `kubekitchen.dev/listeners`", "control.gateway", int),

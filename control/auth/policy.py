@@ -242,6 +242,7 @@ def cluster_roles() -> list[Obj]:
                  ["gatewayclasses/status", "gateways/status", "httproutes/status"]),
             rule(["patch"], ["gateway.networking.k8s.io"], ["gateways"]),
             rule(READ, [""], ["services", "nodes", "namespaces"]),
+            rule(["patch"], [""], ["nodes"]),  # node-1's gateway-listeners annotation, as the front door's
             rule(READ, ["discovery.k8s.io"], ["endpointslices"]),
             rule(EVENTS, ["", "events.k8s.io"], ["events"])]),
         _role("kubekitchen:supervisor", [rule([*READ, "create", "update", "patch"], [""], ["configmaps"])]),

@@ -11,7 +11,7 @@ Guarantees:
   ready endpoint → 503 `no healthy upstream`; the kubelet does not answer or the pod does not
   serve → 503. Otherwise the pod's answer (`control.kinds.pod_servers.Listener.answer`: the JSON
   line that names the pod, or nginx's/httpd's page), with `x-kubekitchen-backend: ns/service`
-  and `x-kubekitchen-pod` headers so a client can count who answered.
+  and `x-kubekitchen-pod: ns/pod` headers so a client can count who answered.
 - `ready_endpoints(service, port, slices)` is pure: the ready endpoints (`conditions.ready` not
   false) of the Service's EndpointSlices for the slice port whose name is the service port's,
   without duplicates, in a stable order.
@@ -135,7 +135,7 @@ class GatewayServer(NodeServer):
                             str(answer.get("podIP") or target.ip), target.port, "")
         status, page_headers, page = listener.answer(request.method, request.target, self.clock.now())
         extra = [(b"x-kubekitchen-backend", f"{backend.namespace}/{backend.name}".encode()),
-                 (b"x-kubekitchen-pod", listener.pod.encode())]
+                 (b"x-kubekitchen-pod", f"{listener.namespace}/{listener.pod}".encode())]
         return status, [*page_headers, *extra], page
 
     def _plain(self, status: int, body: bytes, backend: Backend | None = None) -> tuple[int, list, bytes]:

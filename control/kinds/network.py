@@ -42,6 +42,12 @@ KUBE_PROXY_PORT_ANNOTATION = "kubekitchen.dev/kube-proxy-port"
 # Where the ingress controller, a host-network listener of node-1, says it serves (`http=80,https=443`):
 # written by control.frontdoor, read by kube-proxy to send a pod's traffic for that address:port there.
 INGRESS_PORTS_ANNOTATION = "kubekitchen.dev/ingress-controller-ports"
+# Where the gateway controller says which ports of node-1's address serve Gateway listeners
+# (`http=80,http=30081`, same format): written by control.gateway, read by kube-proxy the same way.
+GATEWAY_PORTS_ANNOTATION = "kubekitchen.dev/gateway-listeners"
+# Every announcement of host-network listeners a Node may carry -> who answers there (a line's `via`).
+HOST_LISTENER_ANNOTATIONS = ((INGRESS_PORTS_ANNOTATION, "ingress-controller"),
+                             (GATEWAY_PORTS_ANNOTATION, "gateway-controller"))
 
 
 def node_address(node: dict) -> str | None:

@@ -26,7 +26,8 @@ from control.kinds.pod_servers import REASONS, Listener
 from control.userland.network import Response
 
 Obj = dict[str, Any]
-MORE_REASONS = {502: b"Bad Gateway", 503: b"Service Temporarily Unavailable", 504: b"Gateway Time-out"}
+MORE_REASONS = {308: b"Permanent Redirect", 500: b"Internal Server Error", 502: b"Bad Gateway",
+                503: b"Service Temporarily Unavailable", 504: b"Gateway Time-out"}
 
 
 @dataclass(frozen=True)

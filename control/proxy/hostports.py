@@ -1,17 +1,25 @@
 """Traffic from a pod to a host-network listener of a node: the ingress controller (the front
-door), which listens on node-1's own address as a hostNetwork ingress-nginx does. No kube-proxy
-rule is involved upstream either: the packet leaves the pod for the node's address and reaches the
-process listening there. kube-proxy only recognises the address and port and makes the request.
+door), which listens on node-1's own address as a hostNetwork ingress-nginx does, and the gateway
+controller's Gateway listeners, served there too (as Envoy Gateway's proxy on a bare-metal node's
+address). No kube-proxy rule is involved upstream either: the packet leaves the pod for the node's
+address and reaches the process listening there. kube-proxy only recognises the address and port
+and makes the request.
 
 Guarantees:
-- `listener_at(nodes, ip, port)` is the (node name, scheme) of the listener a Node announces in
-  its annotation `kubekitchen.dev/ingress-controller-ports` (`http=8080,https=8443`, written by
-  the ingress controller) on its InternalIP, or None: any other address goes the usual way.
+- A Node announces its host listeners in one annotation per listener program
+  (`control.kinds.network.HOST_LISTENER_ANNOTATIONS`): `kubekitchen.dev/ingress-controller-ports`
+  written by the ingress controller and `kubekitchen.dev/gateway-listeners` written by the gateway
+  controller, each `scheme=port,...` (`http=8080,https=8443`; a scheme may repeat). `announced`
+  reads them all (a port claimed twice is the first announcement's); anything malformed is skipped.
+- `listener_at(nodes, ip, port)` is the `HostListener` (node name, scheme, who answers: `via`)
+  a Node announces on its InternalIP at that port (80 when none is given), or None: any other
+  address goes the usual way.
 - `send_to_listener` makes each request of the plan as one HTTP/1.1 exchange with the listener
   (the plan's path and Host header; TLS without verification for an https port, as `curl -k`),
   and yields kube-proxy's line for it: `code` 200 when it answered (whatever the HTTP status),
   `response` the whole answer (`status`, `headers`, `body` as text) for the shell to print, `pod`
-  and `podNamespace` from its `x-kubekitchen-pod` header, `via: ingress-controller`; an answer
+  and `podNamespace` from its `x-kubekitchen-pod` header (`ns/pod`, or a bare pod name), `via`
+  the listener's program (`ingress-controller`, `gateway-controller`); an answer
   that does not come within 2 s, or a refused connection, is a line with code 503 and an error;
   a connection the sending pod's NetworkPolicies drop (egress to the node's address) is never
   made: its line has code 0 and the `dropped` fields, as `send`'s.
@@ -21,36 +29,56 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from typing import Any, AsyncIterator, Callable, Iterable
+from typing import Any, AsyncIterator, Callable, Iterable, NamedTuple
 
 import h11
 
 from control.clock import REAL, Clock
 from control.client.framing import Wire
-from control.kinds.network import INGRESS_PORTS_ANNOTATION as PORTS_ANNOTATION, node_address
+from control.kinds.network import HOST_LISTENER_ANNOTATIONS, node_address
 
 Obj = dict[str, Any]
 TIMEOUT = 2.0
 MAX_BODY = 1 << 20
 
 
-def announced(node: Obj) -> dict[int, str]:
-    """port -> scheme of the listeners a Node announces."""
-    text = ((node.get("metadata") or {}).get("annotations") or {}).get(PORTS_ANNOTATION) or ""
+class Announced(NamedTuple):
+    scheme: str  # http or https
+    via: str  # the program listening: ingress-controller, gateway-controller
+
+
+class HostListener(NamedTuple):
+    node: str
+    scheme: str
+    via: str
+
+
+def parse_ports(text: str) -> dict[int, str]:
+    """port -> scheme of one announcement (`http=80,https=443,http=30081`)."""
     out: dict[int, str] = {}
-    for part in str(text).split(","):
+    for part in str(text or "").split(","):
         scheme, _, port = part.strip().partition("=")
-        if port.isdigit() and scheme in ("http", "https"):
-            out[int(port)] = scheme
+        if port.isdigit() and scheme in ("http", "https") and 0 < int(port) < 65536:
+            out.setdefault(int(port), scheme)
     return out
 
 
-def listener_at(nodes: Iterable[Obj], ip: str, port: int | None) -> tuple[str, str] | None:
+def announced(node: Obj) -> dict[int, Announced]:
+    """port -> (scheme, via) of every host listener a Node announces."""
+    annotations = (node.get("metadata") or {}).get("annotations") or {}
+    out: dict[int, Announced] = {}
+    for annotation, via in HOST_LISTENER_ANNOTATIONS:
+        for port, scheme in parse_ports(annotations.get(annotation) or "").items():
+            out.setdefault(port, Announced(scheme, via))
+    return out
+
+
+def listener_at(nodes: Iterable[Obj], ip: str, port: int | None) -> HostListener | None:
     for node in nodes:
         if node_address(node) == ip:
-            scheme = announced(node).get(port or 80)
-            if scheme:
-                return str((node.get("metadata") or {}).get("name") or ""), scheme
+            found = announced(node).get(port or 80)
+            if found:
+                return HostListener(str((node.get("metadata") or {}).get("name") or ""), found.scheme, found.via)
     return None
 
 
@@ -89,12 +117,13 @@ async def exchange(ip: str, port: int, scheme: str, path: str, host: str) -> tup
         writer.close()
 
 
-async def send_to_listener(plan: Any, *, node: str, where: tuple[str, str], clock: Clock = REAL,
+async def send_to_listener(plan: Any, *, node: str, where: tuple[str, ...], clock: Clock = REAL,
                            decide: Callable[[str, str, int, str], Obj] | None = None) -> AsyncIterator[Obj]:
     """Lines as `control.proxy.send.send` gives them, for a plan whose target is a host listener.
     With `decide` (kube-proxy's NetworkPolicy view) the sending pod's egress to the node's address
     is decided first, as for any connection: a dropped one is never made (code 0, `dropped`)."""
-    listener_node, scheme = where
+    listener_node, scheme, *rest = where
+    via = rest[0] if rest else "ingress-controller"
     port = plan.port or 80
     answered: dict[str, int] = {}
     failed = 0
@@ -106,7 +135,7 @@ async def send_to_listener(plan: Any, *, node: str, where: tuple[str, str], cloc
         began = clock.monotonic()
         line: Obj = {"seq": seq, "from": node, "target": plan.target, "service": "", "clusterIP": "",
                      "endpoint": f"{plan.target}:{port}", "pod": "", "podNode": listener_node,
-                     "via": "ingress-controller", "endpointsResourceVersion": ""}
+                     "via": via, "endpointsResourceVersion": ""}
         decided = decide(getattr(plan, "source", ""), plan.target, port, "TCP") if decide is not None else {}
         if "dropped" in decided:
             failed += 1
@@ -119,10 +148,10 @@ async def send_to_listener(plan: Any, *, node: str, where: tuple[str, str], cloc
                                                        getattr(plan, "host", "") or "")
         except (OSError, TimeoutError, ConnectionError, h11.ProtocolError, ssl.SSLError) as exc:
             failed += 1
-            yield {**line, "code": 503, "error": f"the ingress controller did not answer: {type(exc).__name__}"}
+            yield {**line, "code": 503, "error": f"the {via.replace('-', ' ')} did not answer: {type(exc).__name__}"}
             continue
         who = next((v for k, v in headers if k.lower() == "x-kubekitchen-pod"), "")
-        namespace, _, pod = who.partition("/")
+        namespace, _, pod = who.rpartition("/")
         line.update(code=200, pod=pod, podNamespace=namespace, ms=round((clock.monotonic() - began) * 1000, 3),
                     response={"status": status, "headers": headers, "body": body.decode("utf-8", errors="replace")})
         answered[pod] = answered.get(pod, 0) + 1

@@ -19,9 +19,10 @@ Guarantees:
 - It is its node's NetworkPolicy agent too (a CNI's part): it watches NetworkPolicies, Pods and
   Namespaces (`control.proxy.policy.PolicyView`) and decides every connection it sends
   (`send`) or is asked about (`decide`, the cluster DNS's queries) from the view as it is then.
-- A target address:port that a Node announces as a host-network listener (the ingress controller
-  on node-1, annotation `kubekitchen.dev/ingress-controller-ports`) is no Service: the request goes
-  to that listener with the plan's path and Host header (`hostports`).
+- A target address:port that a Node announces as a host-network listener (on node-1: the ingress
+  controller, annotation `kubekitchen.dev/ingress-controller-ports`, and the gateway controller's
+  Gateway listeners, `kubekitchen.dev/gateway-listeners`) is no Service: the request goes to that
+  listener with the plan's path and Host header (`hostports`).
 - It talks to the hub only, as `kube-proxy/<node>`. `python manage.py runcomponent kube-proxy
   --node NAME --server URL [--balance round-robin|random]` calls `run_kube_proxy`.
 """

@@ -203,3 +203,72 @@ def test_a_route_of_another_namespace_needs_a_reference_grant(cluster):
     assert parent_condition(cluster.json("get", "httproute", "guest", "-n", "guests"), "Accepted")["status"] == "True"
     cluster.kubectl("apply", "-f", "-", input=GRANT)
     wait_for(lambda: reason() == "ResolvedRefs", timeout=60, what="ResolvedRefs True once granted")
+
+
+SOUP_ROUTE = """
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: soup}
+spec:
+  parentRefs: [{name: front-door}]
+  hostnames: [soup.example]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /soup}}]
+    backendRefs: [{name: menu-v2, port: 80}]
+"""
+
+
+def test_a_pods_wget_and_curl_reach_the_gateway_with_host_and_path(cluster):
+    """From a pod's shell, as from this machine: the Gateway's address is node-1's and its ports are
+    announced on node-1 for kube-proxy (`kubekitchen.dev/gateway-listeners`)."""
+    gateway = cluster.json("get", "gateway", "front-door")
+    address = gateway["status"]["addresses"][0]["value"]
+    where = gateway["metadata"]["annotations"]["kubekitchen.dev/listeners"].split("=", 1)[1]
+    assert where.startswith(f"{address}:")
+    node = cluster.json("get", "node", "node-1")
+    assert address == next(a["address"] for a in node["status"]["addresses"] if a["type"] == "InternalIP")
+    port = where.rsplit(":", 1)[1]
+    assert f"http={port}" in node["metadata"]["annotations"]["kubekitchen.dev/gateway-listeners"].split(",")
+    cluster.kubectl("run", "guest", "--image=busybox", "--restart=Never", "--", "sleep", "3600")
+    cluster.kubectl("apply", "-f", "-", input=SOUP_ROUTE)
+    wait_for(lambda: condition(cluster.json("get", "pod", "guest"), "Ready").get("status") == "True", timeout=90,
+             what="the busybox pod Ready")
+
+    def wget(*args: str) -> str:
+        return cluster.kubectl("exec", "guest", "--", "wget", "-qO-", *args, check=False).stdout
+
+    wait_for(lambda: wget(f"http://{where}/").startswith("{"), timeout=30,
+             what="kube-proxy to know the gateway's ports")
+    seen = Counter(json.loads(wget(f"http://{where}/"))["pod"].rsplit("-", 2)[0] for _ in range(20))
+    assert set(seen) <= {"menu-v1", "menu-v2"} and sum(seen.values()) == 20, seen
+
+    def soup(*args: str) -> dict | None:
+        out = wget("--header", "Host: soup.example", *args, f"http://{where}/soup?bowl=1")
+        return json.loads(out) if out.startswith("{") else None
+
+    wait_for(lambda: (soup() or {}).get("pod", "").startswith("menu-v2-"), timeout=30,
+             what="the soup route (Host and path) to reach menu-v2")
+    for _ in range(10):  # the more specific hostname wins over the catch-all canary, every time
+        answer = soup()
+        assert answer and answer["pod"].startswith("menu-v2-"), answer
+    out = cluster.kubectl("exec", "guest", "--", "curl", "-s", "-H", "Host: soup.example",
+                          f"http://{where}/soup").stdout
+    assert json.loads(out)["pod"].startswith("menu-v2-"), out
+    # no rule for /cake on soup.example's route, and the catch-all route still answers other hosts
+    assert json.loads(wget(f"http://{where}/cake"))["pod"].startswith("menu-v")
+
+
+def test_events_say_what_changed_once(cluster):
+    def events(namespace: str) -> list[tuple[str, str, str, str, int]]:
+        items = cluster.json("get", "events", "-n", namespace)["items"]
+        return [(e["involvedObject"]["kind"], e["involvedObject"]["name"], e["type"], e["reason"], e.get("count", 1))
+                for e in items if (e.get("source") or {}).get("component") == "gateway-controller"]
+
+    wait_for(lambda: any(e[:4] == ("Gateway", "front-door", "Normal", "Programmed") for e in events("default")),
+             timeout=30, what="the Programmed event")
+    assert any(e[:4] == ("HTTPRoute", "menu", "Normal", "Accepted") for e in events("default"))
+    guests = events("guests")
+    assert any(e[:4] == ("HTTPRoute", "guest", "Warning", "RefNotPermitted") for e in guests), guests
+    assert any(e[:4] == ("HTTPRoute", "guest", "Normal", "ResolvedRefs") for e in guests), guests
+    programmed = [e for e in events("default") if e[:4] == ("Gateway", "front-door", "Normal", "Programmed")]
+    assert len(programmed) == 1 and programmed[0][4] == 1, programmed  # said once, not at every resync

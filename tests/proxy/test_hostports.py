@@ -9,22 +9,39 @@ from control.proxy.hostports import announced, listener_at, send_to_listener
 from control.proxy.send import SendPlan
 
 
-def node(name: str, ip: str, ports: str | None) -> dict:
-    meta: dict = {"name": name}
+INGRESS, GATEWAY = "ingress-controller", "gateway-controller"
+
+
+def node(name: str, ip: str, ports: str | None, gateway: str | None = None) -> dict:
+    meta: dict = {"name": name, "annotations": {}}
     if ports is not None:
-        meta["annotations"] = {"kubekitchen.dev/ingress-controller-ports": ports}
+        meta["annotations"]["kubekitchen.dev/ingress-controller-ports"] = ports
+    if gateway is not None:
+        meta["annotations"]["kubekitchen.dev/gateway-listeners"] = gateway
     return {"metadata": meta, "status": {"addresses": [{"type": "InternalIP", "address": ip}]}}
 
 
 def test_the_listener_a_node_announces():
     nodes = [node("node-1", "127.0.1.1", "http=8080,https=8443"), node("node-2", "127.0.1.2", None)]
-    assert announced(nodes[0]) == {8080: "http", 8443: "https"}
-    assert listener_at(nodes, "127.0.1.1", 8080) == ("node-1", "http")
-    assert listener_at(nodes, "127.0.1.1", 8443) == ("node-1", "https")
+    assert announced(nodes[0]) == {8080: ("http", INGRESS), 8443: ("https", INGRESS)}
+    assert listener_at(nodes, "127.0.1.1", 8080) == ("node-1", "http", INGRESS)
+    assert listener_at(nodes, "127.0.1.1", 8443) == ("node-1", "https", INGRESS)
     assert listener_at(nodes, "127.0.1.1", None) is None  # port 80 is not announced
     assert listener_at(nodes, "127.0.1.2", 8080) is None
-    assert listener_at([node("node-1", "127.0.1.1", "http=80")], "127.0.1.1", None) == ("node-1", "http")
-    assert announced(node("n", "1.2.3.4", "http=x,ftp=21,https=443")) == {443: "https"}
+    assert listener_at([node("node-1", "127.0.1.1", "http=80")], "127.0.1.1", None) == ("node-1", "http", INGRESS)
+    assert announced(node("n", "1.2.3.4", "http=x,ftp=21,https=443,http=0,http=70000")) == {443: ("https", INGRESS)}
+
+
+def test_the_ingress_and_the_gateway_announce_side_by_side():
+    both = node("node-1", "127.0.1.1", "http=80,https=443", gateway="http=30080,http=8080,http=80")
+    assert announced(both) == {80: ("http", INGRESS), 443: ("https", INGRESS),  # a port claimed twice: the first's
+                               30080: ("http", GATEWAY), 8080: ("http", GATEWAY)}
+    assert listener_at([both], "127.0.1.1", 30080) == ("node-1", "http", GATEWAY)
+    assert listener_at([both], "127.0.1.1", None) == ("node-1", "http", INGRESS)
+    only = node("node-1", "127.0.0.1", None, gateway="http=80")  # loopback mode: node-1 is 127.0.0.1
+    assert listener_at([only], "127.0.0.1", None) == ("node-1", "http", GATEWAY)
+    assert listener_at([only], "127.0.0.1", 8080) is None
+    assert listener_at([node("node-1", "127.0.1.1", None, gateway="")], "127.0.1.1", None) is None
 
 
 def test_one_exchange_per_request_with_path_and_host():
@@ -53,6 +70,9 @@ def test_one_exchange_per_request_with_path_and_host():
         closed = SendPlan("127.0.0.1", port=port, count=1)
         [line, done] = [line async for line in send_to_listener(closed, node="node-2", where=("node-1", "http"))]
         assert line["code"] == 503 and done["failed"] == 1
+        [line, done] = [line async for line in send_to_listener(closed, node="node-2",
+                                                                 where=("node-1", "http", GATEWAY))]
+        assert line["via"] == GATEWAY and "the gateway controller did not answer" in line["error"]
     asyncio.run(run())
 
 
