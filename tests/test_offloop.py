@@ -21,7 +21,7 @@ def fresh_workers():
 
 def test_the_work_runs_in_another_process_at_a_lower_priority():
     assert asyncio.run(offloop.run(os.getpid)) != os.getpid()
-    assert asyncio.run(offloop.run(os.nice, 0)) == os.nice(0) + offloop.WORKER_NICENESS
+    assert asyncio.run(offloop.run(os.nice, 0)) == min(19, os.nice(0) + offloop.WORKER_NICENESS)  # 19: the kernel's floor
 
 
 def test_a_worker_that_dies_raises_worker_lost_and_the_next_call_gets_a_new_one():
