@@ -1,6 +1,6 @@
 """Scale: how fast a whole cluster brings many pods to Running, and takes them away again.
 
-    .venv/bin/python bench/scale.py [--pods 1000] [--nodes 10] [--timeout 180] [--no-down]
+    .venv/bin/python bench/scale.py [--pods 1000] [--nodes 10] [--timeout 180] [--no-down] [--kube-proxies]
     .venv/bin/python bench/scale.py --kwok [--pods 10000] [--clients 8] [--via post|deployment]
 
 Both start their own cluster (bench/common.py Cluster: hub + controller-manager + scheduler + one
@@ -29,6 +29,8 @@ until all DELETED, the rate, per-pod latencies (ADDED -> Running), the CPU of ev
 machine), the hub's RSS (sampled, and VmHWM = its peak), and the hub's version-log entries per
 pod by resource/type/actor. A phase that does not finish within --timeout reports how far it got.
 Prints ONE JSON line on stdout; progress on stderr.
+
+--kube-proxies runs one kube-proxy per node (as a real cluster does) instead of one on node-1.
 
 Other options: --env KEY=VALUE (repeatable) passes extra environment to the hub and every spoke
 (e.g. KK_SCHEDULER_WORKERS=32); --keep keeps the temp dir (SQLite DB, spoke logs), --verbose makes
@@ -361,6 +363,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=180, help="seconds per phase before reporting how far it got")
     parser.add_argument("--start-delay", default="0", help="KK_START_DELAY for the kubelets")
     parser.add_argument("--no-down", action="store_true", help="skip the delete phase")
+    parser.add_argument("--kube-proxies", action="store_true", help="one kube-proxy per node (default: one, on node-1)")
     parser.add_argument("--keep", action="store_true", help="keep the temp data dir (DB and spoke logs)")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="extra environment for the hub and every spoke (repeatable), e.g. KK_SCHEDULER_WORKERS=32")
@@ -378,9 +381,10 @@ def main() -> None:
     settings = {"mode": "kwok" if args.kwok else "default", "pods": args.pods, "nodes": args.nodes, "via": args.via,
                 "clients": args.clients if args.via == "post" else None, "KK_PACE": "workshop",
                 "KK_START_DELAY": args.start_delay, "KK_TERMINATION_SECONDS": "1 (default)",
+                "kube_proxies": args.nodes if args.kube_proxies else 1,
                 **{k: v for k, v in env.items() if k.startswith("KK_NODE")}, **extra}
     env.update(extra)
-    cluster = Cluster(nodes=args.nodes, env=env, keep=args.keep, verbose=args.verbose)
+    cluster = Cluster(nodes=args.nodes, env=env, keep=args.keep, verbose=args.verbose, kube_proxies=args.kube_proxies)
     run_cluster_bench("scale", settings, cluster, quiet_wait=args.quiet_wait, nodes=args.nodes,
                       body=lambda running: run(running, args))
 

@@ -32,7 +32,7 @@ from control.kubelet.filesystem import pod_hostname
 from control.kubelet.behaviour import script_for
 from control.kubelet.images import image_facts
 from control.kubelet.loads import StressHandle
-from control.kubelet.runtime import Runtime
+from control.kubelet.runtime import Runtime, source_ip
 from control.userland import SHELLS, Shell
 from control.kubelet.terminal import BUSYBOX_IMAGES, Session
 
@@ -141,7 +141,8 @@ class ExecServer:
                      if c.get("name") == target.container), {})
         shell.resources = StressHandle(self.runtime.loads, target.container_id,
                                        f"{target.namespace}/{target.pod_name}", script_for(target.pod, spec))
-        shell.network = self.network(target.namespace, target.pod_ip) if self.network is not None else None
+        shell.network = (self.network(target.namespace, source_ip(target.pod, target.pod_ip))
+                         if self.network is not None else None)
         wire = exchange.wire
         wire.send(h11.InformationalResponse(status_code=101, headers=[(b"connection", b"Upgrade"),
                                                                      (b"upgrade", UPGRADE)]))

@@ -71,7 +71,8 @@ class Kubelet:
                                secrets=self.secret_informer.cache, services=self.service_informer.cache,
                                data_dir=self.config.data_dir,
                                facts=NodeFacts(cpu=self.config.cpu, memory=self.config.memory),
-                               image_backoff=self.config.image_backoff, pull_seconds=self.config.pull_seconds)
+                               image_backoff=self.config.image_backoff, pull_seconds=self.config.pull_seconds,
+                               network=lambda namespace, source: NetworkHandle(client, node, namespace, source))
         self.queue = WorkQueue(clock=self.clock)
         self.runtime.loads.poke = self.queue.add  # an exec'd stress changed a pod's use: look at it
         self.worker: PodWorker | None = None
@@ -80,7 +81,7 @@ class Kubelet:
         self.meter = UsageMeter(self.timings.cpu_window)
         self.streams = ExecServer(lambda namespace, name: self.worker.current(namespace, name) if self.worker else None,
                                   clock=self.clock, live_ids=self._live_container_ids, runtime=self.runtime,
-                                  network=lambda namespace, pod_ip: NetworkHandle(client, node, namespace, pod_ip))
+                                  network=self.runtime.network)
         self.forwards = PortForwardServer(lambda namespace, name: self.worker.current(namespace, name)
                                           if self.worker else None, node=node, clock=self.clock,
                                           count=lambda uid: self.meter.record_request(uid, self.clock.now()))

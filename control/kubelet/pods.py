@@ -260,8 +260,14 @@ class PodWorker:
             await asyncio.sleep(0)
 
     def _started(self, pod: Obj, record: PodRecord, happenings: tuple[Happening, ...]) -> None:
-        """Make the files of every run that just started, as they are at its start."""
+        """Make the files of every run that just started, as they are at its start (and start its
+        command at once when it reaches the network: `Runtime.begin`); a run that ended is quieted."""
         for happening in happenings:
+            if happening.kind in ("exited", "stopped"):
+                ended = record.container(happening.container)
+                if ended is not None:
+                    self.runtime.end(container_id(ended.seed, happening.run))
+                continue
             container = record.container(happening.container) if happening.kind == "started" else None
             if container is not None:
                 run_id = container_id(container.seed, happening.run)
@@ -274,6 +280,9 @@ class PodWorker:
                     self.runtime.forget_output(container_id(container.seed, happening.run - 2))
                 self.runtime.config(pod, container.name, run_id, record.host_ip, record.pod_ip)
                 self.runtime.files(pod, container.name, run_id, record.pod_ip)
+                run = container.current
+                if run is not None and run.container_id == run_id:
+                    self.runtime.begin(pod, container.name, run_id, record.pod_ip, run.started_at, run.finished_at)
 
     def admit(self, pod: Obj, now: float) -> PodRecord:
         """Take a pod on: reserve its IP and create (or adopt) its record."""

@@ -22,19 +22,40 @@ Guarantees:
   kill's business (exec sets the handle), and without one it is `No such process`.
 - `run_once` runs a command (an exec probe's, a hook's) from its start moment; it fails with
   `TimedOut` when its sleeps pass the timeout, as upstream's exec prober does.
+- A main command given a network (`MainProcess(network=..., host=...)`, the kubelet's
+  `NetworkHandle`) reaches the cluster as exec does: each call (`nslookup`, `wget`, ...) is made
+  for real on the event loop while the replay waits at that moment, then the replay goes on from
+  the call's answer, in the present (`host`'s clock: a call is never made for a moment ahead of
+  it, and one met while replaying the past brings the replay to the present) and at least
+  MIN_CALL_SECONDS after it began, so even a loop that never sleeps makes at most one call per
+  MIN_CALL_SECONDS. A command that has made a call (or, from its start, one that names a network
+  tool: `names_network`) is "live": it is stepped by `host`'s timers as its sleeps come due, so
+  its calls are made when they are due, paced by its own sleeps and timeouts. A command that never
+  reaches the network makes no call, sets no timer and is replayed lazily as before. `quiet()`
+  (its run ended) stops the timers; `stop()` also cancels a call under way.
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Coroutine, Generator
 
+from control.clock import Clock
 from control.kubelet.filesystem import Filesystem
 from control.userland import SHELLS, Shell, Streams
 
 MAX_STEPS = 10_000
 MAX_LOG_LINES = 10_000
+MIN_CALL_SECONDS = 0.1  # a network call takes at least this long on the process's clock
+NETWORK_TOOLS = re.compile(r"(?<![\w.-])(wget|curl|nslookup|dig|nc|ping|telnet)(?![\w.-])")
+
+
+def names_network(argv: list[str] | tuple[str, ...]) -> bool:
+    """Whether a command names a program that reaches the network (it is stepped live from its start)."""
+    return bool(NETWORK_TOOLS.search(" ".join(argv)))
 
 
 class _Wake:
@@ -52,6 +73,34 @@ class _Step:
 
     def __await__(self) -> Generator["_Step", None, None]:
         yield self
+
+
+class _Call:
+    """What a command reaching the network yields to its driver: the call to make on the event loop
+    (`make()` gives its coroutine) and what it answers when it cannot be made."""
+
+    def __init__(self, make: Callable[[], Coroutine[Any, Any, Any]], fallback: Any):
+        self.make, self.fallback = make, fallback
+
+    def __await__(self) -> Generator["_Call", Any, Any]:
+        answer = yield self
+        return answer
+
+
+class ReplayNetwork:
+    """The shell's `Network` for a replayed command: each call is handed to the driver (`_Call`)."""
+
+    def __init__(self, network: Any):
+        self.network = network
+
+    async def resolve(self, name: str) -> Any:
+        return await _Call(lambda: self.network.resolve(name), None)
+
+    async def send(self, target: str, port: int | None) -> Any:
+        return await _Call(lambda: self.network.send(target, port), {"code": 503, "error": "no network"})
+
+    def answer(self, line: Any, path: str, now: float) -> Any:
+        return self.network.answer(line, path, now)
 
 
 class VirtualClock:
@@ -111,24 +160,40 @@ class _OwnPid1:
 
 
 class _Driver:
-    """Steps a shell coroutine through virtual time."""
+    """Steps a shell coroutine through virtual time (and, with a `host` clock, through its network calls)."""
 
-    def __init__(self, coro: Coroutine[Any, Any, int], clock: VirtualClock):
-        self.coro, self.clock = coro, clock
+    def __init__(self, coro: Coroutine[Any, Any, int], clock: VirtualClock, host: Clock | None = None):
+        self.coro, self.clock, self.host = coro, clock, host
         self.wake_at: float = clock.t
         self.exit_code: int | None = None
         self.stopped = False  # ended without an exit code (blocked on real I/O, or busy)
+        self.target = clock.t  # the furthest moment asked for
+        self.pending: asyncio.Task | None = None  # a network call under way: the replay waits for it
+        self.fallback: Any = None  # what that call answers if it fails
+        self.value: Any = None  # sent into the command when it goes on (a call's answer)
+        self.live = False  # stepped by the host's timers as its sleeps come due
+        self.quieted = False  # its run ended: never live again
+        self.calls = 0
+        self._timer_at: float | None = None
 
     @property
     def done(self) -> bool:
         return self.exit_code is not None or self.stopped
 
     def advance(self, until: float) -> None:
+        self.target = max(self.target, until)
+        if self.pending is not None:
+            return  # goes on when the call answers
+        self._run(until)
+        self._schedule()
+
+    def _run(self, until: float) -> None:
         steps = 0
         while not self.done and self.wake_at <= until:
             self.clock.t = max(self.clock.t, self.wake_at)
+            value, self.value = self.value, None
             try:
-                yielded = self.coro.send(None)
+                yielded = self.coro.send(value)
             except StopIteration as finished:
                 self.exit_code = int(finished.value or 0)
                 return
@@ -140,6 +205,10 @@ class _Driver:
                 return
             if isinstance(yielded, _Wake):
                 self.wake_at, steps = yielded.until, 0
+            elif isinstance(yielded, _Call):
+                if self._call(yielded):
+                    return  # the replay waits here for the answer
+                steps += 1
             elif yielded is None or isinstance(yielded, _Step):  # a command, or a loop's turn (`asyncio.sleep(0)`)
                 steps += 1
                 if steps > MAX_STEPS:
@@ -147,7 +216,54 @@ class _Driver:
             else:  # waits on real I/O, which virtual time cannot drive
                 self.stop()
 
+    def _call(self, call: _Call) -> bool:
+        """Start a network call on the running loop (True); without one it answers its fallback."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.value = call.fallback
+            return False
+        self.live, self.calls, self.fallback = not self.quieted, self.calls + 1, call.fallback
+        self.pending = task = loop.create_task(call.make())
+        task.add_done_callback(self._answered)
+        return True
+
+    def _answered(self, task: asyncio.Task) -> None:
+        if task is not self.pending:
+            return  # stopped meanwhile
+        self.pending = None
+        try:
+            self.value = task.result()
+        except (asyncio.CancelledError, Exception):
+            self.value = self.fallback
+        now = self.host.now() if self.host is not None else self.clock.t
+        self.wake_at = max(self.clock.t + MIN_CALL_SECONDS, now)
+        self.advance(self.target)
+
+    def _schedule(self) -> None:
+        """A live command waiting on its clock is woken by the host's timer when its sleep is due."""
+        if not self.live or self.done or self.pending is not None or self.host is None:
+            return
+        if self._timer_at is not None and self._timer_at <= self.wake_at:
+            return
+        self._timer_at = at = self.wake_at
+        self.host.call_later(at - self.host.now(), self._tick, at)
+
+    def _tick(self, at: float) -> None:
+        if self._timer_at == at:
+            self._timer_at = None
+        if self.live and not self.done and self.host is not None:
+            self.advance(max(self.target, self.host.now()))
+
+    def quiet(self) -> None:
+        """No more timers (the run ended): the command goes on only as far as it is asked."""
+        self.live, self.quieted = False, True
+
     def stop(self) -> None:
+        self.live = False
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            pending.cancel()
         if not self.done:
             self.stopped = True
             self.coro.close()
@@ -189,13 +305,16 @@ class Output:
 class MainProcess:
     """A run's main command (its expanded command + args), replayed into its files and its log."""
 
-    def __init__(self, fs: Filesystem, argv: list[str], env: dict[str, str], hostname: str, started_at: float):
+    def __init__(self, fs: Filesystem, argv: list[str], env: dict[str, str], hostname: str, started_at: float,
+                 network: Any = None, host: Clock | None = None):
         clock = VirtualClock(started_at)
         shell = _shell(fs, clock, hostname, env, argv)
         shell.resources = _OwnPid1()
+        shell.network = ReplayNetwork(network) if network is not None else None
         self.output = Output(clock)
         coro = shell.run_argv(list(argv), Streams(self.output.write, self.output.write)) if argv else _nothing()
-        self.driver = _Driver(coro, clock)
+        self.driver = _Driver(coro, clock, host)
+        self.driver.live = network is not None and host is not None and names_network(argv)
 
     @property
     def reached(self) -> float:
@@ -204,6 +323,14 @@ class MainProcess:
 
     def advance(self, until: float) -> None:
         self.driver.advance(until)
+
+    @property
+    def calls(self) -> int:
+        """How many network calls the command has made."""
+        return self.driver.calls
+
+    def quiet(self) -> None:
+        self.driver.quiet()
 
     def stop(self) -> None:
         self.driver.stop()

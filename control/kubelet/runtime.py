@@ -15,6 +15,11 @@ Guarantees:
   a later ConfigMap change does not reach a running container's env. A run's files are made when
   it starts (or at the first exec if that comes first) and dropped when the run is no more.
 - ConfigMaps, Secrets and Services are read from the kubelet's informer caches, never the database.
+- A run's main command has the network exec has (`network(namespace, source IP)`, the kubelet's
+  `NetworkHandle`; a hostNetwork pod's traffic is its node's own): `begin` replays a command that
+  names a network tool as soon as its run starts, and from then on it is stepped live (`process`);
+  any other command is replayed only when something reads it, and costs nothing on the network
+  unless it reaches it. `end` (the run is over) stops its timers.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from control import errors
 from control.client.informer import Cache
@@ -31,7 +36,7 @@ from control.clock import Clock
 from control.kubelet.containers import Container, next_run_id, start_due
 from control.kubelet.envvars import ConfigError, ContainerEnv, NodeFacts, resolve
 from control.kubelet.filesystem import Filesystem, pod_hostname
-from control.kubelet.process import MainProcess, Output
+from control.kubelet.process import MainProcess, Output, names_network
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.projection import MountError, Tokens, token_sources
 from control.kubelet.loads import Loads
@@ -132,6 +137,11 @@ class TokenCache:
         self.retry_at = {k: v for k, v in self.retry_at.items() if k[0] != uid}
 
 
+def source_ip(pod: Obj, pod_ip: str) -> str:
+    """The address a pod's own traffic is sent from ("" for a hostNetwork pod: its node's own)."""
+    return "" if (pod.get("spec") or {}).get("hostNetwork") else pod_ip
+
+
 def _containers(pod: Obj) -> dict[str, Obj]:
     """The pod's containers by name, init containers too (their names are unique across both)."""
     spec = pod.get("spec") or {}
@@ -142,8 +152,10 @@ def _containers(pod: Obj) -> dict[str, Obj]:
 class Runtime:
     def __init__(self, client: Any, *, clock: Clock, configmaps: Cache | None = None, secrets: Cache | None = None,
                  services: Cache | None = None, data_dir: Path | None = None, facts: NodeFacts | None = None,
-                 image_backoff: BackoffPolicy | None = None, pull_seconds: float = 0.0):
+                 image_backoff: BackoffPolicy | None = None, pull_seconds: float = 0.0,
+                 network: Callable[[str, str], Any] | None = None):
         self.client, self.clock = client, clock
+        self.network = network  # (namespace, source IP) -> the shell's network (None: no network)
         self.sources = CacheSources(configmaps, secrets, services)
         self.images = ImageManager(clock, self.sources, backoff=image_backoff, pull_seconds=pull_seconds)
         self.loads = Loads()  # what exec'd `stress` holds, by container run ID
@@ -253,11 +265,33 @@ class Runtime:
         if process is None:
             made = self.configs.get(run_id)
             argv = list(made.command + made.args) if made else []
+            network = None
+            if self.network is not None:
+                network = self.network(str((pod.get("metadata") or {}).get("namespace") or ""), source_ip(pod, pod_ip))
             process = self.processes[run_id] = MainProcess(fs, argv, dict(made.env) if made else {},
-                                                           pod_hostname(pod)[0], started_at)
+                                                           pod_hostname(pod)[0], started_at, network=network,
+                                                           host=self.clock)
             self.outputs[run_id] = process.output
         process.advance(until)
         return fs
+
+    def begin(self, pod: Obj, name: str, run_id: str, pod_ip: str, started_at: float,
+              finished_at: float | None = None) -> None:
+        """A run just started: a command that names a network tool is replayed now, and live from
+        then on (until its run ends: `end`; one that already ended is replayed to its end)."""
+        made = self.configs.get(run_id)
+        if self.network is None or made is None or not names_network(made.command + made.args):
+            return
+        now = self.clock.now()
+        self.replayed(pod, name, run_id, pod_ip, started_at, now if finished_at is None else min(now, finished_at))
+        if finished_at is not None:
+            self.end(run_id)
+
+    def end(self, run_id: str) -> None:
+        """A run is over: its command is no longer stepped by timers (its log is still read back)."""
+        process = self.processes.get(run_id)
+        if process is not None:
+            process.quiet()
 
     def printed(self, run_id: str, until: float) -> list[tuple[float, str]]:
         """What a run's main command printed by `until` (replayed as far as it was asked: `replayed`)."""

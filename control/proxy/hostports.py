@@ -22,14 +22,15 @@ Guarantees:
   the listener's program (`ingress-controller`, `gateway-controller`); an answer
   that does not come within 2 s, or a refused connection, is a line with code 503 and an error;
   a connection the sending pod's NetworkPolicies drop (egress to the node's address) is never
-  made: its line has code 0 and the `dropped` fields, as `send`'s.
+  made: its line has code 0 and the `dropped` fields, as `send`'s; a connection kube-proxy cannot decide yet
+  (`refused`) is a 503 line, nothing sent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ssl
-from typing import Any, AsyncIterator, Callable, Iterable, NamedTuple
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, NamedTuple
 
 import h11
 
@@ -118,7 +119,8 @@ async def exchange(ip: str, port: int, scheme: str, path: str, host: str) -> tup
 
 
 async def send_to_listener(plan: Any, *, node: str, where: tuple[str, ...], clock: Clock = REAL,
-                           decide: Callable[[str, str, int, str], Obj] | None = None) -> AsyncIterator[Obj]:
+                           decide: Callable[[str, str, int, str], Awaitable[Obj]] | None = None
+                           ) -> AsyncIterator[Obj]:
     """Lines as `control.proxy.send.send` gives them, for a plan whose target is a host listener.
     With `decide` (kube-proxy's NetworkPolicy view) the sending pod's egress to the node's address
     is decided first, as for any connection: a dropped one is never made (code 0, `dropped`)."""
@@ -136,7 +138,11 @@ async def send_to_listener(plan: Any, *, node: str, where: tuple[str, ...], cloc
         line: Obj = {"seq": seq, "from": node, "target": plan.target, "service": "", "clusterIP": "",
                      "endpoint": f"{plan.target}:{port}", "pod": "", "podNode": listener_node,
                      "via": via, "endpointsResourceVersion": ""}
-        decided = decide(getattr(plan, "source", ""), plan.target, port, "TCP") if decide is not None else {}
+        decided = await decide(getattr(plan, "source", ""), plan.target, port, "TCP") if decide is not None else {}
+        if "refused" in decided:  # kube-proxy cannot decide yet: nothing is sent, nothing is decided
+            failed += 1
+            yield {**line, "code": 503, "error": decided["refused"]}
+            continue
         if "dropped" in decided:
             failed += 1
             yield {**line, "code": 0, **decided}

@@ -5,7 +5,8 @@ the namespaces' labels, kept from its informers' events; and the fields a decide
 Guarantees:
 - `policy_changed`/`policy_deleted`, `pod_changed`/`pod_deleted`, `namespace_changed`/
   `namespace_deleted` are the informers' handlers; each changes one entry; `version` goes up with
-  every policy change (what the propagation benchmark follows).
+  every policy change (what the propagation benchmark follows), and when the pods and namespaces
+  become known (`peers_synced`) or are forgotten (`forget_peers`: no policy is left).
 - A pod is known by its IP while it has one, is not on the host's network (a hostNetwork pod
   has its node's address: it is no pod to NetworkPolicies) and has not finished (Succeeded or
   Failed); when two pods claim one IP the one seen last wins, and a deletion forgets an IP only
@@ -78,6 +79,15 @@ class PolicyView:
     def namespace_changed(self, namespace: Obj) -> None:
         meta = namespace.get("metadata") or {}
         self.namespaces[str(meta.get("name") or "")] = dict(meta.get("labels") or {})
+
+    def peers_synced(self) -> None:
+        """The pods and namespaces are known (after the first policy started their informers)."""
+        self.version += 1
+
+    def forget_peers(self) -> None:
+        """No policy is left and the pod and namespace informers stopped: what they said goes."""
+        self.pods, self._pod_ip, self._node_of, self.namespaces = {}, {}, {}, {}
+        self.version += 1
 
     def namespace_deleted(self, namespace: Obj) -> None:
         self.namespaces.pop(str((namespace.get("metadata") or {}).get("name") or ""), None)

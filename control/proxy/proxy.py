@@ -16,9 +16,13 @@ Guarantees:
   one small pool per kubelet; a kubelet that does not answer within 2 s is reported as 503.
 - Endpoints are watched too, for the names it resolves only (a headless Service's pod hostnames,
   as the cluster DNS answers them); traffic follows the EndpointSlices alone.
-- It is its node's NetworkPolicy agent too (a CNI's part): it watches NetworkPolicies, Pods and
-  Namespaces (`control.proxy.policy.PolicyView`) and decides every connection it sends
-  (`send`) or is asked about (`decide`, the cluster DNS's queries) from the view as it is then.
+- It is its node's NetworkPolicy agent too (a CNI's part): it watches NetworkPolicies, and Pods and
+  Namespaces only while some NetworkPolicy exists (`control.proxy.peers.PeerWatch`: a cluster
+  without one pays no pod watch per node), into `control.proxy.policy.PolicyView`, and decides
+  every connection it sends (`send`) or is asked about (`decide`, the cluster DNS's queries) from
+  the view as it is then. A decision waits until the pods and namespaces are synced after the first
+  policy appeared (PEER_SYNC_SECONDS at most; past that the connection is refused with a 503 line,
+  neither allowed nor dropped): a cold cache never decides.
 - A target address:port that a Node announces as a host-network listener (on node-1: the ingress
   controller, annotation `kubekitchen.dev/ingress-controller-ports`, and the gateway controller's
   Gateway listeners, `kubekitchen.dev/gateway-listeners`) is no Service: the request goes to that
@@ -40,7 +44,7 @@ from control import errors
 from control.clock import REAL, Clock
 from control.client.component import connect, run_all
 from control.client.http import HubClient
-from control.client.informer import Handlers
+from control.client.informer import Handlers, Informer
 from control.client import nodeaccess
 from control.client.lean import ConnectionPool
 from control.client.resources import (
@@ -49,6 +53,7 @@ from control.client.resources import (
 from control.client.shared import SharedInformers
 from control.kinds.endpointslices import SERVICE_NAME_LABEL
 from control.kinds.network import KUBE_PROXY_PORT, KUBE_PROXY_PORT_ANNOTATION, kubelet_endpoint, node_address
+from control.proxy.peers import PeerWatch
 from control.proxy.policy import PolicyView, line_fields
 from control.proxy.send import Choice, SendPlan, Unroutable, choose, protocol_of, send, serve_path
 from control.proxy import hostports
@@ -66,6 +71,8 @@ def _is_ip(text: str) -> bool:
     return True
 Obj = dict[str, Any]
 FORWARD_TIMEOUT = 2.0
+PEER_SYNC_SECONDS = 5.0  # a decision waits this long at most for the pods and namespaces to sync
+UNSYNCED = "NetworkPolicy peers (pods, namespaces) not synced yet: connection not decided"
 
 
 class KubeProxy:
@@ -82,12 +89,18 @@ class KubeProxy:
         self.policies = PolicyView()
         self._policy_changed = asyncio.Event()
         view = self.policies
-        for resource, changed, deleted in ((NETWORKPOLICIES, view.policy_changed, view.policy_deleted),
-                                           (PODS, view.pod_changed, view.pod_deleted),
-                                           (NAMESPACES, view.namespace_changed, view.namespace_deleted)):
-            self.informers.get(resource).add_handlers(Handlers(
-                on_add=self._watched(changed), on_update=self._watched(lambda old, new, fn=changed: fn(new)),
-                on_delete=self._watched(deleted)))
+        handlers = {resource: Handlers(on_add=self._watched(changed),
+                                       on_update=self._watched(lambda old, new, fn=changed: fn(new)),
+                                       on_delete=self._watched(deleted))
+                    for resource, changed, deleted in ((NETWORKPOLICIES, view.policy_changed, view.policy_deleted),
+                                                       (PODS, view.pod_changed, view.pod_deleted),
+                                                       (NAMESPACES, view.namespace_changed, view.namespace_deleted))}
+        self.policy_informer = self.informers.get(NETWORKPOLICIES)
+        self.policy_informer.add_handlers(handlers.pop(NETWORKPOLICIES))
+        self.policy_informer.add_handlers(Handlers(on_add=self._count_policies, on_delete=self._count_policies))
+        self.peers = PeerWatch(lambda resource: Informer(client, resource, clock=self.clock), handlers,
+                               clock=self.clock, on_ready=self._watched(view.peers_synced),
+                               on_stop=self._watched(view.forget_peers))
         self.table = Table()
         self._changed = asyncio.Event()
         self._node_seen = asyncio.Event()
@@ -110,6 +123,9 @@ class KubeProxy:
                 self._policy_changed.set()
                 self._policy_changed = asyncio.Event()
         return run
+
+    def _count_policies(self, _: Obj) -> None:
+        self.peers.policies(len(self.policy_informer.cache.items))
 
     @property
     def balance(self) -> str:
@@ -176,14 +192,17 @@ class KubeProxy:
                     services=self._lookup(self.services), endpoints=self._lookup(self.endpoints),
                     forward=self.forward, clock=self.clock, pod_node=self.pod_node, decide=self.decide_fields)
 
-    def decide_fields(self, source: str, target: str, port: int, protocol: str) -> Obj:
-        """The NetworkPolicy fields of one connection's line (`control.proxy.policy.line_fields`)."""
+    async def decide_fields(self, source: str, target: str, port: int, protocol: str) -> Obj:
+        """The NetworkPolicy fields of one connection's line (`control.proxy.policy.line_fields`);
+        `{"refused": why}` when the peers did not sync in time."""
+        if not await self.peers.wait_ready(PEER_SYNC_SECONDS):
+            return {"refused": UNSYNCED}
         self.policies.node_ip = self.policies.node_ip or node_address(self.nodes.cache.get(self.node) or {}) or ""
         verdict = self.policies.decide(source, target, port, protocol)
         return line_fields(verdict, source=source or self.policies.node_ip, target=target, port=port,
                            protocol=protocol, shown=self.policies.shown)
 
-    def decide(self, plan: SendPlan, protocol: str) -> Obj:
+    async def decide(self, plan: SendPlan, protocol: str) -> Obj:
         """The verdict on one connection `plan` describes, without sending it: the endpoint kube-proxy
         would pick (`endpoint`, `pod`), and `allowed` with the policy fields; `error` when there is
         nowhere to send it."""
@@ -194,8 +213,10 @@ class KubeProxy:
                 return {"allowed": False, "error": str(exc), "policyVersion": self.policies.version}
             # an address no Service has: decided as it is (a pod's, or one outside)
             choice = Choice(None, None, Endpoint(plan.target, plan.port or 0, "", ""))
-        fields = self.decide_fields(plan.source, choice.endpoint.ip, choice.endpoint.port,
-                                    protocol_of(choice) if choice.port else protocol)
+        fields = await self.decide_fields(plan.source, choice.endpoint.ip, choice.endpoint.port,
+                                          protocol_of(choice) if choice.port else protocol)
+        if "refused" in fields:
+            return {"allowed": False, "error": fields["refused"], "policyVersion": self.policies.version}
         return {"allowed": "dropped" not in fields, "endpoint": choice.endpoint.address, "pod": choice.endpoint.pod,
                 "policyVersion": self.policies.version, **fields}
 
@@ -329,7 +350,8 @@ class KubeProxy:
 
     async def run(self) -> None:
         try:
-            await run_all(self.client, [*(i.run() for i in self.informers.all()), self.serve_forever()])
+            await run_all(self.client, [*(i.run() for i in self.informers.all()), self.peers.run(),
+                                        self.serve_forever()])
         finally:
             await self.close()
 

@@ -21,7 +21,8 @@ Guarantees:
   endpoint is picked (as iptables filters after the DNAT) for the endpoint's address, port and
   the service port's protocol (TCP for a pod IP), from `plan.source` (a pod IP; "" is the node
   itself): a dropped one is never forwarded, its line has `code` 0 and the `dropped` fields, an
-  allowed one of an isolated pod `allowedBy` (`control.proxy.policy.line_fields`).
+  allowed one of an isolated pod `allowedBy` (`control.proxy.policy.line_fields`); one kube-proxy
+  cannot decide yet (its pod and namespace caches not synced) is answered 503 and never forwarded.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ MAX_HOPS = 5
 Forward = Callable[[str, Endpoint, str], Awaitable[tuple[int, Obj]]]
 # pod_node(ip) -> the node whose podCIDR holds ip, or None
 PodNode = Callable[[str], "str | None"]
-# decide(source ip, endpoint ip, port, protocol) -> the line's policy fields ({} when nothing to say)
-Decide = Callable[[str, str, int, str], Obj]
+# await decide(source ip, endpoint ip, port, protocol) -> the line's policy fields ({} when nothing to
+# say; {"refused": why} when it cannot be decided now: the request is answered 503, not sent)
+Decide = Callable[[str, str, int, str], Awaitable[Obj]]
 HTTP_PORT = 80  # where wget/curl connect when the URL names no port
 
 
@@ -182,8 +184,12 @@ async def send(plan: SendPlan, *, node: str, table: Callable[[], Table], balance
             failed += 1
             yield answer_line(seq, plan, node, None, 503, error=str(exc))
             continue
-        decided = decide(plan.source, choice.endpoint.ip, choice.endpoint.port, protocol_of(choice)) \
+        decided = await decide(plan.source, choice.endpoint.ip, choice.endpoint.port, protocol_of(choice)) \
             if decide is not None else {}
+        if "refused" in decided:  # kube-proxy cannot decide yet: nothing is sent, nothing is decided
+            failed += 1
+            yield answer_line(seq, plan, node, choice, 503, error=decided["refused"])
+            continue
         if "dropped" in decided:
             failed += 1
             line = answer_line(seq, plan, node, choice, 0, error=decided["error"])

@@ -88,7 +88,7 @@ class ProxyServer(NodeServer):
         wait, timeout = _wait_params(query)
         if wait is not None:
             await self.proxy.wait_policies_past(wait, timeout)
-        answer = self.proxy.decide(plan, protocol)
+        answer = await self.proxy.decide(plan, protocol)
         await exchange.respond(200, "application/json", json.dumps(answer, separators=(",", ":")).encode())
 
     async def rules(self, query: dict[str, str], exchange: Exchange) -> None:

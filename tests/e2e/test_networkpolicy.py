@@ -230,3 +230,49 @@ def test_an_egress_deny_stops_dns_until_dns_is_allowed(cluster):
     blocked = spider(cluster, "client")
     assert blocked.returncode == 1 and "download timed out" in blocked.stderr, "port 80 is still no way out"
     cluster.kubectl("delete", "netpol", "-n", "np", "client-egress", "allow-dns")
+
+
+# A pod whose own command is the client (kubernetes.io's busybox examples as a loop): its log is
+# what wget printed, the answers first, then the timeouts once an egress deny selects it.
+LOOPER = """apiVersion: v1
+kind: Pod
+metadata:
+  name: looper
+  labels: {access: "true", role: looper}
+spec:
+  containers:
+  - name: looper
+    image: busybox
+    command: ["sh", "-c", "while true; do wget -qO- --timeout=2 http://nginx; sleep 1; done"]
+"""
+
+LOOPER_DENY = """apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: looper-egress
+spec:
+  podSelector: {matchLabels: {role: looper}}
+  policyTypes: [Egress]
+  egress:
+  - ports:
+    - {protocol: UDP, port: 53}
+"""
+
+
+def test_a_pods_own_wget_loop_logs_answers_then_timeouts_after_a_deny(cluster):
+    cluster.kubectl("apply", "-n", "np", "-f", "-", input=LOOPER)
+
+    def log() -> str:
+        return cluster.kubectl("logs", "-n", "np", "looper", check=False).stdout
+    wait_for(lambda: log().count("<title>Welcome to nginx!</title>") >= 2, timeout=60,
+             what="the looper's log to show nginx's answers")
+    cluster.kubectl("apply", "-n", "np", "-f", "-", input=LOOPER_DENY)
+    wait_for(lambda: log().count("wget: download timed out") >= 2, timeout=30,
+             what="the looper's log to show its wget timing out")
+    lines = log().splitlines()
+    last_answer = max(i for i, line in enumerate(lines) if "Welcome to nginx!" in line)
+    first_timeout = lines.index("wget: download timed out")
+    assert last_answer < first_timeout, lines
+    assert set(lines[first_timeout:]) == {"wget: download timed out"}, lines[first_timeout:]
+    cluster.kubectl("delete", "netpol", "-n", "np", "looper-egress")
+    cluster.kubectl("delete", "pod", "-n", "np", "looper", "--grace-period=0", "--force", check=False)

@@ -405,3 +405,114 @@ def test_a_long_history_is_replayed_in_turns_before_a_log_request_reads_it():
         assert log_of(node).splitlines()[-1] == "3600"
 
     run(scenario)
+
+
+# --- a container's own command on the network, decided by NetworkPolicies --------------------
+
+from control.clock import settle  # noqa: E402
+from control.kubelet.network import NetworkHandle  # noqa: E402
+from control.proxy.policy import PolicyView, line_fields  # noqa: E402
+
+KITCHEN_IP = "10.244.2.9"
+WGET_LOOP = "while true; do wget -qO- --timeout=2 http://kitchen; sleep 5; done"
+DENY_EGRESS = {"metadata": {"name": "default-deny-egress", "namespace": "default"},
+               "spec": {"podSelector": {}, "policyTypes": ["Egress"]}}
+
+
+class TrafficHub(FakeHub):
+    """The hub's traffic path as kube-proxy answers it: Service `kitchen` with one pod on node-2,
+    decided by a real `PolicyView` (the policies and pods put in by the test)."""
+
+    def __init__(self):
+        super().__init__()
+        self.view, self.sent = PolicyView("127.0.1.1"), []
+        self.view.namespace_changed({"metadata": {"name": "default",
+                                                  "labels": {"kubernetes.io/metadata.name": "default"}}})
+        self.view.pod_changed({"metadata": {"name": "kitchen-1", "namespace": "default", "labels": {"app": "kitchen"}},
+                               "spec": {}, "status": {"phase": "Running", "podIP": KITCHEN_IP, "hostIP": "127.0.2.1"}})
+
+    async def stream_lines(self, method, path, *, params=None, read_timeout=None):
+        self.sent.append(dict(params))
+        source = params.get("source", "")
+        verdict = self.view.decide(source, KITCHEN_IP, 80)
+        line = {"seq": 0, "code": 200, "service": "default/kitchen", "endpoint": f"{KITCHEN_IP}:80",
+                "pod": "kitchen-1", "podNamespace": "default", "podNode": "node-2"}
+        line.update(line_fields(verdict, source=source, target=KITCHEN_IP, port=80, protocol="TCP",
+                                shown=self.view.shown))
+        yield line
+        yield {"done": True}
+
+
+def networked_node() -> Node:
+    node = Node()
+    node.hub = hub = TrafficHub()
+    node.runtime = Runtime(hub, clock=node.clock, network=lambda ns, source: NetworkHandle(hub, "node-1", ns, source))
+    config = KubeletConfig(start_delay=(0.0, 0.0), backoff=BackoffPolicy(2, 8, 600), sync_seconds=SYNC)
+    node.worker = PodWorker(hub, node.cache, node="node-1", host_ip="127.0.1.1", pool=IpPool("10.244.1.0/24"),
+                            config=config, clock=node.clock, events=node.events, runtime=node.runtime)
+    return node
+
+
+def test_a_containers_own_wget_loop_logs_the_answer_then_times_out_under_a_default_deny_egress():
+    node = networked_node()
+
+    async def scenario():
+        node.submit(manifest(image="busybox", command=["sh", "-c", WGET_LOOP]))
+        await node.reconcile()
+        pod = node.hub.stored(PODS, "web", "default")
+        node.hub.view.pod_changed(pod)  # kube-proxy knows the client pod by its IP
+        await settle()
+        await node.clock.advance(1.0)
+        sent = node.hub.sent
+        assert len(sent) == 1 and sent[0]["source"] == pod["status"]["podIP"] and sent[0]["node"] == "node-1"
+        assert log_of(node).splitlines() == ['{"pod":"kitchen-1","namespace":"default","node":"node-2",'
+                                             f'"podIP":"{KITCHEN_IP}","port":80}}']
+        node.hub.view.policy_changed(DENY_EGRESS)
+        await node.clock.advance(5.0)  # the next turn of the loop is dropped: it hangs for --timeout=2
+        assert len(sent) == 2 and log_of(node).splitlines()[-1].startswith('{"pod":"kitchen-1"')
+        await node.clock.advance(2.0)
+        assert log_of(node).splitlines()[-1] == "wget: download timed out"
+        await node.clock.advance(14.2)  # two more turns, each 5 s + 2 s: the shell's clock paces the calls
+        assert len(sent) == 4 and log_of(node).splitlines()[-3:] == ["wget: download timed out"] * 3
+        node.worker.forget(KEY)
+        node.runtime.forget_runs({node.run_id()})
+        await node.clock.advance(60.0)
+        assert len(sent) == 4, "a forgotten run makes no more calls"
+
+    run(scenario)
+
+
+def test_a_container_that_never_reaches_the_network_costs_no_call_and_no_timer():
+    node = networked_node()
+
+    async def scenario():
+        node.submit(manifest(image="busybox:1.28",
+                             args=["/bin/sh", "-c", 'i=0; while true; do echo "$i: $(date)"; i=$((i+1)); sleep 1; done']))
+        await node.reconcile()
+        await settle()
+        assert node.clock.pending() == 0 and not node.runtime.processes, "replayed only when read"
+        await node.clock.advance(3.5)
+        assert len(log_of(node).splitlines()) == 4
+        assert node.clock.pending() == 0 and node.hub.sent == []
+
+    run(scenario)
+
+
+def test_a_crash_looping_wget_makes_one_call_per_run_paced_by_the_back_off():
+    """kubernetes.io's `wget -O- nginx` as a pod's command: it answers, exits, and restarts after
+    the back-off (2 s doubling to 8 s here): one call per run, none in between."""
+    node = networked_node()
+
+    async def scenario():
+        node.submit(manifest(image="busybox", command=["wget", "-O-", "kitchen"]))
+        await node.reconcile()
+        await settle()
+        assert len(node.hub.sent) == 1
+        for _ in range(60):  # a minute of the kubelet waking at every second
+            await node.clock.advance(1.0)
+            await node.reconcile()
+            await settle()
+        restarts = node.status()["restartCount"]
+        assert 4 <= restarts <= 8 and len(node.hub.sent) == restarts + 1
+
+    run(scenario)

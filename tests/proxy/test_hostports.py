@@ -100,7 +100,7 @@ def test_a_pods_egress_to_the_front_door_is_decided_first_and_a_dropped_one_neve
         port = server.sockets[0].getsockname()[1]
         asked = []
 
-        def deny(source, target, to_port, protocol):
+        async def deny(source, target, to_port, protocol):
             asked.append((source, target, to_port, protocol))
             return {"code": 0, "error": "connection timed out (dropped by NetworkPolicy)",
                     "dropped": {"direction": "egress", "policies": ["shop/no-exit"], "from": "shop/guest",

@@ -9,6 +9,7 @@ import json
 
 import itertools
 
+from control.client.reflector import Listing
 from control.client.resources import NAMESPACES, NETWORKPOLICIES, PODS, SERVICES
 from control.proxy.policy import DROPPED, PolicyView
 from tests.proxy.test_send import collect, fake_kubelet, node, proxy_with
@@ -36,11 +37,22 @@ def policy(name, namespace="default", **spec):
 VERSIONS = itertools.count(100)
 
 
+def peers_of(proxy):
+    """The proxy's pod and namespace informers, started by hand (nothing spawned: no hub) and synced empty."""
+    if not proxy.peers.running:
+        proxy.peers.spawn = lambda informer: None
+        proxy.peers.start()
+        for informer in proxy.peers.informers.values():
+            informer.replace(Listing([], "1"))
+    return proxy.peers.informers
+
+
 def give(proxy, obj, kind="ADDED"):
     obj["metadata"]["resourceVersion"] = str(next(VERSIONS))
     resource = {"Pod": PODS, "Namespace": NAMESPACES, "NetworkPolicy": NETWORKPOLICIES, "Service": SERVICES,
                 "EndpointSlice": proxy.slices.resource}[obj["kind"]]
-    proxy.informers.get(resource).apply({"type": kind, "object": obj})
+    informer = peers_of(proxy)[resource] if resource in (PODS, NAMESPACES) else proxy.informers.get(resource)
+    informer.apply({"type": kind, "object": obj})
 
 
 def kitchen():
