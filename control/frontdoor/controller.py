@@ -34,19 +34,17 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import logging
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 from control import config, errors
 from control.clock import REAL, Clock
-from control.client import nodeaccess
 from control.client.component import connect, run_all
 from control.client.events import EventRecorder
 from control.client.http import HubClient
 from control.client.informer import Handlers
-from control.client.lean import ConnectionPool
+from control.client.podserve import KubeletUnreachable, PodServe
 from control.client.resources import (
     ENDPOINTSLICES, INGRESSCLASSES, INGRESSES, NODES, SECRETS, SERVICES, key_of,
 )
@@ -132,7 +130,7 @@ class IngressController:
         self.address: str | None = None
         self.http_port: int | None = None
         self.https_port: int | None = None
-        self._pools: dict[tuple[str, int], ConnectionPool] = {}
+        self.pods = PodServe("ingress-controller", timeout=FORWARD_TIMEOUT)  # the pods' app, via kubelets
         self._dirty: set[str] = set()
         self._wake = asyncio.Event()
         self._node_seen = asyncio.Event()
@@ -222,22 +220,12 @@ class IngressController:
         where = kubelet_endpoint(self.nodes.cache.get(endpoint.node))
         if where is None:
             return 502, {"error": f"node {endpoint.node} has no kubelet address"}
-        pool = self._pools.get(where)
-        if pool is None:
-            pool = self._pools[where] = ConnectionPool(f"http://{where[0]}:{where[1]}", "ingress-controller",
-                                                       size=16, token=nodeaccess.token())
         path = (f"/serve/{quote(namespace)}/{quote(endpoint.pod)}?port={endpoint.port}&from={quote(self.node)}"
                 if endpoint.pod else f"/serveIP/{quote(endpoint.ip)}?port={endpoint.port}&from={quote(self.node)}")
         try:
-            try:
-                code, data = await pool.request("POST", path, None, "application/json", FORWARD_TIMEOUT)
-            except (asyncio.IncompleteReadError, ConnectionError):
-                await pool.close()  # a kept connection the kubelet had closed: once more on a new one
-                code, data = await pool.request("POST", path, None, "application/json", FORWARD_TIMEOUT)
-            body = json.loads(data) if data else {}
-        except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
-            return 502, {"error": type(exc).__name__}
-        return code, body if isinstance(body, dict) else {}
+            return await self.pods.serve(where, path)
+        except KubeletUnreachable as exc:
+            return 502, {"error": str(exc)}
 
     # --- status ----------------------------------------------------------------------------------
 
@@ -336,8 +324,7 @@ class IngressController:
     async def close(self) -> None:
         await self.http.close()
         await self.https.close()
-        for pool in self._pools.values():
-            await pool.close()
+        await self.pods.close()
 
     async def run(self) -> None:
         try:

@@ -37,7 +37,6 @@ Guarantees:
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import logging
 import random
@@ -45,18 +44,17 @@ from typing import Any
 
 from control import config, errors
 from control.clock import REAL, Clock
-from control.client import nodeaccess
 from control.client.component import connect, run_all
 from control.client.events import EventRecorder
 from control.client.informer import Handlers
-from control.client.lean import ConnectionPool
+from control.client.podserve import KubeletUnreachable, PodServe
 from control.client.resources import ENDPOINTSLICES, NAMESPACES, NODES, SERVICES, key_of
 from control.client.runner import DONE, Result, Runner, requeue_after
 from control.client.shared import SharedInformers
 from control.client.workqueue import WorkQueue
 from control.gateway import events as gwevents
 from control.gateway import status as gwstatus
-from control.gateway.dataplane import GatewayServer, Target, decode, ready_endpoints, serve_path
+from control.gateway.dataplane import GatewayServer, Target, ready_endpoints, serve_path
 from control.gateway.manifests import GATEWAYCLASSES, GATEWAYS, HTTPROUTES, REFERENCEGRANTS
 from control.gateway.routing import Backend, Router
 from control.kinds.endpointslices import SERVICE_NAME_LABEL
@@ -109,7 +107,7 @@ class GatewayController:
         self.bound: dict[tuple[str, int], int] = {}
         self.failed: dict[tuple[str, int], str] = {}
         self.routers: dict[tuple[str, int], Router] = {}
-        self._pools: dict[tuple[str, int], ConnectionPool] = {}
+        self.pods = PodServe(NAME, timeout=FORWARD_TIMEOUT)  # the pods' app, via kubelets
 
     def _changed(self, _obj: Obj) -> None:
         self.queue.add(SYNC)
@@ -309,26 +307,15 @@ class GatewayController:
         where = kubelet_endpoint(self.nodes.cache.get(target.node))
         if where is None:
             return 503, {"error": f"node {target.node!r} of pod {target.pod} has no kubelet address"}
-        pool = self._pools.get(where)
-        if pool is None:
-            pool = self._pools[where] = ConnectionPool(f"http://{where[0]}:{where[1]}", NAME, size=16,
-                                                       token=nodeaccess.token())
-        path = serve_path(target, NAME)
         try:
-            try:
-                code, data = await pool.request("POST", path, None, "application/json", FORWARD_TIMEOUT)
-            except (asyncio.IncompleteReadError, ConnectionError):
-                await pool.close()  # a kept connection the kubelet had closed: once more on a fresh one
-                code, data = await pool.request("POST", path, None, "application/json", FORWARD_TIMEOUT)
-        except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
-            return 503, {"error": f"the kubelet of {target.node} did not answer: {type(exc).__name__}"}
-        return code, decode(data)
+            return await self.pods.serve(where, serve_path(target, NAME))
+        except KubeletUnreachable as exc:
+            return 503, {"error": f"the kubelet of {target.node} did not answer: {exc}"}
 
     async def close(self) -> None:
         for key in list(self.servers):
             await self._stop(key)
-        for pool in self._pools.values():
-            await pool.close()
+        await self.pods.close()
 
 
 def build(client: Any, informers: SharedInformers, **options: Any) -> tuple[GatewayController, Runner]:

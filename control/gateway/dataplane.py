@@ -21,7 +21,6 @@ Guarantees:
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
@@ -144,10 +143,3 @@ class GatewayServer(NodeServer):
             headers.append((b"x-kubekitchen-backend", f"{backend.namespace}/{backend.name}".encode()))
         return status, headers, body
 
-
-def decode(data: bytes) -> Obj:
-    try:
-        body = json.loads(data) if data else {}
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import json
 import logging
 import random
 from typing import Any, AsyncIterator
@@ -45,8 +44,7 @@ from control.clock import REAL, Clock
 from control.client.component import connect, run_all
 from control.client.http import HubClient
 from control.client.informer import Handlers, Informer
-from control.client import nodeaccess
-from control.client.lean import ConnectionPool
+from control.client.podserve import KubeletUnreachable, PodServe
 from control.client.resources import (
     ENDPOINTS, ENDPOINTSLICES, NAMESPACES, NETWORKPOLICIES, NODES, PODS, SERVICES, key_of,
 )
@@ -104,7 +102,7 @@ class KubeProxy:
         self.table = Table()
         self._changed = asyncio.Event()
         self._node_seen = asyncio.Event()
-        self._pools: dict[tuple[str, int], ConnectionPool] = {}
+        self.pods = PodServe(f"kube-proxy/{node}", timeout=FORWARD_TIMEOUT)  # the pods' app, via kubelets
         self.server = ProxyServer(self)
         self.address: str | None = None
         self.bound_port: int | None = None
@@ -267,26 +265,10 @@ class KubeProxy:
         where = kubelet_endpoint(self.nodes.cache.get(node))
         if where is None:
             return 503, {"error": f"node \"{node}\" of pod {endpoint.pod} is unknown or has no kubelet address"}
-        pool = self._pools.get(where)
-        if pool is None:
-            # the kubelet answers only holders of the node-access secret (control.client.nodeaccess)
-            pool = self._pools[where] = ConnectionPool(f"http://{where[0]}:{where[1]}", f"kube-proxy/{self.node}",
-                                                       size=16, token=nodeaccess.token())
-        path = serve_path(endpoint, namespace, self.node)
         try:
-            try:
-                code, data = await pool.request("POST", path, None, "application/json", FORWARD_TIMEOUT)
-            except (asyncio.IncompleteReadError, ConnectionError):
-                # a kept connection the kubelet had closed (idle, or restarted): drop the idle ones, once more
-                await pool.close()
-                code, data = await pool.request("POST", path, None, "application/json", FORWARD_TIMEOUT)
-        except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError) as exc:
-            return 503, {"error": f"the kubelet of {node} did not answer: {type(exc).__name__}"}
-        try:
-            body = json.loads(data) if data else {}
-        except ValueError:
-            body = {"error": data[:200].decode(errors="replace")}
-        return code, body if isinstance(body, dict) else {}
+            return await self.pods.serve(where, serve_path(endpoint, namespace, self.node))
+        except KubeletUnreachable as exc:
+            return 503, {"error": f"the kubelet of {node} did not answer: {exc}"}
 
     # --- listening -----------------------------------------------------------------------------
 
@@ -345,8 +327,7 @@ class KubeProxy:
         if self._advertising is not None:
             self._advertising.cancel()
         await self.server.close()
-        for pool in self._pools.values():
-            await pool.close()
+        await self.pods.close()
 
     async def run(self) -> None:
         try:

@@ -51,7 +51,7 @@ def test_forward_reuses_connections_and_survives_a_closed_one():
         proxy = proxy_with(node(ip="127.0.0.1", port=port))
         for _ in range(5):
             assert (await proxy.forward("node-1", EP, "default"))[0] == 200
-        pool = next(iter(proxy._pools.values()))
+        pool = next(iter(proxy.pods._pools.values()))
         assert len(pool._idle) == 1 and len(kept) == 5, "one connection, kept"
         server.close()
         await proxy.close()
