@@ -124,12 +124,15 @@ def create(call: Call) -> Reply:
 
 def update(call: Call, subresource: str = "") -> Reply:
     body = decode_object(call)
-    try:
-        current = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
-    except errors.NotFound:
-        if call.kind.allow_create_on_update and not subresource:
-            return create(call)
-        raise
+    creates = call.kind.allow_create_on_update and not subresource
+    if call.dry_run or creates:
+        try:
+            current = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
+        except errors.NotFound:
+            if creates:
+                return create(call)
+            raise
+    # Otherwise object_update reads the object itself, and answers the same NotFound when it is missing.
     if call.dry_run:
         result = prepare_update(call, current, body, subresource=subresource, now=now())
         return _object_response(call, result.final if isinstance(result, store.Delete) else result)

@@ -144,11 +144,26 @@ def check_escalation(user: User, attrs: Attributes, obj: Any, policy: Policy, wh
                                details={"name": name, "group": attrs.api_group, "kind": attrs.resource})
 
 
+def _node_restricted(user: User, attrs: Attributes) -> bool:
+    """Whether NodeRestriction looks at this request at all: a node's write of a core resource."""
+    return "system:nodes" in user.groups and user.name.startswith("system:node:") and attrs.resource_request \
+        and not attrs.api_group and attrs.verb in ("create", "update", "patch", "delete")
+
+
+def node_reads_object(user: User, attrs: Attributes) -> bool:
+    """Whether `check_node` reads the written object for this request (a Node named only in its
+    body, a pod a node creates); for every other request it decides from the URL and the store."""
+    if not _node_restricted(user, attrs):
+        return False
+    if attrs.resource == "nodes":
+        return not attrs.name
+    return attrs.resource == "pods" and attrs.subresource in ("", "status") and attrs.verb == "create"
+
+
 async def check_node(user: User, attrs: Attributes, obj: Any) -> None:
-    """The NodeRestriction admission plugin: a node writes only its own Node and its own pods."""
-    if "system:nodes" not in user.groups or not user.name.startswith("system:node:") or not attrs.resource_request:
-        return
-    if attrs.api_group or attrs.verb not in ("create", "update", "patch", "delete"):
+    """The NodeRestriction admission plugin: a node writes only its own Node and its own pods.
+    `obj` is read only where `node_reads_object` says so."""
+    if not _node_restricted(user, attrs):
         return
     node = user.name.removeprefix("system:node:")
 
@@ -215,8 +230,9 @@ async def check_body(user: User, method: str, path: str, query: dict[str, str], 
     attrs = attributes(method, path, query)
     if attrs.resource_request and attrs.verb in ("create", "update", "patch", "delete"):
         reads_object = (attrs.api_group == RBAC_GROUP and attrs.resource in ROLE_RESOURCES + BINDING_RESOURCES) \
-            or "system:nodes" in user.groups or (attrs.resource == signers.RESOURCE and attrs.subresource == "status")
-        # only these checks read it: no other body is unpacked here
+            or node_reads_object(user, attrs) or (attrs.resource == signers.RESOURCE and attrs.subresource == "status")
+        # only these checks read it: no other body is unpacked here (a kubelet's pod status, event
+        # or token request is decoded once, by its handler)
         obj = _decoded(body, content_type, decoded) if body and reads_object and attrs.verb != "delete" else None
         policy = await cache().current()
         applied = (content_type or "").split(";")[0].strip().lower() == "application/apply-patch+yaml"

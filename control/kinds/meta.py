@@ -36,7 +36,19 @@ def _moment(seconds: float) -> datetime:
 
 def format_time(seconds: float) -> str:
     """A `Time`: RFC 3339 in whole seconds, UTC; times past year 9999 (absurd grace periods) are clamped."""
-    return _moment(int(seconds)).strftime(TIME_FORMAT)
+    global _last_time
+    whole = int(seconds)
+    last = _last_time  # one tuple, read and replaced whole: safe across threads
+    if last[0] == whole:
+        return last[1]
+    text = _moment(whole).strftime(TIME_FORMAT)
+    _last_time = (whole, text)
+    return text
+
+
+# The last second formatted and its text: a write stamps the same second several times (created,
+# managed fields, token expiry), and strftime is the cost of it. A function of the second alone.
+_last_time: tuple[int, str] = (-1, "")
 
 
 def format_micro_time(seconds: float) -> str:

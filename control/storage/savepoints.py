@@ -22,7 +22,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
 _QMARK: dict[str, str] = {}  # statement with %s -> with ?, per statement text (a few dozen)
 
@@ -49,13 +49,20 @@ class _SQLiteCursor:
         return self._raw.fetchall()
 
 
+def _connection() -> Any:
+    """This thread's default connection, looked up once per use (what `django.db.connection`
+    looks up again on every attribute it is asked for)."""
+    return connections[DEFAULT_DB_ALIAS]
+
+
 def _sqlite() -> bool:
-    return connection.vendor == "sqlite"
+    return _connection().vendor == "sqlite"
 
 
 def cursor() -> Any:
     """A cursor for plain statements with `%s` placeholders."""
-    if not _sqlite():
+    connection = _connection()
+    if connection.vendor != "sqlite":
         return connection.cursor()
     connection.ensure_connection()
     connection.validate_no_broken_transaction()
@@ -65,7 +72,8 @@ def cursor() -> Any:
 @contextmanager
 def atomic(name: str = "kk") -> Iterator[None]:
     """Django's atomic(), with a raw savepoint when already inside an SQLite transaction."""
-    if not connection.in_atomic_block or not _sqlite():
+    connection = _connection()
+    if not connection.in_atomic_block or connection.vendor != "sqlite":
         with transaction.atomic():
             yield
         return
@@ -76,19 +84,20 @@ def atomic(name: str = "kk") -> Iterator[None]:
     try:
         yield
     except BaseException:
-        _roll_back(raw, name, callbacks)
+        _roll_back(_connection(), raw, name, callbacks)
         raise
+    connection = _connection()  # looked up again after the scope's work, as Django's atomic does on exit
     if connection.needs_rollback:  # an inner block without a savepoint failed: undo this scope's work
-        _roll_back(raw, name, callbacks)
+        _roll_back(connection, raw, name, callbacks)
         return
     try:
         raw.execute(f"RELEASE {name}")
     except BaseException:
-        _roll_back(raw, name, callbacks)
+        _roll_back(connection, raw, name, callbacks)
         raise
 
 
-def _roll_back(raw: Any, name: str, callbacks: int) -> None:
+def _roll_back(connection: Any, raw: Any, name: str, callbacks: int) -> None:
     del connection.run_on_commit[callbacks:]
     connection.needs_rollback = False
     try:

@@ -330,3 +330,24 @@ def test_server_side_apply_names_undeclared_fields_as_kube_apiserver(api):
                         QUERY_STRING="fieldManager=me")
     assert code == 400 and status["message"] == ("failed to create typed patch object (/v1, Kind=Pod): "
                                                  ".spec.bogus: field not declared in schema")
+
+
+def test_an_update_reads_the_object_once_and_a_missing_one_is_the_same_404(api, monkeypatch):
+    from control.storage import store
+
+    gets = []
+    real = store.object_get
+    monkeypatch.setattr(store, "object_get", lambda **kw: gets.append(kw) or real(**kw))
+    code, created = send(api, "post", PODS, pod("a"))
+    assert code == 201
+    created["metadata"]["labels"] = {"x": "y"}
+    assert send(api, "put", f"{PODS}/a", created)[0] == 200
+    created["status"] = {"phase": "Running"}
+    created["metadata"].pop("resourceVersion")
+    assert send(api, "put", f"{PODS}/a/status", created)[0] == 200
+    assert [g for g in gets if g["resource"] == "/pods"] == []  # object_update's own read is the only one
+    for path in (f"{PODS}/nope", f"{PODS}/nope/status"):
+        code, status = send(api, "put", path, pod("nope"))
+        assert (code, status["reason"], status["message"]) == (404, "NotFound", 'pods "nope" not found')
+    code, status = send(api, "put", f"{PODS}/nope?dryRun=All", pod("nope"))
+    assert (code, status["message"]) == (404, 'pods "nope" not found')

@@ -236,3 +236,37 @@ def test_a_server_side_apply_is_judged_by_the_rules_it_states_a_merge_patch_need
     answer = alice.patch(f"{RBAC}/namespaces/alice/roles/pod-reader", merge, "application/merge-patch+json")
     assert answer.status_code == 403
     assert admin.get(f"{RBAC}/namespaces/alice/roles/pod-reader").status_code == 200
+
+
+def test_a_kubelets_body_is_decoded_only_where_the_node_restriction_reads_it(hub, monkeypatch):
+    from control.auth import gate
+    from control.auth.rbac import Attributes, User
+
+    node = User("system:node:node-1", groups=("system:nodes",))
+    reads = {(verb, resource, sub, name): gate.node_reads_object(node, Attributes(verb, True, "", resource, sub,
+                                                                                    "alice", name))
+             for verb in ("create", "update") for resource in ("pods", "nodes", "events")
+             for sub in ("", "status") for name in ("", "x")}
+    assert {key for key, yes in reads.items() if yes} == {
+        ("create", "pods", "", ""), ("create", "pods", "", "x"), ("create", "pods", "status", ""),
+        ("create", "pods", "status", "x"), ("create", "nodes", "", ""), ("create", "nodes", "status", ""),
+        ("update", "nodes", "", ""), ("update", "nodes", "status", "")}
+    assert not gate.node_reads_object(User("alice"), Attributes("create", True, "", "pods"))
+    assert not gate.node_reads_object(node, Attributes("create", True, "events.k8s.io", "events", namespace="a"))
+
+    admin = hub["admin"]
+    assert admin.post("/api/v1/namespaces/alice/pods", pod("mine", "node-1")).status_code == 201
+    decoded = []
+    real = gate._decoded
+    monkeypatch.setattr(gate, "_decoded", lambda *args: decoded.append(args) or real(*args))
+    kubelet = ApiClient(token=token("system:node:node-1", ("system:nodes",)))
+    try:
+        merge = "application/merge-patch+json"
+        patch = json.dumps({"status": {"message": "x"}})
+        assert kubelet.patch("/api/v1/namespaces/alice/pods/mine/status", patch, merge).status_code == 200
+        assert decoded == []  # decided from the URL and the stored pod: decoded by its handler alone
+        answer = kubelet.post("/api/v1/namespaces/alice/pods", pod("other", "node-1"))
+        assert answer.status_code == 403 and len(decoded) == 1
+        assert "can only create mirror pods" in body(answer)["message"]
+    finally:
+        kubelet.close()

@@ -24,6 +24,13 @@ def test_time_is_written_as_kubernetes_writes_it():
     assert format_nano_time(T0 + 0.5) == "2023-11-14T22:13:20.500000000Z"
 
 
+
+def test_the_same_second_again_and_the_next_one_are_each_written_right():
+    # format_time keeps the last second it wrote: a repeat, a later and an earlier second all read right
+    assert [format_time(t) for t in (T0, T0 + 0.5, T0 + 1, T0, T0 - 1, T0 + 1.2)] == [
+        "2023-11-14T22:13:20Z", "2023-11-14T22:13:20Z", "2023-11-14T22:13:21Z", "2023-11-14T22:13:20Z",
+        "2023-11-14T22:13:19Z", "2023-11-14T22:13:21Z"]
+
 def test_absurd_times_are_clamped_to_what_rfc3339_can_hold():
     assert format_time(LATEST_TIME + 10**9) == "9999-12-31T23:59:59Z"
     assert format_time(-5) == "1970-01-01T00:00:00Z"
