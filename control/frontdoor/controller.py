@@ -199,7 +199,7 @@ class IngressController:
             port = "" if self.https_port in (None, 443) else f":{self.https_port}"
             status, headers, body = nginx_page(308, "Permanent Redirect")
             return status, [*headers, (b"location", f"https://{name}{port}{target}".encode())], body
-        backend = self.routes.match(host, path)
+        backend, seen_as = self.routes.route(host, target)  # seen_as: after a rewrite-target, if any
         if backend is None:
             return nginx_page(404, "Not Found")
         chosen = self.pick(backend)
@@ -213,7 +213,7 @@ class IngressController:
         listener = Listener(str(served.get("server") or "json"), str(served.get("pod") or chosen.pod),
                             str(served.get("namespace") or backend.namespace), str(served.get("node") or chosen.node),
                             str(served.get("podIP") or chosen.ip), int(served.get("port") or chosen.port), "")
-        status, headers, body = listener.answer(method, target, self.clock.now())
+        status, headers, body = listener.answer(method, seen_as, self.clock.now())
         return status, [*headers, (b"x-kubekitchen-pod", f"{listener.namespace}/{listener.pod}".encode())], body
 
     async def forward(self, endpoint: PodEndpoint, namespace: str) -> tuple[int, Obj]:

@@ -19,10 +19,18 @@ Guarantees (pure: no I/O, no clock):
   (regex-less ingress-nginx): a string prefix (`/soup` matches `/soups`). No path matching: the
   server's default backend — the `spec.defaultBackend` of the Ingress that made the server (for
   the catch-all server: of the oldest Ingress with one) — else None (the controller's own 404).
+- `Routes.route(host, target)` is `match` plus the request target the backend sees: the same,
+  unless the Ingress has ingress-nginx's `nginx.ingress.kubernetes.io/rewrite-target` annotation:
+  then the rule's path is a case-insensitive regular expression (as ingress-nginx's implied
+  use-regex: an ImplementationSpecific path also matches as one) searched from the start of the path, and the path becomes the annotation's value with
+  `$1`…`$9` replaced by its groups (kubernetes.io's minimal-ingress: `/testpath` and
+  `/testpath/x` reach the backend as `/`); the query string is kept. A path that is not a valid
+  regular expression is passed unchanged.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -34,6 +42,8 @@ Obj = dict[str, Any]
 CATCH_ALL = "_"  # nginx's name of the default server
 # on equal path length, the kind of match that wins (nginx's `location =` before prefix locations)
 PATH_RANK = {"Exact": 0, "Prefix": 1, "ImplementationSpecific": 2}
+REWRITE_ANNOTATION = "nginx.ingress.kubernetes.io/rewrite-target"
+_GROUP = re.compile(r"\$(\d)")
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -62,6 +72,21 @@ class PathRule:
     path: str
     path_type: str
     backend: Backend
+    rewrite: str = ""  # the Ingress's rewrite-target annotation, if any
+
+    def rewritten(self, path: str) -> str:
+        """The path the backend sees (ingress-nginx's `rewrite "(?i)<path>" <target> break;`)."""
+        if not self.rewrite:
+            return path
+        try:
+            found = re.match("(?i)" + self.path, path)
+        except re.error:
+            return path
+        if found is None:
+            return path
+        groups = found.groups()
+        return _GROUP.sub(lambda m: (groups[int(m.group(1)) - 1] or "") if 0 < int(m.group(1)) <= len(groups) else "",
+                          self.rewrite)
 
     def matches(self, path: str) -> bool:
         if self.path_type == "Exact":
@@ -69,6 +94,11 @@ class PathRule:
         if self.path_type == "Prefix":
             rule = self.path.rstrip("/")
             return rule == "" or path == rule or path.startswith(rule + "/")
+        if self.rewrite:  # ingress-nginx's implied use-regex: the location is `~* "^<path>"`
+            try:
+                return re.match("(?i)" + self.path, path) is not None
+            except re.error:
+                pass
         return path.startswith(self.path)
 
     def order(self) -> tuple[int, int]:
@@ -84,10 +114,14 @@ class Server:
     default: Backend | None = None
 
     def match(self, path: str) -> Backend | None:
+        rule = self.rule_for(path)
+        return rule.backend if rule is not None else self.default
+
+    def rule_for(self, path: str) -> PathRule | None:
         for rule in self.paths:  # kept sorted: the first match is the longest
             if rule.matches(path):
-                return rule.backend
-        return self.default
+                return rule
+        return None
 
 
 @dataclass(frozen=True)
@@ -104,6 +138,17 @@ class Routes:
     def match(self, host: str, path: str) -> Backend | None:
         server = self.server_for(host)
         return server.match(path or "/") if server is not None else None
+
+    def route(self, host: str, target: str) -> tuple[Backend | None, str]:
+        """The backend for a request target (path and query) and the target it sees (`rewritten`)."""
+        path, mark, query = target.partition("?")
+        server = self.server_for(host)
+        if server is None:
+            return None, target
+        rule = server.rule_for(path or "/")
+        if rule is None:
+            return server.default, target
+        return rule.backend, rule.rewritten(path or "/") + mark + query
 
     def hosts(self) -> list[str]:
         return sorted(h for h in self.servers if h != CATCH_ALL)
@@ -147,6 +192,8 @@ def build(ingresses: Iterable[Obj]) -> Routes:
         namespace, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
         key = f"{namespace}/{name}"
         default = backend_of(spec.get("defaultBackend"), namespace, key)
+        rewrite = _dict(meta.get("annotations")).get(REWRITE_ANNOTATION)
+        rewrite = rewrite if isinstance(rewrite, str) else ""
         for rule in _list(spec.get("rules")):
             rule = _dict(rule)
             host = str(rule.get("host") or CATCH_ALL).lower()
@@ -161,7 +208,7 @@ def build(ingresses: Iterable[Obj]) -> Routes:
                 if backend is None or (host, path, path_type) in seen:
                     continue
                 seen.add((host, path, path_type))
-                server.paths.append(PathRule(path, path_type, backend))
+                server.paths.append(PathRule(path, path_type, backend, rewrite))
         if default is not None:
             catch_all = servers.setdefault(CATCH_ALL, Server(CATCH_ALL))
             if catch_all.default is None:

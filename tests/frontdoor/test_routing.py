@@ -127,3 +127,18 @@ def test_no_class_and_no_default_class_is_not_ours():
 
 def test_strip_port():
     assert [strip_port(h) for h in ("a.b:80", "a.b", "[::1]:80", "::1")] == ["a.b", "a.b", "::1", "::1"]
+
+
+def test_rewrite_target_as_ingress_nginx_turns_the_path_into_the_annotations_target():
+    minimal = ingress("minimal-ingress", rules=[rule(None, ("/testpath", "Prefix", "test"))],
+                      annotations={"nginx.ingress.kubernetes.io/rewrite-target": "/"})
+    routes = build([minimal])
+    assert routes.route("127.0.1.1", "/testpath") == (routes.match("x", "/testpath"), "/")
+    assert routes.route("127.0.1.1", "/testpath/a?b=1")[1] == "/?b=1"  # the query string is kept
+    groups = ingress("groups", rules=[rule("menu.example", ("/soup(/|$)(.*)", "ImplementationSpecific", "soup"))],
+                     annotations={"nginx.ingress.kubernetes.io/rewrite-target": "/$2"})
+    backend, seen_as = build([groups]).route("menu.example", "/soup/tomato")
+    assert backend.service == "soup" and seen_as == "/tomato"
+    plain = build([ingress("plain", rules=[rule(None, ("/soup", "Prefix", "soup"))])])
+    assert plain.route("any", "/soup/x?y=2") == (plain.match("any", "/soup/x"), "/soup/x?y=2")
+    assert plain.route("any", "/cake") == (None, "/cake")
