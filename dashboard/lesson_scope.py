@@ -21,6 +21,10 @@ Guarantees (pure: no I/O, the same input gives the same output):
   kubectl invocation (another program's own `-n`) is never touched, but for `manage.py traffic`:
   its target's DNS name is moved as the button's is, and a short Service name gets
   `--namespace <namespace>` when the viewer's is not `default` (the command's own default).
+- A lesson's example host (`menu.example`, RFC 2606's `.example`) is the viewer's own outside
+  `default` (`menu.<namespace>.example`, `scoped_host`): in an Ingress's rules and tls, an
+  HTTPRoute's hostnames, a Gateway listener's hostname, a button's form `host` and a command's
+  `Host:` header alike; other hosts are never touched.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ _SERVICE_ACCOUNT = re.compile(r"system:serviceaccount:(?P<ns>[a-z0-9][a-z0-9-]*)
 _KUBECTL = re.compile(r"(?<![\w/.-])kubectl(?=\s)")
 _TRAFFIC = re.compile(r"(?<![\w/.-])manage\.py\s+traffic\s+(?P<target>\S+)")
 # A Service's DNS name: service.namespace, service.namespace.svc, service.namespace.svc.cluster.local
+# A lesson's example host (RFC 2606's reserved `.example`), and one named in a Host header.
+_EXAMPLE_HOST = re.compile(r"^(?P<name>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)\.example$")
+_HOST_HEADER = re.compile(r"(?P<head>Host:\s*)(?P<host>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?\.example)\b")
 _SERVICE_DNS = re.compile(r"^(?P<service>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\.(?P<ns>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)"
                           r"(?P<rest>\.svc(?:\.cluster\.local)?)?$")
 
@@ -75,10 +82,40 @@ def scoped_service(target: str, scope: Scope) -> str:
     return f"{match['service']}.{scope.target(match['ns'])}{match['rest'] or ''}"
 
 
+def scoped_host(host: str, scope: Scope) -> str:
+    """A lesson's example host (`menu.example`) made the viewer's own (`menu.<namespace>.example`)
+    outside `default`: the front door routes by host, and two attendees' Ingresses for one host
+    would be one server (the oldest Ingress answering both). Other hosts are kept."""
+    match = _EXAMPLE_HOST.match(host)
+    if match is None or scope.namespace == DEFAULT:
+        return host
+    return f"{match['name']}.{scope.namespace}.example"
+
+
+def _scoped_hosts(document: dict[str, Any], scope: Scope) -> None:
+    """The example hosts of an Ingress (rules, tls) or of a Gateway API route/listener, in place."""
+    spec = document.get("spec")
+    if not isinstance(spec, dict):
+        return
+    for rule in spec.get("rules") or [] if document.get("kind") == "Ingress" else []:
+        if isinstance(rule, dict) and isinstance(rule.get("host"), str):
+            rule["host"] = scoped_host(rule["host"], scope)
+    for entry in spec.get("tls") or [] if document.get("kind") == "Ingress" else []:
+        if isinstance(entry, dict) and isinstance(entry.get("hosts"), list):
+            entry["hosts"] = [scoped_host(h, scope) if isinstance(h, str) else h for h in entry["hosts"]]
+    if isinstance(spec.get("hostnames"), list):  # HTTPRoute
+        spec["hostnames"] = [scoped_host(h, scope) if isinstance(h, str) else h for h in spec["hostnames"]]
+    for listener in spec.get("listeners") or [] if document.get("kind") == "Gateway" else []:
+        if isinstance(listener, dict) and isinstance(listener.get("hostname"), str):
+            listener["hostname"] = scoped_host(listener["hostname"], scope)
+
+
 def scoped_action(action: Action, scope: Scope) -> Action:
     def moved(key: str, value: str) -> str:
         if key == "namespace":
             return scope.target(value)
+        if key == "host":
+            return scoped_host(value, scope)
         return scoped_service(value, scope) if key == "target" else value
 
     form = tuple((key, moved(key, value)) for key, value in action.form)
@@ -97,6 +134,7 @@ def scoped_documents(documents: list[dict[str, Any]], scope: Scope) -> list[dict
         meta = moved.get("metadata")
         if isinstance(meta, dict) and meta.get("namespace"):
             meta["namespace"] = scope.target(str(meta["namespace"]))
+        _scoped_hosts(moved, scope)
         if moved.get("kind") in ("RoleBinding", "ClusterRoleBinding"):
             for subject in moved.get("subjects") or []:
                 if isinstance(subject, dict) and subject.get("kind") == "ServiceAccount" and subject.get("namespace"):
@@ -110,7 +148,8 @@ def scoped_command(command: str, scope: Scope) -> str:
     if not command:
         return command
     parts = _SEPARATORS.split(command)
-    return "".join(part if _SEPARATORS.fullmatch(part) else _scoped_invocation(part, scope) for part in parts)
+    command = "".join(part if _SEPARATORS.fullmatch(part) else _scoped_invocation(part, scope) for part in parts)
+    return _HOST_HEADER.sub(lambda m: m["head"] + scoped_host(m["host"], scope), command)
 
 
 def _scoped_traffic(found: re.Match, scope: Scope) -> str:

@@ -115,3 +115,22 @@ def test_the_shipped_lessons_leave_no_default_namespace_for_an_attendee():
                 if step.action.apply:
                     docs = scoped_documents(manifests.parse(lessons.manifest_text(step.action)), ATTENDEE)
                     assert {d["metadata"].get("namespace", "alice") for d in docs} == {"alice"}, lesson.id
+
+
+def test_a_lessons_example_host_is_the_viewers_own_outside_default():
+    ingress = {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "menu", "namespace": "default"},
+               "spec": {"rules": [{"host": "menu.example", "http": {}}, {"host": "shop.kubernetes.io"}, {"http": {}}],
+                        "tls": [{"hosts": ["menu.example"], "secretName": "menu-tls"}]}}
+    route = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": "r"},
+             "spec": {"hostnames": ["menu.example", "real.org"]}}
+    [moved, moved_route] = scoped_documents([ingress, route], ATTENDEE)
+    assert [r.get("host") for r in moved["spec"]["rules"]] == ["menu.alice.example", "shop.kubernetes.io", None]
+    assert moved["spec"]["tls"][0]["hosts"] == ["menu.alice.example"]
+    assert moved_route["spec"]["hostnames"] == ["menu.alice.example", "real.org"]
+    assert ingress["spec"]["rules"][0]["host"] == "menu.example"  # the input is not changed
+    assert scoped_documents([ingress], INSTRUCTOR)[0]["spec"]["rules"][0]["host"] == "menu.example"
+    door = Action(do="front-door", form=(("host", "menu.example"), ("ingress", "menu"), ("namespace", "default")))
+    assert dict(scoped_action(door, ATTENDEE).form)["host"] == "menu.alice.example"
+    command = "curl -s -H 'Host: menu.example' http://$(kubectl get ingress menu -o jsonpath='{.x}')/soup"
+    assert "Host: menu.alice.example'" in scoped_command(command, ATTENDEE)
+    assert scoped_command(command, INSTRUCTOR) == command
