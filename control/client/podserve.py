@@ -10,6 +10,10 @@ Guarantees:
   kubelet that cannot be reached, raises `KubeletUnreachable` naming why (never a hang).
 - The answer is decoded as the kubelet writes it: `(status, JSON object)`; a body that is not a
   JSON object is `{"error": <its first 200 characters>}`.
+- `dropped(proxy, ip, port)` asks the node's kube-proxy, the node's network agent, whether the
+  NetworkPolicies let a connection from this node to `ip:port` through (`GET /decide`): the
+  verdict's `dropped` fields when they do not, else None; a kube-proxy that cannot be reached or
+  cannot decide yet decides nothing (None), as the hub's DNS path does.
 - `close()` closes every pool; a later request opens a new one.
 """
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 from typing import Any
+from urllib.parse import quote
 
 from control.client import nodeaccess
 from control.client.lean import ConnectionPool
@@ -53,6 +58,15 @@ class PodServe:
         except FAILURES as exc:
             raise KubeletUnreachable(type(exc).__name__) from None
         return code, decode(data)
+
+    async def dropped(self, proxy: tuple[str, int], ip: str, port: int) -> Obj | None:
+        target = f"/decide?target={quote(ip)}&port={int(port)}&protocol=TCP"
+        try:
+            code, data = await self._pool(proxy).request("GET", target, None, "application/json", self.timeout)
+        except (*FAILURES, ConnectionError):
+            return None
+        verdict = decode(data) if code == 200 else {}
+        return verdict.get("dropped") if verdict.get("allowed") is False and "dropped" in verdict else None
 
     async def close(self) -> None:
         pools, self._pools = list(self._pools.values()), {}

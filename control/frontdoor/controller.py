@@ -21,7 +21,11 @@ Guarantees:
   (ingress-nginx's default ssl-redirect; the annotation `nginx.ingress.kubernetes.io/ssl-redirect:
   "false"` keeps HTTP). No route:
   404 with nginx's page (ingress-nginx's default backend); no ready endpoint: 503; a kubelet that
-  does not answer within 2 s, or refuses: 502.
+  does not answer within 2 s, or refuses: 502. Before it is sent, node-1's network agent (its
+  kube-proxy's `/decide`) is asked whether the NetworkPolicies let node-1 reach that pod: a dropped
+  connection hangs CONNECT_TIMEOUT (5 s, ingress-nginx's proxy-connect-timeout) and is answered 504
+  Gateway Time-out, as a hostNetwork ingress-nginx behind a CNI sees it; a kube-proxy that cannot
+  be asked decides nothing.
 - Every Ingress it serves gets `status.loadBalancer.ingress: [{ip: <address>}]` (with `ports` when
   HTTP is not on 80) through the status subresource, written only when different, retried on a
   conflict; an Ingress it serves that is added, or whose spec changed (generation), gets the event
@@ -55,7 +59,8 @@ from control.frontdoor.server import FrontDoorServer
 from control.frontdoor.tls import TLS_TYPE, Certificates, redirected_hosts, secret_for, tls_table
 from control.kinds.endpointslices import SERVICE_NAME_LABEL
 from control.kinds.ingressclasses import KITCHEN_CONTROLLER
-from control.kinds.network import INGRESS_PORTS_ANNOTATION as PORTS_ANNOTATION, kubelet_endpoint, node_address
+from control.kinds.network import (INGRESS_PORTS_ANNOTATION as PORTS_ANNOTATION, kube_proxy_endpoint, kubelet_endpoint,
+                                   node_address)
 from control.kinds.pod_servers import Listener
 
 log = logging.getLogger(__name__)
@@ -65,6 +70,7 @@ CONTROLLER = KITCHEN_CONTROLLER
 NODE = "node-1"
 FALLBACK = {80: 8080, 443: 8443}
 FORWARD_TIMEOUT = 2.0
+CONNECT_TIMEOUT = 5.0  # ingress-nginx's proxy-connect-timeout: how long a dropped connection hangs
 SERVER = b"nginx"
 EVENT_COMPONENT = "ingress-controller"
 
@@ -206,6 +212,10 @@ class IngressController:
         if isinstance(chosen, str):
             log.info("%s %s%s -> %s: %s", method, host, path, backend.key, chosen)
             return nginx_page(503, "Service Temporarily Unavailable")
+        if await self.dropped(chosen.ip, chosen.port):  # a NetworkPolicy drops node-1's packets to the pod
+            await self.clock.sleep(CONNECT_TIMEOUT)  # nginx's proxy_connect_timeout runs out
+            log.info("%s %s%s -> %s: dropped by a NetworkPolicy", method, host, path, chosen.pod)
+            return nginx_page(504, "Gateway Time-out")
         code, served = await self.forward(chosen, backend.namespace)
         if code != 200:
             log.info("%s %s%s -> %s: the kubelet answered %s", method, host, path, chosen.pod, code)
@@ -215,6 +225,12 @@ class IngressController:
                             str(served.get("podIP") or chosen.ip), int(served.get("port") or chosen.port), "")
         status, headers, body = listener.answer(method, seen_as, self.clock.now())
         return status, [*headers, (b"x-kubekitchen-pod", f"{listener.namespace}/{listener.pod}".encode())], body
+
+    async def dropped(self, ip: str, port: int) -> dict | None:
+        """What this node's network agent (kube-proxy) says of a connection to a pod: the `dropped`
+        fields when a NetworkPolicy drops it, else None."""
+        proxy = kube_proxy_endpoint(self.nodes.cache.get(self.node))
+        return await self.pods.dropped(proxy, ip, port) if proxy is not None else None
 
     async def forward(self, endpoint: PodEndpoint, namespace: str) -> tuple[int, Obj]:
         where = kubelet_endpoint(self.nodes.cache.get(endpoint.node))

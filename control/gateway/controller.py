@@ -30,6 +30,10 @@ Guarantees:
   events API and client-go's correlator (`control.client.events`): `Normal Programmed` for a
   Gateway served, `Normal Accepted` for a route attached, a `Warning` for a route whose backend is
   not permitted or not found, a route not accepted, a Gateway not programmed.
+- Before a request is sent, node-1's network agent (its kube-proxy's `/decide`) is asked whether
+  the NetworkPolicies let node-1 reach the chosen pod: a dropped connection hangs
+  `dataplane.CONNECT_TIMEOUT` (5 s, Envoy's connect timeout) and is answered 503 "upstream connect
+  error ... connection timeout"; a kube-proxy that cannot be asked decides nothing.
 - Requests go to a pod through its node's kubelet (`POST /serve/...`, with the node-access secret,
   over keep-alive connections, one small pool per kubelet; 2 s to answer, else 503).
 - It talks to the hub only, as `system:serviceaccount:kube-system:gateway-controller`.
@@ -58,7 +62,7 @@ from control.gateway.dataplane import GatewayServer, Target, ready_endpoints, se
 from control.gateway.manifests import GATEWAYCLASSES, GATEWAYS, HTTPROUTES, REFERENCEGRANTS
 from control.gateway.routing import Backend, Router
 from control.kinds.endpointslices import SERVICE_NAME_LABEL
-from control.kinds.network import GATEWAY_PORTS_ANNOTATION, kubelet_endpoint, node_address
+from control.kinds.network import GATEWAY_PORTS_ANNOTATION, kube_proxy_endpoint, kubelet_endpoint, node_address
 
 log = logging.getLogger(__name__)
 WEB_PORTS = frozenset({80, 443, 8080, 8443})
@@ -269,7 +273,8 @@ class GatewayController:
 
     async def _listen(self, gkey: str, port: int) -> None:
         server = GatewayServer(lambda: self.routers.get((gkey, port)) or Router(), endpoints=self.endpoints,
-                               forward=self.forward, rng=self.rng, clock=self.clock, name=gkey)
+                               forward=self.forward, rng=self.rng, clock=self.clock, name=gkey,
+                               dropped=self.dropped)
         problem = ""
         for candidate in self._candidates(port):
             if candidate and candidate in {p for p in self.bound.values()}:
@@ -302,6 +307,12 @@ class GatewayController:
         slices = [s for s in self.slices.cache.by_index("namespace", backend.namespace)
                   if ((s.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL) == backend.name]
         return ready_endpoints(service, backend.port, slices)
+
+    async def dropped(self, ip: str, port: int) -> Obj | None:
+        """What this node's network agent (kube-proxy) says of a connection to a pod: the `dropped`
+        fields when a NetworkPolicy drops it, else None."""
+        proxy = kube_proxy_endpoint(self.nodes.cache.get(self.node))
+        return await self.pods.dropped(proxy, ip, port) if proxy is not None else None
 
     async def forward(self, target: Target) -> tuple[int, Obj]:
         where = kubelet_endpoint(self.nodes.cache.get(target.node))

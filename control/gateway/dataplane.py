@@ -73,6 +73,10 @@ def ready_endpoints(service: Obj, port: int, slices: list[Obj]) -> list[Target]:
 Endpoints = Callable[[Backend], list[Target]]
 # forward(target, from) -> (status, the kubelet's JSON answer)
 Forward = Callable[[Target], Awaitable[tuple[int, Obj]]]
+# dropped(pod ip, port) -> what the node's network agent says of a connection there: the `dropped`
+# fields when a NetworkPolicy drops it, else None
+Dropped = Callable[[str, int], Awaitable["Obj | None"]]
+CONNECT_TIMEOUT = 5.0  # Envoy's default connect_timeout: how long a dropped connection hangs
 
 
 def serve_path(target: Target, sender: str) -> str:
@@ -95,8 +99,9 @@ class GatewayServer(NodeServer):
     """The listener(s) of one Gateway on one port."""
 
     def __init__(self, router: Callable[[], Router], *, endpoints: Endpoints, forward: Forward,
-                 rng: random.Random | None = None, clock: Clock = REAL, name: str = "gateway"):
-        self.router, self.endpoints, self.forward = router, endpoints, forward
+                 rng: random.Random | None = None, clock: Clock = REAL, name: str = "gateway",
+                 dropped: Dropped | None = None):
+        self.router, self.endpoints, self.forward, self.dropped = router, endpoints, forward, dropped
         self.rng, self.clock, self.name = rng or random.Random(), clock, name
 
     def admits(self, request: Request) -> bool:
@@ -123,6 +128,10 @@ class GatewayServer(NodeServer):
         if not targets:
             return self._plain(503, b"no healthy upstream", backend)
         target = targets[self.rng.randrange(len(targets))]
+        if self.dropped is not None and await self.dropped(target.ip, target.port):
+            await self.clock.sleep(CONNECT_TIMEOUT)  # a NetworkPolicy drops the packets: Envoy's connect timeout
+            return self._plain(503, b"upstream connect error or disconnect/reset before headers. "
+                                    b"reset reason: connection timeout", backend)
         try:
             code, answer = await self.forward(target)
         except (OSError, asyncio.TimeoutError) as exc:

@@ -63,3 +63,13 @@ def kubelet_endpoint(node: dict | None) -> tuple[str, int] | None:
     address = node_address(node)
     port = (((node.get("status") or {}).get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
     return (address, int(port)) if address and isinstance(port, int) and port > 0 else None
+
+
+def kube_proxy_endpoint(node: dict | None) -> tuple[str, int] | None:
+    """(InternalIP, port) of a Node's kube-proxy: the port its annotation names, else KUBE_PROXY_PORT."""
+    if node is None or not node_address(node):
+        return None
+    advertised = ((node.get("metadata") or {}).get("annotations") or {}).get(KUBE_PROXY_PORT_ANNOTATION)
+    port = int(advertised) if isinstance(advertised, str) and advertised.isdigit() and 0 < int(advertised) < 65536 \
+        else KUBE_PROXY_PORT
+    return str(node_address(node)), port

@@ -58,3 +58,32 @@ def test_a_kubelet_that_does_not_answer_is_unreachable_within_the_timeout():
 def test_answers_that_are_not_a_json_object_are_errors():
     assert decode(b"") == {} and decode(b'{"pod":"a"}') == {"pod": "a"}
     assert decode(b"not json") == {"error": "not json"} and decode(b"[1]") == {"error": "[1]"}
+
+
+def test_the_network_agent_is_asked_and_only_a_drop_is_said():
+    async def scenario():
+        verdicts = iter([b'{"allowed":false,"dropped":{"direction":"ingress","policies":["a/deny"]}}',
+                         b'{"allowed":true,"allowedBy":["a/allow"]}'])
+        seen: list[bytes] = []
+
+        async def serve(reader, writer):
+            while True:
+                try:
+                    seen.append(await reader.readuntil(b"\r\n\r\n"))
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    break
+                body = next(verdicts)
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+                await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        where = ("127.0.0.1", server.sockets[0].getsockname()[1])
+        pods = PodServe("test")
+        assert await pods.dropped(where, "10.244.1.5", 80) == {"direction": "ingress", "policies": ["a/deny"]}
+        assert await pods.dropped(where, "10.244.1.5", 80) is None
+        assert seen[0].startswith(b"GET /decide?target=10.244.1.5&port=80&protocol=TCP ")
+        await pods.close()
+        server.close()
+        assert await pods.dropped(("127.0.0.1", 1), "10.244.1.5", 80) is None  # nobody there: nothing decided
+    asyncio.run(scenario())

@@ -138,3 +138,32 @@ def test_a_tls_host_is_redirected_to_https_unless_annotated():
         front.rebuild()
         assert (await front.answer("GET", "/soup", "menu.example"))[0] == 200
     asyncio.run(run())
+
+
+def test_a_connection_node_1s_network_agent_drops_hangs_the_connect_timeout_then_504():
+    from control.clock import FakeClock
+    from control.frontdoor.controller import CONNECT_TIMEOUT
+
+    async def run():
+        front, _, _ = controller(menu())
+        front.clock = clock = FakeClock(1_800_000_000.0)
+        asked, sent = [], []
+
+        async def dropped(ip, port):
+            asked.append((ip, port))
+            return {"direction": "ingress", "policies": ["default/deny-all"]}
+
+        async def forward(endpoint, namespace):
+            sent.append(endpoint)
+            return 200, {}
+
+        front.dropped, front.forward = dropped, forward  # type: ignore[method-assign]
+        answer = asyncio.ensure_future(front.answer("GET", "/soup", "menu.example"))
+        await asyncio.sleep(0)
+        await clock.advance(CONNECT_TIMEOUT - 0.1)
+        assert not answer.done(), "a dropped connection hangs"
+        await clock.advance(0.2)
+        status, _, body = await answer
+        assert status == 504 and b"504 Gateway Time-out" in body
+        assert asked == [("10.244.1.5", 5678)] and sent == []  # never sent to the pod
+    asyncio.run(run())

@@ -245,3 +245,54 @@ def test_a_pods_curl_with_the_host_header_reaches_the_front_door(cluster):
     out = cluster.kubectl("exec", name, "--", "curl", "-sk", "-H", "Host: secure.example",
                           f"https://{ip}:{https_port}/soup").stdout
     assert json.loads(out)["pod"].startswith("soup-")  # HTTPS from a pod too (SNI: the Host)
+
+
+BEHIND_A_WALL = """
+apiVersion: v1
+kind: Pod
+metadata: {name: pantry, labels: {app: pantry}}
+spec:
+  nodeName: node-2
+  containers: [{name: app, image: hashicorp/http-echo, ports: [{containerPort: 5678}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: pantry}
+spec:
+  selector: {app: pantry}
+  ports: [{port: 80, targetPort: 5678}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: pantry}
+spec:
+  rules:
+  - host: pantry.example
+    http:
+      paths: [{path: /, pathType: Prefix, backend: {service: {name: pantry, port: {number: 80}}}}]
+"""
+
+PANTRY_DENY = """
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: pantry-closed}
+spec:
+  podSelector: {matchLabels: {app: pantry}}
+  policyTypes: [Ingress]
+"""
+
+
+def test_a_network_policy_drops_the_front_doors_requests_to_a_pod_on_another_node(cluster):
+    cluster.kubectl("apply", "-f", "-", input=BEHIND_A_WALL)
+    wait_for(lambda: address(cluster, "pantry") and ready(cluster, "pantry", 1), timeout=90, what="the pantry")
+    ip, port, _ = address(cluster, "pantry")
+    code, body, _ = get(f"http://{ip}:{port}/", "pantry.example")
+    assert code == 200 and json.loads(body)["pod"] == "pantry"
+    cluster.kubectl("apply", "-f", "-", input=PANTRY_DENY)
+    # node-1's kube-proxy (its network agent) learns of the policy and drops node-1's packets to
+    # node-2's pod: the front door's connection hangs its connect timeout, then answers 504
+    wait_for(lambda: get(f"http://{ip}:{port}/", "pantry.example")[0] == 504, timeout=60, interval=1,
+             what="the front door's 504 once the policy is in")
+    cluster.kubectl("delete", "netpol", "pantry-closed")
+    wait_for(lambda: get(f"http://{ip}:{port}/", "pantry.example")[0] == 200, timeout=30, interval=1,
+             what="the pantry reachable again")

@@ -83,3 +83,23 @@ def test_a_canary_of_90_10_over_1000_requests():
 
     counts = asyncio.run(thousand())
     assert sum(counts.values()) == 1000 and 870 <= counts["menu-v1"] <= 930, counts
+
+
+def test_a_connection_node_1s_network_agent_drops_hangs_envoys_connect_timeout_then_503():
+    from control.gateway.dataplane import CONNECT_TIMEOUT
+
+    async def run():
+        gateway = server(router(Backend("default", "menu-v2", 80)))
+        asked = []
+
+        async def dropped(ip, port):
+            asked.append((ip, port))
+            return {"direction": "ingress", "policies": ["default/deny-all"]}
+
+        gateway.dropped = dropped
+        answer = asyncio.ensure_future(gateway.handle_request(Request("GET", "/", [(b"host", b"x")], b"")))
+        await asyncio.sleep(0)
+        await gateway.clock.advance(CONNECT_TIMEOUT + 0.1)
+        status, _, body = await answer
+        assert status == 503 and b"reset reason: connection timeout" in body and asked == [("10.244.2.1", 8080)]
+    asyncio.run(run())
