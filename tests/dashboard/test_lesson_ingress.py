@@ -65,3 +65,41 @@ def test_no_address_yet_and_bad_forms(monkeypatch):
         with pytest.raises(ActionError):
             door.front_door_params({"ingress": "menu", **bad})
     assert door.address_of({"status": {"loadBalancer": {"ingress": [{"ip": "127.0.0.1"}]}}}) == ("127.0.0.1", 80)
+
+
+def test_a_viewer_who_may_not_send_from_a_node_is_a_guest_from_this_machine(monkeypatch):
+    from control import errors
+
+    async def scenario():
+        seen = []
+
+        async def front(reader, writer):
+            head = await reader.readuntil(b"\r\n\r\n")
+            seen.append(head)
+            body = b'{"pod":"soup-1"}'
+            writer.write(b"HTTP/1.1 200 OK\r\nx-kubekitchen-pod: alice/soup-1\r\ncontent-length: %d\r\n"
+                         b"connection: close\r\n\r\n%s" % (len(body), body))
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(front, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+
+        async def forbidden(base, method, path, params):
+            raise errors.Forbidden('forbidden: User "alice" cannot post path "/kubekitchen/traffic"')
+            yield  # an async generator, as the hub's
+
+        monkeypatch.setattr(door.hub, "stream_lines", forbidden)
+        ingress = {"status": {"loadBalancer": {"ingress": [{"ip": "127.0.0.1", "ports": [{"port": port}]}]}}}
+        answer = await door.front_door(Client(ingress), {"ingress": "menu", "host": "menu.alice.example",
+                                                         "path": "/soup", "count": "2", "namespace": "alice"})
+        server.close()
+        assert answer == f"2 request(s) to http://127.0.0.1:{port}/soup (Host: menu.alice.example): soup-1 2"
+        assert len(seen) == 2 and all(h.startswith(b"GET /soup HTTP/1.1") and b"host: menu.alice.example" in h.lower()
+                                      for h in seen)
+    asyncio.run(scenario())
+
+
+def test_only_an_ip_address_in_the_status_is_a_front_door():
+    assert door.address_of({"status": {"loadBalancer": {"ingress": [{"ip": "evil.example.com"}]}}}) is None
+    assert door.address_of({"status": {"loadBalancer": {"ingress": [{"ip": "127.0.1.1"}]}}}) == ("127.0.1.1", 80)
