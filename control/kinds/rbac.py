@@ -79,11 +79,11 @@ def validate_cluster_role(role: Obj) -> list[Cause]:
     aggregation = role.get("aggregationRule")
     if aggregation is not None:
         selectors = aggregation.get("clusterRoleSelectors") if isinstance(aggregation, dict) else None
+        # an aggregated role's rules are the clusterrole-aggregation controller's to write: no rule
+        # about them here (upstream's ValidateClusterRole has none)
         if not isinstance(selectors, list) or not selectors:
-            out.append(required("aggregationRule.clusterRoleSelectors", ""))
-        elif role.get("rules"):
-            out.append(cause("rules", f"Invalid value: {go_value(role.get('rules'))}: rules must be empty for "
-                             "aggregated roles"))
+            out.append(required("aggregationRule.clusterRoleSelectors",
+                                "at least one clusterRoleSelector required if aggregationRule is non-nil"))
     return out
 
 

@@ -61,3 +61,14 @@ def test_selectors_and_aggregation():
     roles = [{"metadata": {"name": "x", "labels": {"a": "1"}}, "rules": [{"verbs": ["get"]}]},
              {"metadata": {"name": "agg"}, "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"a": "1"}}]}}]
     assert aggregated_rules(roles[1], roles) == [{"verbs": ["get"]}]
+
+
+def test_an_aggregated_role_may_hold_the_rules_its_controller_wrote():
+    from control.kinds.rbac import validate_cluster_role
+
+    selected = {"aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"a": "1"}}]}}
+    written = {**selected, "rules": [{"apiGroups": ["gateway.networking.k8s.io"], "resources": ["gateways"],
+                                      "verbs": ["get"]}]}
+    assert validate_cluster_role(written) == []  # the clusterrole-aggregation controller's PUT
+    [empty] = validate_cluster_role({"aggregationRule": {"clusterRoleSelectors": []}})
+    assert empty["field"] == "aggregationRule.clusterRoleSelectors" and "at least one clusterRoleSelector" in empty["message"]
