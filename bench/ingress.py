@@ -11,6 +11,9 @@ ready endpoint, it sends --requests GETs of http://<address>/soup with `Host: me
 a time, first over one keep-alive connection, then each on a fresh connection (as `curl` does),
 and checks that every answer is 200 and names a soup pod (the JSON line), round robin over all.
 
+A kube-proxy runs on every node (unless --no-kube-proxies), so each request also pays the front
+door's question to node-1's network agent (`/decide`, NetworkPolicies) as in a whole cluster.
+
 Target: p99 <= 20 ms (fresh connections). Prints ONE JSON line: per mode n/min/p50/p90/p99/max
 in ms, the pods that answered, the ingress controller's CPU seconds over the run; progress on
 stderr.
@@ -90,9 +93,11 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=3)
     parser.add_argument("--nodes", type=int, default=2)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--no-kube-proxies", action="store_true",
+                        help="no kube-proxy per node: the front door then cannot ask node-1's network agent")
     args = parser.parse_args()
     env = {"KK_INGRESS_HTTP_PORT": str(free_port()), "KK_INGRESS_HTTPS_PORT": str(free_port())}
-    cluster = Cluster(nodes=args.nodes, env=env, keep=args.keep).start()
+    cluster = Cluster(nodes=args.nodes, env=env, keep=args.keep, kube_proxies=not args.no_kube_proxies).start()
     try:
         cluster.start_spoke("ingress-controller")
         cluster.wait_nodes_ready(args.nodes)
