@@ -44,6 +44,7 @@ from urllib.parse import quote, urlsplit
 
 from control import config, errors
 from control.clock import REAL, Clock
+from control.client.annotate import annotate_node
 from control.client.component import connect, run_all
 from control.client.events import EventRecorder
 from control.client.http import HubClient
@@ -319,17 +320,10 @@ class IngressController:
 
     async def advertise(self) -> None:
         assert self.http_port is not None
-        patch = {"metadata": {"annotations": {PORTS_ANNOTATION: ports_annotation(self.http_port, self.https_port)}}}
-        delay = 0.2
         try:
-            for _ in range(20):
-                try:
-                    await self.client.patch(NODES, self.node, patch)
-                    return
-                except errors.ApiError as exc:
-                    log.info("recording the front door's ports on %s failed: %s", self.node, exc)
-                    await self.clock.sleep(delay)
-                    delay = min(delay * 2, 5.0)
+            ports = ports_annotation(self.http_port, self.https_port)
+            await annotate_node(self.client, self.node, {PORTS_ANNOTATION: ports}, clock=self.clock,
+                                what="the front door's ports", attempts=20)
         finally:
             self._advertising = None
 

@@ -39,8 +39,8 @@ import logging
 import random
 from typing import Any, AsyncIterator
 
-from control import errors
 from control.clock import REAL, Clock
+from control.client.annotate import annotate_node
 from control.client.component import connect, run_all
 from control.client.http import HubClient
 from control.client.informer import Handlers, Informer
@@ -305,17 +305,9 @@ class KubeProxy:
         return bound
 
     async def advertise(self, port: int) -> None:
-        patch = {"metadata": {"annotations": {KUBE_PROXY_PORT_ANNOTATION: str(port)}}}
-        delay = 0.2
         try:
-            while True:
-                try:
-                    await self.client.patch(NODES, self.node, patch)
-                    return
-                except errors.ApiError as exc:
-                    log.info("recording the kube-proxy port on node %s failed: %s", self.node, exc)
-                    await self.clock.sleep(delay)
-                    delay = min(delay * 2, 5.0)
+            await annotate_node(self.client, self.node, {KUBE_PROXY_PORT_ANNOTATION: str(port)}, clock=self.clock,
+                                what="the kube-proxy port")
         finally:
             self._advertising = None
 
