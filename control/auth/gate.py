@@ -7,7 +7,11 @@ would answer: 401 `Unauthorized` for a token no authenticator accepts, 403 Forbi
 apiserver's message when RBAC denies (anonymous requests included, as upstream with anonymous
 auth on), when impersonation is not allowed, when a Role/binding write would escalate, when a
 node writes another node's Node or pods, and when a CSR is approved or signed by someone the
-signer's rights do not name (`control.auth.signers`). With authentication off (`control.auth.enabled`) every
+signer's rights do not name (`control.auth.signers`). Sending Service traffic through the hub
+(`POST /kubekitchen/traffic`) is the nodes' own path, and also what upstream's service proxy is for
+everyone else: a request RBAC refuses as a path is asked again as `create` on the `services/proxy`
+of the Service its target names (`requestinfo.service_proxy_attributes`), and refused with that
+question's message. With authentication off (`control.auth.enabled`) every
 request is `system:admin` in `system:masters` and nothing is checked.
 """
 
@@ -23,7 +27,7 @@ from control.auth import enabled, impersonation, signers
 from control.auth.authenticate import MASTER, Authenticator
 from control.auth.policystore import cache
 from control.auth.rbac import Attributes, Policy, User, escalation_message, forbidden_message, missing_rules, qualified
-from control.auth.requestinfo import attributes
+from control.auth.requestinfo import attributes, service_proxy_attributes
 from control.storage import store
 from control.storage.db import run_db
 
@@ -214,7 +218,12 @@ async def admit(method: str, path: str, query: dict[str, str], headers: list[tup
         identified(user)
     attrs = attributes(method, path, query)
     if not policy.allowed(user, attrs):
-        raise forbidden(user, attrs)
+        # One path, two doors: the nodes' non-resource rule (kubekitchen:node-network), and for a
+        # person the Service's own `services/proxy`, as upstream's service proxy is authorized; a
+        # refusal then names the resource question, the one the person could be granted.
+        attrs = service_proxy_attributes(method, path, query) or attrs
+        if not attrs.resource_request or not policy.allowed(user, attrs):
+            raise forbidden(user, attrs)
     if check_object:
         await check_body(user, method, path, query, body, content_type)
     return user
@@ -240,6 +249,16 @@ async def check_body(user: User, method: str, path: str, query: dict[str, str], 
         await check_node(user, attrs, obj)
         await signers.check(user, attrs, obj, policy,
                             lambda name: run_db(_lookup, signers.STORE_RESOURCE, "", name))
+
+
+async def sends_as_service_proxy(user: User, method: str, path: str, query: dict[str, str]) -> bool:
+    """Whether an admitted traffic run came in through the service proxy's door alone (the user
+    may not use the path itself, as a node or a cluster admin may): such a run must stay in the
+    namespace it was authorized for, and within the bounds a person's run gets
+    (`control.api.extras.services`)."""
+    if not enabled():
+        return False
+    return not (await cache().current()).allowed(user, attributes(method, path, query))
 
 
 async def allowed(user: User, attrs: Attributes) -> bool:

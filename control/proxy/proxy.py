@@ -182,7 +182,9 @@ class KubeProxy:
         return lambda namespace, name: informer.cache.get(f"{namespace}/{name}")
 
     def send(self, plan: SendPlan) -> AsyncIterator[Obj]:
-        listener = hostports.listener_at(self.nodes.cache.list(), plan.target, plan.port)
+        # a run confined to a namespace names Services only: never a node's host listener
+        listener = None if plan.namespace_only else hostports.listener_at(self.nodes.cache.list(), plan.target,
+                                                                          plan.port)
         if listener is not None:  # a host-network listener (the front door): no Service rule involved
             return hostports.send_to_listener(plan, node=self.node, where=listener, clock=self.clock,
                                               decide=self.decide_fields)

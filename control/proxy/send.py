@@ -16,6 +16,10 @@ Guarantees:
 - A request that cannot be sent (NXDOMAIN, no such port, no ready endpoint, unknown node) is
   still answered, with `"code": 503` and an `"error"`; a kubelet that does not answer gives 503
   with an error too. `SendPlan.parse` turns bad parameters into ValueError (the server's 400).
+- With `namespaceOnly=true` (the hub sets it for a run authorized as a Service's proxy, a person's)
+  every request stays in the plan's namespace: an address target is not sent (a pod or another
+  namespace's Service may have it), nor a request whose name resolves, directly or through an
+  ExternalName, to a Service of another namespace (a 503 line saying so, nothing forwarded).
 - Requests start `interval` apart (or at once after a slow answer); lines come in order.
 - With a `decide` (kube-proxy's NetworkPolicy view), every connection is decided after the
   endpoint is picked (as iptables filters after the DNAT) for the endpoint's address, port and
@@ -73,6 +77,7 @@ class SendPlan:
     source: str = ""  # the sending pod's IP ("": the node itself)
     path: str = "/"  # the URL's path, and the Host header, for a host listener (control.proxy.hostports)
     host: str = ""
+    namespace_only: bool = False  # no request leaves `namespace` (a person's run, authorized there)
 
     @classmethod
     def parse(cls, query: dict[str, str]) -> "SendPlan":
@@ -89,8 +94,9 @@ class SendPlan:
         path, host = query.get("path") or "/", query.get("host", "")
         if not path.startswith("/") or len(path) > 2048 or len(host) > 255:
             raise ValueError("path must start with / (at most 2048 characters) and host be at most 255")
+        namespace_only = query.get("namespaceOnly", "") in ("1", "true", "True")
         return cls(target, query.get("namespace") or "default", int(port) if port is not None else None,
-                   int(count), interval / 1000, source, path, host)
+                   int(count), interval / 1000, source, path, host, namespace_only)
 
 
 class Unroutable(Exception):
@@ -138,11 +144,29 @@ class Choice:
 
 def choose(table: Table, plan: SendPlan, balancer: Balancer, *, services: Lookup, endpoints: Lookup,
            pod_node: PodNode = lambda ip: None) -> Choice:
+    if plan.namespace_only:
+        return _choose_within(table, plan, balancer, services=services, endpoints=endpoints)
     if _is_ip(plan.target) and table.rule_for_ip(plan.target) is None:
         node = pod_node(plan.target)
         if node is not None:
             return Choice(None, None, Endpoint(plan.target, plan.port or HTTP_PORT, "", node))
+    return _choose_from(find_rule(table, plan.target, plan.namespace, services=services, endpoints=endpoints),
+                        plan, balancer)
+
+
+def _choose_within(table: Table, plan: SendPlan, balancer: Balancer, *, services: Lookup,
+                   endpoints: Lookup) -> Choice:
+    """`choose` for a run confined to its namespace: a name only, resolved to a Service there."""
+    if _is_ip(plan.target):
+        raise Unroutable(f"{plan.target} is an address: this run may only name a Service of namespace "
+                         f"{plan.namespace}")
     rule = find_rule(table, plan.target, plan.namespace, services=services, endpoints=endpoints)
+    if rule.namespace != plan.namespace:
+        raise Unroutable(f"{plan.target} leads outside namespace {plan.namespace}")
+    return _choose_from(rule, plan, balancer)
+
+
+def _choose_from(rule: ServiceRule, plan: SendPlan, balancer: Balancer) -> Choice:
     port = rule.port(plan.port)
     if port is None:
         raise Unroutable(f"{rule.key} has no port {plan.port}" if plan.port else f"{rule.key} has no ports")

@@ -50,3 +50,22 @@ def test_the_same_request_is_read_once_and_its_other_query_values_do_not_matter(
     named = attributes("GET", "/api/v1/namespaces/a/pods", {"fieldSelector": "metadata.name=web"})
     assert (named.verb, named.name) == ("list", "web")
     assert requestinfo._attributes.cache_info().hits == 1
+
+
+def test_traffic_to_a_named_service_is_also_a_question_about_its_proxy():
+    """As upstream authorizes POST /api/v1/namespaces/NS/services/NAME/proxy: create services/proxy."""
+    from control.auth.requestinfo import service_proxy_attributes
+
+    def asked(**query):
+        got = service_proxy_attributes("POST", "/kubekitchen/traffic", query)
+        return got and (got.verb, got.resource, got.subresource, got.namespace, got.name, got.resource_request)
+
+    assert asked(target="pasta", namespace="alice") == ("create", "services", "proxy", "alice", "pasta", True)
+    assert asked(target="pasta") == ("create", "services", "proxy", "default", "pasta", True)
+    for target in ("pasta.bob", "pasta.bob.svc", "pasta.bob.svc.cluster.local", "Pasta.Bob.svc.cluster.local."):
+        assert asked(target=target, namespace="alice")[3:5] == ("bob", "pasta"), target  # the name says where
+    for target in ("10.96.0.12", "::1", "web-0.pasta.bob", "pasta.bob.example.com", "", "-x", "a" * 64):
+        assert asked(target=target, namespace="alice") is None, target  # no one Service of one namespace
+    assert asked(target="pasta", namespace="alice", source="10.244.1.5") is None  # only the node names a source
+    assert service_proxy_attributes("GET", "/kubekitchen/traffic", {"target": "pasta"}) is None
+    assert service_proxy_attributes("POST", "/kubekitchen/resolve", {"target": "pasta"}) is None

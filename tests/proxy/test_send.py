@@ -264,3 +264,33 @@ def test_a_pod_ip_goes_to_the_kubelet_of_the_node_whose_pod_cidr_holds_it():
     outside = collect(proxy, target="10.9.9.9")[0]
     assert outside["code"] == 503 and "no Service has the address" in outside["error"], "no node routes it"
     assert collect(proxy, target="10.96.0.12")[0]["service"] == "default/web", "a ClusterIP is still a Service"
+
+
+def in_namespace(obj, namespace):
+    moved = {**obj, "metadata": {**obj["metadata"], "namespace": namespace}}
+    if obj["kind"] == "EndpointSlice":
+        moved["endpoints"] = [{**e, "targetRef": {**e["targetRef"], "namespace": namespace}} for e in obj["endpoints"]]
+    return moved
+
+
+def test_a_run_confined_to_its_namespace_reaches_only_services_there():
+    """namespaceOnly (a person's run, authorized as the Service's proxy): a name of the namespace
+    is sent; an address, a DNS name of another namespace, and an ExternalName pointing out are not."""
+    out = service(name="out", ip=None, type="ExternalName", externalName="web.default.svc.cluster.local")
+    front_door = node("node-2", ip="10.0.0.2")
+    front_door["metadata"]["annotations"] = {"kubekitchen.dev/ingress-controller-ports": "http=80"}
+    proxy = proxy_with(service(), endpoints(), in_namespace(service(name="shop", ip="10.96.0.20"), "alice"),
+                       in_namespace(endpoints(name="shop"), "alice"), in_namespace(out, "alice"),
+                       node(), front_door)
+    calls = fake_kubelet(proxy)
+    for target in ("shop", "shop.alice.svc.cluster.local"):
+        line = collect(proxy, target=target, namespace="alice", namespaceOnly="true")[0]
+        assert (line["code"], line["service"]) == (200, "alice/shop"), line
+    assert len(calls) == 2
+    for target, reason in (("out", "leads outside namespace alice"), ("web.default", "leads outside namespace alice"),
+                           ("10.96.0.12", "is an address"), ("10.96.0.20", "is an address"),
+                           ("10.0.0.2", "is an address")):  # a node's address: never its host listener
+        line = collect(proxy, target=target, namespace="alice", namespaceOnly="true", port=80)[0]
+        assert line["code"] == 503 and reason in line["error"] and line["service"] == "", (target, line)
+    assert len(calls) == 2, "nothing more was forwarded"
+    assert collect(proxy, target="out", namespace="alice")[0]["service"] == "default/web"  # a node's run follows it

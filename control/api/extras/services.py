@@ -15,6 +15,18 @@ Routes (under /kubekitchen):
   `seq` is kept as `index`, since records carry the hub's sequence number in `seq`).
 - `GET proxyrules?node=<node>[&format=text][&service=ns/name]` -> the node's kube-proxy `/rules`.
 
+Who may send traffic: a node (the `kubekitchen:node-network` rule on the path; with authentication
+off, everyone), or anyone else as upstream's service proxy lets them: `create` on the
+`services/proxy` of the Service the target names (`control.auth.requestinfo.service_proxy_attributes`;
+edit and admin hold it in their namespace). Such a run (`gate.sends_as_service_proxy`) names its
+target by a Service name, never an address; it is sent with that Service's namespace and kube-proxy's
+`namespaceOnly`, so no request of it reaches another namespace (not through a DNS name, nor an
+ExternalName Service pointing out of it: upstream's proxy never follows one); and it is bounded
+(`PERSON_MAX_COUNT` requests, one at most every `PERSON_MIN_INTERVAL_MS`, over at most
+`PERSON_MAX_RUN_SECONDS`; beyond: 400), so one person's runs cannot hold the hub; how many run at
+once is bounded by their flow's seats (`control.api.fairness`). Its traffic records are scoped to
+that namespace (`request_record`), so other viewers see them only as far as they may list its Services.
+
 Who may name a `source` (the pod the traffic comes from, whose NetworkPolicies kube-proxy applies):
 only the node itself (`system:node:<node>`; with authentication off, anyone, everyone being
 system:masters), and only the IP of a pod of that node that is not finished and not on the host's
@@ -38,6 +50,7 @@ from typing import Any, AsyncIterator
 import httpx
 
 from control import auth, errors, protocol
+from control.auth import gate, requestinfo
 from control.clock import REAL as clock
 from control.storage import store
 from control.api import node_address, traffic
@@ -54,6 +67,12 @@ SEND_PARAMS = ("target", "namespace", "port", "count", "interval", "source", "pa
 DNS_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?\.?$")
 CONNECT_TIMEOUT = 5.0
 LINE_TIMEOUT = 60.0  # the longest wait for the next answer of a traffic run
+# A run sent through a Service's proxy (a person's, not a node's): the traffic form's and lesson 11's
+# largest (dashboard.network.MAX_COUNT), at most 20 requests a second, over at most five minutes.
+PERSON_MAX_COUNT = 1000
+PERSON_MIN_INTERVAL_MS = 50
+PERSON_MAX_RUN_SECONDS = 300
+DEFAULT_INTERVAL_MS = 100  # kube-proxy's (control.proxy.send.SendPlan)
 
 
 async def serve(request: Any, what: str) -> Reply | Stream:
@@ -208,14 +227,47 @@ def request_record(line: dict[str, Any], *, who: str, node: str, run: str, user:
     return record
 
 
+def _whole_number(query: dict[str, str], name: str, default: int) -> int:
+    raw = query.get(name, "")
+    if raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise errors.BadRequest(f"{name}: Invalid value: {errors.go_value(raw)}: must be a whole number") from None
+
+
+def person_run(query: dict[str, str]) -> dict[str, str]:
+    """kube-proxy's parameters for a run sent through a Service's proxy: the namespace it was
+    authorized in (the target's DNS name's, else the `namespace` parameter), `namespaceOnly`, and
+    the person's bounds checked (400 beyond them)."""
+    attrs = requestinfo.service_proxy_attributes("POST", requestinfo.TRAFFIC_PATH, query)
+    if attrs is None:  # the gate let it in by this question only: it cannot be None here
+        raise errors.Forbidden("only a node may send traffic to an address or as a pod")
+    if not DNS1123_LABEL.match(attrs.namespace):
+        raise errors.BadRequest(f"namespace: Invalid value: {errors.go_value(attrs.namespace)}: not a namespace name")
+    count = _whole_number(query, "count", 1)
+    interval = _whole_number(query, "interval", DEFAULT_INTERVAL_MS)
+    if not 1 <= count <= PERSON_MAX_COUNT:
+        raise errors.BadRequest(f"count: Invalid value: {count}: must be between 1 and {PERSON_MAX_COUNT} "
+                                "for a run sent through a Service's proxy")
+    if interval < PERSON_MIN_INTERVAL_MS or count * interval > PERSON_MAX_RUN_SECONDS * 1000:
+        raise errors.BadRequest(f"interval: Invalid value: {interval}: must be at least {PERSON_MIN_INTERVAL_MS} ms "
+                                f"and count × interval at most {PERSON_MAX_RUN_SECONDS} s for a run sent through a "
+                                "Service's proxy")
+    return {"namespace": attrs.namespace, "count": str(count), "interval": str(interval), "namespaceOnly": "true"}
+
+
 async def send_traffic(query: dict[str, str], actor: str, user: Any = None) -> Stream:
     node = _node_name(query)
     if not query.get("target"):
         raise errors.BadRequest("target is required: a Service name or a cluster IP")
     if query.get("source"):
         await check_source(node, query["source"], user)
-    proxy = await _proxy(node)
     params = {k: query[k] for k in SEND_PARAMS if query.get(k, "") != ""}
+    if user is not None and await gate.sends_as_service_proxy(user, "POST", requestinfo.TRAFFIC_PATH, query):
+        params.update(person_run(query))
+    proxy = await _proxy(node)
     client = node_address.client(httpx.Timeout(LINE_TIMEOUT, connect=CONNECT_TIMEOUT))
     try:
         upstream = await client.send(client.build_request("POST", proxy.url("/send"), params=params), stream=True)
@@ -244,7 +296,7 @@ async def send_traffic(query: dict[str, str], actor: str, user: Any = None) -> S
                     line = None
                 if isinstance(line, dict) and not line.get("done"):
                     traffic.publish(request_record(line, who=actor, node=node, run=run, user=user_name,
-                                                   namespace=query.get("namespace") or "default",
+                                                   namespace=params.get("namespace") or "default",
                                                    source=query.get("source") or ""))
                 yield text.encode() + b"\n"
         except (httpx.HTTPError, node_address.AnswerTooLarge) as exc:  # kube-proxy went away or rambled: say so

@@ -24,11 +24,12 @@ DROPPED = {"direction": "egress", "policies": ["default/deny-out"], "from": "def
 
 
 class FakeProxy:
-    """kube-proxy's /send (one answered line) and /decide (`self.verdict`), remembering what it was asked."""
+    """kube-proxy's /send (`self.lines`: one answered line) and /decide (`self.verdict`), remembering what it was asked."""
 
     def __init__(self):
         self.asked: list[tuple[str, dict]] = []
         self.verdict: dict = {"allowed": True}
+        self.lines: list[dict] = [{"seq": 0, "code": 200, "pod": "web-0", "service": "default/web"}, {"done": True}]
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -52,8 +53,7 @@ class FakeProxy:
             def do_POST(self):
                 url = urlsplit(self.path)
                 owner.asked.append((url.path, dict(parse_qsl(url.query))))
-                lines = [{"seq": 0, "code": 200, "pod": "web-0", "service": "default/web"}, {"done": True}]
-                self._reply(b"".join(json.dumps(line).encode() + b"\n" for line in lines), "application/x-ndjson")
+                self._reply(b"".join(json.dumps(line).encode() + b"\n" for line in owner.lines), "application/x-ndjson")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
