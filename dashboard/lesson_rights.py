@@ -5,7 +5,9 @@ Guarantees:
 - `action_rights` lists the access-review rights of a step's (already scoped) action: each object
   of an `apply` (create, in its namespace; a cluster-scoped kind at the cluster), a `delete`
   (list and delete), and each dashboard button by what its request does (a kubelet's or the
-  scheduler's stop patches the spokes ConfigMap in kube-system, a cordon patches the node).
+  scheduler's stop patches the spokes ConfigMap in kube-system, a cordon patches the node; `traffic`
+  is the Service's `services/proxy`, as the hub authorizes a person's run: `create` on the Service
+  its target names, in the namespace the name says, else the form's).
 - `command_rights` lists what a kubectl-only step asks for that an attendee's namespace does not
   give: `kubectl drain`, `cordon`, `uncordon` and `taint` (nodes), so a step with no button but a
   cluster command still says who does it.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from control.auth.requestinfo import TRAFFIC_PATH, service_proxy_attributes
 from control.client.http import HubClient
 from dashboard import manifests
 from dashboard.access import PATCH_NODES, SET_SPOKES, Right
@@ -27,8 +30,19 @@ from dashboard.lessons import Action, manifest_text
 _CLUSTER_COMMAND = re.compile(r"(?<![\w/.-])kubectl\s+(?:-\S+\s+)*(?:drain|cordon|uncordon|taint)\b")
 
 
+def _traffic_rights(form: dict[str, str]) -> tuple[Right, ...]:
+    """A traffic run to a named Service needs its proxy (an address: the node's own path, which
+    no access review of a resource names; the hub answers that one)."""
+    attrs = service_proxy_attributes("POST", TRAFFIC_PATH, form)
+    if attrs is None:
+        return ()
+    return (Right(attrs.verb, attrs.resource, attrs.api_group, attrs.namespace, attrs.name, attrs.subresource),)
+
+
 def _button_rights(action: Action) -> tuple[Right, ...]:
     namespace = dict(action.form).get("namespace", action.namespace)
+    if action.do == "traffic":
+        return _traffic_rights(dict(action.form))
     return {
         "spoke": (SET_SPOKES,),
         "cordon": (PATCH_NODES,),

@@ -57,3 +57,13 @@ def test_every_shipped_step_with_a_stop_or_a_cordon_needs_cluster_rights():
         for step in lesson.steps:
             if step.action is not None and step.action.do in ("spoke", "cordon", "uncordon"):
                 assert rights(step.action) and all(r.namespace in ("", "kube-system") for r in rights(step.action))
+
+
+def test_lesson_10s_traffic_needs_the_proxy_of_the_service_it_names_in_the_viewers_namespace():
+    """As the hub authorizes a person's run (create services/proxy); an attendee's admin holds it."""
+    steps = [step.action for step in lessons.load_all().get("10-service").steps
+             if step.action is not None and step.action.do == "traffic"]
+    assert [rights(action) for action in steps] == [[Right("create", "services", "", "alice", "pasta", "proxy")]] * 2
+    assert rights(steps[1], Scope()) == [Right("create", "services", "", "default", "pasta", "proxy")]
+    address = Action(do="traffic", form=(("namespace", "default"), ("node", "node-1"), ("target", "10.96.0.12")))
+    assert rights(address) == []  # the node's own path: the hub answers it

@@ -2,11 +2,14 @@
 node a kubelet and a kube-proxy, each its own process): a Deployment behind a Service, its name
 resolved, traffic from a node spread over the ready pods, moved off a deleted pod without one
 request to an endpoint already gone from its EndpointSlice, and off a pod whose readiness fails; then
-what kubectl shows for ClusterIP, NodePort and LoadBalancer Services; and a shell in a pod
-(`kubectl exec`) resolving the name and reaching a pod through its node's kube-proxy."""
+what kubectl shows for ClusterIP, NodePort and LoadBalancer Services; a shell in a pod
+(`kubectl exec`) resolving the name and reaching a pod through its node's kube-proxy; and a workshop
+attendee walking lesson 10 through the dashboard's buttons (her traffic is her Service's proxy),
+refused another namespace's Service."""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import subprocess
@@ -17,7 +20,11 @@ from collections import Counter
 import httpx
 import pytest
 
+from control import workshop
+from control.auth import tokenfile
 from control.kinds.network import NODE_PORT_RANGE, load_balancer_pool, service_cidr
+from dashboard import discovery, hub, lesson_checks, lessons
+from dashboard.lesson_scope import Scope, scoped_action
 from tests.conftest import ROOT, Cluster, wait_for
 
 SLICE_OF_WEB = "kubernetes.io/service-name=web"
@@ -245,3 +252,50 @@ def test_kubectl_shows_service_types_and_expose_allocates_node_ports_and_a_load_
     again = wait_for(lambda: (r := cluster.kubectl("get", "svc", "web-lb2", "--no-headers").stdout.split())[3] != "<pending>"
                      and r, timeout=30, what="an external IP for web-lb2")
     assert again[3] == row[3], "the deleted Service's address was free again (the lowest free one)"
+
+
+
+def test_an_attendee_walks_lesson_10_and_gets_403_for_another_namespaces_service(cluster):
+    """Lesson 10 as the dashboard runs it for attendee-1 (its buttons scoped to her namespace, with her
+    token): the pasta pods and Service land there and both traffic buttons answer 200 (her runs are
+    her Service's proxy); her traffic to another namespace's Service is Kubernetes' 403 for
+    services/proxy, by name or by DNS name, and to an address the path's own 403."""
+    workshop.provision(cluster.url, cluster.dir, ["attendee-1"])
+    identity = hub.Identity("attendee-1", tokenfile.token_of(cluster.dir, "attendee-1", (workshop.ATTENDEES,)))
+    scope = Scope(namespace="attendee-1", own_namespaces=False, kubeconfig_namespace="attendee-1")
+    steps = [scoped_action(step.action, scope) for step in lessons.load_all().get("10-service").steps if step.action]
+    assert [action.do or "apply" for action in steps] == ["apply", "apply", "traffic", "traffic"]
+
+    async def walk() -> list[lesson_checks.Done]:
+        with hub.acting_as(identity):
+            client = hub.client(cluster.url)
+            try:
+                done = [await lesson_checks.run_action(client, action, discovery.resource_for, scope)
+                        for action in steps[:2]]
+                for action in steps[2:]:
+                    for _ in range(240):  # until a kube-proxy sees the ready pasta pods (an e2e poll)
+                        answer = await lesson_checks.run_action(client, action, discovery.resource_for, scope)
+                        if answer.ok or answer.code == 403:
+                            break
+                        await asyncio.sleep(0.5)
+                    done.append(answer)
+                return done
+            finally:
+                await hub.close_clients()
+
+    done = asyncio.run(walk())
+    assert [d.ok for d in done] == [True] * 4, [(d.code, d.message) for d in done]
+    assert done[2].message.startswith("20 request(s) to pasta: pasta-"), done[2].message
+    assert done[3].message.startswith("10 request(s) to pasta.attendee-1.svc.cluster.local: pasta-"), done[3].message
+    mine = {"Authorization": f"Bearer {identity.token}"}
+    for query in ({"target": "web", "namespace": "default"}, {"target": "web.default.svc.cluster.local"}):
+        refused = httpx.post(f"{cluster.url}/kubekitchen/traffic", headers=mine, timeout=10,
+                             params={"node": "node-1", **query})
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["message"] == ('services "web" is forbidden: User "attendee-1" cannot create resource '
+                                             '"services/proxy" in API group "" in the namespace "default"')
+    address = json.loads(cluster.kubectl("get", "svc", "web", "-o", "json").stdout)["spec"]["clusterIP"]
+    refused = httpx.post(f"{cluster.url}/kubekitchen/traffic", headers=mine, timeout=10,
+                         params={"node": "node-1", "target": address, "namespace": "attendee-1"})
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["message"] == 'forbidden: User "attendee-1" cannot post path "/kubekitchen/traffic"'
