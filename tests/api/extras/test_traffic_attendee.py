@@ -14,10 +14,11 @@ from django.conf import settings
 from control.api import traffic
 from control.auth import tokenfile
 from tests.api.client import ApiClient
-from tests.api.extras.test_traffic_source import cluster  # noqa: F401 (the fixture: hub, nodes, fake kube-proxy)
+from tests.api.extras import test_traffic_source
 
 pytestmark = pytest.mark.django_db(transaction=True)
 NAMESPACES = ("attendee-1", "attendee-2")
+cluster = test_traffic_source.cluster  # the fixture: a hub with authentication on, two nodes, a fake kube-proxy
 
 
 def _created(api: ApiClient, path: str, body: dict) -> dict:
@@ -27,7 +28,7 @@ def _created(api: ApiClient, path: str, body: dict) -> dict:
 
 
 @pytest.fixture
-def room(cluster):  # noqa: F811
+def room(cluster):
     admin = cluster["admin"]
     addresses = {}
     for namespace in NAMESPACES:
