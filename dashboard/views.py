@@ -146,12 +146,22 @@ async def _attempt(call: Awaitable[Any]) -> tuple[Any, str, int]:
         return None, exc.message, exc.code
 
 
+def _traffic_form(request: HttpRequest) -> dict[str, str]:
+    """The traffic form; it has no namespace field: an attendee's short Service name is one of
+    their own namespace (the hub lets them send only there), anyone else's of `default`."""
+    form = form_of(request.POST)
+    identity = hub.acting()
+    if not form.get("namespace") and identity is not None and identity.user in roster.attendee_codes(settings.DATA_DIR):
+        form["namespace"] = identity.user
+    return form
+
+
 @require_POST
 @localized
 @login_required
 async def traffic(request: HttpRequest) -> HttpResponse:
     summary, message, status = await _attempt(
-        network.send_traffic(hub.hub_url(hub.scope_of(request)), form_of(request.POST)))
+        network.send_traffic(hub.hub_url(hub.scope_of(request)), _traffic_form(request)))
     return render(request, "dashboard/_traffic_result.html",
                   {"summary": summary, "message": message, "ok": status < 300}, status=status)
 

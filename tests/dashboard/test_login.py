@@ -6,6 +6,7 @@ the hub carries that user's token and a User-Agent naming them; logging out ends
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from channels.sessions import SessionMiddlewareStack
@@ -200,3 +201,19 @@ def test_another_users_drain_progress_is_not_readable(fake, monkeypatch):
     bob.post("/login/", {"token": "tok-bob"})
     assert alice.get("/drain/node-1/").status_code == 200
     assert bob.get("/drain/node-1/").status_code == 404
+
+
+def test_an_attendees_traffic_form_sends_to_a_service_of_her_namespace(fake, browser):
+    """The form has no namespace field: an attendee's short name is one of her namespace (the hub
+    lets her send only there, as the Service's proxy); anyone else's stays in default."""
+    line = {"seq": 0, "code": 200, "pod": "pasta-a", "service": "alice/pasta"}
+    fake.raw[("POST", "/kubekitchen/traffic")] = (200, (json.dumps(line) + "\n").encode(), "application/x-ndjson")
+    code = roster.join_code(settings.DATA_DIR, "alice")
+    assert browser.post("/login/", {"code": code, "next": "/"}).status_code == 302
+    assert browser.post("/traffic/", {"target": "pasta", "node": "node-1", "count": "2"}).status_code == 200
+    assert fake.requests[-1].query == {"node": "node-1", "target": "pasta", "namespace": "alice", "count": "2"}
+    fake.answers[REVIEW] = (201, {"status": {"userInfo": {"username": "carol"}}})  # no attendee
+    other = Client()
+    assert other.post("/login/", {"token": "tok-carol", "next": "/"}).status_code == 302
+    assert other.post("/traffic/", {"target": "pasta", "node": "node-1", "count": "2"}).status_code == 200
+    assert fake.requests[-1].query["namespace"] == "default"
