@@ -84,6 +84,7 @@ class PolicyCache:
         self._lock = threading.Lock()
         self._objects: Objects | None = None
         self._policy: Policy | None = None  # of `_objects`; None: rebuild on the next request
+        self._mark: tuple[int, int] | None = None  # `fingerprint_of(_objects)`; None: not worked out since a change
         self._checked_at = 0.0
         self._reads: list[list[store.Change]] = []  # per read under way, the changes heard since it began
         store.subscribe(self._changed)
@@ -98,13 +99,19 @@ class PolicyCache:
             if self._objects is not None:
                 for change in rbac:
                     apply(self._objects, change)
-                self._policy = None
+                self._policy = self._mark = None
 
     def _built(self) -> Policy | None:
         """The policy of the objects held (lock held); None when none are."""
         if self._policy is None and self._objects is not None:
             self._policy = policy_of(self._objects)
         return self._policy
+
+    def _held_mark(self) -> tuple[int, int]:
+        """The fingerprint of the objects held (lock held, objects held), worked out once per change."""
+        if self._mark is None:
+            self._mark = fingerprint_of(self._objects)  # type: ignore[arg-type]
+        return self._mark
 
     async def current(self) -> Policy:
         now = self.clock.monotonic()
@@ -116,7 +123,7 @@ class PolicyCache:
             mark = await run_db(_fingerprint)
             with self._lock:
                 # This hub's changes committed before the query were heard before its answer.
-                if self._objects is not None and fingerprint_of(self._objects) == mark:
+                if self._objects is not None and self._held_mark() == mark:
                     self._checked_at = now
                     return self._built()  # type: ignore[return-value]
         return await self._read(now)
@@ -136,7 +143,7 @@ class PolicyCache:
             for change in heard:
                 if change.revision > revision:
                     apply(objects, change)
-            self._objects, self._policy, self._checked_at = objects, None, now
+            self._objects, self._policy, self._mark, self._checked_at = objects, None, None, now
             return self._built()  # type: ignore[return-value]
 
 
@@ -154,4 +161,4 @@ def forget() -> None:
     """Drop the snapshot (tests whose database is emptied behind the store's back)."""
     if _cache is not None:
         with _cache._lock:
-            _cache._objects, _cache._policy = None, None
+            _cache._objects, _cache._policy, _cache._mark = None, None, None
