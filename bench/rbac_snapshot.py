@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -29,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 _tmp = tempfile.mkdtemp(prefix="kk-bench-rbac-")
+atexit.register(shutil.rmtree, _tmp, ignore_errors=True)
 os.environ["KK_SQLITE_PATH"] = str(Path(_tmp) / "cluster.sqlite3")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "control.settings")
 
