@@ -12,9 +12,16 @@ Guarantees:
   decisions are memoized per (namespace, group, resource).
 - The rules are asked again when the traffic says they may have changed, not on a short timer (a
   room of N pages each meeting N namespaces would ask N² reviews per period):
-  - a record says an RBAC object changed (a successful write to `rbac.authorization.k8s.io`: a
-    namespace's Roles/RoleBindings drop that namespace's rules, cluster-wide ones drop all); rules
-    read within `RECHECK_AFTER` seconds of that are read once more `RECHECK_AFTER` later, as the
+  - a record says an RBAC object changed (a successful write to `rbac.authorization.k8s.io`),
+    and only what that write can concern is asked again: a ClusterRole or ClusterRoleBinding drops
+    every rule; a Role or RoleBinding in a namespace where the viewer holds rules of its own (beyond
+    the cluster scope's: it may take them away) drops that namespace's rules at once; in a namespace
+    where it holds none of its own, the write can only grant, and that namespace's rules are read
+    again within `GRANT_RECHECK` seconds (however many writes meanwhile: a room of attendees writing
+    RBAC in their own namespaces does not make every page ask after each); a viewer who sees
+    everything (a cluster admin) asks nothing for a namespace's Roles or RoleBindings, which cannot
+    take away what the cluster scope gives. Rules read within `RECHECK_AFTER` seconds of a write are
+    read once more `RECHECK_AFTER` later (`GRANT_RECHECK` for a write that can only grant), as the
     hub answering may be another one whose RBAC snapshot is up to `policystore.MAX_AGE` old;
   - records may have been lost (a batch's `source`, a hub process, not met before, or a gap in its
     records' `seq`; the channel layer drops batches a slow page has no room for): a lost record may
@@ -40,6 +47,7 @@ RBAC_GROUP = "rbac.authorization.k8s.io"
 READS = ("get", "list", "watch")
 MAX_AGE = 300.0  # a backstop only: changes are noticed from the traffic itself
 RECHECK_AFTER = 5.0  # > control.auth.policystore.MAX_AGE, how stale another hub's RBAC may be
+GRANT_RECHECK = 30.0  # a write that can only grant to the viewer is seen this late at most
 LOST_RECHECK = 30.0
 RETRY_AFTER = 2.0
 MAX_NAMESPACES = 1000
@@ -65,7 +73,8 @@ class Audience:
         self._seen: Visibility | None = None
         self._memo: dict[tuple[Any, Any, Any], bool] = {}  # (namespace, group, resource) -> shown
         self._last_seq: dict[str, int] = {}  # source -> the last record's seq received from it
-        self._doubt_until: dict[str | None, float] = {}  # namespace (None: all) -> read again if read before
+        # namespace (None: all) -> (until, after): rules read before `until` are read again `after` s later
+        self._doubt_until: dict[str | None, tuple[float, float]] = {}
 
     async def visible(self, records: list[Record], source: str | None = None) -> list[Record]:
         """The records this viewer may receive, of one batch from `source` (a hub process; None: not
@@ -122,8 +131,10 @@ class Audience:
             rules, read_at = [], self.clock.monotonic() - MAX_AGE + RETRY_AFTER
         else:
             read_at = self.clock.monotonic()
-            if read_at < max(self._doubt_until.get(namespace, 0.0), self._doubt_until.get(None, 0.0)):
-                read_at -= MAX_AGE - RECHECK_AFTER  # just after an RBAC change: once more, later
+            again = [after for until, after in (self._doubt_until.get(namespace, (0.0, 0.0)),
+                                                self._doubt_until.get(None, (0.0, 0.0))) if read_at < until]
+            if again:  # just after an RBAC change: once more, later
+                read_at -= MAX_AGE - min(again)
         self._rules.by_namespace[namespace] = rules
         self._read_at[namespace] = read_at
         self._rules_changed()
@@ -167,12 +178,31 @@ class Audience:
                 self._read_at[namespace] = min(read_at, latest)
 
     def _changed(self, namespace: str | None) -> None:
-        """RBAC objects of one namespace, or (None) any, may have changed: read again now, and once
-        more `RECHECK_AFTER` later if read before then."""
+        """RBAC objects of one namespace, or (None) cluster-scoped ones, changed: read again what
+        that can concern (now, or within `GRANT_RECHECK` when it can only grant), and once more
+        `RECHECK_AFTER` later if read before then."""
         now = self.clock.monotonic()
-        self._doubt_until = {ns: until for ns, until in self._doubt_until.items() if until > now}
-        self._doubt_until[namespace] = now + RECHECK_AFTER
-        self._forget(namespace)
+        self._doubt_until = {ns: doubt for ns, doubt in self._doubt_until.items() if doubt[0] > now}
+        if namespace is not None and self._sees_everything():
+            return  # a Role or RoleBinding takes nothing away from what the cluster scope gives
+        if namespace is None or self._holds_own_rules(namespace):
+            self._doubt_until[namespace] = (now + RECHECK_AFTER, RECHECK_AFTER)
+            self._forget(namespace)
+            return
+        # It can only grant: no hurry, then or for the read that may have come too soon after it.
+        _, after = self._doubt_until.get(namespace, (0.0, GRANT_RECHECK))  # an earlier hurry stands
+        self._doubt_until[namespace] = (now + RECHECK_AFTER, after)
+        if namespace in self._read_at:
+            self._read_at[namespace] = min(self._read_at[namespace], now - MAX_AGE + GRANT_RECHECK)
+
+    def _sees_everything(self) -> bool:
+        return "" in self._read_at and self._visibility().sees_everything
+
+    def _holds_own_rules(self, namespace: str) -> bool:
+        """Whether the viewer's rules in `namespace` hold any beyond the cluster scope's (when the
+        cluster scope's are unknown, every rule counts as its own)."""
+        cluster = self._rules.by_namespace.get("", []) if "" in self._read_at else []
+        return any(rule not in cluster for rule in self._rules.by_namespace.get(namespace, ()))
 
     def _forget(self, namespace: str | None) -> None:
         """Drop one namespace's rules, or (None) all of them."""

@@ -1,5 +1,5 @@
-"""The authorizer's RBAC snapshot: fresh after this hub's writes at once, after another hub's within
-MAX_AGE, and not decoded again while nothing changed."""
+"""The authorizer's RBAC snapshot: fresh after this hub's writes at once (applied to the objects held,
+not read again), after another hub's within MAX_AGE, and not decoded again while nothing changed."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def _role(name: str) -> dict:
 def counted(monkeypatch):
     cluster_bootstrap()
     reads = []
-    real = policystore.read_policy
-    monkeypatch.setattr(policystore, "read_policy", lambda: reads.append(1) or real())
+    real = policystore.read_objects
+    monkeypatch.setattr(policystore, "read_objects", lambda: reads.append(1) or real())
     return reads
 
 
@@ -40,13 +40,51 @@ def test_an_unchanged_policy_is_read_once_however_long_it_lives(counted):
     assert len(counted) == 1
 
 
-def test_a_change_through_this_hub_applies_to_the_next_request(counted):
+def test_a_change_through_this_hub_applies_to_the_next_request_without_a_read(counted):
     clock = FakeClock()
     cache = policystore.PolicyCache(clock)
-    asyncio.run(cache.current())
+    before = asyncio.run(cache.current())
     store.object_create(resource=ROLES, obj=_role("mine"), actor="test")
+    created = asyncio.run(cache.current())
+    assert ("default", "mine") in created.roles and ("default", "mine") not in before.roles
+    store.object_update(resource=ROLES, namespace="default", name="mine", actor="test",
+                        mutate=lambda o: {**o, "rules": []})
+    assert asyncio.run(cache.current()).roles[("default", "mine")]["rules"] == []
+    store.object_delete(resource=ROLES, namespace="default", name="mine", actor="test")
+    assert ("default", "mine") not in asyncio.run(cache.current()).roles
+    clock.t += policystore.MAX_AGE + 1  # the objects held match what is stored: no read either
     asyncio.run(cache.current())
-    assert len(counted) == 2
+    assert len(counted) == 1
+
+
+def test_the_objects_held_equal_a_fresh_read_after_many_changes(counted):
+    cache = policystore.PolicyCache(FakeClock())
+    asyncio.run(cache.current())
+    for i in range(5):
+        store.object_create(resource=ROLES, obj=_role(f"r{i}"), actor="test")
+    store.object_delete(resource=ROLES, namespace="default", name="r2", actor="test")
+    fresh = policystore.policy_of(policystore.read_objects()[0])
+    held = asyncio.run(cache.current())
+    assert (held.cluster_roles, held.roles, held.cluster_role_bindings, held.role_bindings) == (
+        fresh.cluster_roles, fresh.roles, fresh.cluster_role_bindings, fresh.role_bindings)
+    assert policystore.fingerprint_of(cache._objects) == store.fingerprint(list(policystore.RESOURCES))
+
+
+def test_changes_heard_during_a_read_are_applied_when_newer_than_it(counted, monkeypatch):
+    cache = policystore.PolicyCache(FakeClock())
+    real = policystore.read_objects
+
+    def read_then_write():
+        # the first write lands in the read's snapshot, the second only after it (as a later commit)
+        store.object_create(resource=ROLES, obj=_role("before"), actor="test")
+        found = real()
+        store.object_create(resource=ROLES, obj=_role("after"), actor="test")
+        return found
+
+    monkeypatch.setattr(policystore, "read_objects", read_then_write)
+    policy = asyncio.run(cache.current())
+    assert {("default", "before"), ("default", "after")} <= set(policy.roles)
+    assert cache._reads == []
 
 
 def test_a_change_another_hub_made_is_seen_after_max_age(counted):

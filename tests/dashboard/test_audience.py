@@ -1,12 +1,14 @@
 """Traffic records per viewer: their own, those of namespaces and kinds they may list, all for a
-cluster admin; the rules asked of the hub once per namespace, again after an RBAC write or when old."""
+cluster admin; the rules asked of the hub once per namespace, again after an RBAC write that can
+concern the viewer (at once when it may take rules away, within GRANT_RECHECK when it can only
+grant) or when old."""
 
 from __future__ import annotations
 
 import asyncio
 
 from control.clock import FakeClock
-from dashboard.audience import LOST_RECHECK, MAX_AGE, RECHECK_AFTER, Audience
+from dashboard.audience import GRANT_RECHECK, LOST_RECHECK, MAX_AGE, RECHECK_AFTER, Audience
 
 READ = ["get", "list", "watch"]
 NODES_VIEW = {"verbs": READ, "apiGroups": [""], "resources": ["nodes"]}
@@ -76,22 +78,72 @@ def test_without_a_viewer_everything_passes_and_nothing_is_asked():
     assert hub.asked == []
 
 
-def test_decisions_are_kept_until_an_rbac_write_in_that_namespace():
+def rbac_write(user: str, namespace: str, resource: str = "rolebindings", verb: str = "create",
+               code: int = 201) -> dict:
+    return request(user, namespace, resource, "rbac.authorization.k8s.io", verb=verb, code=code)
+
+
+def test_decisions_are_kept_until_an_rbac_write_that_may_take_rules_away():
     hub = alice_hub()
     audience = Audience("alice", hub.review, FakeClock())
     assert visible(audience, [request("bob", "bob")]) == []
     assert visible(audience, [request("bob", "bob"), request("bob", "alice")]) == [request("bob", "alice")]
     assert sorted(hub.asked) == ["", "alice", "bob"]
-    # bob binds alice to view his namespace: the write's record drops bob's namespace only
-    hub.namespaces["bob"] = [{"verbs": READ, "apiGroups": [""], "resources": ["pods"]}]
-    binding = request("bob", "bob", "rolebindings", "rbac.authorization.k8s.io", verb="create", code=201)
-    shown = visible(audience, [binding, request("bob", "bob")])
-    assert shown == [request("bob", "bob")]
-    assert sorted(hub.asked) == ["", "alice", "bob", "bob"]
+    # the admin takes alice's rules in her namespace away: held rules of her own there, read at once
+    hub.namespaces["alice"] = []
+    shown = visible(audience, [rbac_write("kubernetes-admin", "alice", verb="delete", code=200),
+                               request("bob", "alice")])
+    assert shown == []
+    assert sorted(hub.asked) == ["", "alice", "alice", "bob"]
     # a refused write or a read of RBAC objects changes nothing
-    visible(audience, [request("bob", "bob", "rolebindings", "rbac.authorization.k8s.io", verb="create", code=403),
-                       request("bob", "bob", "rolebindings", "rbac.authorization.k8s.io")])
+    visible(audience, [rbac_write("bob", "alice", code=403), rbac_write("bob", "alice", verb="list", code=200),
+                       request("bob", "alice")])
     assert len(hub.asked) == 4
+
+
+def test_a_write_where_the_viewer_holds_nothing_of_its_own_is_read_within_grant_recheck():
+    hub, clock = alice_hub(), FakeClock()
+    audience = Audience("alice", hub.review, clock)
+    visible(audience, [request("bob", "bob")])
+    assert sorted(hub.asked) == ["", "bob"]
+    # bob binds alice to view his namespace: it can only grant, so it is not asked at once...
+    hub.namespaces["bob"] = [{"verbs": READ, "apiGroups": [""], "resources": ["pods"]}]
+    assert visible(audience, [rbac_write("bob", "bob"), request("bob", "bob")]) == []
+    clock.t += GRANT_RECHECK / 2
+    visible(audience, [rbac_write("bob", "bob", "roles"), request("bob", "bob")])  # nor later, nor twice
+    assert len(hub.asked) == 2
+    clock.t += GRANT_RECHECK / 2  # ...but within GRANT_RECHECK of the first write
+    assert visible(audience, [request("bob", "bob")]) == [request("bob", "bob")]
+    assert sorted(hub.asked) == ["", "bob", "bob"]
+    clock.t += GRANT_RECHECK  # bob's rules are alice's own now: his next write is read at once
+    visible(audience, [rbac_write("bob", "bob", verb="delete", code=200), request("bob", "bob")])
+    assert sorted(hub.asked) == ["", "bob", "bob", "bob"]
+
+
+def test_a_room_writing_rbac_in_their_own_namespaces_costs_a_page_one_review_per_namespace_per_period():
+    """Ten attendees each applying a Role and a RoleBinding every 10 s for a minute (t = 0..60):
+    alice's page asks each of their namespaces again once per GRANT_RECHECK (t = 30, 60), not once
+    or twice per write (140 to 280)."""
+    hub, clock = alice_hub(), FakeClock()
+    audience = Audience("alice", hub.review, clock)
+    names = [f"attendee-{i}" for i in range(10)]
+    visible(audience, [request(name, name) for name in names])
+    assert len(hub.asked) == 11
+    for _ in range(7):
+        visible(audience, [record for name in names for record in
+                           (rbac_write(name, name, "roles"), rbac_write(name, name), request(name, name))])
+        clock.t += 10
+    assert len(hub.asked) == 11 + 10 * 2
+
+
+def test_a_cluster_admin_asks_nothing_for_namespaced_rbac_writes_and_the_cluster_scope_for_cluster_ones():
+    hub = Hub([EVERYTHING])
+    audience = Audience("kubernetes-admin", hub.review, FakeClock())
+    visible(audience, [request("bob", "bob")])
+    visible(audience, [rbac_write(f"attendee-{i}", f"attendee-{i}") for i in range(5)] + [request("bob", "bob")])
+    assert hub.asked == [""]
+    visible(audience, [rbac_write("kubernetes-admin", "", "clusterrolebindings", verb="delete", code=200)])
+    assert hub.asked == ["", ""]  # a ClusterRoleBinding may be what made them an admin
 
 
 def test_a_cluster_wide_rbac_write_drops_every_namespace():
@@ -160,20 +212,20 @@ def test_a_room_of_steady_traffic_asks_once_per_namespace_not_once_per_period():
 def test_an_rbac_write_is_read_at_once_and_once_more_after_other_hubs_caught_up():
     hub, clock = alice_hub(), FakeClock()
     audience = Audience("alice", hub.review, clock)
-    visible(audience, [request("bob", "bob")])
-    binding = request("bob", "bob", "rolebindings", "rbac.authorization.k8s.io", verb="create", code=201)
-    visible(audience, [binding])
-    assert sorted(hub.asked) == ["", "bob", "bob"]
+    visible(audience, [request("bob", "alice")])
+    write = rbac_write("kubernetes-admin", "alice", verb="delete", code=200)
+    visible(audience, [write, request("bob", "alice")])
+    assert sorted(hub.asked) == ["", "alice", "alice"]
     asked = len(hub.asked)
-    # the hub that answered had not seen the binding yet (its RBAC snapshot lags): hidden for now
-    assert visible(audience, [request("bob", "bob")]) == []
-    hub.namespaces["bob"] = [{"verbs": READ, "apiGroups": [""], "resources": ["pods"]}]
+    # the hub that answered had not seen the deletion yet (its RBAC snapshot lags): still shown
+    assert visible(audience, [request("bob", "alice")]) == [request("bob", "alice")]
+    hub.namespaces["alice"] = []
     clock.t += RECHECK_AFTER + 0.1
-    assert visible(audience, [request("bob", "bob")]) == [request("bob", "bob")]
-    assert hub.asked[asked:] == ["bob"]
+    assert visible(audience, [request("bob", "alice")]) == []
+    assert hub.asked[asked:] == ["alice"]
     clock.t += RECHECK_AFTER + 0.1  # read outside the doubt: kept until the backstop
-    visible(audience, [request("bob", "bob")])
-    assert hub.asked[asked:] == ["bob"]
+    visible(audience, [request("bob", "alice")])
+    assert hub.asked[asked:] == ["alice"]
 
 
 def test_records_that_never_arrived_have_every_rule_read_again_soon():
