@@ -149,11 +149,17 @@ async def lesson_step(request: HttpRequest, lesson_id: str, number: int) -> Http
     lesson, step = _step(lesson_id, number)
     language = _language()
     scope = await viewer_scope(request)
-    since = None
-    async with hub.client_for(hub.scope_of(request)) as client:
-        may_do = await _may_do(client, step, scope)
-        if step.check is not None and step.check.changed:  # the revision this step begins at
-            since = await lesson_checks.revision_now(client, scoped_check(step.check, scope), discovery.resource_for)
+    since, problem, may_do = None, "", True
+    try:
+        async with hub.client_for(hub.scope_of(request)) as client:
+            may_do = await _may_do(client, step, scope)
+            if step.check is not None and step.check.changed:  # the revision this step begins at
+                since = await lesson_checks.revision_now(client, scoped_check(step.check, scope),
+                                                         discovery.resource_for)
+    except errors.ApiError as exc:
+        # A hub that is down or too busy to answer in time: the step is still shown, with why next to
+        # its button (which the hub decides itself when pressed), never a 500 page.
+        problem = exc.message
     title = lessons.text(step.title, language)
     if _user():
         PROGRESS.showing(_user(), Position(lesson=lesson.id, title=lessons.text(lesson.title, language), step=number,
@@ -165,7 +171,8 @@ async def lesson_step(request: HttpRequest, lesson_id: str, number: int) -> Http
         "explain": lessons.text(step.explain, language), "kubectl": scoped_command(step.kubectl, scope),
         "has_action": step.action is not None and may_do, "watch": not may_do,
         "has_check": step.check is not None or step.answer is not None, "panel": step.panel, "previous": number - 1 if number > 1 else None,
-        "next": number + 1 if number < len(lesson.steps) else None})
+        "next": number + 1 if number < len(lesson.steps) else None, "problem": problem},
+        status=503 if problem else 200)
 
 
 @require_GET
@@ -183,11 +190,16 @@ async def lesson_check(request: HttpRequest, lesson_id: str, number: int) -> Htt
     check = scoped_check(step.check, await viewer_scope(request))
     since = request.GET.get("since", "")
     since_revision = int(since) if since.isdigit() else None
-    async with hub.client_for(hub.scope_of(request)) as client:
-        async def may_list(resource: Resource, namespace: str) -> bool:
-            return await access.allowed(client, _user(), [access.Right("list", resource.plural, resource.group, namespace)])
+    try:
+        async with hub.client_for(hub.scope_of(request)) as client:
+            async def may_list(resource: Resource, namespace: str) -> bool:
+                return await access.allowed(client, _user(), [access.Right("list", resource.plural, resource.group,
+                                                                           namespace)])
 
-        verdict = await lesson_checks.run_check(client, check, discovery.resource_for, may_list, since=since_revision)
+            verdict = await lesson_checks.run_check(client, check, discovery.resource_for, may_list,
+                                                    since=since_revision)
+    except errors.ApiError as exc:  # the hub did not answer (down, or too busy): the check says so and asks again
+        verdict = lesson_checks.Verdict(ok=False, problem=exc.message)
     if _user():
         PROGRESS.checked(_user(), lesson.id, number, verdict.ok)
     return render(request, "dashboard/_lesson_check.html", {
@@ -203,11 +215,16 @@ async def lesson_act(request: HttpRequest, lesson_id: str, number: int) -> HttpR
     if step.action is None:
         raise Http404(f"step {number} of lesson {lesson_id} has no button")
     scope = await viewer_scope(request)
-    async with hub.client_for(hub.scope_of(request)) as client:
-        if not await _may_do(client, step, scope):
-            done = lesson_checks.Done(False, gettext("This step needs the instructor's rights: watch the instructor do it."), 403)
-        else:
-            done = await lesson_checks.run_action(client, scoped_action(step.action, scope), discovery.resource_for, scope)
+    try:
+        async with hub.client_for(hub.scope_of(request)) as client:
+            if not await _may_do(client, step, scope):
+                done = lesson_checks.Done(False, gettext("This step needs the instructor's rights: watch the instructor "
+                                                         "do it."), 403)
+            else:
+                done = await lesson_checks.run_action(client, scoped_action(step.action, scope), discovery.resource_for,
+                                                      scope)
+    except errors.ApiError as exc:  # the hub did not answer the rights question: its words, next to the button
+        done = lesson_checks.Done(False, exc.message, exc.code)
     lesson_answers.remember(_viewer(request), lesson_id, number, done.code)
     # A button that goes on in the background (the drain): its line asks after it until it ends,
     # as the node card's does, instead of staying at its first words ("cordoning it…").

@@ -191,3 +191,24 @@ def test_the_drain_steps_line_asks_after_the_drain_until_it_ends(fake, client, m
     assert '<span class="words-kitchen"' in answer  # both wordings, as the node card's line
     other = client.post("/lessons/02-self-healing/2/do/").content.decode()
     assert "hx-get" not in other
+
+
+def test_a_hub_that_does_not_answer_is_said_next_to_the_step_never_a_500(fake, client, monkeypatch):
+    """Under a room's load the hub may not answer the dashboard's questions in time: the step, its
+    button and its check each say so (503 and the hub client's words), and the step is still shown."""
+    from control import errors
+    from dashboard import lesson_checks, lesson_views
+
+    async def unreachable(*args, **kwargs):
+        raise errors.ServiceUnavailable("cannot reach the hub at http://127.0.0.1:1: no answer in time")
+
+    monkeypatch.setattr(lesson_views, "_may_do", unreachable)
+    step = client.get("/lessons/02-self-healing/2/")
+    assert step.status_code == 503
+    page = step.content.decode()
+    assert "Drop one" in page and "no answer in time" in page and "/lessons/02-self-healing/2/do/" in page
+    done = client.post("/lessons/02-self-healing/2/do/")
+    assert done.status_code == 503 and "no answer in time" in done.content.decode()
+    monkeypatch.setattr(lesson_checks, "run_check", unreachable)
+    check = client.get("/lessons/02-self-healing/2/check/")
+    assert check.status_code == 200 and "no answer in time" in check.content.decode()
