@@ -7,17 +7,18 @@ Guarantees: after `install(decision=...)`:
   application that answers the handshake with `websocket.http.response.start` +
   `websocket.http.response.body` (the ASGI spec's messages) has exactly that status, those headers
   and that body written to the client, then the connection closed.
-- an upgrade the application has neither accepted nor refused `decision` seconds after its request
-  arrived is answered 429 TooManyRequests with `Retry-After: 1` and the Status kube-apiserver's
+- an upgrade the application has neither accepted nor refused `decision` seconds after its
+  request arrived (autobahn's batched timer rounds that instant down to a whole second: up to 1 s
+  sooner) is answered 429 TooManyRequests with `Retry-After: 1` and the Status kube-apiserver's
   fairness answers when a request waited too long in its queue (its wait limit is 15 s), then the
-  connection closed; the application then gets `websocket.disconnect`, and the scope's
+  connection closed. The application then gets `websocket.disconnect`, and the scope's
   `kk.handshake.answered` extension (`control.api.extensions`) says 429 from then on, so an
-  application deciding late can see it must not act (its accept would be dropped). Without this, autobahn's
-  opening-handshake timeout (Daphne passes 5 s) aborted the connection, a TCP reset the client saw
-  as `Connection reset by peer` (`kubectl exec` on a busy hub, issue 20), and Daphne's connect
-  timeout (20 s) answered a bodyless 403 "Access denied". Daphne hands the WebSocket protocol the
-  whole request at once, after Twisted's HTTP channel read it under KK_HTTP_HEADER_TIMEOUT, so this
-  bound only ever measures the hub's own slowness, never a client's.
+  application deciding late can see it must not act (its accept would be dropped anyway).
+  Without this, autobahn's opening-handshake timeout (Daphne passes 5 s) aborted the connection,
+  a TCP reset the client saw as `Connection reset by peer` (`kubectl exec` on a busy hub, issue
+  20), and Daphne's connect timeout (20 s) answered a bodyless 403 "Access denied". Daphne hands
+  the WebSocket protocol the whole request at once, after Twisted's HTTP channel read it under
+  KK_HTTP_HEADER_TIMEOUT, so this bound only ever measures the hub's own slowness, never a client's.
 - Everything else Daphne does is unchanged. Installing twice only changes the bound.
 """
 
@@ -57,7 +58,7 @@ class HandshakeAnswered:
 
     def status(self) -> int | None:
         """The status the server answered the handshake with by itself (the bound's 429), else None."""
-        return getattr(self._protocol, "_answered_by_server", None)
+        return self._protocol._answered_by_server
 
 
 def advertise(protocol: Any, scope: dict[str, Any]) -> None:
@@ -78,6 +79,7 @@ def install(*, decision: float = 15.0) -> None:
     class DenyingWebSocketProtocol(ws_protocol.WebSocketProtocol):
         denial_response = True
         _denial: dict[str, Any] | None = None
+        _answered_by_server: int | None = None  # the status of a denial the bound wrote (HandshakeAnswered)
 
         def connectionMade(self) -> None:  # noqa: N802
             # autobahn arms its opening-handshake timer from this attribute (the factory's, Daphne's
