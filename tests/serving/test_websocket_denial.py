@@ -136,3 +136,28 @@ def test_the_applications_own_refusal_is_written_as_given(upgraded):
     status_line, headers, body = answer(transport)
     assert status_line == b"HTTP/1.1 404 Not Found" and body == b'{"kind":"Status","code":404}'
     assert b"retry-after" not in headers and transport.disconnecting and not transport.aborted
+
+
+@pytest.mark.e2e
+def test_a_real_hub_answers_an_exec_it_cannot_decide_in_time_with_429_not_a_reset():
+    """The whole wiring (setting, install, Daphne, autobahn's timer) on a real hub whose bound has
+    passed before any decision can be made: a millisecond, rounded down by autobahn's batched timer
+    to an instant already past, fires on the reactor's next turn, while the exec's decision needs the
+    database thread. Without the bound the hub answered this exec 404 (the pod does not exist)."""
+    import socket
+
+    from tests.conftest import Hub
+
+    hub = Hub(env={"KK_WEBSOCKET_DECISION_TIMEOUT": "0.001"}).start()
+    try:
+        with socket.create_connection(("127.0.0.1", hub.port), timeout=30) as sock:
+            sock.sendall(UPGRADE.replace(b"/namespaces/a/", b"/namespaces/default/").replace(
+                b"\r\n\r\n", f"\r\nAuthorization: Bearer {hub.token}\r\n\r\n".encode()))
+            received = b""
+            while chunk := sock.recv(65536):  # a reset would raise ConnectionResetError here
+                received += chunk
+    finally:
+        hub.stop()
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 429 Too Many Requests\r\n") and b"\r\nretry-after: 1" in head.lower()
+    assert json.loads(body)["reason"] == "TooManyRequests"
