@@ -140,6 +140,9 @@ SETTINGS: tuple[Setting, ...] = (
        "control.settings → control.serving", _positive(float)),
     _S("KK_HTTP_IDLE_TIMEOUT", "90", "seconds after which a silent connection is closed (not a streaming watch)",
        "control.settings → control.serving", _positive(float)),
+    _S("KK_WEBSOCKET_DECISION_TIMEOUT", "15", "seconds the hub may take to accept or refuse a WebSocket upgrade "
+       "(exec, attach, port-forward, the dashboard's); then it answers 429 with Retry-After (fairness's wait limit)",
+       "control.settings → control.serving", _positive(float)),
     _S("KK_STREAM_IDLE_SECONDS", "14400", "an exec, attach or port-forward stream with nothing relayed for this many "
        "seconds is closed (4 h, the kubelet's `--streaming-connection-idle-timeout`)", "control.api.streams",
        _positive(float)),

@@ -186,6 +186,9 @@ KK_FAIR_QUEUE_WAIT = config.value("KK_FAIR_QUEUE_WAIT")
 # and a connection on which nothing arrives for KK_HTTP_IDLE_TIMEOUT seconds, outside an answer, is closed.
 KK_HTTP_HEADER_TIMEOUT = config.value("KK_HTTP_HEADER_TIMEOUT")
 KK_HTTP_IDLE_TIMEOUT = config.value("KK_HTTP_IDLE_TIMEOUT")
+# A WebSocket upgrade the hub has not accepted or refused within this many seconds is answered 429 with
+# Retry-After (control.serving.websocket_denial), never reset.
+KK_WEBSOCKET_DECISION_TIMEOUT = config.value("KK_WEBSOCKET_DECISION_TIMEOUT")
 # A watcher that stops reading (control.api.app): once more than KK_WATCH_MAX_BACKLOG_BYTES of its
 # stream wait unsent for KK_WATCH_STALL_SECONDS, its connection is dropped and its client relists.
 KK_WATCH_MAX_BACKLOG_BYTES = config.value("KK_WATCH_MAX_BACKLOG_BYTES")

@@ -14,6 +14,10 @@ WEBSOCKET_DENIAL = "websocket.http.response"
 TLS = "tls"
 # How many bytes of an HTTP answer the client has not taken yet, and a way to drop them.
 SEND_BACKLOG = "kk.send.backlog"
+# On a websocket scope: an object whose `status()` is the HTTP status the server itself already
+# answered the handshake with (429: the hub's decision bound passed, `control.serving.websocket_denial`),
+# else None; an application that decides later must not act for a client told to try again.
+HANDSHAKE_ANSWERED = "kk.handshake.answered"
 
 
 def client_chain(extensions: dict) -> tuple[str, ...]:

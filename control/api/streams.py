@@ -25,6 +25,9 @@ Guarantees:
   a Timeout Status on the error channel says why (`idle_status`), so kubectl prints the reason
   and exits 1 instead of ending silently with 0 as upstream does (kubernetes#73056).
   Each stream leaves exactly one traffic record (code 101 once upgraded, else the refusal's code).
+- A stream the hub decided to accept after Daphne already answered its handshake 429 (the hub's
+  decision bound, `control.serving.websocket_denial`) is not started: the client was told to try
+  again, so the command must not run (its record says 429).
 - Browsers: a request without an `Origin` (kubectl, the Python client's without one) is served; one
   with an `Origin` only when it is the hub's own page (the Origin's host is the request's Host, or
   one of ALLOWED_HOSTS), else 403: a foreign page cannot open a shell in a pod. A browser on the
@@ -188,6 +191,12 @@ async def serve_stream(scope: dict[str, Any], receive: Receive, send: Send, *, i
         traffic.request_done(user_actor(actor, request.user.name) if request.user else actor, tag, reply.status,
                              started, request.user, where)
         await _deny(send, scope, reply)
+        return
+    answered = (scope.get("extensions") or {}).get(extensions.HANDSHAKE_ANSWERED)
+    if answered is not None and answered.status() is not None:
+        # the hub already answered the handshake (429: it took too long to get here): a client told to
+        # try again must not have the command run now
+        traffic.request_done(actor, tag, answered.status(), started, request.user, where)
         return
     await send({"type": "websocket.accept", "subprotocol": protocol})
     try:

@@ -5,8 +5,8 @@ the channel layer (`channel_layer`), and every adjustment of Daphne and Twisted 
 
 Guarantees: `install()` applies every adjustment, in one order, exactly once per process (a second
 call does nothing), with the slow-client bounds from settings (KK_HTTP_HEADER_TIMEOUT,
-KK_HTTP_IDLE_TIMEOUT). It is called from one place, the ASGI entry point `control.asgi`, which
-`runhub`, `daphne control.asgi:application` and Django's `runserver` (ASGI_APPLICATION) all import:
+KK_HTTP_IDLE_TIMEOUT) and the bound on the hub's own websocket decision (KK_WEBSOCKET_DECISION_TIMEOUT).
+It is called from one place, the ASGI entry point `control.asgi`, which `runhub`, `daphne control.asgi:application` and Django's `runserver` (ASGI_APPLICATION) all import:
 each server gets all of them. Before installing it logs any private name of Twisted/Daphne the
 adjustments rely on that the installed versions lack (`private`; a test fails on the same list).
 Importing this package applies nothing and imports neither Django's app nor Twisted.
@@ -32,7 +32,9 @@ def install() -> None:
 
     private.report()
     twisted_http.install()  # long request lines, 422/429 phrases, a cheap Content-Type parse, no unread access log
-    websocket_denial.install()  # a refused websocket gets a 404 Status, not Daphne's bodyless 403
+    # a refused websocket gets a 404 Status, not Daphne's bodyless 403; one the hub is slow to decide a
+    # 429, not a TCP reset
+    websocket_denial.install(decision=settings.KK_WEBSOCKET_DECISION_TIMEOUT)
     send_backlog.install()  # the hub sees how far a watcher is behind in reading (control.api.app)
     spdy_upgrade.install()  # kubectl's port-forward over SPDY without WebSocket reaches serve_portforward
     http2.install()  # a stuck HTTP/2 watcher must not spin Twisted's sending loop

@@ -8,7 +8,7 @@ Guarantees:
   the authenticator judges the certificate (401 for a bad one with no other credential), as
   upstream does, rather than the TLS layer refusing the connection. ALPN (h2, http/1.1) is left
   to Twisted, as for the `ssl:` endpoint.
-- `listen(server, host, port, options)` opens that port for a Daphne server once the reactor runs;
+- `listen(server, host, port, options, backlog)` opens that port for a Daphne server once the reactor runs;
   a port that cannot be bound stops the server, as Daphne's own endpoints do.
 - after `install()` (idempotent), every HTTP and WebSocket scope Daphne creates on a TLS
   connection whose client sent a certificate carries ASGI's `tls` extension with
@@ -44,13 +44,13 @@ def tls_options(key_path: Path, cert_path: Path, ca_path: Path) -> Any:
     return ClientCertificateOptions(privateKey=key, certificate=crypto.load_certificate(crypto.FILETYPE_PEM, chain))
 
 
-def listen(server: Any, host: str, port: int, options: Any) -> None:
+def listen(server: Any, host: str, port: int, options: Any, backlog: int = 50) -> None:
     """Listen on host:port with `options` for `server` (a daphne.server.Server) once its reactor runs."""
     from twisted.internet import reactor
     from twisted.internet.endpoints import SSL4ServerEndpoint
 
     def start() -> None:
-        endpoint = SSL4ServerEndpoint(reactor, port, options, interface=host)
+        endpoint = SSL4ServerEndpoint(reactor, port, options, backlog=backlog, interface=host)
         listening = endpoint.listen(server.http_factory)
         listening.addCallback(server.listen_success)
         listening.addErrback(server.listen_error)

@@ -41,6 +41,11 @@ ATTRIBUTES: list[tuple[str, str]] = [
     ("daphne.ws_protocol", "WebSocketProtocol.sendHttpErrorResponse"),
     ("daphne.http_protocol", "WebRequest.process"),
     ("autobahn.websocket.types", "ConnectionDeny"),
+    # websocket_denial: the decision bound (openHandshakeTimeout and handshake_deferred, set per
+    # connection, are checked by tests/serving/test_websocket_denial.py on Daphne's own protocol)
+    ("autobahn.websocket.protocol", "WebSocketProtocol.onOpenHandshakeTimeout"),
+    ("autobahn.websocket.protocol", "WebSocketProtocol.STATE_CONNECTING"),
+    ("daphne.ws_protocol", "WebSocketProtocol.check_timeouts"),
     ("twisted.internet.abstract", "FileDescriptor.dataBuffer"),
     ("twisted.internet.abstract", "FileDescriptor.offset"),
 ]

@@ -284,3 +284,34 @@ def test_a_foreign_page_is_refused_with_a_403(cluster, settings):
     assert start["status"] == 403
     assert json.loads(body["body"])["message"] == ("websocket origin 'http://evil.example' is not allowed: "
                                                    "only the hub's own page may open a stream")
+
+
+class Answered:
+    """The `kk.handshake.answered` extension after Daphne answered the handshake 429 itself."""
+
+    def status(self):
+        return 429
+
+
+def test_a_stream_decided_after_the_hub_answered_429_does_not_run(cluster, monkeypatch):
+    api, _ = cluster
+    from control.api import streams
+    dialed: list[tuple] = []
+    real_connect = streams.connect_upgraded
+
+    async def connect_upgraded(*args, **kwargs):
+        dialed.append(args)
+        return await real_connect(*args, **kwargs)
+
+    monkeypatch.setattr(streams, "connect_upgraded", connect_upgraded)
+    ws = Client(EXEC, query="command=echo&command=hi&stdout=1&container=app")
+    ws.scope["extensions"][websocket_denial.HANDSHAKE_ANSWERED] = Answered()
+    heard: list[dict] = []
+    stop = traffic.listen(heard.append)
+    try:
+        converse(api, ws)
+    finally:
+        stop()
+    assert ws.sent == [] and dialed == []  # no accept (Daphne would drop it), the kubelet never asked
+    assert [(r["verb"], r["resource"], r["code"]) for r in heard if r["type"] == "request"] == [
+        ("create", "pods/exec", 429)]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from control.keys import SIGNING_KEY
-from control.management.commands.runhub import split_addr
+from control.management.commands.runhub import DEFAULT_BACKLOG, MAX_BACKLOG, listen_backlog, split_addr
 from tests.conftest import ROOT, free_server_port
 
 
@@ -25,6 +25,27 @@ def test_split_addr_refuses_what_is_not_host_and_port():
 
     with pytest.raises(CommandError):
         split_addr("8080")
+
+
+def test_the_listen_backlog_is_the_systems_somaxconn_as_go_asks_for_it(tmp_path):
+    somaxconn = tmp_path / "somaxconn"
+    somaxconn.write_text("4096\n")
+    assert listen_backlog(somaxconn) == 4096
+    somaxconn.write_text("1000000\n")
+    assert listen_backlog(somaxconn) == MAX_BACKLOG
+    assert listen_backlog(tmp_path / "absent") == DEFAULT_BACKLOG  # macOS: no /proc
+    somaxconn.write_text("")
+    assert listen_backlog(somaxconn) == DEFAULT_BACKLOG
+
+
+def _listen_queue(port: int) -> int | None:
+    """The accept queue of the socket listening on `port` (ss's Send-Q), None without ss."""
+    import shutil
+
+    if shutil.which("ss") is None:
+        return None
+    out = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout.split()
+    return int(out[2]) if len(out) > 2 else None
 
 
 def _compacted(database: Path) -> int:
@@ -69,6 +90,7 @@ def test_a_429_and_a_422_carry_their_names_on_the_status_line():
 
     hub = Hub().start()
     try:
+        backlog = _listen_queue(hub.port), _listen_queue(hub.secure_port)
         with httpx.Client(timeout=10) as client:
             answers = [client.get(f"{hub.url}/join/WRONG{i}/kubeconfig") for i in range(12)]
             invalid = client.post(f"{hub.url}/api/v1/namespaces/default/configmaps",
@@ -77,6 +99,8 @@ def test_a_429_and_a_422_carry_their_names_on_the_status_line():
     finally:
         hub.stop()
     assert answers[-1].status_code == 429 and answers[-1].reason_phrase == "Too Many Requests"
+    # both ports queue as many connections as the system allows, not Twisted's 50 (where ss can say)
+    assert backlog in ((listen_backlog(),) * 2, (None, None))
     assert invalid.status_code == 422 and invalid.reason_phrase == "Unprocessable Entity"
 
 

@@ -8,6 +8,10 @@ Daphne serves on; they are stopped (lifespan shutdown) when Daphne stops. A hub 
 exits with an error instead of serving. A client that sends nothing, or its request line and
 headers too slowly, is disconnected (`control.serving.timeouts`: KK_HTTP_IDLE_TIMEOUT,
 KK_HTTP_HEADER_TIMEOUT); a watch that streams is not.
+Both ports listen with the backlog Go's net package gives kube-apiserver's listener (`listen_backlog`:
+the system's somaxconn), not Twisted's 50: while the loop is busy a burst of connections (a room
+opening its watches and dashboards at once) waited for the kernel's SYN retransmission (1 s, then
+3 s) once 50 were queued.
 Started by runcluster (`KK_PARENT_PID`), the hub stops (SIGTERM to itself, Twisted's orderly stop)
 once that parent is gone, also where the kernel's parent-death signal does not exist (macOS).
 With `--secure-addr` the HTTPS port asks clients for a certificate of the cluster CA without
@@ -33,6 +37,21 @@ def split_addr(addr: str) -> tuple[str, int]:
     if not host or not port.isdigit():
         raise CommandError(f"--addr must be HOST:PORT, not {addr!r}")
     return host.strip("[]"), int(port)
+
+
+SOMAXCONN = Path("/proc/sys/net/core/somaxconn")
+DEFAULT_BACKLOG = 4096  # Linux's SOMAXCONN since 5.4, Go's fallback there
+MAX_BACKLOG = 65535  # Go caps it (the kernel keeps it in 16 bits before Linux 4.1)
+
+
+def listen_backlog(somaxconn: Path = SOMAXCONN) -> int:
+    """The accept queue Go's net.Listen asks for (net/sock_linux.go maxListenerBacklog): the
+    system's somaxconn, capped, or DEFAULT_BACKLOG where the system does not say (macOS)."""
+    try:
+        value = int(somaxconn.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return DEFAULT_BACKLOG
+    return max(1, min(value, MAX_BACKLOG))
 
 
 def _follow_parent() -> None:
@@ -89,7 +108,9 @@ class Command(BaseCommand):
         keys.signer(settings.DATA_DIR)
         allow_bind_address(host)
         settings.KK_BIND_HOST = host  # where attendees can reach the join page (dashboard.reach)
-        endpoints = build_endpoint_description_strings(host=host, port=port)
+        backlog = listen_backlog()
+        endpoints = [f"{endpoint}:backlog={backlog}"
+                     for endpoint in build_endpoint_description_strings(host=host, port=port)]
         secure: tuple[str, int, object] | None = None
         if secure_addr:
             from control.auth.serving import advertise, serving_files
@@ -130,7 +151,7 @@ class Command(BaseCommand):
         if secure is not None:  # asks for client certificates: an endpoint string cannot say so
             from control.serving import client_certs
 
-            client_certs.listen(server, *secure)
+            client_certs.listen(server, *secure, backlog=backlog)
         try:
             server.run()
         finally:
