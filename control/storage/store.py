@@ -7,6 +7,8 @@ Guarantees:
 - Listeners (see `subscribe`) hear about a write only after it has committed; on PostgreSQL a
   NOTIFY in the same transaction tells other processes. Both are hints: the log is the truth.
 - A write that changes nothing is not written and takes no revision.
+- `object_create_as_stored` / `object_update_as_stored` also give the exact JSON text stored (an
+  answer need not encode the object again) and, `shared`, hand the object itself to the watchers.
 - Reads of a list return the items and the revision they are consistent with, from one snapshot
   (reads at an older revision: `control.storage.snapshot`).
 """
