@@ -64,6 +64,20 @@ def check_fields(call: Call, kind: Kind, obj: Obj) -> Obj:
     return report.pruned()
 
 
+def _check_update_fields(call: Call, kind: Kind, current: Obj, new: Obj, subresource: str) -> Obj:
+    """`check_fields` for an update. A status write keeps the stored spec whatever it sends; when
+    what it sends is the stored spec itself (a kubelet sends back the pod it read, status changed),
+    that spec passed this check when it was stored and would pass it again: only the rest of the
+    object is walked (the spec is most of a pod). Any other spec is checked as always."""
+    spec = new.get("spec")
+    if (subresource != "status" or "status" in kind.subresource_updates or kind.to_storage is not None
+            or kind.fields is not None
+            or not isinstance(spec, dict) or spec != current.get("spec")):
+        return check_fields(call, kind, new)
+    rest = check_fields(call, kind, {key: value for key, value in new.items() if key != "spec"})
+    return {**rest, "spec": spec}
+
+
 def stored_version(kind: Kind, obj: Obj) -> Obj:
     """A written object, decoded in the version it was sent in, as the kind stores it (a served
     version's `to_storage`); defaults, validation and admission then see the stored version."""
@@ -179,7 +193,7 @@ def prepare_update(call: Call, current: Obj, new: Obj, *, subresource: str = "",
     `applied`: `new` comes from server-side apply, which already recorded its field ownership."""
     kind = call.kind
     check_type_meta(call, new)
-    new = stored_version(kind, check_fields(call, kind, new))
+    new = stored_version(kind, _check_update_fields(call, kind, current, new, subresource))
     meta, old_meta = new["metadata"], current["metadata"]
     if meta.get("name") not in (None, "", old_meta["name"]):
         raise errors.BadRequest(f"the name of the object ({errors.go_text(meta.get('name'))}) does not match the name on the URL ({old_meta['name']})")

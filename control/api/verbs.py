@@ -40,15 +40,25 @@ def warning_header(warnings: list[str]) -> str:
     return ", ".join('299 - "{}"'.format(w.replace("\\", "\\\\").replace('"', '\\"')) for w in warnings)
 
 
-def _object_response(call: Call, obj: Obj, status: int = 200) -> Reply:
+def _object_response(call: Call, obj: Obj, status: int = 200, stored: str | None = None) -> Reply:
+    """The object as the answer to a request; `stored`: its JSON text as just written (the same
+    bytes `json_response` would encode again), answered as it is when the client asked for JSON."""
     headers = {"Warning": warning_header(call.warnings)} if call.warnings else None
     if call.kind.on_read is not None:  # a custom kind: shown in the requested version, with defaults
-        obj = call.kind.on_read(obj)
+        obj, stored = call.kind.on_read(obj), None
     if tables.wants_table(call.accept):
         table = tables.table(call.kind, [obj], resource_version=obj["metadata"].get("resourceVersion", ""),
                              include=call.query.get("includeObject", "Metadata"))
         return json_response(table, status, headers=headers)
+    if stored is not None:
+        return raw_json_response(stored, status, headers=headers)
     return json_response(obj, status, headers=headers)
+
+
+def _shareable(call: Call) -> bool:
+    """Whether the object a write stores may be handed to the watchers as it is: the verb only reads
+    it to answer, unless a served version's `on_read` renders it (that may fill in defaults)."""
+    return call.kind.on_read is None
 
 
 def get(call: Call) -> Reply:
@@ -118,8 +128,9 @@ def create(call: Call) -> Reply:
         obj = prepare_create(call, decode_object(call), now())
         if call.dry_run:
             return _object_response(call, obj, 201)
-        created = store.object_create(resource=call.kind.resource, obj=obj, actor=call.actor)
-    return _object_response(call, created, 201)
+        created, stored = store.object_create_as_stored(resource=call.kind.resource, obj=obj, actor=call.actor,
+                                                        shared=_shareable(call))
+    return _object_response(call, created, 201, stored)
 
 
 def update(call: Call, subresource: str = "") -> Reply:
@@ -136,10 +147,11 @@ def update(call: Call, subresource: str = "") -> Reply:
     if call.dry_run:
         result = prepare_update(call, current, body, subresource=subresource, now=now())
         return _object_response(call, result.final if isinstance(result, store.Delete) else result)
-    obj = store.object_update(resource=call.kind.resource, namespace=call.namespace, name=call.name,
-                              mutate=lambda cur: prepare_update(call, cur, dict(body), subresource=subresource, now=now()),
-                              actor=call.actor)
-    return _object_response(call, obj)
+    obj, stored = store.object_update_as_stored(
+        resource=call.kind.resource, namespace=call.namespace, name=call.name,
+        mutate=lambda cur: prepare_update(call, cur, dict(body), subresource=subresource, now=now()), actor=call.actor,
+        shared=_shareable(call))
+    return _object_response(call, obj, stored=stored)
 
 
 def patch(call: Call, subresource: str = "") -> Reply:
@@ -172,9 +184,10 @@ def patch(call: Call, subresource: str = "") -> Reply:
         current = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
         result = mutate(current)
         return _object_response(call, result.final if isinstance(result, store.Delete) else result)
-    obj = store.object_update(resource=call.kind.resource, namespace=call.namespace, name=call.name,
-                              mutate=mutate, actor=call.actor)
-    return _object_response(call, obj)
+    obj, stored = store.object_update_as_stored(resource=call.kind.resource, namespace=call.namespace,
+                                                name=call.name, mutate=mutate, actor=call.actor,
+                                                shared=_shareable(call))
+    return _object_response(call, obj, stored=stored)
 
 
 # --- delete ----------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ Guarantees:
 - Listeners (see `subscribe`) hear about a write only after it has committed; on PostgreSQL a
   NOTIFY in the same transaction tells other processes. Both are hints: the log is the truth.
 - A write that changes nothing is not written and takes no revision.
+- `object_create_as_stored` / `object_update_as_stored` also give the exact JSON text stored (an
+  answer need not encode the object again) and, `shared`, hand the object itself to the watchers.
 - Reads of a list return the items and the revision they are consistent with, from one snapshot
   (reads at an older revision: `control.storage.snapshot`).
 """
@@ -155,6 +157,14 @@ def _locked_row(cursor, resource: str, namespace: str, name: str) -> tuple[int, 
 
 def object_create(*, resource: str, obj: dict[str, Any], actor: str) -> dict[str, Any]:
     """Store a new object; its metadata must already carry name, uid and creationTimestamp."""
+    return object_create_as_stored(resource=resource, obj=obj, actor=actor, shared=False)[0]
+
+
+def object_create_as_stored(*, resource: str, obj: dict[str, Any], actor: str,
+                            shared: bool = True) -> tuple[dict[str, Any], str]:
+    """`object_create`, also giving the JSON text stored (the exact `json.dumps` of the object, for
+    an answer that would encode it again). `shared`: the object is handed to the watchers as the
+    change's parsed snapshot (saving them a decode), so the caller must not change it afterwards."""
     meta = obj["metadata"]
     namespace, name = meta.get("namespace", ""), meta["name"]
     with savepoints.atomic("kk_write"):
@@ -170,8 +180,9 @@ def object_create(*, resource: str, obj: dict[str, Any], actor: str) -> dict[str
             " VALUES (%s, %s, %s, %s, %s, %s)",
             [resource, namespace, name, meta.get("uid", ""), revision, body],
         )
-        _append_log(cursor, Change(revision, ADDED, resource, namespace, name, actor, clock.now(), body))
-    return obj
+        _append_log(cursor, Change(revision, ADDED, resource, namespace, name, actor, clock.now(), body,
+                                   _obj=obj if shared else None))
+    return obj, body
 
 
 def object_update(
@@ -188,24 +199,40 @@ def object_update(
     `Delete` to remove it; it may raise an ApiError (Conflict, Invalid, ...) to refuse. Nothing
     is written when the result equals the stored object (ignoring resourceVersion).
     """
+    return object_update_as_stored(resource=resource, namespace=namespace, name=name, mutate=mutate, actor=actor,
+                                   shared=False)[0]
+
+
+def object_update_as_stored(
+    *,
+    resource: str,
+    namespace: str,
+    name: str,
+    mutate: Callable[[dict[str, Any]], dict[str, Any] | Delete],
+    actor: str,
+    shared: bool = True,
+) -> tuple[dict[str, Any], str | None]:
+    """`object_update`, also giving the JSON text it stored for the object (None when it wrote
+    none: nothing changed, or the object was removed). `shared` as in `object_create_as_stored`."""
     with savepoints.atomic("kk_write"):
         cursor = savepoints.cursor()
         row_id, body = _locked_row(cursor, resource, namespace, name)
         current = json.loads(body)
         result = mutate(json.loads(body))
         if isinstance(result, Delete):
-            return _delete_row(cursor, row_id, resource, namespace, name, result.final, actor)
+            return _delete_row(cursor, row_id, resource, namespace, name, result.final, actor), None
         result["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
         if result == current:
-            return current
+            return current, None
         revision = _next_revision(cursor)
         result["metadata"]["resourceVersion"] = str(revision)
         new_body = _storable(result)
         cursor.execute(
             f"UPDATE {_OBJ} SET revision = %s, body = %s WHERE id = %s", [revision, new_body, row_id]
         )
-        _append_log(cursor, Change(revision, MODIFIED, resource, namespace, name, actor, clock.now(), new_body))
-    return result
+        _append_log(cursor, Change(revision, MODIFIED, resource, namespace, name, actor, clock.now(), new_body,
+                                   _obj=result if shared else None))
+    return result, new_body
 
 
 def object_delete(

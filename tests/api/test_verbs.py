@@ -351,3 +351,22 @@ def test_an_update_reads_the_object_once_and_a_missing_one_is_the_same_404(api, 
         assert (code, status["reason"], status["message"]) == (404, "NotFound", 'pods "nope" not found')
     code, status = send(api, "put", f"{PODS}/nope?dryRun=All", pod("nope"))
     assert (code, status["message"]) == (404, 'pods "nope" not found')
+
+
+def test_a_status_write_checks_every_field_it_sends_and_answers_what_it_stored(api):
+    _, created = send(api, "post", PODS, pod("st"))
+    running = {**created, "status": {"phase": "Running", "podIP": "10.0.0.5"}}
+    code, written = send(api, "put", f"{PODS}/st/status", running)
+    assert code == 200 and written["status"]["phase"] == "Running"
+    assert send(api, "get", f"{PODS}/st")[1] == written  # the answer is the object as stored
+    # The stored spec sent back: the rest is still checked (an unknown status field is refused) ...
+    code, refused = send(api, "put", f"{PODS}/st/status", {**written, "status": {"phase": "Running", "colour": 1}},
+                         QUERY_STRING="fieldValidation=Strict")
+    assert code == 400 and 'unknown field "status.colour"' in refused["message"]
+    # ... and a spec that differs from the stored one is checked whole, as before.
+    odd_spec = {**written["spec"], "colour": "red"}
+    code, refused = send(api, "put", f"{PODS}/st/status", {**written, "spec": odd_spec},
+                         QUERY_STRING="fieldValidation=Strict")
+    assert code == 400 and 'unknown field "spec.colour"' in refused["message"]
+    code, typed = send(api, "put", f"{PODS}/st/status", {**written, "spec": {**written["spec"], "nodeName": 5}})
+    assert code == 400, typed

@@ -232,3 +232,30 @@ def test_an_object_over_etcds_request_limit_is_refused_and_nothing_changes():
     with pytest.raises(errors.RequestEntityTooLarge):
         store.object_update(resource="/pods", namespace="default", name="grows", mutate=grow, actor="kubectl")
     assert "annotations" not in store.object_get(resource="/pods", namespace="default", name="grows")["metadata"]
+
+
+def test_the_as_stored_writes_give_the_stored_text_and_share_the_object_only_when_asked():
+    heard: list[store.Change] = []
+    unsubscribe = store.subscribe(heard.extend)
+    try:
+        created, text = store.object_create_as_stored(resource="/pods", obj=pod("s"), actor="t")
+        assert text == json.dumps(created, separators=(",", ":")) == store.events_since(0)[-1].body
+
+        def relabel(obj):
+            obj["metadata"]["labels"] = {"x": "1"}
+            return obj
+
+        updated, text = store.object_update_as_stored(resource="/pods", namespace="default", name="s",
+                                                      mutate=relabel, actor="t")
+        assert text == json.dumps(updated, separators=(",", ":")) == store.events_since(0)[-1].body
+        assert store.object_update_as_stored(resource="/pods", namespace="default", name="s", mutate=relabel,
+                                             actor="t") == (updated, None)  # nothing written, no text
+        plain = store.object_update(resource="/pods", namespace="default", name="s",
+                                    mutate=lambda obj: {**obj, "metadata": {**obj["metadata"], "labels": {}}},
+                                    actor="t")
+    finally:
+        unsubscribe()
+    # The watchers get the very objects the shared writes stored (no decode); the plain write's
+    # change parses its own copy, so a caller changing what it got back cannot reach a watcher.
+    assert [change.obj() is obj for change, obj in zip(heard, (created, updated, plain))] == [True, True, False]
+    assert [change.obj() for change in heard] == [json.loads(change.body) for change in heard]
