@@ -11,6 +11,7 @@ from twisted.internet.testing import StringTransport
 from twisted.web.http_headers import Headers
 
 from control.serving.spdy_upgrade import SpdyUpgradeProtocol, wants_spdy_portforward
+from tests.serving.fakeserver import FakeServer
 
 
 def test_only_an_spdy_upgrade_offering_portforward_is_taken_over():
@@ -25,24 +26,6 @@ def test_only_an_spdy_upgrade_offering_portforward_is_taken_over():
     assert wants_spdy_portforward(Headers({})) is None
 
 
-class FakeServer:
-    """Daphne's Server as the protocol uses it: connections and one application queue."""
-
-    def __init__(self):
-        self.connected, self.disconnected, self.queue = [], [], []
-
-    def protocol_connected(self, protocol):
-        self.connected.append(protocol)
-
-    def protocol_disconnected(self, protocol):
-        self.disconnected.append(protocol)
-
-    def create_application(self, protocol, scope):
-        self.scope = scope
-        return self
-
-    def put_nowait(self, message):
-        self.queue.append(message)
 
 
 def connected() -> tuple[FakeServer, SpdyUpgradeProtocol, StringTransport]:

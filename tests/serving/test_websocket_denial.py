@@ -13,6 +13,7 @@ from django.conf import settings
 from twisted.internet.testing import StringTransport
 
 from control.serving import websocket_denial
+from tests.serving import fakeserver
 
 UPGRADE = (b"GET /api/v1/namespaces/a/pods/web-1/exec?command=echo HTTP/1.1\r\nHost: 127.0.0.1\r\n"
            b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
@@ -20,29 +21,16 @@ UPGRADE = (b"GET /api/v1/namespaces/a/pods/web-1/exec?command=echo HTTP/1.1\r\nH
 DECISION = 7.5
 
 
-class FakeServer:
-    """Daphne's Server as its WebSocket protocol uses it; the application's queue is a list."""
+class FakeServer(fakeserver.FakeServer):
+    """Daphne's Server as its WebSocket protocol uses it."""
     root_path = ""
     proxy_forwarded_address_header = None
     websocket_timeout = -1
     websocket_connect_timeout = 20  # Daphne's default
 
-    def __init__(self):
-        self.connected, self.disconnected, self.queue = [], [], []
-
-    def protocol_connected(self, protocol):
-        self.connected.append(protocol)
-
-    def protocol_disconnected(self, protocol):
-        self.disconnected.append(protocol)
-
     def create_application(self, protocol, scope):
         websocket_denial.advertise(protocol, scope)  # what the installed Server.create_application adds
-        self.scope = scope
-        return self
-
-    def put_nowait(self, message):
-        self.queue.append(message)
+        return super().create_application(protocol, scope)
 
     def log_action(self, *args):
         pass
