@@ -207,7 +207,9 @@ async def walk_step(page, lesson: lessons.Lesson, number: int, namespace: str) -
     await on_screen(page, where, "Do it", "#lesson .lesson-act")
     await on_screen(page, where, "the check", "#lesson .lesson-check")
     if step.panel:
-        await page.wait_for_selector(f"#{step.panel}.in-focus", timeout=5_000)
+        # The panel is focused as the step is drawn; a page busy drawing three other lessons' traffic
+        # may take seconds to report it (seen: 5 s passed with the panel already focused).
+        await page.wait_for_selector(f"#{step.panel}.in-focus", timeout=15_000)
         await on_screen(page, where, f"the {step.panel} panel's heading", f"#{step.panel} h2")
     await page.click("#lesson .lesson-act")
     result = page.locator("#lesson-result .result")
