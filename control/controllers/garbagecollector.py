@@ -4,7 +4,9 @@ Guarantees (kube-controller-manager's garbage collector):
 - An object whose owners are all gone is deleted (Background). An owner is gone when no object
   of its kind, name and *uid* exists: a new object with the same name is not the owner. A cache
   miss is confirmed by a live GET before anything is deleted, so a lagging cache never kills a
-  dependent of a live owner; owners known to be gone are remembered by uid.
+  dependent of a live owner; owners known to be gone are remembered by uid. The dependent itself
+  is read live before it is deleted or patched, and the delete carries that read's
+  resourceVersion, so a reference an orphaning owner removed meanwhile saves it.
 - References to gone owners are removed from an object that still has a live owner.
 - Foreground: an owner carrying the `foregroundDeletion` finalizer gets its dependents deleted
   first (dependents that have dependents of their own in foreground too); once no dependent with
@@ -235,19 +237,42 @@ class GarbageCollector:
             return await self.collect(resource, obj)
         return DONE
 
-    async def collect(self, resource: Resource, obj: Obj) -> Result:
+    async def _owner_states(self, obj: Obj) -> dict[str, str]:
         namespace = metadata(obj).get("namespace", "")
-        states = {ref["uid"]: await self.owner_state(ref, namespace) for ref in owner_references(obj)}
+        return {ref["uid"]: await self.owner_state(ref, namespace) for ref in owner_references(obj)}
+
+    async def collect(self, resource: Resource, obj: Obj) -> Result:
+        states = await self._owner_states(obj)
+        if "solid" in states.values() and "absent" not in states.values():
+            return DONE  # the common case, decided on the cache alone: no request
+        # About to write: decide again on the object as the hub has it now (upstream's
+        # attemptToDeleteItem reads the latest too). The cache can still show a reference that an
+        # orphaning owner's collection has already removed; deleting on it would kill an orphan.
+        latest = await self._latest(resource, obj)
+        if latest is None:
+            return DONE
+        states = await self._owner_states(latest)
         absent = {u for u, s in states.items() if s == "absent"}
+        if not states:
+            return DONE
         if "solid" in states.values():
             if absent:
-                await self._patch(resource, obj, drop_refs_patch(obj, absent))
+                await self._patch(resource, latest, drop_refs_patch(latest, absent))
             return DONE
         waiting = any(s == "waiting" for s in states.values())
-        policy = "Foreground" if waiting and self.dependents_of(uid_of(obj)) else "Background"
-        log.info("garbage collecting %s %s (owners gone)", resource.kind, key_of(obj))
-        await self._delete(resource, obj, policy)
+        policy = "Foreground" if waiting and self.dependents_of(uid_of(latest)) else "Background"
+        log.info("garbage collecting %s %s (owners gone)", resource.kind, key_of(latest))
+        # Guarded by the resourceVersion read: a reference removed since is a 409, retried.
+        await self._delete(resource, latest, policy, resource_version=metadata(latest).get("resourceVersion"))
         return DONE
+
+    async def _latest(self, resource: Resource, obj: Obj) -> Obj | None:
+        """The object as the hub has it now; None when it is gone or is another object by that name."""
+        try:
+            latest = await self.client.get(resource, metadata(obj)["name"], metadata(obj).get("namespace") or None)
+        except errors.NotFound:
+            return None
+        return latest if uid_of(latest) == uid_of(obj) and not terminating(latest) else None
 
     async def delete_dependents_first(self, resource: Resource, owner: Obj) -> Result:
         blocking = 0
@@ -280,10 +305,13 @@ class GarbageCollector:
         except errors.NotFound:
             pass
 
-    async def _delete(self, resource: Resource, obj: Obj, policy: str) -> None:
+    async def _delete(self, resource: Resource, obj: Obj, policy: str, *, resource_version: str | None = None) -> None:
+        preconditions = {"uid": uid_of(obj)}
+        if resource_version:
+            preconditions["resourceVersion"] = resource_version
         try:
             await self.client.delete(resource, metadata(obj)["name"], metadata(obj).get("namespace") or None,
-                                     propagation=policy, preconditions={"uid": uid_of(obj)})
+                                     propagation=policy, preconditions=preconditions)
         except errors.NotFound:
             pass
 

@@ -147,5 +147,6 @@ def test_the_garbage_collector_deletes_a_gone_services_slices():
     client, shared = FakeClient(), informers()
     collector = GarbageCollector(client, {r: shared.get(r) for r in WATCHED}, clock=FakeClock(START))
     fill(collector.informers[ENDPOINTSLICES], slice_)
+    client.store(ENDPOINTSLICES, slice_)
     run(collector.reconcile(item_key(ENDPOINTSLICES, slice_)))
     assert client.summary() == [("delete", "endpointslices", "web-p")]

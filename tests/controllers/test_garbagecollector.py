@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from control.clock import FakeClock
 from control.client.resources import DEPLOYMENTS, PODS, REPLICASETS
 from control.controllers.garbagecollector import WATCHED, GarbageCollector, item_key
@@ -17,6 +19,7 @@ def setup(*objs):
     by_kind = {"Pod": PODS, "ReplicaSet": REPLICASETS, "Deployment": DEPLOYMENTS}
     for obj in objs:
         fill(collector.informers[by_kind[obj["kind"]]], obj)
+        client.store(by_kind[obj["kind"]], obj)  # the hub has what the caches hold
     return collector, client
 
 
@@ -38,7 +41,32 @@ def test_a_dependent_whose_owner_is_gone_is_deleted_after_a_live_check():
     assert client.summary() == [("delete", "replicasets", "web-1")]
     assert [(a.verb, a.name) for a in client.actions][0] == ("get", "web"), "a cache miss is confirmed with the hub"
     delete = client.of("delete")[0]
-    assert delete.options["propagation"] == "Background" and delete.options["preconditions"] == {"uid": "uid-web-1"}
+    assert delete.options["propagation"] == "Background"
+    assert delete.options["preconditions"] == {"uid": "uid-web-1", "resourceVersion": rs["metadata"]["resourceVersion"]}
+
+
+def test_a_dependent_orphaned_since_the_cache_saw_it_is_not_deleted():
+    """`kubectl delete --cascade=orphan`: the owner's collection removed the reference, then the owner
+    went; the dependent's cache entry can still show the reference when the owner's deletion arrives."""
+    d = deployment()
+    rs = replicaset("web-1", owners=[d])
+    collector, client = setup(rs)
+    orphaned = copy.deepcopy(rs)
+    del orphaned["metadata"]["ownerReferences"]
+    orphaned["metadata"]["resourceVersion"] = "99"
+    client.store(REPLICASETS, orphaned)
+    run(collector.reconcile(key(rs)))
+    assert client.summary() == [], "the hub's copy has no owner left to judge"
+    assert ("get", "web-1") in [(a.verb, a.name) for a in client.actions], "the dependent is read live first"
+
+
+def test_a_dependent_gone_from_the_hub_is_left_alone():
+    d = deployment()
+    rs = replicaset("web-1", owners=[d])
+    collector, client = setup(rs)
+    del client.objects[("replicasets", rs["metadata"].get("namespace", ""), "web-1")]
+    run(collector.reconcile(key(rs)))
+    assert client.summary() == []
 
 
 def test_a_live_owner_keeps_its_dependents_even_when_the_cache_lags():

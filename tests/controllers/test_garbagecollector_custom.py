@@ -81,10 +81,11 @@ def test_the_dishes_of_a_gone_order_are_collected_after_a_live_check():
     slip = order("table-1")
     plate = dish("table-1-a", slip)
     fill(collector.informers[DISHES], plate)
+    client.store(DISHES, plate)  # the hub has it too
     run(collector.reconcile(item_key(DISHES, plate)))
     assert [(a.verb, a.plural, a.name) for a in client.actions] == [
-        ("get", "orders", "table-1"), ("delete", "dishes", "table-1-a")]
-    assert client.of("delete")[0].options["preconditions"] == {"uid": "uid-table-1-a"}
+        ("get", "orders", "table-1"), ("get", "dishes", "table-1-a"), ("delete", "dishes", "table-1-a")]
+    assert client.of("delete")[0].options["preconditions"] == {"uid": "uid-table-1-a", "resourceVersion": plate["metadata"]["resourceVersion"]}
 
 
 def test_deleting_an_order_wakes_its_dishes_and_a_live_order_keeps_them():
@@ -94,6 +95,7 @@ def test_deleting_an_order_wakes_its_dishes_and_a_live_order_keeps_them():
     plate = dish("table-1-a", slip)
     fill(collector.informers[ORDERS], slip)
     fill(collector.informers[DISHES], plate)
+    client.store(DISHES, plate)  # the hub has it too
     run(collector.reconcile(item_key(DISHES, plate)))
     assert client.actions == []  # owner found in the cache by uid
     vanish(collector.informers[ORDERS], slip)
@@ -120,6 +122,7 @@ def test_an_owner_named_at_another_version_of_its_kind_is_still_known():
     slip["apiVersion"] = "kitchen.kubekitchen.dev/v1beta1"
     plate = dish("table-1-a", slip)
     fill(collector.informers[DISHES], plate)
+    client.store(DISHES, plate)  # the hub has it too
     run(collector.reconcile(item_key(DISHES, plate)))
     assert client.summary() == [("delete", "dishes", "table-1-a")]
     assert client.actions[0].plural == "orders"  # looked up live at the watched version
