@@ -7,6 +7,10 @@ TEST_STAMP := $(VENV)/.test-installed-stamp
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 PACE ?= kubernetes
 ADDR ?= 127.0.0.1:8000
+# Test processes (pytest-xdist): whole files per process, so a module's cluster is started once.
+# Most of an end-to-end test's time is waiting for a cluster, so two processes fit a 2-core machine.
+TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: setup setup-test run test test-unit test-sqlite test-postgres bench clean
 
@@ -36,10 +40,10 @@ test: setup-test test-sqlite test-postgres
 
 # The unit tests alone: no real server, no kubectl, no browser (the `e2e` marker); about 3 minutes.
 test-unit: setup-test
-	$(PY) -m pytest -p no:cacheprovider -m "not e2e"
+	$(PY) -m pytest -p no:cacheprovider $(XDIST) -m "not e2e"
 
 test-sqlite: setup-test
-	$(PY) -m pytest -p no:cacheprovider
+	$(PY) -m pytest -p no:cacheprovider $(XDIST)
 
 # The store suite and the Service allocators (whose no-duplicates race only PostgreSQL shows) again on PostgreSQL; it fails (not skips) when PostgreSQL is not there.
 test-postgres: setup-test

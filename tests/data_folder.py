@@ -19,3 +19,9 @@ if not config.given("KK_DATA_DIR"):
     _folder = tempfile.mkdtemp(prefix="kk-test-data-")
     os.environ["KK_DATA_DIR"] = _folder
     atexit.register(shutil.rmtree, _folder, True)
+elif os.environ.get("PYTEST_XDIST_WORKER"):
+    # A worker of `pytest -n` inherits its controller's folder: each worker takes a folder of its own
+    # inside it, so two workers never share a token file, keys or a database.
+    _folder = os.path.join(config.given("KK_DATA_DIR"), os.environ["PYTEST_XDIST_WORKER"])
+    os.makedirs(_folder, mode=0o700, exist_ok=True)
+    os.environ["KK_DATA_DIR"] = _folder
