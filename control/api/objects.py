@@ -68,14 +68,18 @@ def _check_update_fields(call: Call, kind: Kind, current: Obj, new: Obj, subreso
     """`check_fields` for an update. A status write keeps the stored spec whatever it sends; when
     what it sends is the stored spec itself (a kubelet sends back the pod it read, status changed),
     that spec passed this check when it was stored and would pass it again: only the rest of the
-    object is walked (the spec is most of a pod). Any other spec is checked as always."""
+    object is walked (the spec is most of a pod). The metadata likewise, when it is the stored
+    metadata unchanged (its managedFields are most of what is left). Anything else is checked as always."""
     spec = new.get("spec")
     if (subresource != "status" or "status" in kind.subresource_updates or kind.to_storage is not None
             or kind.fields is not None
             or not isinstance(spec, dict) or spec != current.get("spec")):
         return check_fields(call, kind, new)
-    rest = check_fields(call, kind, {key: value for key, value in new.items() if key != "spec"})
-    return {**rest, "spec": spec}
+    kept = {"spec": spec}
+    if isinstance(new.get("metadata"), dict) and new["metadata"] == current.get("metadata"):
+        kept["metadata"] = new["metadata"]
+    rest = check_fields(call, kind, {key: value for key, value in new.items() if key not in kept})
+    return {**rest, **kept}
 
 
 def stored_version(kind: Kind, obj: Obj) -> Obj:

@@ -370,3 +370,25 @@ def test_a_status_write_checks_every_field_it_sends_and_answers_what_it_stored(a
     assert code == 400 and 'unknown field "spec.colour"' in refused["message"]
     code, typed = send(api, "put", f"{PODS}/st/status", {**written, "spec": {**written["spec"], "nodeName": 5}})
     assert code == 400, typed
+
+
+def test_a_status_write_walks_only_what_differs_from_the_stored_object(api, monkeypatch):
+    from control.kinds.base import Kind
+
+    _, created = send(api, "post", PODS, pod("walk"))
+    walked = []
+    real = Kind.field_report
+    monkeypatch.setattr(Kind, "field_report", lambda self, obj: walked.append(sorted(obj)) or real(self, obj))
+    running = {**created, "status": {"phase": "Running"}}
+    code, written = send(api, "put", f"{PODS}/walk/status", running)
+    assert code == 200 and written["status"]["phase"] == "Running"
+    # The kubelet's case: the pod it read sent back, status changed: spec and metadata were checked when stored.
+    assert walked == [["apiVersion", "kind", "status"]]
+    assert send(api, "get", f"{PODS}/walk")[1] == written
+    # Metadata that is not the stored metadata is walked, and an unknown field in it refused.
+    walked.clear()
+    odd_meta = {**written["metadata"], "colour": "red"}
+    code, refused = send(api, "put", f"{PODS}/walk/status", {**written, "metadata": odd_meta},
+                         QUERY_STRING="fieldValidation=Strict")
+    assert code == 400 and 'unknown field "metadata.colour"' in refused["message"]
+    assert walked == [["apiVersion", "kind", "metadata", "status"]]
