@@ -2,13 +2,15 @@
 `status.used` what the namespace's objects use (upstream pkg/controller/resourcequota).
 
 Guarantees (level-triggered, idempotent):
-- `reconcile(namespace/name)` recounts from scratch: pods from the shared pod cache (terminal pods
-  count nothing, `control.kinds.quota_usage`), every other counted kind (services, secrets,
-  configmaps, claims, `count/<plural>.<group>` of any built-in kind) listed from the hub; it writes
-  the status subresource only when it differs, guarded by the resourceVersion read (a conflict is
-  retried with back-off); a quota that is gone is the end of it;
-- a quota is recounted when it changes, when a pod in its namespace comes, changes or goes
-  (replenishment), and every `Timings.quota_sync` seconds (other kinds' changes are seen then);
+- `reconcile(namespace/name)` recounts from scratch: pods, services, secrets, configmaps and
+  claims from the shared caches (as upstream's evaluators read their informers' listers; terminal
+  pods count nothing, `control.kinds.quota_usage`), any other `count/<plural>.<group>` of a
+  built-in kind listed from the hub; so a busy namespace's recounts cost the hub no request. It
+  writes the status subresource only when it differs, guarded by the resourceVersion read (a
+  conflict is retried with back-off); a quota that is gone is the end of it;
+- a quota is recounted when it changes, when an object of a cached kind in its namespace comes,
+  changes or goes (replenishment, upstream's QuotaMonitor), and every `Timings.quota_sync` seconds
+  (the listed kinds' changes are seen then);
 - names the hub cannot count (a custom kind) are reported as used 0, as upstream does for
   resources no evaluator knows.
 """
@@ -20,7 +22,9 @@ from typing import Any
 
 from control import errors
 from control.client.informer import Handlers, Informer
-from control.client.resources import PODS, Resource, key_of, split_key
+from control.client.resources import (
+    CONFIGMAPS, PERSISTENTVOLUMECLAIMS, PODS, SECRETS, SERVICES, Resource, key_of, split_key,
+)
 from control.client.runner import DONE, Result, Runner
 from control.client.workqueue import WorkQueue
 from control.clock import Clock
@@ -29,6 +33,12 @@ from control.kinds.meta import metadata
 from control.kinds.resourcequotas import namespace_usage, show, usage_names
 
 RESOURCEQUOTAS = Resource("", "v1", "resourcequotas", "ResourceQuota")
+# Counted from the shared caches besides pods: the kinds upstream's core evaluators know.
+CACHED = (SERVICES, SECRETS, CONFIGMAPS, PERSISTENTVOLUMECLAIMS)
+
+
+def store_key(resource: Resource) -> str:
+    return f"{resource.group}/{resource.plural}"
 
 
 def counted_kinds(hard: list[str]) -> list[Resource]:
@@ -41,31 +51,36 @@ def counted_kinds(hard: list[str]) -> list[Resource]:
 
 
 class ResourceQuotaController:
-    def __init__(self, client: Any, quotas: Informer, pods: Informer, *, clock: Clock, resync: float):
+    def __init__(self, client: Any, quotas: Informer, pods: Informer, *, clock: Clock, resync: float,
+                 caches: dict[Resource, Informer] | None = None):
+        """`caches`: informers of other kinds to count from (by default only pods are cached)."""
         self.client, self.quotas, self.pods = client, quotas, pods
         self.resync = resync
         self.queue = WorkQueue(clock=clock)
         self.wakeups = Wakeups(clock)
+        self.caches = {store_key(PODS): pods, **{store_key(r): i for r, i in (caches or {}).items()}}
         quotas.add_handlers(Handlers(on_add=self._quota, on_update=lambda old, new: self._quota(new),
                                      on_delete=lambda q: self.wakeups.forget(key_of(q))))
-        pods.add_handlers(Handlers(on_add=self._pod, on_update=lambda old, new: self._pod(new), on_delete=self._pod))
+        for informer in self.caches.values():
+            informer.add_handlers(Handlers(on_add=self._counted, on_update=lambda old, new: self._counted(new),
+                                           on_delete=self._counted))
 
     def _quota(self, quota: Obj) -> None:
         self.queue.add(key_of(quota))
 
-    def _pod(self, pod: Obj) -> None:
-        for quota in self.quotas.cache.by_index("namespace", metadata(pod).get("namespace", "")):
+    def _counted(self, obj: Obj) -> None:
+        for quota in self.quotas.cache.by_index("namespace", metadata(obj).get("namespace", "")):
             self.queue.add(key_of(quota))
 
     async def _objects(self, namespace: str, hard: list[str]) -> dict[str, list[Obj]]:
         found: dict[str, list[Obj]] = {}
         for resource in counted_kinds(hard):
-            store_key = f"{resource.group}/{resource.plural}"
-            if resource.plural == PODS.plural and not resource.group:
-                found[store_key] = self.pods.cache.by_index("namespace", namespace)
+            cache = self.caches.get(store_key(resource))
+            if cache is not None:
+                found[store_key(resource)] = cache.cache.by_index("namespace", namespace)
                 continue
             answer = await self.client.list(resource, namespace)
-            found[store_key] = list(answer.get("items") or [])
+            found[store_key(resource)] = list(answer.get("items") or [])
         return found
 
     async def reconcile(self, key: str) -> Result:
@@ -88,5 +103,7 @@ class ResourceQuotaController:
 
 def build(*, client: Any, informers: Any, clock: Clock, timings: Any, recorder: Any) -> Runner:
     quotas, pods = informers.get(RESOURCEQUOTAS), informers.get(PODS)
-    controller = ResourceQuotaController(client, quotas, pods, clock=clock, resync=timings.quota_sync)
-    return Runner("resourcequota-controller", controller.reconcile, controller.queue, [quotas, pods], workers=1)
+    caches = {resource: informers.get(resource) for resource in CACHED}
+    controller = ResourceQuotaController(client, quotas, pods, clock=clock, resync=timings.quota_sync, caches=caches)
+    return Runner("resourcequota-controller", controller.reconcile, controller.queue,
+                  [quotas, pods, *caches.values()], workers=1)

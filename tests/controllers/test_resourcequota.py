@@ -66,3 +66,48 @@ def test_scoped_quotas_count_only_the_pods_they_select():
     run(controller.reconcile("default/be"))
     [written] = client.of("replace/status", "resourcequotas")
     assert written.body["status"]["used"] == {"pods": "1"}
+
+
+def setup_cached(*quotas, pods=(), **objects):
+    """As the controller-manager builds it: services, secrets, configmaps and claims counted from caches."""
+    from control.controllers.resourcequota import CACHED
+
+    clock = FakeClock(START)
+    client, shared = FakeClient(), informers(clock)
+    caches = {resource: shared.get(resource) for resource in CACHED}
+    controller = ResourceQuotaController(client, shared.get(RESOURCEQUOTAS), shared.get(PODS), clock=clock,
+                                         resync=30, caches=caches)
+    fill(controller.quotas, *quotas)
+    fill(controller.pods, *pods)
+    for plural, objs in objects.items():
+        fill(next(i for r, i in caches.items() if r.plural == plural), *objs)
+    return controller, client, caches
+
+
+def test_cached_kinds_are_counted_without_asking_the_hub():
+    from control.client.resources import SECRETS, SERVICES
+
+    controller, client, _ = setup_cached(
+        quota(pods="10", services="2", secrets="4", **{"count/configmaps": "5", "count/deployments.apps": "1"}),
+        pods=[pod("a")],
+        configmaps=[{"metadata": metadata("cm")}, {"metadata": metadata("elsewhere", "other")}],
+        secrets=[{"metadata": metadata("s1")}, {"metadata": metadata("s2")}],
+        services=[{"metadata": metadata("web"), "spec": {"type": "ClusterIP"}}])
+    client.store(SECRETS, {"metadata": metadata("only-on-the-hub")})  # never listed: the cache is the truth
+    client.store(SERVICES, {"metadata": metadata("only-on-the-hub")})
+    run(controller.reconcile("default/q"))
+    [written] = client.of("replace/status", "resourcequotas")
+    assert written.body["status"]["used"] == {"pods": "1", "services": "1", "secrets": "2", "count/configmaps": "1",
+                                              "count/deployments.apps": "0"}
+    # only the kind no cache holds is listed from the hub
+    assert [(a.plural, a.namespace) for a in client.of("list")] == [("deployments", "default")]
+
+
+def test_a_change_of_a_cached_kind_queues_the_quotas_of_its_namespace():
+    from control.client.resources import CONFIGMAPS
+
+    controller, _, caches = setup_cached(quota("q"), quota("other", "elsewhere"))
+    observe(caches[CONFIGMAPS], {"metadata": metadata("cm")})
+    assert list(controller.queue._queue) == ["default/q"]
+    vanish(caches[CONFIGMAPS], {"metadata": metadata("cm")})
+    assert list(controller.queue._queue) == ["default/q"]
