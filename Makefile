@@ -38,7 +38,7 @@ run: setup
 
 test: setup-test test-sqlite test-postgres
 
-# The unit tests alone: no real server, no kubectl, no browser (the `e2e` marker); about 3 minutes.
+# The unit tests alone: no real server, no kubectl, no browser (the `e2e` marker); about 2 minutes.
 test-unit: setup-test
 	$(PY) -m pytest -p no:cacheprovider $(XDIST) -m "not e2e"
 
