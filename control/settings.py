@@ -127,13 +127,21 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# channels_redis waits for a page's messages with BZPOPMIN of 5 s (its brpop_timeout); redis-py 8
+# reads every reply within socket_timeout, 5 s by default, so an idle page's wait could end in
+# "Timeout reading from ..." and its consumer die (redis/redis-py#4091). The reads get 15 s: more
+# than the wait, and a Redis that stopped answering is still noticed.
+REDIS_SOCKET_TIMEOUT = 15.0
+
+
+def redis_channel_layer(url: str, **config_: object) -> dict:
+    """The Channels layer on the Redis at `url` (extra CONFIG keys, e.g. a prefix, in `config_`)."""
+    return {"BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [{"address": url, "socket_timeout": REDIS_SOCKET_TIMEOUT}], **config_}}
+
+
 if config.given("REDIS_URL"):
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [config.given("REDIS_URL")]},
-        }
-    }
+    CHANNEL_LAYERS = {"default": redis_channel_layer(config.given("REDIS_URL"))}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "control.serving.channel_layer.InProcessChannelLayer"}}
 

@@ -271,9 +271,9 @@ def _redis_up() -> bool:
 def test_traffic_is_forwarded_through_the_redis_channel_layer_too(fake, settings):
     from channels.layers import channel_layers
 
-    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                                           "CONFIG": {"hosts": ["redis://127.0.0.1:6379/0"],
-                                                      "prefix": f"kk-test-{id(fake)}"}}}
+    from control.settings import redis_channel_layer
+
+    settings.CHANNEL_LAYERS = {"default": redis_channel_layer("redis://127.0.0.1:6379/0", prefix=f"kk-test-{id(fake)}")}
     channel_layers.backends.clear()
     record = {"type": "watch", "who": "kubelet/node-1", "resource": "pods", "group": "", "count": 3,
               "revision": 12, "ts": 1.0, "seq": 8}
@@ -395,3 +395,18 @@ def test_a_batch_is_encoded_once_for_every_page_and_reads_as_send_json_writes_it
     copy = [dict(r) for r in batch]  # another batch (a Redis layer's copy): encoded for itself
     assert consumers.traffic_text(copy, copy[:1]) == dumps({"t": "traffic", "records": copy[:1]})
     assert len(encoded) == 4
+
+
+def test_the_redis_layer_reads_longer_than_channels_redis_waits():
+    """An idle page's BZPOPMIN (brpop_timeout) must end on Redis's answer, not on redis-py's socket
+    timeout (5 s by default in redis-py 8, equal to the wait: the consumer died under load)."""
+    from channels_redis.core import RedisChannelLayer
+    from redis.asyncio import ConnectionPool
+
+    from control.settings import redis_channel_layer
+
+    layer = RedisChannelLayer(**redis_channel_layer("redis://127.0.0.1:6379/0")["CONFIG"])
+    pool = layer.create_pool(0)
+    assert isinstance(pool, ConnectionPool)
+    assert pool.connection_kwargs["socket_timeout"] > RedisChannelLayer.brpop_timeout + 5
+
