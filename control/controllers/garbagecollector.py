@@ -252,9 +252,9 @@ class GarbageCollector:
         if latest is None:
             return DONE
         states = await self._owner_states(latest)
-        absent = {u for u, s in states.items() if s == "absent"}
         if not states:
             return DONE
+        absent = {u for u, s in states.items() if s == "absent"}
         if "solid" in states.values():
             if absent:
                 await self._patch(resource, latest, drop_refs_patch(latest, absent))

@@ -75,12 +75,13 @@ class ResourceQuotaController:
     async def _objects(self, namespace: str, hard: list[str]) -> dict[str, list[Obj]]:
         found: dict[str, list[Obj]] = {}
         for resource in counted_kinds(hard):
-            cache = self.caches.get(store_key(resource))
+            key = store_key(resource)
+            cache = self.caches.get(key)
             if cache is not None:
-                found[store_key(resource)] = cache.cache.by_index("namespace", namespace)
+                found[key] = cache.cache.by_index("namespace", namespace)
                 continue
             answer = await self.client.list(resource, namespace)
-            found[store_key(resource)] = list(answer.get("items") or [])
+            found[key] = list(answer.get("items") or [])
         return found
 
     async def reconcile(self, key: str) -> Result:

@@ -409,4 +409,3 @@ def test_the_redis_layer_reads_longer_than_channels_redis_waits():
     pool = layer.create_pool(0)
     assert isinstance(pool, ConnectionPool)
     assert pool.connection_kwargs["socket_timeout"] > RedisChannelLayer.brpop_timeout + 5
-
