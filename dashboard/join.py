@@ -106,8 +106,7 @@ async def _enter(request: HttpRequest, codes: dict[str, str], code: str) -> Http
     except ValueError as exc:
         throttle.FRONT_DOOR.failed(client)
         return _refuse(request, codes, str(exc), 401, "code")
-    roster.claim(settings.DATA_DIR, identity.user)  # the code holder has the name, taken or not
-    await login.log_in(request, identity)
+    await login.log_in(request, identity)  # `identify` claimed the name for the code holder
     return HttpResponseRedirect("/join/")
 
 

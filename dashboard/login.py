@@ -10,6 +10,8 @@ Guarantees:
   or code the hub does not accept is refused with the reason on the form (401), and nothing is
   stored. On success the session key is cycled, the CSRF token rotated, and the session holds the
   user's name and token (the token never reaches the browser: the cookie holds only the key).
+  An attendee's join code accepted here claims that attendee's name, as on the join page
+  (`dashboard.join`), so nobody picks it there afterwards.
 - Wrong tokens and codes are counted per client address and overall (`dashboard.throttle`); past
   the limit the form answers 429 with `Retry-After` and the wait on the page, and tries nothing.
 - The start address: with authentication on, any page opened with `?code=<the instructor's one-time
@@ -93,6 +95,11 @@ async def identify(request: HttpRequest, token: str, code: str,
         user = await who(hub.hub_url(hub.scope_of(request)), token)
     except errors.ApiError as exc:
         raise ValueError(f"{exc.code} {exc.reason}: {exc.message}") from None
+    # An attendee's code, wherever it is entered (the join page or this form), holds its name: no
+    # one picks that name on the join page afterwards. (A used instructor's code is gone by now.)
+    held = roster.peek(settings.DATA_DIR, code) if code else None
+    if held is not None and held.use == roster.JOIN:
+        roster.claim(settings.DATA_DIR, held.user)  # the code holder has the name, taken or not
     return hub.Identity(user or "unknown", token)
 
 

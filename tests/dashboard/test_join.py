@@ -119,6 +119,24 @@ def test_the_code_still_gets_in_for_a_taken_name(fake, alice):
     assert logged_in(laptop)
 
 
+def test_a_code_entered_on_the_login_page_holds_the_name_too(fake, alice):
+    """An attendee who logs in with her code at /login/ (the confirm page a `?code=` link opens), not
+    on the join page, still holds her name: a stranger cannot pick it and get her session."""
+    says(fake, "alice")
+    laptop = Client()
+    assert laptop.post("/login/", {"code": alice[1], "next": "/"}).status_code == 302
+    assert logged_in(laptop)
+    stranger = Client()
+    taken = stranger.post("/join/", {"name": "alice"})
+    assert taken.status_code == 409 and "alice is taken" in taken.content.decode()
+    assert not logged_in(stranger)
+    # the instructor's once-code claims no name
+    instructor = Client()
+    says(fake, tokenfile.ADMIN)
+    assert instructor.post("/login/", {"code": roster.instructor_code(settings.DATA_DIR)}).status_code == 302
+    assert roster.claimed(settings.DATA_DIR) == {"alice"}
+
+
 def test_the_instructor_releases_a_claim_and_the_name_can_be_picked_again(fake, alice):
     says(fake, "alice")
     attendee = Client()
