@@ -84,8 +84,13 @@ def kitchen():
 def test_kube_system_lists_the_control_plane_running_with_its_own_logs(kitchen):
     wait_for(lambda: all(running(kitchen.pod("kube-system", name)) for name in STATIC), timeout=120, interval=1,
              what="the four static pods Running")
-    wait_for(lambda: "kube-proxy-" in kitchen.kubectl("get", "pods", "-n", "kube-system").stdout, timeout=60,
-             what="the kube-proxy DaemonSet's pod")
+    def proxies_running() -> list:
+        found = json.loads(kitchen.kubectl("get", "pods", "-n", "kube-system", "-l", "k8s-app=kube-proxy",
+                                           "-o", "json").stdout)["items"]
+        return found if found and all(running(p) for p in found) else []
+
+    # the DaemonSet's pod is listed before it runs: wait for Running, not only for its name
+    wait_for(proxies_running, timeout=60, what="the kube-proxy DaemonSet's pod Running")
     listing = kitchen.kubectl("get", "pods", "-n", "kube-system").stdout
     print(kitchen.kubectl("get", "pods", "-A", "-o", "wide").stdout)
     for name in STATIC:
