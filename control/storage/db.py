@@ -14,6 +14,12 @@ Guarantees:
   hand-off per batch and loop (not a thread-safe Future, its Condition and a wake-up per call); a
   call whose awaiting task was cancelled before it ran is not run, as with `submit`.
 
+- `run_read` runs a read-only call on a second thread with a connection of its own when the
+  database is PostgreSQL, so a read of what is already committed (the change feed filling a gap
+  another hub's commit left, a watcher behind memory) never waits behind this hub's queued writes
+  or their wait for the revision row another hub holds. With SQLite (one hub, and every commit
+  already local) it is `run_db`.
+
 Group commit is etcd's own trick (its backend batches transactions): with eight clients the
 fsync of one commit covers several writes instead of each paying for its own.
 """
@@ -24,10 +30,11 @@ import asyncio
 import logging
 import queue
 import threading
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
-from django.db import close_old_connections, transaction
+from django.conf import settings
+from django.db import DatabaseError, InterfaceError, close_old_connections, connection, transaction
 
 from control.storage import savepoints
 
@@ -39,6 +46,7 @@ MAX_BATCH = 64
 _calls: "queue.SimpleQueue[tuple[Any, Callable[..., Any], tuple]]" = queue.SimpleQueue()  # Future or _LoopCall
 _thread: threading.Thread | None = None
 _lock = threading.Lock()
+_reader: "ThreadPoolExecutor | None" = None
 
 
 def _joiners(room: int) -> list[tuple[Any, Callable[..., Any], tuple]]:
@@ -153,3 +161,23 @@ async def run_db(fn: Callable[..., T], *args: Any) -> T:
     waiter = loop.create_future()
     _calls.put((_LoopCall(loop, waiter), fn, args))
     return await waiter
+
+
+def _read(fn: Callable[..., T], *args: Any) -> T:
+    try:
+        return fn(*args)
+    except (DatabaseError, InterfaceError):
+        connection.close()  # a broken connection is made again by the next read
+        raise
+
+
+async def run_read(fn: Callable[..., T], *args: Any) -> T:
+    """Run a read of committed data: on the reader thread with PostgreSQL, else as `run_db`."""
+    global _reader
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        return await run_db(fn, *args)
+    if _reader is None:
+        with _lock:
+            if _reader is None:
+                _reader = ThreadPoolExecutor(1, thread_name_prefix="kk-db-read")
+    return await asyncio.get_running_loop().run_in_executor(_reader, _read, fn, *args)

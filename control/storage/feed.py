@@ -50,7 +50,7 @@ from django.conf import settings
 from control.clock import REAL as clock
 from control import errors
 from control.storage import store
-from control.storage.db import run_db
+from control.storage.db import run_db, run_read
 from control.storage.memory import release_free_memory
 from control.storage.store import Change
 from control.storage.watchers import Interest, Watcher, WatcherIndex
@@ -131,7 +131,7 @@ class ChangeFeed:
     async def _catch_up(self) -> None:
         try:
             while True:
-                batch = await run_db(lambda: store.events_since(self.last, limit=1000))
+                batch = await run_read(lambda: store.events_since(self.last, limit=1000))
                 if not batch:
                     return
                 self.offer(batch)
@@ -139,7 +139,7 @@ class ChangeFeed:
                     return
         except errors.Gone:
             # We fell behind the log's window: restart the run from the newest revision.
-            latest = await run_db(store.current_revision)
+            latest = await run_read(store.current_revision)
             self.changes, self.first, self.last, self.bytes = [], latest + 1, latest, 0
             self.origin = latest  # what fell between was never offered: nobody may skip over it
             self.watchers.drop_all(latest)  # nor be handed it: the joined watchers read the log again
@@ -252,7 +252,7 @@ class ChangeFeed:
             if self.changes:
                 average = max(1, self.bytes // len(self.changes))
                 limit = max(1, min(limit, self.max_bytes // 4 // average))
-            return await run_db(lambda: store.events_since(revision, limit=limit))
+            return await run_read(lambda: store.events_since(revision, limit=limit))
         start = revision + 1 - self.first
         return self.changes[start:start + limit]
 
@@ -286,7 +286,7 @@ class ChangeFeed:
         while True:
             await clock.sleep(settings.KK_POLL_INTERVAL)
             try:
-                if await run_db(store.current_revision) > self.last:
+                if await run_read(store.current_revision) > self.last:
                     self._schedule_catch_up()
             except Exception:
                 log.exception("change feed poll failed")
