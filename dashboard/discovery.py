@@ -9,7 +9,7 @@ Guarantees:
 - The mapping is cached per process and per hub (one `Discovery` per base URL); a kind that is not
   in the cache makes it read that group-version again (a CRD created since is then found, one
   deleted since is forgotten), as kubectl's deferred mapper resets on a miss. Known kinds cost no
-  request.
+  request, and callers that miss the same group-version at once share one reading of it.
 - It asks only for what the hub lists: a group-version that `/api` or `/apis` does not name is not
   requested, so an unknown apiVersion makes no 404 on the hub.
 - Subresources (`pods/status`, `deployments/scale`) are never mapped.
@@ -17,6 +17,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from control.client.http import HubClient
@@ -44,6 +45,7 @@ class Discovery:
 
     def __init__(self) -> None:
         self._by_version: dict[str, dict[str, Resource]] = {}  # apiVersion -> {kind: Resource}
+        self._reading: dict[str, asyncio.Future[None]] = {}  # apiVersion -> its reading under way
 
     def cached(self, api_version: str, kind: str) -> Resource | None:
         return self._by_version.get(api_version, {}).get(kind)
@@ -56,7 +58,20 @@ class Discovery:
         return found
 
     async def refresh(self, client: HubClient, api_version: str) -> None:
-        """Read one group-version's resources again (forgotten when the hub no longer serves it)."""
+        """Read one group-version's resources again (forgotten when the hub no longer serves it);
+        a caller that comes while it is being read waits for that reading instead of its own."""
+        under_way = self._reading.get(api_version)
+        if under_way is not None and under_way.get_loop() is asyncio.get_running_loop():
+            await asyncio.shield(under_way)
+            return
+        reading = self._reading[api_version] = asyncio.ensure_future(self._read(client, api_version))
+        try:
+            await asyncio.shield(reading)
+        finally:
+            if self._reading.get(api_version) is reading:
+                del self._reading[api_version]
+
+    async def _read(self, client: HubClient, api_version: str) -> None:
         group, version = _split(api_version)
         if not version or not await self._served(client, group, version):
             self._by_version.pop(api_version, None)

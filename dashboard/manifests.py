@@ -12,8 +12,9 @@ Guarantees:
 - A stream that cannot be read, or a document that is not an object with apiVersion, kind and
   metadata.name, raises `ManifestError` with a message naming the document (and the status to
   answer), and nothing is sent.
-- All objects are first applied with `dryRun=All`; if the hub refuses any, its message is shown
-  for that object and nothing is stored. Only when all pass are they applied for real, in order.
+- All objects are first applied with `dryRun=All` (together, with the reads of what each is now);
+  if the hub refuses any, its message is shown for that object and nothing is stored. Only when
+  all pass are they applied for real, one after another, in order.
 - A Namespace the stream itself creates (it does not exist yet) is the one exception: a dry run of
   an object inside it could only answer `namespaces "X" not found`, so once everything else passed
   its dry run, such Namespaces are created first and the objects in them are dry-run then; if one
@@ -26,9 +27,10 @@ Guarantees:
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Awaitable
 
 import yaml
 from django.conf import settings
@@ -68,6 +70,9 @@ _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+
+
+IN_FLIGHT = 4  # requests a stream's dry runs and reads keep in flight at once (one sender's fair share)
 
 
 @dataclass
@@ -180,7 +185,23 @@ async def _target(client: HubClient, doc: dict[str, Any],
     return resource, namespace, doc["metadata"]["name"]
 
 
-async def _apply_one(client: HubClient, doc: dict[str, Any], default_namespace: str, *, dry_run: bool) -> Outcome:
+_UNREAD: Any = object()  # "what is stored was not read beforehand": _apply_one reads it itself
+
+
+async def _stored(client: HubClient, doc: dict[str, Any], default_namespace: str) -> Any:
+    """What the hub holds under the document's name now: the object, None, or _UNREAD when it
+    could not be told (discovery or the read failed: the apply reads again and reports it)."""
+    try:
+        resource, namespace, name = await _target(client, doc, default_namespace)
+        return None if resource is None else await client.get(resource, name, namespace)
+    except errors.NotFound:
+        return None
+    except errors.ApiError:
+        return _UNREAD
+
+
+async def _apply_one(client: HubClient, doc: dict[str, Any], default_namespace: str, *, dry_run: bool,
+                     stored: Any = _UNREAD) -> Outcome:
     try:
         resource, namespace, name = await _target(client, doc, default_namespace)
     except errors.ApiError as exc:  # discovery itself failed (the hub is down, say)
@@ -191,9 +212,9 @@ async def _apply_one(client: HubClient, doc: dict[str, Any], default_namespace: 
     params = {"fieldManager": FIELD_MANAGER, "force": "true"}
     if dry_run:
         params["dryRun"] = "All"
-    before = None
+    before = None if stored is _UNREAD else stored
     try:
-        if not dry_run:
+        if not dry_run and stored is _UNREAD:
             try:
                 before = await client.get(resource, name, namespace)
             except errors.NotFound:
@@ -216,9 +237,19 @@ async def apply_all(client: HubClient, documents: list[dict[str, Any]], *,
     created_here = await _new_namespaces(client, documents)
     inside = [doc for doc in documents if _declared_namespace(doc, default_namespace) in created_here]
     waiting = {id(doc) for doc in inside}
-    checks = [await _apply_one(client, doc, default_namespace, dry_run=True) for doc in documents if id(doc) not in waiting]
+    # The dry runs, and the reads of what each object is now (for "created" or "configured"), go
+    # out together: one round trip's wait instead of one per object. An object named twice in the
+    # stream is read again just before its second apply.
+    named = [_identity(doc, default_namespace) for doc in documents]
+    prefetch = [named.index(name) == index for index, name in enumerate(named)]
+    gate = asyncio.Semaphore(IN_FLIGHT)
+    checks, stored = await asyncio.gather(
+        asyncio.gather(*(_gated(gate, _apply_one(client, doc, default_namespace, dry_run=True))
+                         for doc in documents if id(doc) not in waiting)),
+        asyncio.gather(*(_gated(gate, _stored(client, doc, default_namespace)) if first else _unread()
+                         for doc, first in zip(documents, prefetch))))
     if not all(check.ok for check in checks):
-        return False, checks
+        return False, list(checks)
     early: dict[int, Outcome] = {}
     if inside:  # the Namespaces first, so that the objects in them can be dry-run at all
         for index, doc in enumerate(documents):
@@ -227,8 +258,23 @@ async def apply_all(client: HubClient, documents: list[dict[str, Any]], *,
         later = [await _apply_one(client, doc, default_namespace, dry_run=True) for doc in inside]
         if not all(outcome.ok for outcome in [*early.values(), *later]):
             return False, [*early.values(), *later]
-    return True, [early.get(index) or await _apply_one(client, doc, default_namespace, dry_run=False)
+    return True, [early.get(index) or await _apply_one(client, doc, default_namespace, dry_run=False,
+                                                         stored=stored[index])
                   for index, doc in enumerate(documents)]
+
+
+def _identity(doc: dict[str, Any], default_namespace: str) -> tuple[str, str, str, str]:
+    return (str(doc.get("apiVersion")), str(doc.get("kind")), _declared_namespace(doc, default_namespace),
+            str(doc["metadata"]["name"]))
+
+
+async def _unread() -> Any:
+    return _UNREAD
+
+
+async def _gated(gate: asyncio.Semaphore, work: Awaitable[Any]) -> Any:
+    async with gate:
+        return await work
 
 
 def _is_namespace(doc: dict[str, Any]) -> bool:

@@ -46,3 +46,20 @@ def test_subresources_are_never_mapped():
                           {"name": "deployments", "kind": "Deployment", "namespaced": True}]}
     assert discovery._resources("apps", "v1", body) == {
         "Deployment": Resource("apps", "v1", "deployments", "Deployment", namespaced=True)}
+
+
+def test_callers_missing_one_group_version_at_once_share_one_reading():
+    fake = FakeHub()
+
+    async def scenario(url: str):
+        client = HubClient(url, agent="dashboard (test)")
+        try:
+            found = await asyncio.gather(*(discovery.resource_for(client, "v1", kind)
+                                           for kind in ("ConfigMap", "Secret", "Pod", "ConfigMap")))
+            assert [r.plural for r in found] == ["configmaps", "secrets", "pods", "configmaps"]
+        finally:
+            await client.close()
+
+    with running(fake) as url:
+        asyncio.run(scenario(url))
+    assert [r.path for r in fake.requests] == ["/api", "/api/v1"]

@@ -6,10 +6,13 @@ known kind costs no discovery request."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from django.test import Client
 
 from control.client.resources import Resource
+from dashboard import manifests
 from tests.dashboard.fakehub import FakeHub
 
 ORDERS = Resource("kitchen.kubekitchen.dev", "v1", "orders", "Order")
@@ -72,7 +75,9 @@ def test_an_hpa_a_job_a_secret_and_a_custom_order_are_applied_where_discovery_sa
                 "order.kitchen.kubekitchen.dev/dinner"):
         assert f"<code>{ref}</code>" in text, ref
     assert text.count('class="verdict">created<') == 4
-    assert patches(fake) == [(p, "All") for p in PATHS] + [(p, None) for p in PATHS]
+    dry, real = patches(fake)[:4], patches(fake)[4:]
+    assert sorted(dry) == sorted((p, "All") for p in PATHS)  # together: in any order
+    assert real == [(p, None) for p in PATHS]  # for real: one after another, in the stream's order
 
 
 def test_a_cluster_scoped_custom_kind_gets_no_namespace(fake, client):
@@ -143,3 +148,31 @@ def test_a_lesson_manifest_is_read_once_and_each_caller_gets_its_own_objects(mon
             manifests.parse(broken)
         assert refused.value.code == 400 and "apiVersion" in str(refused.value)
     assert len(reads) == 2
+
+
+def test_the_dry_runs_and_the_reads_of_what_is_stored_go_out_together(fake, client, monkeypatch):
+    """One round trip's wait for the checks of a whole stream, not one per object (a lesson's
+    three-object manifest was nine requests in a row); the real applies stay one at a time."""
+    fake.served.append(ORDERS)
+    for path in PATHS:
+        fake.answers[("PATCH", path)] = (201, {"metadata": {"name": path.rsplit("/", 1)[1], "resourceVersion": "7"}})
+    answer, flight = fake.answer, {"now": 0, "most": 0, "most_writing": 0}
+
+    async def slowly(request, exchange):
+        writing = request.method == "PATCH" and "dryRun" not in request.target
+        flight["now"] += 1
+        flight["most"] = max(flight["most"], flight["now"])
+        if writing:
+            flight["most_writing"] = max(flight["most_writing"], flight["now"])
+        try:
+            await asyncio.sleep(0.05)
+            return await answer(request, exchange)
+        finally:
+            flight["now"] -= 1
+
+    monkeypatch.setattr(fake, "answer", slowly)
+    assert client.post("/apply/", {"manifest": FOUR_KINDS}).status_code == 200
+    assert flight["most"] == manifests.IN_FLIGHT  # 4 dry runs and 4 reads, four at a time
+    assert flight["most_writing"] == 1
+    gets = [r.path for r in fake.requests if r.method == "GET" and r.path in PATHS]
+    assert sorted(gets) == sorted(PATHS)  # each object read once, before its apply
