@@ -62,14 +62,33 @@ def test_a_right_is_asked_once_and_kept_a_minute_then_asked_again():
     assert len(hub.asked) == 3
 
 
-def test_answers_are_per_user_and_per_hub_and_the_first_no_stops_the_asking():
+def test_answers_are_per_user_and_per_hub_and_a_kept_no_stops_the_asking():
     hub, other = ReviewingHub(set()), ReviewingHub({("patch", "nodes", "")}, server="http://hub-b")
     cache = AccessCache(clock=Clock())
     rights = [Right("patch", "nodes"), Right("create", "pods", subresource="eviction")]
     assert run(access.allowed(hub, "admin", rights, cache)) is False
-    assert len(hub.asked) == 1  # no second question after a no
+    assert len(hub.asked) == 2  # the unknown rights are asked together
+    assert run(access.allowed(hub, "admin", [*rights, Right("delete", "nodes")], cache)) is False
+    assert len(hub.asked) == 2  # a kept no: nothing more is asked
     assert run(access.allowed(other, "admin", rights[:1], cache)) is True  # another hub, its own answer
-    assert run(access.allowed(hub, "bob", rights[:1], cache)) is False and len(hub.asked) == 2
+    assert run(access.allowed(hub, "bob", rights[:1], cache)) is False and len(hub.asked) == 3
+
+
+def test_the_rights_not_known_are_asked_at_once_not_one_after_another():
+    class SlowHub(ReviewingHub):
+        in_flight = most = 0
+
+        async def request(self, *args, **kwargs):
+            SlowHub.in_flight += 1
+            SlowHub.most = max(SlowHub.most, SlowHub.in_flight)
+            await asyncio.sleep(0.01)
+            SlowHub.in_flight -= 1
+            return await super().request(*args, **kwargs)
+
+    rights = [Right("get", "pods", namespace=f"n{i}") for i in range(6)]
+    hub = SlowHub({("get", "pods", f"n{i}") for i in range(6)})
+    assert run(access.allowed(hub, "alice", [*rights, rights[0]], AccessCache(clock=Clock()))) is True
+    assert len(hub.asked) == 6 and SlowHub.most == access.IN_FLIGHT
 
 
 def test_a_review_the_hub_refuses_is_no_and_not_kept():
