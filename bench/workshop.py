@@ -32,7 +32,8 @@ Figures (one JSON line on stdout, progress on stderr), with their targets beside
 - `dashboard_lessons`: latency and count per kind of dashboard call (step, check, "Do it",
   progress), `errors` by kind and code apart from `intended_refusals` (the code a step's button is
   meant to answer, e.g. lesson 18's 403, 8's 410, 7's 409); target: no unintended errors; the "Do
-  it" posts count in the mutating p99 target.
+  it" posts count in the mutating p99 target. `do_slowest_steps`: the five "Do it" steps (lesson/
+  step) with the slowest answers, each with its latencies.
 - `hub_cpu_pct_per_attendee`: hub CPU seconds / wall seconds / N as % of one core (the whole window,
   runaway included; `_quiet`: its first half, before the runaway), and `cores_for_100` from it.
   `--profile FILE`: py-spy's raw (collapsed) profile of the first hub during the window.

@@ -61,6 +61,7 @@ class Walker:
         self.samples: list[str] = []  # "kind code path: text" of the first unintended errors
         self.green = 0
         self.steps = 0
+        self.do_by_step: dict[str, list[float]] = {}  # "lesson/step" -> seconds of each "Do it"
 
     async def call(self, kind: str, method: str, path: str, intended: tuple[int, ...] = ()) -> tuple[int, str]:
         started = time.perf_counter()
@@ -102,6 +103,7 @@ class Walker:
             intended = ((step.answer,) if step.answer is not None else ()) + \
                        ((409,) if step.action.do == "stale-write" else ())
             await self.call("lesson_do", "POST", f"{base}do/", intended)
+            self.do_by_step.setdefault(f"{lesson_id}/{number}", []).append(self.calls[-1][1])
         if not has_check:
             return
         patience = min(until, time.monotonic() + STEP_PATIENCE)
@@ -132,8 +134,14 @@ def summary(walkers: list[Walker], latency_summary: Any) -> dict[str, Any]:
         if code >= 400 or code == 0:
             into = intended if wanted else errors
             into[f"{kind} {code}"] = into.get(f"{kind} {code}", 0) + 1
+    by_step: dict[str, list[float]] = {}
+    for walker in walkers:
+        for step, seconds in walker.do_by_step.items():
+            by_step.setdefault(step, []).extend(seconds)
+    slowest = sorted(by_step, key=lambda step: -max(by_step[step]))[:5]
     return {"calls": {kind: {**latency_summary([s for k, s, _, _ in calls if k == kind]),
                              "count": sum(1 for k, *_ in calls if k == kind)} for kind in kinds},
+            "do_slowest_steps": {step: latency_summary(by_step[step]) for step in slowest},
             "errors": errors, "intended_refusals": intended,
             "error_samples": [s for w in walkers for s in w.samples][:8],
             "steps_shown": sum(w.steps for w in walkers), "checks_green": sum(w.green for w in walkers)}
