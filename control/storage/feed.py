@@ -4,7 +4,9 @@ Guarantees:
 - The feed holds a contiguous run of recent changes (no gaps): a local commit is appended at
   once; a gap (a write by another process) is filled by reading the log, never skipped.
 - Hints (local commits, PostgreSQL NOTIFY, a periodic poll) only say "look again"; the log is
-  the truth, so a lost hint delays an event but never loses it.
+  the truth, so a lost hint delays an event but never loses it. The log is read with `run_read`:
+  with PostgreSQL on a connection of its own, so filling a gap never queues behind this hub's
+  writes.
 - `read_after(rev)` returns the changes after `rev` from memory, or from the log when `rev` is
   older than memory, or raises Gone when the log was compacted past `rev`.
 - Each watcher reads at its own pace from the shared run: a slow one never slows a writer or
