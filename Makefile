@@ -47,7 +47,7 @@ test-sqlite: setup-test
 
 # The store suite and the Service allocators (whose no-duplicates race only PostgreSQL shows) again on PostgreSQL; it fails (not skips) when PostgreSQL is not there.
 test-postgres: setup-test
-	KK_REQUIRE_POSTGRES=1 DATABASE_URL=$(PG_URL) $(PY) -m pytest -p no:cacheprovider tests/storage/test_store.py tests/storage/test_snapshot.py tests/storage/test_db.py tests/api/test_allocation.py
+	KK_REQUIRE_POSTGRES=1 DATABASE_URL=$(PG_URL) $(PY) -m pytest -p no:cacheprovider tests/storage/test_store.py tests/storage/test_snapshot.py tests/storage/test_reader.py tests/api/test_allocation.py
 
 bench: setup-test
 	@# create_throughput compares the hub with etcd on this machine: Debian's etcd, started by the bench itself.

@@ -181,3 +181,14 @@ async def run_read(fn: Callable[..., T], *args: Any) -> T:
             if _reader is None:
                 _reader = ThreadPoolExecutor(1, thread_name_prefix="kk-db-read")
     return await asyncio.get_running_loop().run_in_executor(_reader, _read, fn, *args)
+
+
+def close_reader() -> None:
+    """Close the reader thread's connection and end the thread (a test's database can then be
+    dropped; the next `run_read` starts them again)."""
+    global _reader
+    with _lock:
+        reader, _reader = _reader, None
+    if reader is not None:
+        reader.submit(lambda: connection.close()).result()  # this thread's connection, not the caller's
+        reader.shutdown(wait=True)

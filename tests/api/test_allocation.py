@@ -15,7 +15,7 @@ import pytest
 from django.db import connection, connections
 
 from control.kinds import service_addresses as allocation
-from control.storage.db import submit
+from control.storage.db import close_reader, submit
 from control.kinds.network import NODE_PORT_RANGE, service_cidr
 from tests.api.client import ApiClient
 
@@ -29,8 +29,10 @@ TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 @pytest.fixture
 def api(api):
     yield api
-    # The hub's database thread keeps its connection; close it so PostgreSQL can drop the test database.
+    # The hub's database thread and its reader keep their connections; close them so PostgreSQL can
+    # drop the test database.
     submit(connections.close_all).result()
+    close_reader()
 
 
 def service(name: str = "web", type_: str = "ClusterIP", **spec) -> dict:

@@ -8,9 +8,10 @@ import threading
 import pytest
 from django.db import transaction
 
-from control.storage import db, store
+from control.storage import db
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
 
 
 def test_a_cancelled_call_is_skipped_and_the_thread_keeps_serving():
@@ -91,32 +92,3 @@ def test_run_db_answers_a_batch_in_one_hand_off_and_skips_a_cancelled_call():
     assert ran == ["call 0", "call 1", "call 2"], "the cancelled call must not run"
     assert hand_offs == 1, "one batch, one loop: one hand-off"
 
-
-def _on_postgres() -> bool:
-    from django.db import connection
-    return connection.vendor == "postgresql"
-
-
-@pytest.mark.skipif("not _on_postgres()", reason="the reader thread serves PostgreSQL only")
-def test_on_postgres_a_read_of_committed_data_does_not_wait_behind_the_writer():
-    gate = threading.Event()
-    blocker = db.submit(gate.wait, 5)  # the writer thread is busy (e.g. waiting for another hub's lock)
-
-    async def read() -> tuple[str, int]:
-        return await asyncio.wait_for(db.run_read(
-            lambda: (threading.current_thread().name, store.current_revision())), 2)
-
-    try:
-        name, revision = asyncio.run(read())
-    finally:
-        gate.set()
-    assert name.startswith("kk-db-read") and revision >= 0
-    assert blocker.result(timeout=5) is True
-
-
-@pytest.mark.skipif("_on_postgres()", reason="with PostgreSQL reads have a thread of their own")
-def test_on_sqlite_a_read_runs_on_the_database_thread_in_order():
-    async def read() -> str:
-        return await db.run_read(lambda: threading.current_thread().name)
-
-    assert asyncio.run(read()) == "kk-db"
