@@ -166,8 +166,9 @@ def test_traffic_from_the_form_shows_the_pods_that_answered(page, cluster):
     # A name no Service answers to: every request fails, and is shown failed, in red.
     result = send(page, 3, target="tiramisu")
     assert "3 sent, 3 failed" in result, result
-    page.wait_for_selector("#traffic-tally .tally-row[data-service='tiramisu'] .bar.failed")
-    assert page.inner_text("#traffic-tally .tally-row[data-service='tiramisu'] .bar.failed .count") == "3"
+    failed = "#traffic-tally .tally-row[data-service='tiramisu'] .bar.failed"
+    page.wait_for_selector(failed)  # drawn at the first failure; the records of the others may come later
+    wait_for(lambda: page.inner_text(f"{failed} .count") == "3", timeout=10, what="3 failures in the tally")
     assert page.locator("#traffic-recent li.failed").count() >= 3
     if config.given("KK_UPDATE_README_SHOT") == "1":  # the README's picture is refreshed on request only
         page.screenshot(path=str(ROOT / "docs" / "dashboard-traffic.png"))
