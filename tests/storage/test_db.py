@@ -13,7 +13,6 @@ from control.storage import db
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-
 def test_a_cancelled_call_is_skipped_and_the_thread_keeps_serving():
     gate = threading.Event()
     blocker = db.submit(gate.wait, 5)
@@ -91,4 +90,3 @@ def test_run_db_answers_a_batch_in_one_hand_off_and_skips_a_cancelled_call():
     assert answers == [0, 1, 2]
     assert ran == ["call 0", "call 1", "call 2"], "the cancelled call must not run"
     assert hand_offs == 1, "one batch, one loop: one hand-off"
-
