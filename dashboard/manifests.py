@@ -240,8 +240,12 @@ async def apply_all(client: HubClient, documents: list[dict[str, Any]], *,
     # The dry runs, and the reads of what each object is now (for "created" or "configured"), go
     # out together: one round trip's wait instead of one per object. An object named twice in the
     # stream is read again just before its second apply.
-    named = [_identity(doc, default_namespace) for doc in documents]
-    prefetch = [named.index(name) == index for index, name in enumerate(named)]
+    seen: set[tuple[str, str, str, str]] = set()
+    prefetch = []  # True for an object's first mention in the stream
+    for doc in documents:
+        name = _identity(doc, default_namespace)
+        prefetch.append(name not in seen)
+        seen.add(name)
     gate = asyncio.Semaphore(IN_FLIGHT)
     checks, stored = await asyncio.gather(
         asyncio.gather(*(_gated(gate, _apply_one(client, doc, default_namespace, dry_run=True))

@@ -176,3 +176,14 @@ def test_the_dry_runs_and_the_reads_of_what_is_stored_go_out_together(fake, clie
     assert flight["most_writing"] == 1
     gets = [r.path for r in fake.requests if r.method == "GET" and r.path in PATHS]
     assert sorted(gets) == sorted(PATHS)  # each object read once, before its apply
+
+
+def test_an_object_named_twice_is_read_again_before_its_second_apply(fake, client):
+    path = "/api/v1/namespaces/default/configmaps/twice"
+    fake.answers[("PATCH", path)] = (200, {"metadata": {"name": "twice", "resourceVersion": "3"}})
+    manifest = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: twice}\ndata: {a: '1'}\n---\n"
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: twice}\ndata: {a: '2'}\n")
+    assert client.post("/apply/", {"manifest": manifest}).status_code == 200
+    kinds = [(r.method, r.query.get("dryRun")) for r in fake.requests if r.path == path]
+    assert kinds.count(("GET", None)) == 2  # read once beforehand, and again just before the second
+    assert kinds[-3:] == [("PATCH", None), ("GET", None), ("PATCH", None)]
