@@ -44,7 +44,7 @@ from control.api.extras import kitchen, metrics, oidc, reviews, services
 from control.storage.db import run_db
 from control.storage.feed import start_feed, stop_feed
 from control.api.extras.podlog import pod_log
-from control.api.request import Call, Request, Route
+from control.api.request import Call, Request, Route, StoredCheck
 from control.api.responses import Reply, Stream, error_response, json_response
 from control.api.watch import wait_for_revision, watch
 
@@ -119,15 +119,20 @@ WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 
 
 def _guard(fn: Callable[[Call], Reply], call: Call) -> Reply:
-    """Runs on the database thread: errors become Statuses there, inside the transaction's scope."""
+    """Runs on the database thread: errors become Statuses there, inside the transaction's scope.
+    A write whose handler did not make the stored-object check admission gave it is undone (the
+    error leaves the call's savepoint), never answered: a handler that forgets fails closed."""
     try:
-        return fn(call)
+        reply = fn(call)
     except verbs.FutureRevision:
         raise  # the async side waits for that revision and asks again
     except errors.ApiError as exc:
         return error_response(exc)
     except RecursionError:
         return error_response(errors.BadRequest("the object is nested too deeply"))
+    if call.check_stored is not None and not call.check_stored.ran and reply.status < 400:
+        raise RuntimeError(f"{call.method} {call.kind.resource}/{call.subresource}: the stored-object check was not made")
+    return reply
 
 
 def _author(request: Request) -> str:
@@ -144,7 +149,8 @@ async def resource(request: Request, group: str = "", version: str = "v1", rest:
     call = Call(method=request.method, kind=kind, namespace=namespace, name=name, subresource=sub,
                 query=request.query, actor=_author(request), user=request.user,
                 accept=request.headers.get("accept", ""),
-                content_type=request.content_type, raw_body=request.body, decoded=request.decoded)
+                content_type=request.content_type, raw_body=request.body, decoded=request.decoded,
+                check_stored=request.check_stored)
     admission.check_path(kind, namespace, name, verb)
     if verb in WRITE_VERBS:
         call.check_options()
@@ -368,8 +374,9 @@ async def _serve(request: Request, too_large: bool, seats: list[Callable[[], Non
         seats.append(await fairness.take_seats(request))
         # Only now, RBAC passed and the sender's seats held, is the body decoded, off the loop.
         request.decoded = await bodies.predecode(request.method, request.body, request.content_type)
-        await gate.check_body(request.user, request.method, request.path, request.query, request.body,
-                              request.content_type, request.decoded)
+        stored_check = await gate.check_body(request.user, request.method, request.path, request.query, request.body,
+                                             request.content_type, request.decoded)
+        request.check_stored = StoredCheck(stored_check) if stored_check is not None else None
         answer = await route(request)
     except errors.ApiError as exc:
         answer = error_response(exc)

@@ -42,6 +42,7 @@ def server_side_apply_call(call: Call, document: object, subresource: str) -> Re
     except errors.NotFound:
         if subresource:
             raise
+        call.admit_stored(None)
         with serialised(call.kind, dry_run=call.dry_run):  # a Service's addresses: chosen and stored in one transaction
             obj = prepare_create(call, applied_to(None), verbs.now(), applied=True)
             if call.dry_run:
@@ -49,6 +50,7 @@ def server_side_apply_call(call: Call, document: object, subresource: str) -> Re
             return json_response(store.object_create(resource=call.kind.resource, obj=obj, actor=call.actor), 201)
 
     def mutate(current: Obj):
+        call.admit_stored(current)
         return prepare_update(call, current, applied_to(current), subresource=subresource, now=verbs.now(),
                               applied=True)
 

@@ -141,15 +141,21 @@ def update(call: Call, subresource: str = "") -> Reply:
             current = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
         except errors.NotFound:
             if creates:
+                call.admit_stored(None)
                 return create(call)
             raise
     # Otherwise object_update reads the object itself, and answers the same NotFound when it is missing.
     if call.dry_run:
+        call.admit_stored(current)
         result = prepare_update(call, current, body, subresource=subresource, now=now())
         return _object_response(call, result.final if isinstance(result, store.Delete) else result)
+
+    def mutate(cur: Obj) -> Obj | store.Delete:
+        call.admit_stored(cur)
+        return prepare_update(call, cur, dict(body), subresource=subresource, now=now())
+
     obj, stored = store.object_update_as_stored(
-        resource=call.kind.resource, namespace=call.namespace, name=call.name,
-        mutate=lambda cur: prepare_update(call, cur, dict(body), subresource=subresource, now=now()), actor=call.actor,
+        resource=call.kind.resource, namespace=call.namespace, name=call.name, mutate=mutate, actor=call.actor,
         shared=_shareable(call))
     return _object_response(call, obj, stored=stored)
 
@@ -175,6 +181,7 @@ def patch(call: Call, subresource: str = "") -> Reply:
         return server_side_apply_call(call, document, subresource)
 
     def mutate(current: Obj):
+        call.admit_stored(current)
         # a served version is patched as the client sees it, then converted back (prepare_update)
         seen = call.kind.on_read(current) if call.kind.to_storage is not None and call.kind.on_read else current
         return prepare_update(call, current, apply_patch(call.kind, seen, patch_type, document),
@@ -281,6 +288,7 @@ def _delete_one(call: Call, name: str, options: dict[str, Any]) -> tuple[Obj, bo
     removed = {"gone": False}
 
     def mutate(current: Obj):
+        call.admit_stored(current)
         admission.admit_delete(call.kind, current)
         result = mark_deleted(call.kind, current, options, now())
         removed["gone"] = isinstance(result, store.Delete)

@@ -164,11 +164,16 @@ def node_reads_object(user: User, attrs: Attributes) -> bool:
     return attrs.resource == "pods" and attrs.subresource in ("", "status") and attrs.verb == "create"
 
 
-async def check_node(user: User, attrs: Attributes, obj: Any) -> None:
+StoredCheck = Callable[[Any], None]  # the stored object a write changes (None: it creates one) -> raise to refuse
+
+
+def check_node(user: User, attrs: Attributes, obj: Any) -> StoredCheck | None:
     """The NodeRestriction admission plugin: a node writes only its own Node and its own pods.
-    `obj` is read only where `node_reads_object` says so."""
+    `obj` is read only where `node_reads_object` says so. A write of an existing pod is judged by
+    the pod as stored, which only its handler reads, in the write's transaction (upstream looks
+    at the update's old object): that check is returned, for the handler to run."""
     if not _node_restricted(user, attrs):
-        return
+        return None
     node = user.name.removeprefix("system:node:")
 
     def refuse(why: str) -> errors.Forbidden:
@@ -188,13 +193,18 @@ async def check_node(user: User, attrs: Attributes, obj: Any) -> None:
                              "create mirror pods")
             if not isinstance(spec, dict) or spec.get("nodeName") != node:
                 raise refuse(f'node "{node}" can only create pods with spec.nodeName set to itself')
-            return
-        stored = await run_db(_lookup, "/pods", attrs.namespace, attrs.name) if attrs.name else None
-        if stored is None:
-            return  # the handler answers the 404
-        if (stored.get("spec") or {}).get("nodeName") != node:
-            action = "delete pods" if attrs.verb == "delete" else "update pod status for pods"
-            raise refuse(f'node "{node}" can only {action} with spec.nodeName set to itself')
+            return None
+        if not attrs.name:
+            return None
+
+        def own_pod(stored: Any) -> None:
+            if stored is None:  # an apply that would create it: only a create may, by the rules above
+                raise refuse(f'node "{node}" can only create pods with spec.nodeName set to itself')
+            if (stored.get("spec") or {}).get("nodeName") != node:
+                action = "delete pods" if attrs.verb == "delete" else "update pod status for pods"
+                raise refuse(f'node "{node}" can only {action} with spec.nodeName set to itself')
+        return own_pod
+    return None
 
 
 async def admit(method: str, path: str, query: dict[str, str], headers: list[tuple[bytes, bytes]],
@@ -224,18 +234,20 @@ async def admit(method: str, path: str, query: dict[str, str], headers: list[tup
         attrs = service_proxy_attributes(method, path, query) or attrs
         if not attrs.resource_request or not policy.allowed(user, attrs):
             raise forbidden(user, attrs)
-    if check_object:
-        await check_body(user, method, path, query, body, content_type)
+    if check_object and await check_body(user, method, path, query, body, content_type) is not None:
+        # only the API's handlers run a check of the stored object (control.api.app): fail closed
+        raise errors.InternalError("this write needs a check of the stored object that nothing here makes")
     return user
 
 
 async def check_body(user: User, method: str, path: str, query: dict[str, str], body: bytes, content_type: str,
-                     decoded: Any = None) -> None:
+                     decoded: Any = None) -> StoredCheck | None:
     """The checks that need the object a write carries (RBAC escalation, NodeRestriction), once
     `admit` let the request in: the hub decodes a body only after the checks that need none passed.
-    `decoded` is the body as `control.api.bodies` decoded it, when it did."""
+    `decoded` is the body as `control.api.bodies` decoded it, when it did. Returns the check the
+    handler must make on the stored object it writes (`check_node`'s), if there is one."""
     if not enabled() or getattr(decoded, "problem", None) is not None:
-        return  # an undecodable body: the handler answers its 400, as kube-apiserver decodes before admission
+        return None  # an undecodable body: the handler answers its 400, as kube-apiserver decodes before admission
     attrs = attributes(method, path, query)
     if attrs.resource_request and attrs.verb in ("create", "update", "patch", "delete"):
         reads_object = (attrs.api_group == RBAC_GROUP and attrs.resource in ROLE_RESOURCES + BINDING_RESOURCES) \
@@ -246,9 +258,11 @@ async def check_body(user: User, method: str, path: str, query: dict[str, str], 
         policy = await cache().current()
         applied = (content_type or "").split(";")[0].strip().lower() == "application/apply-patch+yaml"
         check_escalation(user, attrs, obj, policy, whole=attrs.verb != "patch" or applied)
-        await check_node(user, attrs, obj)
+        stored_check = check_node(user, attrs, obj)
         await signers.check(user, attrs, obj, policy,
                             lambda name: run_db(_lookup, signers.STORE_RESOURCE, "", name))
+        return stored_check
+    return None
 
 
 async def sends_as_service_proxy(user: User, method: str, path: str, query: dict[str, str]) -> bool:

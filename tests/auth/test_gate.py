@@ -146,8 +146,64 @@ def test_a_kubelet_writes_only_its_own_node_and_pods(hub):
         assert body(answer)["message"] == ('pods "theirs" is forbidden: node "node-1" can only update pod status '
                                            "for pods with spec.nodeName set to itself")
         assert kubelet.delete("/api/v1/namespaces/alice/pods/theirs").status_code == 403
+        # the kubelet's own way to write status: PUT of the whole pod, as read (also as a dry run)
+        theirs = body(admin.get("/api/v1/namespaces/alice/pods/theirs"))
+        sent = json.dumps({**theirs, "status": {"message": "mine now"}})
+        for query in ("", "?dryRun=All"):
+            answer = kubelet.put(f"/api/v1/namespaces/alice/pods/theirs/status{query}", sent)
+            assert answer.status_code == 403 and "can only update pod status" in body(answer)["message"]
+        # server-side apply of someone else's pod's status
+        applied = "application/apply-patch+yaml"
+        answer = kubelet.patch("/api/v1/namespaces/alice/pods/theirs/status?fieldManager=k", sent, applied)
+        assert answer.status_code == 403 and "can only update pod status" in body(answer)["message"]
+        assert body(admin.get("/api/v1/namespaces/alice/pods/theirs")) == theirs  # nothing was written
         answer = kubelet.patch("/api/v1/nodes/node-2", json.dumps({"metadata": {"labels": {"x": "y"}}}), merge)
         assert body(answer)["message"] == 'nodes "node-2" is forbidden: node "node-1" is not allowed to modify node "node-2"'
+    finally:
+        kubelet.close()
+
+
+def test_the_node_restriction_judges_the_pod_its_write_read_without_a_read_of_its_own(hub, monkeypatch):
+    """Upstream's NodeRestriction looks at the update's old object: here the handler's own read,
+    inside the write's transaction, so a kubelet's status write costs the hub no second query."""
+    from control.auth import gate
+
+    admin = hub["admin"]
+    assert admin.post("/api/v1/namespaces/alice/pods", pod("mine", "node-1")).status_code == 201
+    lookups = []
+    monkeypatch.setattr(gate, "_lookup", lambda *args: lookups.append(args))
+    kubelet = ApiClient(token=token("system:node:node-1", ("system:nodes",)))
+    try:
+        mine = body(admin.get("/api/v1/namespaces/alice/pods/mine"))
+        answer = kubelet.put("/api/v1/namespaces/alice/pods/mine/status", json.dumps({**mine, "status": {"message": "x"}}))
+        assert answer.status_code == 200 and body(answer)["status"]["message"] == "x"
+        assert kubelet.delete("/api/v1/namespaces/alice/pods/mine").status_code == 200
+        assert lookups == []
+    finally:
+        kubelet.close()
+
+
+def test_a_write_whose_handler_skips_the_stored_check_is_undone_not_answered(hub, monkeypatch):
+    """Fail closed: a handler that writes a pod a node restriction guards without making the check
+    (a bug) is answered 500 and its write rolled back, never let through."""
+    from control.api import app, verbs
+    from control.storage import store
+
+    admin = hub["admin"]
+    assert admin.post("/api/v1/namespaces/alice/pods", pod("theirs", "node-2")).status_code == 201
+
+    def forgetful(call):  # writes the status without `call.admit_stored`
+        store.object_update(resource="/pods", namespace="alice", name="theirs", actor="test",
+                            mutate=lambda cur: {**cur, "status": {"message": "mine now"}})
+        return verbs.get(call)
+
+    monkeypatch.setitem(app.SYNC_VERBS, ("update", True, "status"), forgetful)
+    kubelet = ApiClient(token=token("system:node:node-1", ("system:nodes",)))
+    try:
+        theirs = body(admin.get("/api/v1/namespaces/alice/pods/theirs"))
+        answer = kubelet.put("/api/v1/namespaces/alice/pods/theirs/status", json.dumps(theirs))
+        assert answer.status_code == 500
+        assert "message" not in (body(admin.get("/api/v1/namespaces/alice/pods/theirs")).get("status") or {})
     finally:
         kubelet.close()
 
