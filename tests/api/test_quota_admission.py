@@ -183,3 +183,22 @@ def test_an_admitted_create_charges_the_quota_status_in_the_same_write(api):
     assert read_quota(api)["metadata"]["resourceVersion"] == before
     assert post(api, "configmaps", {"metadata": {"name": "c"}})[0] == 201  # not counted: not charged
     assert read_quota(api)["metadata"]["resourceVersion"] == before
+
+
+def test_an_update_refused_after_its_charge_leaves_the_quota_as_it_was(api):
+    """The charge is written inside the update's own write (the store's savepoint for it): an update
+    refused after admission charged it (here the allocator: the node port is taken) takes it back."""
+    post(api, "resourcequotas", quota("q", **{"services.nodeports": "3"}))
+    taken = {"metadata": {"name": "a"}, "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 30080}]}}
+    assert post(api, "services", taken)[0] == 201
+    assert post(api, "services", {"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}})[0] == 201
+    before = read_quota(api)
+    assert before["status"]["used"] == {"services.nodeports": "1"}
+    merge = "application/merge-patch+json"
+    clash = {"spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": 30080}]}}
+    answer = api.patch("/api/v1/namespaces/default/services/s", json.dumps(clash), merge)
+    assert answer.status_code == 422 and "already allocated" in json.loads(answer.content)["message"]
+    assert read_quota(api) == before
+    answer = api.patch("/api/v1/namespaces/default/services/s", json.dumps({"spec": {"type": "NodePort"}}), merge)
+    assert answer.status_code == 200
+    assert read_quota(api)["status"]["used"] == {"services.nodeports": "2"}
