@@ -79,22 +79,15 @@ class Hub:
     def start(self) -> "Hub":
         manage = [sys.executable, str(ROOT / "manage.py")]
         subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=self.env, check=True, cwd=ROOT)
-        self.secure_port = free_server_port()
-        self.process = subprocess.Popen([*manage, "runhub", "--addr", f"127.0.0.1:{self.port}",
-                                         "--secure-addr", f"127.0.0.1:{self.secure_port}"], env=self.env,
-                                        cwd=ROOT, stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60  # a loaded CI machine starts Python slowly
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"hub exited: {self.log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1):
-                    break
-            except OSError:
-                time.sleep(0.1)
+        for attempt in range(3):
+            if self._serve(manage):
+                break
+            # A port found free was taken before the hub bound it (another test process's server,
+            # between our probe and its bind): other ports, as a person would start it again.
+            self.port = free_server_port()
+            self.url = f"http://127.0.0.1:{self.port}"
         else:
-            self.stop()  # never leave the process behind a test that could not use it
-            raise RuntimeError("hub did not come up")
+            raise RuntimeError(f"hub exited: {self.log.read_text()[-2000:]}")
         self.kubeconfig = self.dir / "kubeconfig"
         out = subprocess.run([*manage, "kubeconfig", "--server", self.url], env=self.env, cwd=ROOT,
                              check=True, capture_output=True, text=True).stdout
@@ -102,6 +95,28 @@ class Hub:
         self.token = admin_token(self.dir)
         DATA_DIRS[self.url] = self.dir
         return self
+
+    def _serve(self, manage: list[str]) -> bool:
+        """Start runhub on this hub's ports and wait for /healthz; False when it could not listen
+        (the port was taken meanwhile), raises for any other end."""
+        self.secure_port = free_server_port()
+        self.process = subprocess.Popen([*manage, "runhub", "--addr", f"127.0.0.1:{self.port}",
+                                         "--secure-addr", f"127.0.0.1:{self.secure_port}"], env=self.env,
+                                        cwd=ROOT, stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60  # a loaded CI machine starts Python slowly
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                said = self.log.read_text()
+                if "Address already in use" in said:
+                    return False
+                raise RuntimeError(f"hub exited: {said[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1):
+                    return True
+            except OSError:
+                time.sleep(0.1)
+        self.stop()  # never leave the process behind a test that could not use it
+        raise RuntimeError("hub did not come up")
 
     @property
     def auth(self) -> dict[str, str]:
