@@ -79,7 +79,7 @@ class Hub:
     def start(self) -> "Hub":
         manage = [sys.executable, str(ROOT / "manage.py")]
         subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=self.env, check=True, cwd=ROOT)
-        for attempt in range(3):
+        for _ in range(3):
             if self._serve(manage):
                 break
             # A port found free was taken before the hub bound it (another test process's server,

@@ -44,7 +44,7 @@ from control.api.extras import kitchen, metrics, oidc, reviews, services
 from control.storage.db import run_db
 from control.storage.feed import start_feed, stop_feed
 from control.api.extras.podlog import pod_log
-from control.api.request import Call, Request, Route, StoredCheck
+from control.api.request import Call, Request, Route
 from control.api.responses import Reply, Stream, error_response, json_response
 from control.api.watch import wait_for_revision, watch
 
@@ -130,7 +130,7 @@ def _guard(fn: Callable[[Call], Reply], call: Call) -> Reply:
         return error_response(exc)
     except RecursionError:
         return error_response(errors.BadRequest("the object is nested too deeply"))
-    if call.check_stored is not None and not call.check_stored.ran and reply.status < 400:
+    if call.check_stored is not None and not call.stored_checked and reply.status < 400:
         raise RuntimeError(f"{call.method} {call.kind.resource}/{call.subresource}: the stored-object check was not made")
     return reply
 
@@ -374,9 +374,8 @@ async def _serve(request: Request, too_large: bool, seats: list[Callable[[], Non
         seats.append(await fairness.take_seats(request))
         # Only now, RBAC passed and the sender's seats held, is the body decoded, off the loop.
         request.decoded = await bodies.predecode(request.method, request.body, request.content_type)
-        stored_check = await gate.check_body(request.user, request.method, request.path, request.query, request.body,
-                                             request.content_type, request.decoded)
-        request.check_stored = StoredCheck(stored_check) if stored_check is not None else None
+        request.check_stored = await gate.check_body(request.user, request.method, request.path, request.query,
+                                                     request.body, request.content_type, request.decoded)
         answer = await route(request)
     except errors.ApiError as exc:
         answer = error_response(exc)

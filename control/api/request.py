@@ -31,21 +31,6 @@ PATCH_TYPES = {
 FIELD_VALIDATION = ("Strict", "Warn", "Ignore")
 
 
-class StoredCheck:
-    """A check of the stored object a write changes, made inside the write's transaction, as
-    upstream's admission plugins see `GetOldObject()`: no read of its own, nothing between the
-    check and the write. `ran` says whether the handler made it: a write that did not is undone
-    (`control.api.app` fails it closed)."""
-
-    def __init__(self, check: Callable[[Any], None]):
-        self.check = check
-        self.ran = False
-
-    def run(self, current: Any) -> None:
-        self.ran = True
-        self.check(current)
-
-
 @dataclass
 class Call:
     """One API request, parsed: what it targets and who makes it."""
@@ -65,13 +50,17 @@ class Call:
     body_dry_run: str = ""  # DeleteOptions carry dryRun in the body
     decoded: Any = None  # the body as control.api.bodies decoded it off the loop (None: decode here)
     # Admission that must see the object as stored when the write changes it (NodeRestriction:
-    # the pod's node), run by the handler on what it read inside the write's transaction.
-    check_stored: "StoredCheck | None" = None
+    # the pod's node, as upstream's plugins see `GetOldObject()`), run by the handler on what it
+    # read inside the write's transaction; `stored_checked` says it did (control.api.app undoes a
+    # write whose handler did not: it fails closed).
+    check_stored: Callable[[Any], None] | None = None
+    stored_checked: bool = False
 
     def admit_stored(self, current: Any) -> None:
         """Run `check_stored` on the object this write changes (None: the write would create it)."""
         if self.check_stored is not None:
-            self.check_stored.run(current)
+            self.stored_checked = True
+            self.check_stored(current)
 
     @property
     def dry_run(self) -> bool:
@@ -120,7 +109,7 @@ class Request:
         self.address = str((scope.get("client") or ("",))[0])  # the peer's host, as the server saw it
         self.extensions: dict[str, Any] = scope.get("extensions") or {}
         self.decoded: Any = None  # the body, decoded off the loop (control.api.bodies.predecode)
-        self.check_stored: "StoredCheck | None" = None  # admission's look at the stored object (the gate's)
+        self.check_stored: Callable[[Any], None] | None = None  # admission's look at the stored object (the gate's)
         self.tag: dict[str, str] = {"verb": self.method.lower(), "resource": self.path}
 
     def identified(self, user: Any) -> None:
