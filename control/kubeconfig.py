@@ -1,14 +1,26 @@
-"""The one kubeconfig shape Kube Kitchen hands out (the `kubeconfig` command's, an attendee's).
+"""The one kubeconfig shape Kube Kitchen hands out (the `kubeconfig` command's, runcluster's, an
+attendee's).
 
-Guarantees: `kubeconfig(server, namespace, token, ca_pem)` is a kubeconfig document (a dict, for
-yaml.safe_dump) with one cluster `kube-kitchen` at `server` (the CA inlined as
-`certificate-authority-data` when given), one user with the bearer `token` (none when empty) and one
-current context joining them in `namespace`. Pure: no files, no settings.
+Guarantees:
+- `kubeconfig(server, namespace, token, ca_pem)` is a kubeconfig document (a dict, for
+  yaml.safe_dump) with one cluster `kube-kitchen` at `server` (the CA inlined as
+  `certificate-authority-data` when given), one user with the bearer `token` (none when empty) and
+  one current context joining them in `namespace`. Pure: no files, no settings.
+- `admin(folder, server)` is the cluster admin's document for the hub at `server`, read from that
+  hub's data `folder` (the token file's admin token; for a plain-HTTP address, the hub's HTTPS
+  address and CA, because kubectl sends a token only over HTTPS), with a warning when there is none.
+- `write_private(path, document)` writes a document owner-only (created 0600, never looser), so a
+  file kubectl reads twice can be named on its command line (a `<(...)` pipe reads empty the
+  second time: kubectl 1.32 loads its kubeconfig more than once).
 """
 
 from __future__ import annotations
 
 import base64
+import os
+from pathlib import Path
+
+import yaml
 
 
 def kubeconfig(server: str, namespace: str = "default", token: str = "", ca_pem: bytes = b"") -> dict:
@@ -25,3 +37,37 @@ def kubeconfig(server: str, namespace: str = "default", token: str = "", ca_pem:
         "current-context": "kube-kitchen",
         "preferences": {},
     }
+
+
+def admin(folder: Path, server: str, namespace: str = "default") -> tuple[dict, str]:
+    """The cluster admin's kubeconfig for the hub at `server` whose data folder is `folder`, and a
+    warning ("" when none) for an address kubectl would send no token to."""
+    from control import keys
+    from control.auth.serving import secure_url_for
+    from control.auth.tokenfile import admin_token
+
+    token = admin_token(folder)  # the cluster admin (system:masters), made on first use
+    server, ca, warning = server.rstrip("/"), b"", ""
+    if server.startswith("http://"):
+        secure = secure_url_for(folder, server)
+        if secure:
+            server, ca = secure, keys.ca_certificate(folder)
+        else:
+            warning = (f"{server} is plain HTTP and kubectl sends no token over it; start the hub "
+                       "with --secure-addr (runcluster does)")
+    elif server.startswith("https://"):
+        ca = keys.ca_certificate(folder)
+    return kubeconfig(server, namespace, token, ca), warning
+
+
+def write_private(path: Path, document: dict) -> Path:
+    """`document` as YAML at `path`, owner-only from its creation (an existing file is replaced)."""
+    text = yaml.safe_dump(document, sort_keys=False)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # a file that existed keeps its mode through O_CREAT: make it ours alone
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+    return path

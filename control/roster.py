@@ -48,10 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-import yaml
-
 from control.auth import tokenfile
-from control.kubeconfig import kubeconfig
+from control.kubeconfig import kubeconfig, write_private
 
 FOLDER = "workshop"
 CODES = "codes.csv"
@@ -221,15 +219,7 @@ def claimed(data: Path) -> set[str]:
 
 def write_kubeconfig(data: Path, name: str, server: str, token: str, ca_pem: bytes) -> Path:
     """An attendee's kubeconfig (`control.kubeconfig`'s shape, their namespace), owner-only."""
-    target = folder_of(data) / f"{name}.kubeconfig"
-    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    text = yaml.safe_dump(kubeconfig(server, name, token, ca_pem), sort_keys=False)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-    return target
+    return write_private(folder_of(data) / f"{name}.kubeconfig", kubeconfig(server, name, token, ca_pem))
 
 
 def kubeconfig_of(data: Path, name: str) -> str | None:

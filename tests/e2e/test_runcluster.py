@@ -37,10 +37,11 @@ def spoke_running(url: str, name: str) -> bool:
 def test_runcluster_serves_and_the_supervisor_follows_the_configmap(tmp_path):
     port = free_server_port()
     url = f"http://127.0.0.1:{port}"
-    data = str(tmp_path)
+    data = str(tmp_path / "data")
+    log = tmp_path / "runcluster.log"
     process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runcluster", "--addr", f"127.0.0.1:{port}",
                                 "--nodes", "1", "--data", data, "--pace", "workshop"], cwd=ROOT,
-                               env={**os.environ}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                               env={**os.environ}, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     try:
         with httpx.Client(base_url=url, timeout=5, headers=bearer(admin_token(data))) as client:
             def node_ready():
@@ -66,10 +67,19 @@ def test_runcluster_serves_and_the_supervisor_follows_the_configmap(tmp_path):
             client.patch("/api/v1/namespaces/kube-system/configmaps/kubekitchen-spokes", json=patch,
                          headers={"Content-Type": "application/merge-patch+json"})
             wait_for(lambda: spoke_running(url, "scheduler"), timeout=15, what="the scheduler started again")
+        # the start-up's kubectl line, run as printed, by a shell: the real kubectl as the admin, over HTTPS
+        printed = next(line for line in log.read_text().splitlines() if line.startswith("  kubectl:"))
+        command = printed.removeprefix("  kubectl:").split("  (")[0].strip()
+        assert command == f"kubectl --kubeconfig {Path(data, 'admin.kubeconfig')} get pods"
+        assert Path(data, "admin.kubeconfig").stat().st_mode & 0o777 == 0o600
+        ran = subprocess.run(["bash", "-c", command.replace("kubectl", shutil.which("kubectl"), 1) + " -A -o name"],
+                             capture_output=True, text=True, timeout=60)
+        assert ran.returncode == 0, ran.stderr
+        assert "pod/" in ran.stdout  # the kitchen's own pods, seen as the cluster admin
     finally:
         process.send_signal(signal.SIGINT)
-        output = process.communicate(timeout=30)[0].decode()
-    assert "Kube Kitchen is up" in output
+        process.wait(timeout=30)
+    assert "Kube Kitchen is up" in log.read_text()
     assert not spoke_running(url, "scheduler") and not spoke_running(url, "kubelet")
 
 

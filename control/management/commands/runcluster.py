@@ -16,7 +16,8 @@ every spoke as `KK_NODE_ADDRESSES`.
 
 Guarantees: the data folder holds the SQLite file (unless DATABASE_URL is set); the schema is
 migrated before anything serves; the hub runs in its own process and is up (its /healthz
-answers) before this command reports the URLs.
+answers) before this command reports the URLs; the cluster admin's kubeconfig is written to
+`admin.kubeconfig` in the data folder (0600) before the `kubectl:` line names it.
 
 Stopping stops everything, however it comes: SIGINT or SIGTERM to this process or to its whole
 process group (a terminal's Ctrl-C), or the hub exiting. From the first signal on the supervisor
@@ -47,7 +48,8 @@ from django.core.management.base import BaseCommand, CommandError
 from control.management.commands.runcomponent import die_with_parent
 from control.management.commands.runhub import split_addr
 from control import config, datafolder, roster, workshop
-from control.installation import in_checkout, manage_command
+from control.installation import manage_command
+from control.kubeconfig import admin as admin_kubeconfig, write_private
 from control.kinds.spokes import NAME as SPOKES_NAME, NAMESPACE as SPOKES_NAMESPACE
 from control.auth import enabled as auth_enabled
 from control.auth.tokenfile import admin_token
@@ -56,6 +58,8 @@ from control.kubelet.node import internal_ip
 from control.staticpods import manifests as staticpods
 from control.staticpods.runner import StaticPodRunner
 from control.supervisor import Supervisor
+
+ADMIN_KUBECONFIG = "admin.kubeconfig"  # the cluster admin's, in the data folder
 
 
 def wait_until_up(url: str, *, seconds: float = 60.0, process: subprocess.Popen | None = None,
@@ -173,6 +177,13 @@ def _reachable(url: str) -> tuple[str, str]:
     return url, f"{url}/join/"
 
 
+def write_admin_kubeconfig(url: str, data_dir: Path) -> Path:
+    """The cluster admin's kubeconfig for this hub, `admin.kubeconfig` in its data folder (0600),
+    written again at every start (the token, CA and HTTPS address are the folder's)."""
+    document, _ = admin_kubeconfig(data_dir, url)
+    return write_private(data_dir / ADMIN_KUBECONFIG, document)
+
+
 def start_lines(url: str, data_dir: Path, codes: dict[str, str]) -> list[str]:
     """The start-up lines after the first: the one address to open, kubectl, the join page."""
     here, join_url = _reachable(url)
@@ -184,13 +195,10 @@ def start_lines(url: str, data_dir: Path, codes: dict[str, str]) -> list[str]:
                      f"later ones log in with the admin token in {data_dir / 'tokens.csv'})")
     else:
         lines.append(f"  dashboard: {here}/")
-    # the kubeconfig reads the admin token and the HTTPS address from this cluster's data folder
-    folder = "" if data_dir == Path(settings.DATA_DIR).resolve() else f"KK_DATA_DIR={data_dir} "
-    if in_checkout():
-        command = f"{folder}{sys.executable} manage.py kubeconfig --server {url}"
-    else:  # the installed command names its data folder itself
-        command = f"kube-kitchen kubeconfig --data {data_dir} --server {url}"
-    lines.append(f"  kubectl:   kubectl --kubeconfig <({command}) get pods")
+    # a file, not `<(manage.py kubeconfig)`: kubectl reads its kubeconfig more than once, a pipe once
+    kubeconfig = write_admin_kubeconfig(url, data_dir)
+    lines.append(f"  kubectl:   kubectl --kubeconfig {kubeconfig} get pods  (the cluster admin; "
+                 f"or export KUBECONFIG={kubeconfig})")
     if codes:
         where = join_url or (f"{url}/join/ (this computer only: attendees cannot reach it; "
                              "start with --addr 0.0.0.0:8000 to serve the LAN)")
