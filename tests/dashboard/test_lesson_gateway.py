@@ -64,3 +64,40 @@ def test_the_summary_counts_each_backend():
 
     line = asyncio.run(run())
     assert line.endswith(": menu-v1 9 (90.0%), menu-v2 1 (10.0%)"), line
+
+
+def test_guests_go_a_few_at_a_time_and_each_once():
+    """The server answers nobody until AT_ONCE requests wait together: one guest after another
+    would never get an answer (the run would time out)."""
+    from dashboard.lesson_gateway import AT_ONCE
+
+    async def run():
+        waiting, seen = [], []
+        everyone_in = asyncio.Event()
+
+        async def serve(reader, writer):
+            try:
+                while await reader.readuntil(b"\r\n\r\n"):
+                    seen.append(1)
+                    waiting.append(1)
+                    if len(waiting) >= AT_ONCE:
+                        everyone_in.set()
+                    await everyone_in.wait()
+                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nx-kubekitchen-backend: default/menu-v1"
+                                 b"\r\n\r\n{}")
+                    await writer.drain()
+            except asyncio.IncompleteReadError:
+                pass
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            hub = FakeHub(gateway(f"http=127.0.0.1:{port}"))
+            line = await asyncio.wait_for(
+                gateway_traffic(hub, {"namespace": "default", "gateway": "front-door", "count": "50"}), 10)
+            return line, len(seen)
+        finally:
+            server.close()
+
+    line, requests = asyncio.run(run())
+    assert line.endswith(": menu-v1 50 (100.0%)") and requests == 50, (line, requests)
