@@ -204,8 +204,9 @@ SETTINGS: tuple[Setting, ...] = (
     _S("KK_IMAGE_BACKOFF", "10:300", "the image pull back-off, `BASE` or `BASE:CAP` seconds", "kubelet.config",
        workshop="2:60"),
     _S("KK_IMAGE_PULL_SECONDS", "0.5", "how long a simulated pull takes", "kubelet.config", float, "0.2"),
-    _S("KK_TERMINATION_SECONDS", "1", "a deleted pod's containers take min(grace period, this) seconds to stop",
-       "kubelet.config", float),
+    _S("KK_TERMINATION_SECONDS", "1",
+       "a deleted pod's running containers run on (exec, logs) for min(grace period, this) seconds, handling SIGTERM, "
+       "then stop", "kubelet.config", float),
     _S("KK_LOG_INTERVAL", "2", "seconds between the lines a running container prints", "kubelet.config", float),
     _S("KK_SYNC_PERIOD", "10", "seconds between the kubelet's retries of a pod that cannot start yet",
        "kubelet.config", float, "2"),

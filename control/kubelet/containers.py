@@ -83,7 +83,7 @@ class Container:
 @dataclass(frozen=True)
 class Happening:
     """Something the kubelet tells the world about (an Event): started, exited, backoff,
-    unready, stopped."""
+    unready, stopping (the pod's deletion asks the run to stop), stopped (it has)."""
 
     kind: str
     container: str

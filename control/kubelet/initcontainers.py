@@ -19,7 +19,7 @@ from typing import Any
 
 from control.kubelet.behaviour import Script
 from control.kubelet.config import BackoffPolicy
-from control.kubelet.containers import Container, Happening, advance, gate, stop
+from control.kubelet.containers import Container, Happening, advance, gate
 
 Obj = dict[str, Any]
 
@@ -86,15 +86,6 @@ def step_init(inits: tuple[Container, ...], scripts: dict[str, Script], policy: 
         else:
             ready_at = None
     return InitStep(tuple(out), tuple(happenings), tuple(active), ready_at)
-
-
-def stop_all(inits: tuple[Container, ...], now: float) -> tuple[tuple[Container, ...], list[Happening]]:
-    out, happenings = [], []
-    for c in inits:
-        c, happened = stop(c, now)
-        out.append(c)
-        happenings += happened
-    return tuple(out), happenings
 
 
 def init_failed(inits: tuple[Container, ...], sidecar_names: set[str]) -> bool:

@@ -104,7 +104,6 @@ class Kubelet:
         answer = serve_answer(node=self.node, namespace=namespace, name=name, port=port,
                               pod_ip=record.pod_ip if record and record.sandbox_ready else None,
                               containers=found[2] if found else None,
-                              stopping=bool(record and record.stopping_since is not None),
                               server=flavour_for(found[0], port) if found else "json")
         if answer[0] == 200 and record is not None:
             self.meter.record_request(record.uid, self.clock.now())

@@ -8,9 +8,10 @@ Guarantees:
   then tells Events, then asks to be woken when the next thing is due.
 - The in-memory record of a pod is committed only after its status write succeeded, so a failed
   write replays the same transitions (and Events) next time, not new ones.
-- Graceful deletion: a pod with deletionTimestamp has its containers stopped (Killing), and after
-  min(deletionGracePeriodSeconds, termination_seconds) the final delete is sent with grace 0 and
-  a uid precondition (a new pod with the same name is never deleted by mistake).
+- Graceful deletion: a pod with deletionTimestamp starts nothing again; its running containers are
+  told to stop (Killing, preStop) and run on (exec, logs) until they end, at the latest
+  min(deletionGracePeriodSeconds, termination_seconds) later; then the final delete is sent with
+  grace 0 and a uid precondition (a new pod with the same name is never deleted by mistake).
 - Before each step the runtime (`runtime.Runtime`) sets up the pod's volumes and makes the config
   of the containers about to start; a container that cannot start yet is held (ContainerCreating
   or CreateContainerConfigError) and the pod is looked at again after the sync period (and at once
@@ -183,13 +184,13 @@ class PodWorker:
         preStop hooks of runs the deletion stops."""
         record, extra = step.record, []
         for h in step.happenings:
-            if h.kind not in ("started", "stopped"):
+            if h.kind not in ("started", "stopping"):
                 continue
             spec, c = container_spec(pod, h.container) or {}, record.container(h.container)
             run = c.current if c is not None else None
             if c is None or run is None or run.number != h.run:
                 continue
-            stopping = h.kind == "stopped"
+            stopping = h.kind == "stopping"
             failed = run_hook(pod, spec, "preStop" if stopping else "postStart", h.at,
                               partial(self._hook_runner, pod, record, run))
             if failed is None:
@@ -354,7 +355,7 @@ class PodWorker:
             return [("Warning", "Unhealthy", "Readiness probe failed: the annotation kubekitchen.dev/unready says so")]
         if happening.kind == "changed":
             return [("Normal", "Killing", f"Container {name} definition changed, will be restarted")]
-        if happening.kind == "stopped":
+        if happening.kind == "stopping":
             return [("Normal", "Killing", f"Stopping container {name}")]
         if happening.kind == "unhealthy":
             return [("Warning", "Unhealthy", happening.message)]

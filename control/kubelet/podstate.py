@@ -2,9 +2,11 @@
 
 Guarantees: `step_pod(pod, record, now, ...)` is pure: it advances every container to `now`
 (see `containers`; `holds` puts containers that cannot start yet on hold, or lets them go),
-stops them all once the pod carries a deletionTimestamp, and says when to look again (`wake`)
-and whether the final delete is due (`delete_due`: the stop has taken
-min(deletionGracePeriodSeconds, termination_seconds)). Init containers run first, one at a time
+and says when to look again (`wake`). Once the pod carries a deletionTimestamp nothing starts
+again; its running containers are told to stop (a `stopping` happening: Killing, preStop) and
+run on until they end by themselves or have taken min(deletionGracePeriodSeconds,
+termination_seconds) to handle SIGTERM (then `stopped`, exit 0); the final delete is due
+(`delete_due`) once none runs. Init containers run first, one at a time
 (`initcontainers`); app containers are created once they have all completed. `pod_phase` derives
 the phase from the containers alone: Failed when an init container failed for good, Pending while
 one is still being created (or initializing), Succeeded/Failed when all have ended for good (all
@@ -20,7 +22,7 @@ from control.kubelet.behaviour import Script, script_for
 from control.kubelet.config import BackoffPolicy
 from control.kubelet.containers import (Container, Happening, advance, gate, is_ready, new_container, next_wake,
                                        stop)
-from control.kubelet.initcontainers import init_failed, init_specs, sidecars, step_init, stop_all
+from control.kubelet.initcontainers import init_failed, init_specs, sidecars, step_init
 from control.kubelet.probestate import ProbeState, probe_ready
 
 Obj = dict[str, Any]
@@ -89,17 +91,15 @@ def stop_seconds(pod: Obj, termination_seconds: float) -> float:
 def step_pod(pod: Obj, record: PodRecord, now: float, *, backoff: BackoffPolicy,
              termination_seconds: float, holds: dict[str, tuple[str, str]] | None = None) -> PodStep:
     scripts = scripts_of(pod)
+    if record.stopping_since is not None or (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return _step_stopping(pod, record, now, scripts, backoff, termination_seconds)
     policy = restart_policy(pod)
-    deleting = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
-    stopping_since = record.stopping_since
-    if deleting and stopping_since is None:
-        stopping_since = now
     init = step_init(record.init_containers, scripts, policy, now, backoff=backoff, started_at=record.started_at,
                      sidecar_names=sidecars(pod), holds=holds)
     containers, happenings = [], list(init.happenings)
     for container in record.containers:
         if init.initialized_at is None:  # app containers wait for the init containers
-            containers.append(stop(container, now)[0] if deleting else container)
+            containers.append(container)
             continue
         if container.last_run is None and container.state == "creating" and container.created_at < init.initialized_at:
             container = replace(container, created_at=init.initialized_at)
@@ -108,22 +108,48 @@ def step_pod(pod: Obj, record: PodRecord, now: float, *, backoff: BackoffPolicy,
             container = gate(container, holds.get(container.name), now)
         container, happened = advance(container, script, policy, now, backoff)
         happenings += happened
-        if deleting:
-            container, happened = stop(container, now)
-            happenings += happened
         containers.append(container)
     inits = init.containers
-    if deleting:
-        inits, happened = stop_all(inits, now)
-        happenings += happened
-    record = replace(record, containers=tuple(containers), init_containers=inits, stopping_since=stopping_since)
-    if stopping_since is not None:
-        delete_at = stopping_since + stop_seconds(pod, termination_seconds)
-        return PodStep(record, tuple(happenings), delete_at, delete_due=now >= delete_at)
+    record = replace(record, containers=tuple(containers), init_containers=inits)
     running = [c for c in inits if c.name in init.active]
     running += containers if init.initialized_at is not None else []
     wakes = [w for c in running if (w := next_wake(c, scripts.get(c.name, Script()), now)) is not None]
     return PodStep(record, tuple(happenings), min(wakes) if wakes else None, delete_due=False)
+
+
+def _step_stopping(pod: Obj, record: PodRecord, now: float, scripts: dict[str, Script], backoff: BackoffPolicy,
+                   termination_seconds: float) -> PodStep:
+    """A pod being deleted, as the kubelet kills it: from the first look at its deletionTimestamp,
+    nothing starts or restarts; each running container is told to stop (Killing, its preStop hook)
+    and goes on running (exec, logs) until its process has handled SIGTERM, `stop_seconds` later,
+    or ends before by itself; once none runs, the final delete is due."""
+    first = record.stopping_since is None
+    since = now if first else record.stopping_since
+    assert since is not None
+    stop_at = since + stop_seconds(pod, termination_seconds)
+    happenings: list[Happening] = []
+
+    def stopping(container: Container) -> Container:
+        if container.state != "running":
+            return stop(container, now)[0]  # it never starts again
+        if first and container.current is not None:
+            happenings.append(Happening("stopping", container.name, since, run=container.current.number))
+        container, happened = advance(container, scripts.get(container.name, Script()), "Never", min(now, stop_at),
+                                      backoff)
+        happenings.extend(happened)
+        if container.state == "running" and now >= stop_at:
+            container, happened = stop(container, stop_at)
+            happenings.extend(happened)
+        return container
+
+    containers = tuple(stopping(c) for c in record.containers)
+    inits = tuple(stopping(c) for c in record.init_containers)
+    record = replace(record, containers=containers, init_containers=inits, stopping_since=since)
+    left = [c for c in containers + inits if c.state == "running"]
+    if not left:
+        return PodStep(record, tuple(happenings), now, delete_due=True)
+    exits = [w for c in left if (w := next_wake(c, scripts.get(c.name, Script()), now)) is not None]
+    return PodStep(record, tuple(happenings), min([stop_at, *exits]), delete_due=False)
 
 
 def pod_phase(record: PodRecord, sidecar_names: set[str] | None = None) -> str:

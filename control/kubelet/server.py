@@ -46,20 +46,18 @@ Answer = tuple[int, dict[str, Any]]
 BadRequest = HttpError  # the name tests and callers knew; the node servers have one error class
 
 
-def serving(containers: tuple[Container, ...], stopping: bool) -> bool:
-    """Whether the pod's app answers: a container runs, or was running when the stop began (it
-    finishes in-flight work during its grace period)."""
-    if stopping:
-        return any(c.current is not None and (c.current.running or c.current.stopped) for c in containers)
+def serving(containers: tuple[Container, ...]) -> bool:
+    """Whether the pod's app answers: a container runs (also while a deleted pod's containers
+    handle SIGTERM: they finish in-flight work until they end, `podstate`)."""
     return any(c.state == "running" for c in containers)
 
 
 def serve_answer(*, node: str, namespace: str, name: str, port: int | None, pod_ip: str | None,
-                 containers: tuple[Container, ...] | None, stopping: bool, server: str = "json") -> Answer:
+                 containers: tuple[Container, ...] | None, server: str = "json") -> Answer:
     """The answer to `POST /serve/<namespace>/<name>`; `containers` None: not a pod of this node."""
     if containers is None:
         return 404, {"error": f'pod "{namespace}/{name}" does not run on node {node}'}
-    if not serving(containers, stopping):
+    if not serving(containers):
         return 503, {"error": f'no container of pod "{namespace}/{name}" is running'}
     return 200, {"pod": name, "namespace": namespace, "node": node, "podIP": pod_ip or "", "port": port,
                  "server": server}

@@ -162,16 +162,68 @@ def test_graceful_deletion_stops_then_deletes_with_grace_0_and_the_uid():
         pod = node.pod()
         pod["metadata"].update(deletionTimestamp=format_time(node.clock.now() + 30), deletionGracePeriodSeconds=30)
         node.submit(pod)
+        writes, statuses, replace_status = len(node.hub.verbs("pods")), [], node.hub.replace_status
+
+        async def keeping(resource, obj):
+            statuses.append(copy.deepcopy(obj["status"]))
+            return await replace_status(resource, obj)
+
+        node.hub.replace_status = keeping
         assert await node.reconcile() == requeue_after(1.0), "simulated stop: min(grace 30, 1 s)"
-        cs = node.pod()["status"]["containerStatuses"][0]
-        assert cs["state"]["terminated"]["reason"] == "Completed" and not cs["ready"]
-        assert node.events.reasons()[-1] == "Killing"
-        assert node.hub.verbs("pods")[-1] == "replace_status"
-        await node.clock.advance(1.0)
+        assert node.events.reasons()[-1] == "Killing"  # told to stop: SIGTERM ...
+        assert "running" in node.pod()["status"]["containerStatuses"][0]["state"]  # ... which takes it a while
+        assert len(node.hub.verbs("pods")) == writes  # nothing changed to write yet
+        assert node.worker.current("default", "web")[2][0].state == "running"  # exec and logs still reach it
+        await node.clock.advance(0.5)
+        assert await node.reconcile() == requeue_after(0.5)
+        await node.clock.advance(0.5)
         assert await node.reconcile() == DONE
-        assert node.hub.verbs("pods")[-1] == "delete"
+        assert node.hub.verbs("pods")[-2:] == ["replace_status", "delete"]
+        cs = statuses[-1]["containerStatuses"][0]
+        assert cs["state"]["terminated"]["reason"] == "Completed" and not cs["ready"]
+        assert node.events.reasons().count("Killing") == 1
         assert node.hub.deleted_with == {"grace_period": 0, "preconditions": {"uid": pod["metadata"]["uid"]}}
         assert node.pod() is None and KEY not in node.worker.records and not node.pool.by_uid
+
+    run(scenario)
+
+
+def deleting(node, grace=30):
+    pod = node.pod()
+    pod["metadata"].update(deletionTimestamp=format_time(node.clock.now() + grace), deletionGracePeriodSeconds=grace)
+    node.submit(pod)
+
+
+def test_a_container_that_ends_by_itself_while_stopping_lets_the_pod_go_then():
+    node = Node(termination_seconds=5.0)
+    finishing = {"name": "app", "image": "busybox", "command": ["sh", "-c", "sleep 3; exit 3"]}
+
+    async def scenario():
+        node.submit(manifest(containers=[finishing]))
+        await node.reconcile()
+        await node.clock.advance(1.0)
+        deleting(node)
+        assert await node.reconcile() == requeue_after(2.0)  # its own end comes before SIGTERM's 5 s
+        await node.clock.advance(2.0)
+        assert await node.reconcile() == DONE
+        assert node.hub.verbs("pods")[-1] == "delete" and node.events.reasons().count("BackOff") == 0
+
+    run(scenario)
+
+
+def test_a_container_waiting_to_restart_never_starts_again_once_the_pod_is_deleted():
+    node = Node(termination_seconds=5.0)
+
+    async def scenario():
+        node.submit(manifest({"kubekitchen.dev/crash-after": "1"}))
+        await node.clock.advance((await node.reconcile()).after)
+        await node.reconcile()
+        assert "waiting" in node.state()  # CrashLoopBackOff: nothing runs
+        started = node.events.reasons().count("Started")
+        deleting(node)
+        assert await node.reconcile() == DONE  # nothing to stop: the final delete at once
+        assert node.hub.verbs("pods")[-1] == "delete"
+        assert node.events.reasons().count("Started") == started and "Killing" not in node.events.reasons()
 
     run(scenario)
 

@@ -30,9 +30,9 @@ def running():
     return c
 
 
-def answer(containers, stopping=False):
+def answer(containers):
     return serve_answer(node="node-1", namespace="default", name="web", port=8080, pod_ip="10.244.1.5",
-                        containers=containers, stopping=stopping)
+                        containers=containers)
 
 
 def test_serve_answers_200_while_a_container_runs_503_when_none_404_when_unknown():
@@ -42,9 +42,9 @@ def test_serve_answers_200_while_a_container_runs_503_when_none_404_when_unknown
     assert answer((creating,))[0] == 503 and "no container" in answer((creating,))[1]["error"]
     assert answer(None)[0] == 404
     stopped, _ = stop(running(), T0 + 2)
-    assert answer((stopped,), stopping=True)[0] == 200, "a pod being stopped finishes its grace period serving"
+    assert answer((stopped,))[0] == 503, "its process has ended (SIGTERM handled): the pod is about to go"
     never_ran, _ = stop(creating, T0 + 2)
-    assert answer((never_ran,), stopping=True)[0] == 503
+    assert answer((never_ran,))[0] == 503
 
 
 def test_parse_serve():
