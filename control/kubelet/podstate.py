@@ -130,14 +130,15 @@ def _step_stopping(pod: Obj, record: PodRecord, now: float, scripts: dict[str, S
     happenings: list[Happening] = []
 
     def stopping(container: Container) -> Container:
-        if container.state != "running":
+        if container.state == "running":  # its own end may come first (not restarted any more)
+            container, happened = advance(container, scripts.get(container.name, Script()), "Never",
+                                          min(now, stop_at), backoff)
+            happenings.extend(happened)
+        if container.state != "running" or container.current is None:
             return stop(container, now)[0]  # it never starts again
-        if first and container.current is not None:
+        if first:
             happenings.append(Happening("stopping", container.name, since, run=container.current.number))
-        container, happened = advance(container, scripts.get(container.name, Script()), "Never", min(now, stop_at),
-                                      backoff)
-        happenings.extend(happened)
-        if container.state == "running" and now >= stop_at:
+        if now >= stop_at:
             container, happened = stop(container, stop_at)
             happenings.extend(happened)
         return container
