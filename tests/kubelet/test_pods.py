@@ -211,6 +211,21 @@ def test_a_container_that_ends_by_itself_while_stopping_lets_the_pod_go_then():
     run(scenario)
 
 
+def test_a_container_that_ended_before_the_deletion_was_seen_is_not_told_to_stop():
+    node = Node(termination_seconds=5.0)
+    finishing = {"name": "app", "image": "busybox", "command": ["sh", "-c", "sleep 3; exit 3"]}
+
+    async def scenario():
+        node.submit(manifest(containers=[finishing]))
+        await node.reconcile()
+        await node.clock.advance(4.0)  # it ended at 3 s; the kubelet looks again only now
+        deleting(node)
+        assert await node.reconcile() == DONE
+        assert node.hub.verbs("pods")[-1] == "delete" and "Killing" not in node.events.reasons()
+
+    run(scenario)
+
+
 def test_a_container_waiting_to_restart_never_starts_again_once_the_pod_is_deleted():
     node = Node(termination_seconds=5.0)
 
