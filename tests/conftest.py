@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import socket
 import subprocess
 import sys
@@ -277,6 +278,36 @@ def wait_for(predicate, *, timeout: float = 30.0, interval: float = 0.2, what: s
             return last
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
+
+
+def start_runcluster(args: list[str], log: Path, *, env: dict[str, str] | None = None, timeout: float = 90,
+                     **popen) -> tuple[int, subprocess.Popen]:
+    """`manage.py runcluster --addr 127.0.0.1:PORT ARGS`, its output in `log`, waited for until it
+    says it is up: (PORT, the process). A port found free may be taken by another test process's
+    server before the hub binds it; runcluster then exits saying "Address already in use", and it is
+    started again on other ports, up to three times. Any other end before it is up raises."""
+    for _ in range(3):
+        port = free_server_port()
+        with log.open("wb") as out:
+            process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runcluster",
+                                        "--addr", f"127.0.0.1:{port}", *args], cwd=ROOT,
+                                       env=env if env is not None else {**os.environ}, stdout=out,
+                                       stderr=subprocess.STDOUT, **popen)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            said = log.read_text(errors="replace")
+            if "Kube Kitchen is up" in said:
+                return port, process
+            if process.poll() is not None:
+                if "Address already in use" in said:
+                    break
+                raise RuntimeError(f"runcluster exited with {process.returncode}: {said[-2000:]}")
+            time.sleep(0.2)
+        else:
+            process.send_signal(signal.SIGINT)  # never leave a cluster behind a test that cannot use it
+            process.wait(timeout=30)
+            raise RuntimeError(f"runcluster did not come up within {timeout:.0f} s: {log.read_text()[-2000:]}")
+    raise RuntimeError("runcluster found its port taken three times")
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ one to docs/dashboard.png)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -240,24 +239,18 @@ def test_the_traffic_travels_through_redis_too(browser):
 def test_stopping_a_kubelet_from_its_node_card(browser):
     """With `runcluster`, the supervisor follows the desired states the dashboard writes: the
     kubelet's process stops, its node turns NotReady; started again, the node is Ready again."""
-    import os
     import signal
-    import subprocess
-    import sys
     import tempfile
 
     from pathlib import Path
 
-    from tests.conftest import DATA_DIRS, ROOT, free_server_port
+    from tests.conftest import DATA_DIRS, start_runcluster
 
-    port = free_server_port()
-    url = f"http://127.0.0.1:{port}"
     data = tempfile.mkdtemp(prefix="kk-dashboard-")
+    port, process = start_runcluster(["--nodes", "2", "--data", data, "--pace", "workshop"],
+                                     Path(data, "runcluster.log"))
+    url = f"http://127.0.0.1:{port}"
     DATA_DIRS[url] = Path(data)
-    process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runcluster", "--addr", f"127.0.0.1:{port}",
-                                "--nodes", "2", "--data", data,
-                                "--pace", "workshop"], cwd=ROOT, env={**os.environ},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     context = browser.new_context(viewport={"width": 1920, "height": 1080})
     try:
         page = context.new_page()

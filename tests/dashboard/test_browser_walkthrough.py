@@ -36,7 +36,7 @@ import pytest
 from control import config
 from control.auth.tokenfile import admin_token
 from dashboard import lessons
-from tests.conftest import KUBECTL, ROOT, free_server_port, wait_for
+from tests.conftest import KUBECTL, ROOT, start_runcluster, wait_for
 from tests.dashboard.conftest import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = pytest.mark.e2e
@@ -103,17 +103,13 @@ class RunCluster:
 
 @pytest.fixture(scope="module")
 def cluster():
-    port = free_server_port()
     data = Path(tempfile.mkdtemp(prefix="kk-walk-"))
     env = {**os.environ, "KK_LOG_MAX_AGE": str(LOG_WINDOW), "KK_COMPACT_INTERVAL": "1"}
     env.pop("KK_DATA_DIR", None)
-    process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runcluster", "--addr", f"127.0.0.1:{port}",
-                                "--nodes", "3", "--data", str(data), "--pace", "workshop"], cwd=ROOT, env=env,
-                               stdout=(data / "runcluster.log").open("wb"), stderr=subprocess.STDOUT)
+    port, process = start_runcluster(["--nodes", "3", "--data", str(data), "--pace", "workshop"],
+                                     data / "runcluster.log", env=env)
     running = RunCluster(f"http://127.0.0.1:{port}", data, process)
     try:
-        wait_for(lambda: "Kube Kitchen is up" in (data / "runcluster.log").read_text(), timeout=90,
-                 interval=0.5, what="runcluster up")
         out = subprocess.run([sys.executable, str(ROOT / "manage.py"), "kubeconfig", "--server", running.url],
                              cwd=ROOT, env={**env, "KK_DATA_DIR": str(data)}, check=True, capture_output=True, text=True)
         running.kubeconfig.write_text(out.stdout)

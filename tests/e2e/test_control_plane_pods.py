@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import KUBECTL, ROOT, free_server_port, wait_for
+from tests.conftest import KUBECTL, ROOT, start_runcluster, wait_for
 from tests.e2e.test_runcluster import kill_cluster
 
 pytestmark = pytest.mark.e2e
@@ -27,19 +27,15 @@ STATIC = ("etcd-node-1", "kube-apiserver-node-1", "kube-controller-manager-node-
 
 class Kitchen:
     def __init__(self):
-        self.port = free_server_port()
-        self.marker = f"127.0.0.1:{self.port}"
-        self.url = f"http://{self.marker}"
         self.data = Path(tempfile.mkdtemp(prefix="kk-cp-"))
         self.kubeconfig = self.data / "kubeconfig.yaml"
         env = {**os.environ}
         env.pop("KK_DATA_DIR", None)
         self.log = self.data / "runcluster.log"
-        self.process = subprocess.Popen(
-            [sys.executable, str(ROOT / "manage.py"), "runcluster", "--addr", self.marker, "--nodes", "1",
-             "--data", str(self.data), "--pace", "workshop"], cwd=ROOT, env=env,
-            stdout=self.log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
-        wait_for(lambda: "Kube Kitchen is up" in self.log.read_text(), timeout=120, interval=0.5, what="runcluster up")
+        self.port, self.process = start_runcluster(["--nodes", "1", "--data", str(self.data), "--pace", "workshop"],
+                                                   self.log, env=env, timeout=120, start_new_session=True)
+        self.marker = f"127.0.0.1:{self.port}"
+        self.url = f"http://{self.marker}"
         out = subprocess.run([sys.executable, str(ROOT / "manage.py"), "kubeconfig", "--server", self.url], cwd=ROOT,
                              env={**env, "KK_DATA_DIR": str(self.data)}, check=True, capture_output=True, text=True)
         self.kubeconfig.write_text(out.stdout)

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import KUBECTL, ROOT, free_server_port, wait_for
+from tests.conftest import KUBECTL, ROOT, start_runcluster, wait_for
 
 pytestmark = pytest.mark.e2e
 MANIFESTS = ROOT / "lessons" / "manifests"
@@ -29,20 +29,15 @@ MANIFESTS = ROOT / "lessons" / "manifests"
 
 class RunCluster:
     def __init__(self):
-        port = free_server_port()
-        self.url = f"http://127.0.0.1:{port}"
         self.data = Path(tempfile.mkdtemp(prefix="kk-gateway-"))
         env = {**os.environ}
         env.pop("KK_DATA_DIR", None)
         self.log = self.data / "runcluster.log"
-        self.process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runcluster", "--addr",
-                                         f"127.0.0.1:{port}", "--nodes", "2", "--data", str(self.data), "--pace",
-                                         "workshop"], cwd=ROOT, env=env, stdout=self.log.open("wb"),
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+        port, self.process = start_runcluster(["--nodes", "2", "--data", str(self.data), "--pace", "workshop"],
+                                              self.log, env=env, timeout=120, start_new_session=True)
+        self.url = f"http://127.0.0.1:{port}"
         self.kubeconfig = self.data / "kubeconfig.yaml"
         try:
-            wait_for(lambda: "Kube Kitchen is up" in self.log.read_text(), timeout=120, interval=0.5,
-                     what="runcluster up")
             out = subprocess.run([sys.executable, str(ROOT / "manage.py"), "kubeconfig", "--server", self.url],
                                  cwd=ROOT, env={**env, "KK_DATA_DIR": str(self.data)}, check=True,
                                  capture_output=True, text=True)
