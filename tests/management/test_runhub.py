@@ -82,6 +82,27 @@ def test_log_compaction_and_the_signing_key_come_before_any_request_and_sigterm_
     assert code == 0, hub.stderr.read().decode()[-2000:]
 
 
+def test_a_port_it_cannot_listen_on_ends_the_hub_with_an_error():
+    """Daphne stops the reactor on a listen failure as on a clean stop; the hub must not exit 0."""
+    import socket
+
+    data = Path(tempfile.mkdtemp(prefix="kk-runhub-"))
+    env = {**os.environ, "KK_DATA_DIR": str(data)}
+    env.pop("KK_SQLITE_PATH", None)
+    env.pop("DATABASE_URL", None)
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    subprocess.run([*manage, "migrate", "--no-input", "-v", "0"], env=env, cwd=ROOT, check=True)
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        hub = subprocess.run([*manage, "runhub", "--addr", f"127.0.0.1:{port}"], env=env, cwd=ROOT,
+                             capture_output=True, text=True, timeout=60)
+    said = hub.stdout + hub.stderr
+    assert hub.returncode != 0, said[-2000:]
+    assert "the hub could not listen" in said and "Address already in use" in said
+
+
 def test_a_429_and_a_422_carry_their_names_on_the_status_line():
     """Twisted knows neither code's name; kubectl and browsers show the status line's words."""
     import httpx

@@ -152,7 +152,20 @@ class Command(BaseCommand):
             from control.serving import client_certs
 
             client_certs.listen(server, *secure, backlog=backlog)
+        # Daphne logs a port it could not listen on and stops the reactor, and run() returns as after
+        # a clean stop: keep the reason, so that the hub then exits non-zero (runcluster, a test
+        # harness or a service manager can tell "could not listen" from "stopped")
+        listen_failures: list[str] = []
+        logged = server.listen_error
+
+        def listen_error(failure):
+            listen_failures.append(failure.getErrorMessage())
+            return logged(failure)
+
+        server.listen_error = listen_error
         try:
             server.run()
         finally:
             keeper.stop()
+        if listen_failures:
+            raise CommandError(f"the hub could not listen: {listen_failures[0]}")
