@@ -12,6 +12,9 @@ Guarantees:
   (`kubelet/`, the pods' volumes with their own modes) is not walked.
 - `private_file(path)` makes an empty file 0600 when none is there (os.open with that mode and
   O_EXCL, so it is never looser, whatever the umask); an existing file is left as it is, unopened.
+- `replace_file(path, content, mode=0600)` puts `content` at `path` as a new file made beside it
+  with `mode` and renamed over it: a reader sees the old file or the new one, never half of one,
+  and an older, looser file is replaced, not reused (its folder is made 0700 when missing).
 - `PrivateSQLiteConnection` is the `factory` the settings give sqlite3: it makes the database file
   0600 before SQLite opens it; SQLite gives the -wal, -shm and -journal files it makes the
   database file's permissions (os_unix.c findCreateFileMode), so they are 0600 from the start too.
@@ -24,6 +27,7 @@ import logging
 import os
 import sqlite3
 import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +92,18 @@ def private_file(path: Path) -> None:
     except FileExistsError:
         return
     os.close(fd)
+
+
+def replace_file(path: Path, content: bytes, mode: int = FILE_MODE) -> Path:
+    path.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+    aside = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.write(fd, content)
+    finally:
+        os.close(fd)
+    os.replace(aside, path)
+    return path
 
 
 def _on_disk(database: Any) -> Path | None:

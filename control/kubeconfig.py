@@ -9,18 +9,19 @@ Guarantees:
 - `admin(folder, server)` is the cluster admin's document for the hub at `server`, read from that
   hub's data `folder` (the token file's admin token; for a plain-HTTP address, the hub's HTTPS
   address and CA, because kubectl sends a token only over HTTPS), with a warning when there is none.
-- `write_private(path, document)` writes a document owner-only (created 0600, never looser), so a
-  file kubectl reads twice can be named on its command line (a `<(...)` pipe reads empty the
+- `write_private(path, document)` writes a document owner-only (created 0600, never looser, swapped
+  in whole: `datafolder.replace_file`), so a file kubectl reads twice can be named on its command line (a `<(...)` pipe reads empty the
   second time: kubectl 1.32 loads its kubeconfig more than once).
 """
 
 from __future__ import annotations
 
 import base64
-import os
 from pathlib import Path
 
 import yaml
+
+from control.datafolder import replace_file
 
 
 def kubeconfig(server: str, namespace: str = "default", token: str = "", ca_pem: bytes = b"") -> dict:
@@ -61,13 +62,6 @@ def admin(folder: Path, server: str, namespace: str = "default") -> tuple[dict, 
 
 
 def write_private(path: Path, document: dict) -> Path:
-    """`document` as YAML at `path`, owner-only from its creation (an existing file is replaced)."""
-    text = yaml.safe_dump(document, sort_keys=False)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)  # a file that existed keeps its mode through O_CREAT: make it ours alone
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-    return path
+    """`document` as YAML at `path`, owner-only from its creation (`datafolder.replace_file`: an
+    older file is replaced, never half-written under a reader)."""
+    return replace_file(path, yaml.safe_dump(document, sort_keys=False).encode())

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Iterator
 
 from control.auth import tokenfile
+from control.datafolder import replace_file
 from control.kubeconfig import kubeconfig, write_private
 
 FOLDER = "workshop"
@@ -104,17 +105,9 @@ def _read(data: Path) -> list[Code]:
 
 
 def _write(data: Path, codes: list[Code]) -> None:
-    target = _codes_path(data)
-    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows([c.code, c.user, c.use] for c in codes)
-    temporary = target.with_suffix(".tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, buffer.getvalue().encode())
-    finally:
-        os.close(fd)
-    os.replace(temporary, target)  # readers see the old file or the new one, never half of one
+    replace_file(_codes_path(data), buffer.getvalue().encode())  # readers see the old file or the new one
 
 
 def _new_code(taken: set[str]) -> str:

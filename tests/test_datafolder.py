@@ -96,6 +96,19 @@ def test_keys_tokens_and_kubeconfigs_are_made_private(tmp_path, permissive_umask
     assert mode(kubeconfig) == 0o600
 
 
+def test_a_replaced_file_is_a_new_owner_only_file_with_nothing_left_beside_it(tmp_path, permissive_umask):
+    target = tmp_path / "fresh" / "admin.kubeconfig"
+    datafolder.replace_file(target, b"first")
+    assert mode(target.parent) == 0o700 and mode(target) == 0o600 and target.read_bytes() == b"first"
+    target.chmod(0o644)  # an older, looser one is replaced, not written into
+    before = target.stat().st_ino
+    datafolder.replace_file(target, b"second")
+    assert mode(target) == 0o600 and target.read_bytes() == b"second" and target.stat().st_ino != before
+    datafolder.replace_file(target.with_name("public.crt"), b"cert", 0o644)
+    assert mode(target.with_name("public.crt")) == 0o644
+    assert sorted(p.name for p in target.parent.iterdir()) == ["admin.kubeconfig", "public.crt"]
+
+
 def test_a_loose_existing_folder_is_tightened_with_one_warning_each(tmp_path, caplog, permissive_umask):
     data = tmp_path / "data"
     (data / "keys").mkdir(parents=True, mode=0o755)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import json
-import os
 from pathlib import Path
 
 from cryptography import x509
@@ -23,6 +22,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from control import keys
+from control.datafolder import replace_file
 from control.clock import REAL
 
 SERVING_KEY, SERVING_CERT, HUBS = "serving.key", "serving.crt", "hubs.json"
@@ -68,9 +68,9 @@ def serving_files(folder: Path, hosts: list[str]) -> tuple[Path, Path]:
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .sign(ca_key, hashes.SHA256()))
-    _replace(key_path, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+    replace_file(key_path, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                          serialization.NoEncryption()), 0o600)
-    _replace(cert_path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
+    replace_file(cert_path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
     return key_path, cert_path
 
 
@@ -82,21 +82,11 @@ def _is_ip(name: str) -> bool:
         return False
 
 
-def _replace(path: Path, content: bytes, mode: int) -> None:
-    aside = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.write(fd, content)
-    finally:
-        os.close(fd)
-    os.replace(aside, path)
-
-
 def advertise(folder: Path, plain_url: str, secure_url: str) -> None:
     target = Path(folder) / HUBS
     known = json.loads(target.read_text()) if target.exists() else {}
     known[plain_url.rstrip("/")] = secure_url
-    _replace(target, json.dumps(known, indent=1).encode(), 0o600)  # the data folder is owner-only
+    replace_file(target, json.dumps(known, indent=1).encode(), 0o600)  # the data folder is owner-only
 
 
 def secure_url_for(folder: Path, plain_url: str) -> str:
