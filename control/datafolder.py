@@ -94,7 +94,9 @@ def private_file(path: Path) -> None:
     os.close(fd)
 
 
-def replace_file(path: Path, content: bytes, mode: int = FILE_MODE) -> Path:
+def written_aside(path: Path, content: bytes, mode: int = FILE_MODE) -> Path:
+    """`content` in a new file beside `path` (a name of this process and thread), `mode` from its
+    creation; `path`'s folder made 0700 when missing. The caller renames or links it into place."""
     path.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     aside = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
     fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
@@ -102,7 +104,11 @@ def replace_file(path: Path, content: bytes, mode: int = FILE_MODE) -> Path:
         os.write(fd, content)
     finally:
         os.close(fd)
-    os.replace(aside, path)
+    return aside
+
+
+def replace_file(path: Path, content: bytes, mode: int = FILE_MODE) -> Path:
+    os.replace(written_aside(path, content, mode), path)
     return path
 
 

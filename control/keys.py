@@ -34,6 +34,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
 from control.clock import REAL
+from control.datafolder import written_aside
 
 SIGNING_KEY = "sa.key"
 CA_KEY = "ca.key"
@@ -54,13 +55,7 @@ def default_data_dir() -> Path:
 
 def _write_once(path: Path, content: bytes, mode: int) -> bytes:
     """Put `content` at `path` unless something is there already; return what `path` holds."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # owner-only from the start
-    aside = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        os.write(fd, content)
-    finally:
-        os.close(fd)
+    aside = written_aside(path, content, mode)  # its folder owner-only from the start
     try:
         os.link(aside, path)
     except FileExistsError:
