@@ -104,20 +104,11 @@ class Hub:
         self.process = subprocess.Popen([*manage, "runhub", "--addr", f"127.0.0.1:{self.port}",
                                          "--secure-addr", f"127.0.0.1:{self.secure_port}"], env=self.env,
                                         cwd=ROOT, stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60  # a loaded CI machine starts Python slowly
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                said = self.log.read_text()
-                if "Address already in use" in said:
-                    return False
-                raise RuntimeError(f"hub exited: {said[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1):
-                    return True
-            except OSError:
-                time.sleep(0.1)
-        self.stop()  # never leave the process behind a test that could not use it
-        raise RuntimeError("hub did not come up")
+        up = until_up(self.process, self.log, lambda: _healthy(self.url), 60, "the hub")  # CI starts Python slowly
+        if up is None:
+            self.stop()  # never leave the process behind a test that could not use it
+            raise RuntimeError("hub did not come up")
+        return up
 
     @property
     def auth(self) -> dict[str, str]:
@@ -293,21 +284,41 @@ def start_runcluster(args: list[str], log: Path, *, env: dict[str, str] | None =
                                         "--addr", f"127.0.0.1:{port}", *args], cwd=ROOT,
                                        env=env if env is not None else {**os.environ}, stdout=out,
                                        stderr=subprocess.STDOUT, **popen)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            said = log.read_text(errors="replace")
-            if "Kube Kitchen is up" in said:
-                return port, process
-            if process.poll() is not None:
-                if "Address already in use" in said:
-                    break
-                raise RuntimeError(f"runcluster exited with {process.returncode}: {said[-2000:]}")
-            time.sleep(0.2)
-        else:
+        up = until_up(process, log, lambda: "Kube Kitchen is up" in log.read_text(errors="replace"), timeout,
+                      "runcluster")
+        if up:
+            return port, process
+        if up is None:
             process.send_signal(signal.SIGINT)  # never leave a cluster behind a test that cannot use it
             process.wait(timeout=30)
             raise RuntimeError(f"runcluster did not come up within {timeout:.0f} s: {log.read_text()[-2000:]}")
     raise RuntimeError("runcluster found its port taken three times")
+
+
+def until_up(process: subprocess.Popen, log: Path, up, timeout: float, what: str) -> bool | None:
+    """Wait for a server `process` (its output in `log`) until `up()`: True then; False when it
+    ended saying its port was taken ("Address already in use": a port found free was bound by
+    another test process before it, so start it again on another); None when `timeout` passed
+    first. Any other end raises, with the end of its log."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if up():
+            return True
+        if process.poll() is not None:
+            said = log.read_text(errors="replace")
+            if "Address already in use" in said:
+                return False
+            raise RuntimeError(f"{what} exited with {process.returncode}: {said[-2000:]}")
+        time.sleep(0.1)
+    return None
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/healthz", timeout=1):
+            return True
+    except OSError:
+        return False
 
 
 @pytest.fixture(scope="module")

@@ -188,6 +188,9 @@ def test_graceful_deletion_stops_then_deletes_with_grace_0_and_the_uid():
     run(scenario)
 
 
+ENDS_AT_3S = {"name": "app", "image": "busybox", "command": ["sh", "-c", "sleep 3; exit 3"]}
+
+
 def deleting(node, grace=30):
     pod = node.pod()
     pod["metadata"].update(deletionTimestamp=format_time(node.clock.now() + grace), deletionGracePeriodSeconds=grace)
@@ -196,10 +199,9 @@ def deleting(node, grace=30):
 
 def test_a_container_that_ends_by_itself_while_stopping_lets_the_pod_go_then():
     node = Node(termination_seconds=5.0)
-    finishing = {"name": "app", "image": "busybox", "command": ["sh", "-c", "sleep 3; exit 3"]}
 
     async def scenario():
-        node.submit(manifest(containers=[finishing]))
+        node.submit(manifest(containers=[ENDS_AT_3S]))
         await node.reconcile()
         await node.clock.advance(1.0)
         deleting(node)
@@ -213,10 +215,9 @@ def test_a_container_that_ends_by_itself_while_stopping_lets_the_pod_go_then():
 
 def test_a_container_that_ended_before_the_deletion_was_seen_is_not_told_to_stop():
     node = Node(termination_seconds=5.0)
-    finishing = {"name": "app", "image": "busybox", "command": ["sh", "-c", "sleep 3; exit 3"]}
 
     async def scenario():
-        node.submit(manifest(containers=[finishing]))
+        node.submit(manifest(containers=[ENDS_AT_3S]))
         await node.reconcile()
         await node.clock.advance(4.0)  # it ended at 3 s; the kubelet looks again only now
         deleting(node)
