@@ -3,13 +3,16 @@
 Guarantees:
 - A body is decoded here only after it was read within KK_MAX_BODY_BYTES (`control.api.app`
   refuses a larger one with 413 before reading it in full, so nothing here ever sees it).
-- YAML of any size, and JSON over KK_INLINE_JSON_BYTES, are decoded in a worker process
-  (`control.offloop` runs `control.api.decoding`, with `control.safeyaml`'s depth, node and
-  aliasing budget): neither the event loop nor the database thread spends a moment on them, nor
-  do they contend for the hub's interpreter lock. While a body waits for a worker and decodes, its
-  request holds its sender's fairness seats (`control.api.fairness.body_seats`, more for a bigger
-  body), so one sender's bodies cannot take the others' share.
+- YAML, and JSON over KK_INLINE_JSON_BYTES, are decoded in a worker process (`control.offloop`
+  runs `control.api.decoding`, with `control.safeyaml`'s depth, node and aliasing budget): neither
+  the event loop nor the database thread spends a moment on them, nor do they contend for the
+  hub's interpreter lock. While a body waits for a worker and decodes, its request holds its
+  sender's fairness seats (`control.api.fairness.body_seats`, more for a bigger body), so one
+  sender's bodies cannot take the others' share.
 - Small JSON is left to the handler (it costs microseconds): `predecode` answers None for it.
+  A YAML body of at most KK_INLINE_JSON_BYTES whose text is JSON (what kubectl's and the
+  dashboard's server-side apply send as application/apply-patch+yaml) is read here as the JSON it
+  is, at JSON's speed, with its seats held: only YAML that is not JSON goes to the worker.
 - A whole object already too big for the store is refused with the store's 413 before any handler
   work (`refuse_unstorable`).
 - A body over the node budget is refused with 413 RequestEntityTooLarge; an undecodable body (too
@@ -20,6 +23,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import json
 import pickle
 from dataclasses import dataclass
 from typing import Any
@@ -44,8 +48,11 @@ class Decoded:
     packed: bytes = b""
     problem: str | None = None
     compact_bytes: int = 0  # the size of the object as compact JSON: what the store would hold of it
+    json_text: str | None = None  # a YAML body that is JSON text, read again on each take
 
     def take(self) -> Any:
+        if self.json_text is not None:
+            return [json.loads(self.json_text)]  # a YAML stream of one document, as the worker gives it
         return pickle.loads(self.packed)  # noqa: S301 - packed by our own worker (decoding.decode_packed)
 
 
@@ -79,6 +86,9 @@ async def predecode(method: str, raw: bytes, media: str) -> Decoded | None:
     if not wants_worker(method, raw, media):
         return None
     media = media or "application/json"  # what the handlers read a body without a Content-Type as
+    inline = json_yaml(raw, media)
+    if inline is not None:
+        return inline
     outcome = await decode_in_worker(raw, media)
     if outcome.verdict == "too_large":
         raise errors.RequestEntityTooLarge(f"Request entity too large: {outcome.value}")
@@ -86,6 +96,20 @@ async def predecode(method: str, raw: bytes, media: str) -> Decoded | None:
         return Decoded(media, problem=outcome.value)
     packed, size = outcome.value
     return Decoded(media, packed=packed, compact_bytes=size)
+
+
+def json_yaml(raw: bytes, media: str) -> Decoded | None:
+    """A small YAML body whose text is one JSON object, read inline; None for any other body. The
+    same reading as the worker's (`decoding.decode_text` tries JSON first for a YAML body that opens
+    with `{`), without the round trip to another process: JSON is YAML."""
+    if "yaml" not in media or len(raw) > settings.KK_INLINE_JSON_BYTES or raw.lstrip()[:1] != b"{":
+        return None
+    try:
+        text = raw.decode("utf-8")
+        value = json.loads(text, parse_constant=decoding.reject_constant)
+    except (ValueError, RecursionError):  # not UTF-8, or YAML that opens with a flow mapping: the worker's
+        return None
+    return Decoded(media, json_text=text, compact_bytes=len(json.dumps(value, separators=(",", ":"))))
 
 
 def single_object(decoded: Decoded | None) -> Any:

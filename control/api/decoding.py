@@ -19,10 +19,10 @@ from control import safeyaml
 from control.api import gojson
 from control.safeyaml import Budget, Outcome
 
-__all__ = ["Budget", "Outcome", "decode_packed", "decode_text"]
+__all__ = ["Budget", "Outcome", "decode_packed", "decode_text", "reject_constant"]
 
 
-def _reject_constant(name: str) -> Any:
+def reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
@@ -36,7 +36,7 @@ def decode_text(raw: bytes, media: str, budget: Budget = Budget()) -> Outcome:
                        else "json parse error: invalid UTF-8 in JSON input")
     if is_yaml and raw.lstrip()[:1] == b"{":
         try:
-            return Outcome("ok", [json.loads(text, parse_constant=_reject_constant)])
+            return Outcome("ok", [json.loads(text, parse_constant=reject_constant)])
         except (ValueError, RecursionError):
             pass  # YAML that opens with a flow mapping: read as YAML below
     if is_yaml:
@@ -45,7 +45,7 @@ def decode_text(raw: bytes, media: str, budget: Budget = Budget()) -> Outcome:
             return Outcome("undecodable", f"error converting YAML to JSON: {outcome.value}")
         return outcome
     try:
-        return Outcome("ok", json.loads(text, parse_constant=_reject_constant))
+        return Outcome("ok", json.loads(text, parse_constant=reject_constant))
     except (ValueError, RecursionError):
         return Outcome("undecodable", f"json parse error: {gojson.parse_error(text)}")
 

@@ -77,6 +77,36 @@ def test_small_json_is_decoded_by_the_handler_and_large_json_in_the_worker(api, 
     assert decodes == ["inline", "worker"]
 
 
+def test_an_apply_whose_yaml_is_json_text_is_read_here_and_other_yaml_in_the_worker(api, decodes):
+    """kubectl's and the dashboard's server-side apply send JSON as application/apply-patch+yaml:
+    read as the JSON it is, with no trip to the worker; YAML that only opens like JSON goes there."""
+    apply = "application/apply-patch+yaml"
+    as_json = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"when": "2024-01-01"}}
+    answer = api.patch(f"{CONFIGMAPS}/applied?fieldManager=kubectl", json.dumps(as_json), content_type=apply)
+    assert answer.status_code == 201, answer.content
+    assert decodes == []  # neither the worker nor the handler's decode_text
+    flow = "{apiVersion: v1, kind: ConfigMap, metadata: {name: flowing}, data: {when: 2024-01-01}}"
+    answer = api.patch(f"{CONFIGMAPS}/flowing?fieldManager=kubectl", flow, content_type=apply)
+    assert answer.status_code == 201, answer.content
+    assert json.loads(answer.content)["data"] == {"when": "2024-01-01"}
+    assert decodes == ["worker"]
+    big = {**as_json, "metadata": {"name": "big"}, "data": {"a": "b" * settings.KK_INLINE_JSON_BYTES}}
+    assert api.patch(f"{CONFIGMAPS}/big?fieldManager=kubectl", json.dumps(big), content_type=apply).status_code == 201
+    assert decodes == ["worker", "worker"]  # over the inline bound: YAML's way, whatever it looks like
+
+
+def test_a_json_yaml_body_gives_a_fresh_single_document_each_time():
+    decoded = bodies.json_yaml(b' {"a": [1]}', "application/apply-patch+yaml")
+    assert decoded is not None and decoded.compact_bytes == len('{"a":[1]}')
+    first = decoded.take()
+    first[0]["a"].append(2)
+    assert decoded.take() == [{"a": [1]}]
+    for not_here in ((b'{"a": NaN}', "application/apply-patch+yaml"), (b"{a: 1}", "application/yaml"),
+                     (b'[{"a": 1}]', "application/yaml"), (b'{"a": 1}', "application/json"),
+                     (b'{"a": "\xff"}', "application/yaml")):
+        assert bodies.json_yaml(*not_here) is None, not_here
+
+
 @pytest.mark.parametrize("body, code, reason, words", [
     (BOMB, 400, "BadRequest", "error converting YAML to JSON: yaml: document contains excessive aliasing"),
     ("a: " + "[" * 150 + "]" * 150, 400, "BadRequest",
