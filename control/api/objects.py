@@ -29,6 +29,8 @@ from control import errors
 from control.storage import store
 from control.api import admission, allocation
 from control.api.request import Call, check_type_meta
+from control.api.patching import patch_meta
+from control.api.updates import record_update
 from control.auth.authenticate import MASTER, user_info
 from control.kinds.base import Kind, Obj, label_causes
 from control.kinds.meta import format_time
@@ -125,9 +127,6 @@ def _namespace_of(call: Call, obj: Obj) -> str:
 
 def track_fields(call: Call, old: Obj, new: Obj, now: float) -> Obj:
     """Record an ordinary write's field ownership in metadata.managedFields ("Update")."""
-    from control.api.updates import record_update
-    from control.api.patching import patch_meta
-
     kind = call.kind.stored_as or call.kind  # a served version's write is recorded as the fields it became
     return record_update(old, new, manager=call.field_manager, now=format_time(now),
                          api_version=kind.api_version, meta=patch_meta(kind.definition))
