@@ -81,6 +81,7 @@ class Outcome:
     verdict: str  # created | configured | unchanged | valid | error
     message: str = ""
     code: int = 200
+    found: str | None = None  # a dry run's: the resourceVersion the object has now (None: there is none)
 
     @property
     def ok(self) -> bool:
@@ -185,23 +186,14 @@ async def _target(client: HubClient, doc: dict[str, Any],
     return resource, namespace, doc["metadata"]["name"]
 
 
-_UNREAD: Any = object()  # "what is stored was not read beforehand": _apply_one reads it itself
-
-
-async def _stored(client: HubClient, doc: dict[str, Any], default_namespace: str) -> Any:
-    """What the hub holds under the document's name now: the object, None, or _UNREAD when it
-    could not be told (discovery or the read failed: the apply reads again and reports it)."""
-    try:
-        resource, namespace, name = await _target(client, doc, default_namespace)
-        return None if resource is None else await client.get(resource, name, namespace)
-    except errors.NotFound:
-        return None
-    except errors.ApiError:
-        return _UNREAD
+_UNREAD: Any = object()  # "what is stored was not found out beforehand": _apply_one reads it itself
 
 
 async def _apply_one(client: HubClient, doc: dict[str, Any], default_namespace: str, *, dry_run: bool,
-                     stored: Any = _UNREAD) -> Outcome:
+                     found: Any = _UNREAD) -> Outcome:
+    """One server-side apply (or its dry run). `found`: the resourceVersion the object had before,
+    None when there was none, or _UNREAD (read here first): "configured" or "unchanged" is told by
+    whether the apply moved it; "created" by the 201 the hub answers."""
     try:
         resource, namespace, name = await _target(client, doc, default_namespace)
     except errors.ApiError as exc:  # discovery itself failed (the hub is down, say)
@@ -212,68 +204,67 @@ async def _apply_one(client: HubClient, doc: dict[str, Any], default_namespace: 
     params = {"fieldManager": FIELD_MANAGER, "force": "true"}
     if dry_run:
         params["dryRun"] = "All"
-    before = None if stored is _UNREAD else stored
     try:
-        if not dry_run and stored is _UNREAD:
+        if found is _UNREAD and not dry_run:
             try:
-                before = await client.get(resource, name, namespace)
+                found = _version(await client.get(resource, name, namespace))
             except errors.NotFound:
-                before = None
-        after = await client.request("PATCH", resource.path(namespace, name), params=params, body=doc,
-                                     content_type=APPLY_TYPE)
+                found = None
+        code, after = await client.request_coded("PATCH", resource.path(namespace, name), params=params, body=doc,
+                                                 content_type=APPLY_TYPE)
     except errors.ApiError as exc:
         return Outcome(ref, "error", exc.message, exc.code)
-    if dry_run:
-        return Outcome(ref, "valid")
-    if before is None:
+    if dry_run:  # nothing written: the answer carries the version the object has now, if it exists
+        return Outcome(ref, "valid", found=None if code == 201 else _version(after))
+    if code == 201:
         return Outcome(ref, "created", code=201)
-    changed = (after or {}).get("metadata", {}).get("resourceVersion") != before["metadata"].get("resourceVersion")
-    return Outcome(ref, "configured" if changed else "unchanged")
+    return Outcome(ref, "configured" if _version(after) != found else "unchanged")
+
+
+def _version(obj: Any) -> str | None:
+    return ((obj or {}).get("metadata") or {}).get("resourceVersion")
 
 
 async def apply_all(client: HubClient, documents: list[dict[str, Any]], *,
                     default_namespace: str = "default") -> tuple[bool, list[Outcome]]:
-    """(stored, outcomes): every object checked by a dry run first, then applied if all passed."""
+    """(stored, outcomes): every object checked by a dry run first, then applied if all passed.
+    The dry runs go out together (one round trip's wait instead of one per object), and each tells
+    what its object is now, so the applies need no read beforehand; an object named twice in the
+    stream is read again just before its second apply."""
     created_here = await _new_namespaces(client, documents)
-    inside = [doc for doc in documents if _declared_namespace(doc, default_namespace) in created_here]
-    waiting = {id(doc) for doc in inside}
-    # The dry runs, and the reads of what each object is now (for "created" or "configured"), go
-    # out together: one round trip's wait instead of one per object. An object named twice in the
-    # stream is read again just before its second apply.
+    inside = [index for index, doc in enumerate(documents)
+              if _declared_namespace(doc, default_namespace) in created_here]
     seen: set[tuple[str, str, str, str]] = set()
-    prefetch = []  # True for an object's first mention in the stream
+    first: list[bool] = []  # True for an object's first mention in the stream
     for doc in documents:
         name = _identity(doc, default_namespace)
-        prefetch.append(name not in seen)
+        first.append(name not in seen)
         seen.add(name)
     gate = asyncio.Semaphore(IN_FLIGHT)
-    checks, stored = await asyncio.gather(
-        asyncio.gather(*(_gated(gate, _apply_one(client, doc, default_namespace, dry_run=True))
-                         for doc in documents if id(doc) not in waiting)),
-        asyncio.gather(*(_gated(gate, _stored(client, doc, default_namespace)) if first else _unread()
-                         for doc, first in zip(documents, prefetch))))
+    checked = [index for index in range(len(documents)) if index not in inside]
+    checks = await asyncio.gather(*(_gated(gate, _apply_one(client, documents[index], default_namespace, dry_run=True))
+                                    for index in checked))
     if not all(check.ok for check in checks):
         return False, list(checks)
+    found = {index: check.found for index, check in zip(checked, checks) if first[index]}
     early: dict[int, Outcome] = {}
     if inside:  # the Namespaces first, so that the objects in them can be dry-run at all
         for index, doc in enumerate(documents):
             if _is_namespace(doc) and doc["metadata"]["name"] in created_here:
-                early[index] = await _apply_one(client, doc, default_namespace, dry_run=False)
-        later = [await _apply_one(client, doc, default_namespace, dry_run=True) for doc in inside]
+                early[index] = await _apply_one(client, doc, default_namespace, dry_run=False,
+                                                found=found.get(index, _UNREAD))
+        later = [await _apply_one(client, documents[index], default_namespace, dry_run=True) for index in inside]
         if not all(outcome.ok for outcome in [*early.values(), *later]):
             return False, [*early.values(), *later]
+        found.update((index, check.found) for index, check in zip(inside, later) if first[index])
     return True, [early.get(index) or await _apply_one(client, doc, default_namespace, dry_run=False,
-                                                         stored=stored[index])
+                                                         found=found.get(index, _UNREAD))
                   for index, doc in enumerate(documents)]
 
 
 def _identity(doc: dict[str, Any], default_namespace: str) -> tuple[str, str, str, str]:
     return (str(doc.get("apiVersion")), str(doc.get("kind")), _declared_namespace(doc, default_namespace),
             str(doc["metadata"]["name"]))
-
-
-async def _unread() -> Any:
-    return _UNREAD
 
 
 async def _gated(gate: asyncio.Semaphore, work: Awaitable[Any]) -> Any:

@@ -60,9 +60,20 @@ class HubClient:
                                         content_type=content_type)
         return json.loads(data) if data else None
 
+    async def request_coded(self, method: str, path: str, *, params: dict[str, Any] | None = None,
+                            body: Any = None, content_type: str = "application/json") -> tuple[int, Any]:
+        """`request`, with the 2xx code it answered (a server-side apply: 201 when it created)."""
+        code, data = await self._exchange(method, path, params,
+                                          None if body is None else json.dumps(body).encode(), content_type)
+        return code, json.loads(data) if data else None
+
     async def request_bytes(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                             body: bytes | None = None, content_type: str = "application/json") -> bytes:
         """The raw body of a 2xx answer."""
+        return (await self._exchange(method, path, params, body, content_type))[1]
+
+    async def _exchange(self, method: str, path: str, params: dict[str, Any] | None, body: bytes | None,
+                        content_type: str) -> tuple[int, bytes]:
         target = path + ("?" + urlencode(params) if params else "")
         try:
             code, data = await self._pool.request(method, target, body, content_type, self.timeout)
@@ -70,7 +81,7 @@ class HubClient:
             raise HubUnreachable(f"cannot reach the hub at {self.server}: {exc}") from None
         if code >= 300:
             raise errors.from_status(data, code)
-        return data
+        return code, data
 
     async def text(self, path: str, *, params: dict[str, Any] | None = None) -> str:
         return (await self.request_bytes("GET", path, params=params)).decode(errors="replace")

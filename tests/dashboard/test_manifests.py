@@ -150,9 +150,10 @@ def test_a_lesson_manifest_is_read_once_and_each_caller_gets_its_own_objects(mon
     assert len(reads) == 2
 
 
-def test_the_dry_runs_and_the_reads_of_what_is_stored_go_out_together(fake, client, monkeypatch):
+def test_the_dry_runs_go_out_together_and_tell_what_is_stored(fake, client, monkeypatch):
     """One round trip's wait for the checks of a whole stream, not one per object (a lesson's
-    three-object manifest was nine requests in a row); the real applies stay one at a time."""
+    three-object manifest was nine requests in a row); each dry run also says what its object is
+    now, so no object is read before its apply; the real applies stay one at a time."""
     fake.served.append(ORDERS)
     for path in PATHS:
         fake.answers[("PATCH", path)] = (201, {"metadata": {"name": path.rsplit("/", 1)[1], "resourceVersion": "7"}})
@@ -172,10 +173,11 @@ def test_the_dry_runs_and_the_reads_of_what_is_stored_go_out_together(fake, clie
 
     monkeypatch.setattr(fake, "answer", slowly)
     assert client.post("/apply/", {"manifest": FOUR_KINDS}).status_code == 200
-    assert 2 <= flight["most"] <= manifests.IN_FLIGHT  # 4 dry runs and 4 reads: together, four at most
+    assert 2 <= flight["most"] <= manifests.IN_FLIGHT  # 4 dry runs: together, four at most
     assert flight["most_writing"] == 1
-    gets = [r.path for r in fake.requests if r.method == "GET" and r.path in PATHS]
-    assert sorted(gets) == sorted(PATHS)  # each object read once, before its apply
+    assert [r.path for r in fake.requests if r.method == "GET" and r.path in PATHS] == []  # no object read
+    assert [(path, dry) for path, dry in patches(fake) if path in PATHS] == [
+        *((path, "All") for path in PATHS), *((path, None) for path in PATHS)]
 
 
 def test_an_object_named_twice_is_read_again_before_its_second_apply(fake, client):
@@ -185,5 +187,5 @@ def test_an_object_named_twice_is_read_again_before_its_second_apply(fake, clien
                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: twice}\ndata: {a: '2'}\n")
     assert client.post("/apply/", {"manifest": manifest}).status_code == 200
     kinds = [(r.method, r.query.get("dryRun")) for r in fake.requests if r.path == path]
-    assert kinds.count(("GET", None)) == 2  # read once beforehand, and again just before the second
+    assert kinds.count(("GET", None)) == 1  # its first dry run told what it was; read again before the second
     assert kinds[-3:] == [("PATCH", None), ("GET", None), ("PATCH", None)]

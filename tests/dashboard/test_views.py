@@ -40,9 +40,10 @@ def client():
     return Client()
 
 
-def applied(fake: FakeHub, path: str, *, resource_version: str = "5") -> None:
+def applied(fake: FakeHub, path: str, *, resource_version: str = "5", code: int = 200) -> None:
+    """The hub's answer to a server-side apply (and its dry run) of `path`: 201 when it creates."""
     obj = {"metadata": {"name": path.rsplit("/", 1)[1], "resourceVersion": resource_version}}
-    fake.answers[("PATCH", path)] = (200, obj)
+    fake.answers[("PATCH", path)] = (code, obj)
 
 
 def test_the_page_draws_the_hub_the_store_the_panels_and_the_form(client):
@@ -67,9 +68,8 @@ def test_the_page_speaks_korean_when_chosen(client):
 
 
 def test_a_good_manifest_is_dry_run_then_applied_object_by_object(fake, client):
-    applied(fake, DEPLOYMENT_PATH)
-    applied(fake, SERVICE_PATH)
-    fake.answers[("GET", SERVICE_PATH)] = (200, {"metadata": {"name": "pasta", "resourceVersion": "5"}})
+    applied(fake, DEPLOYMENT_PATH, code=201)
+    applied(fake, SERVICE_PATH)  # there, and left as it was: the same resourceVersion before and after
     response = client.post("/apply/", {"manifest": DEPLOYMENT})
     assert response.status_code == 200
     text = response.content.decode()
