@@ -120,7 +120,8 @@ def test_the_workshop_in_the_browser(page, cluster):
     page.click("[data-mode=kitchen]")
     assert page.text_content("#hub .hub-name").startswith("Waiter")
     assert "Notepad" in page.text_content("#store-spoke .spoke-name")
-    assert page.locator(f"{READY_PODS} .pod-status").first.inner_text() == "Garnished"
+    # The picture's labels change at once; the cards are drawn again on the next frame.
+    expect(page.locator(f"{READY_PODS} .pod-status").first).to_have_text("Garnished")
     shoot(page, "04-restaurant")
 
     # Korean (Django i18n): the page reloads in Korean, in the story view it was left in.
