@@ -15,7 +15,8 @@ Guarantees:
   validation, on create and update; a refusal is 403 Forbidden with the policy's words. The
   validating step reads the store with writes held (`store.writes_held`) inside the write's
   transaction (`control.api.allocation.serialised`), so two creates cannot both be admitted
-  against the same free room.
+  against the same free room. The objects the policies read are shared between writes (each stored
+  text decoded once, `DecodedBodies`): a policy reads them and never changes them.
 - No kind is named here: each rule asks the `Kind` (and the store, for the namespace).
 """
 
@@ -23,6 +24,8 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
+from collections import OrderedDict
 from typing import Callable
 
 from control import errors
@@ -81,9 +84,44 @@ def policies() -> tuple[Policy, ...]:
     return tuple(k.policy for k in KINDS if k.policy is not None)
 
 
+class DecodedBodies:
+    """Stored JSON texts decoded once: a text seen again (the same object at the same revision)
+    gives the object decoded the first time. So a quota's count of a namespace's pods decodes only
+    what changed since the last write, not every pod at every create (each of N creates decoding
+    the N before it). The objects are shared: the policies only read them. At most `max_chars` of
+    text is kept, the least recently used going first; one lock (writes of several threads)."""
+
+    def __init__(self, max_chars: int = 2 * 1024 * 1024, decode: Callable[[str], Obj] = json.loads):
+        self.max_chars, self.decode = max_chars, decode
+        self._objects: OrderedDict[str, Obj] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def decoded(self, body: str) -> Obj:
+        with self._lock:
+            obj = self._objects.get(body)
+            if obj is not None:
+                self._objects.move_to_end(body)
+                return obj
+        obj = self.decode(body)
+        if len(body) > self.max_chars:
+            return obj
+        with self._lock:
+            if body not in self._objects:
+                self._objects[body] = obj
+                self._chars += len(body)
+                while self._chars > self.max_chars:
+                    oldest, _ = self._objects.popitem(last=False)
+                    self._chars -= len(oldest)
+        return obj
+
+
+_DECODED = DecodedBodies()
+
+
 def _listed(resource: str, namespace: str) -> list[Obj]:
     bodies, _ = store.object_list(resource=resource, namespace=namespace)
-    return [json.loads(body) for body in bodies]
+    return [_DECODED.decoded(body) for body in bodies]
 
 
 def _lister(*, held: bool) -> Callable[[str, str], list[Obj]]:

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from control.api import admission
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -111,3 +113,35 @@ def test_writes_on_the_all_namespaces_path_are_405(api, method, path):
     assert answer.status_code == 405 and body["reason"] == "MethodNotAllowed"
     assert api.get("/api/v1/namespaces/default/configmaps/kept").status_code == 200
     assert api.get(path).status_code == 200  # list across namespaces still works
+
+
+
+def test_a_stored_text_is_decoded_once_and_the_oldest_go_first():
+    decoded: list[str] = []
+    bodies = admission.DecodedBodies(max_chars=70, decode=lambda text: decoded.append(text) or json.loads(text))
+    a, b, c = '{"n": "a", "pad": "xxxxxxxxxxxx"}', '{"n": "b"}', '{"n": "c", "pad": "xxxxxxxxxx"}'
+    first = bodies.decoded(a)
+    assert bodies.decoded(a) is first and decoded == [a]  # the same text: the same object, not decoded again
+    bodies.decoded(b)
+    bodies.decoded(a)  # a is now the most recently used
+    bodies.decoded(c)  # 33 + 10 + 31 chars > 70: b, the least recently used, goes
+    assert bodies.decoded(a) is first and bodies.decoded(c) and decoded == [a, b, c]
+    bodies.decoded(b)
+    assert decoded == [a, b, c, b]
+    huge = '{"n": "' + "h" * 100 + '"}'
+    assert bodies.decoded(huge) == {"n": "h" * 100} and bodies.decoded(huge) is not bodies.decoded(huge)  # never kept
+
+
+def test_a_pod_create_under_a_quota_decodes_only_what_changed_since_the_last(api, monkeypatch):
+    """ResourceQuota admission counts the namespace's pods at each create: each stored text once,
+    not every pod again at every create."""
+    assert api.post("/api/v1/namespaces/default/resourcequotas",
+                    json.dumps({"metadata": {"name": "q"}, "spec": {"hard": {"pods": "50"}}})).status_code == 201
+    decoded: list[str] = []
+    monkeypatch.setattr(admission, "_DECODED", admission.DecodedBodies(
+        decode=lambda text: decoded.append(json.loads(text)["metadata"]["name"]) or json.loads(text)))
+    for n in range(6):
+        pod = {"metadata": {"name": f"p{n}"}, "spec": {"containers": [{"name": "app", "image": "nginx"}]}}
+        assert api.post("/api/v1/namespaces/default/pods", json.dumps(pod)).status_code == 201
+    pods = [name for name in decoded if name.startswith("p") and name[1:].isdigit()]
+    assert pods == ["p0", "p1", "p2", "p3", "p4"]  # each pod once, each counted by the creates after it
