@@ -117,8 +117,8 @@ SETTINGS: tuple[Setting, ...] = (
        "control.kinds.network (hub, bootstrap)"),
     _S("KK_LOAD_BALANCER_POOL", "172.18.255.0/24", "where load-balancer IPs come from",
        "control.kinds.network (servicelb controller)"),
-    _S("KK_INLINE_JSON_BYTES", str(256 * 1024), "JSON bodies over this many bytes (and all YAML) are decoded in a "
-       "worker process", "control.settings → api.bodies", _positive(int)),
+    _S("KK_INLINE_JSON_BYTES", str(256 * 1024), "JSON bodies over this many bytes (and all YAML but JSON "
+       "text up to this size) are decoded in a worker process", "control.settings → api.bodies", _positive(int)),
     _S("KK_DECODE_WORKERS", "1", "worker processes that decode large bodies", "control.settings → control.offloop",
        _positive(int)),
     _S("KK_YAML_MAX_DEPTH", "100", "the deepest YAML body decoded", "control.settings → api.bodies, dashboard",
