@@ -10,8 +10,9 @@ Guarantees:
   hub's data `folder` (the token file's admin token; for a plain-HTTP address, the hub's HTTPS
   address and CA, because kubectl sends a token only over HTTPS), with a warning when there is none.
 - `write_private(path, document)` writes a document owner-only (created 0600, never looser, swapped
-  in whole: `datafolder.replace_file`), so a file kubectl reads twice can be named on its command line (a `<(...)` pipe reads empty the
-  second time: kubectl 1.32 loads its kubeconfig more than once).
+  in whole: `datafolder.replace_file`), so a file kubectl reads twice can be named on its command
+  line (a `<(...)` pipe reads empty the second time: kubectl 1.32 loads its kubeconfig more than
+  once).
 """
 
 from __future__ import annotations

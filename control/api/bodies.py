@@ -48,11 +48,11 @@ class Decoded:
     packed: bytes = b""
     problem: str | None = None
     compact_bytes: int = 0  # the size of the object as compact JSON: what the store would hold of it
-    json_text: str | None = None  # a YAML body that is JSON text, read again on each take
+    json_text: bytes | None = None  # a YAML body that is JSON text (checked UTF-8), read again on each take
 
     def take(self) -> Any:
         if self.json_text is not None:
-            return [json.loads(self.json_text)]  # a YAML stream of one document, as the worker gives it
+            return [json.loads(self.json_text.decode())]  # a YAML stream of one document, as the worker gives it
         return pickle.loads(self.packed)  # noqa: S301 - packed by our own worker (decoding.decode_packed)
 
 
@@ -100,16 +100,13 @@ async def predecode(method: str, raw: bytes, media: str) -> Decoded | None:
 
 def json_yaml(raw: bytes, media: str) -> Decoded | None:
     """A small YAML body whose text is one JSON object, read inline; None for any other body. The
-    same reading as the worker's (`decoding.decode_text` tries JSON first for a YAML body that opens
-    with `{`), without the round trip to another process: JSON is YAML."""
-    if "yaml" not in media or len(raw) > settings.KK_INLINE_JSON_BYTES or raw.lstrip()[:1] != b"{":
+    worker's own first reading (`decoding.json_object`), without the round trip to another process."""
+    if "yaml" not in media or len(raw) > settings.KK_INLINE_JSON_BYTES:
         return None
-    try:
-        text = raw.decode("utf-8")
-        value = json.loads(text, parse_constant=decoding.reject_constant)
-    except (ValueError, RecursionError):  # not UTF-8, or YAML that opens with a flow mapping: the worker's
+    value = decoding.json_object(raw)
+    if value is None:
         return None
-    return Decoded(media, json_text=text, compact_bytes=len(json.dumps(value, separators=(",", ":"))))
+    return Decoded(media, json_text=raw, compact_bytes=decoding.compact_size(value))
 
 
 def single_object(decoded: Decoded | None) -> Any:

@@ -19,11 +19,28 @@ from control import safeyaml
 from control.api import gojson
 from control.safeyaml import Budget, Outcome
 
-__all__ = ["Budget", "Outcome", "decode_packed", "decode_text", "reject_constant"]
+__all__ = ["Budget", "Outcome", "compact_size", "decode_packed", "decode_text", "json_object"]
 
 
-def reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def json_object(raw: bytes) -> dict[str, Any] | None:
+    """A YAML body whose text is one JSON object, read as the JSON it is (JSON is YAML: kubectl and
+    the dashboard send their server-side applies so), at JSON's speed; None for any other text (YAML
+    that only opens like JSON, `NaN`, not UTF-8, too deep), which is YAML's to read."""
+    if raw.lstrip()[:1] != b"{":
+        return None
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return None
+
+
+def compact_size(value: Any) -> int:
+    """The length of `value` as compact JSON: what the store would hold of it."""
+    return len(json.dumps(value, separators=(",", ":")))
 
 
 def decode_text(raw: bytes, media: str, budget: Budget = Budget()) -> Outcome:
@@ -34,18 +51,16 @@ def decode_text(raw: bytes, media: str, budget: Budget = Budget()) -> Outcome:
     except UnicodeDecodeError:  # refused rather than silently replaced: a name of U+FFFD helps nobody
         return Outcome("undecodable", "error converting YAML to JSON: yaml: invalid leading UTF-8 octet" if is_yaml
                        else "json parse error: invalid UTF-8 in JSON input")
-    if is_yaml and raw.lstrip()[:1] == b"{":
-        try:
-            return Outcome("ok", [json.loads(text, parse_constant=reject_constant)])
-        except (ValueError, RecursionError):
-            pass  # YAML that opens with a flow mapping: read as YAML below
     if is_yaml:
+        as_json = json_object(raw)
+        if as_json is not None:
+            return Outcome("ok", [as_json])
         outcome = safeyaml.read_stream(text, budget)
         if outcome.verdict == "undecodable":
             return Outcome("undecodable", f"error converting YAML to JSON: {outcome.value}")
         return outcome
     try:
-        return Outcome("ok", json.loads(text, parse_constant=reject_constant))
+        return Outcome("ok", json.loads(text, parse_constant=_reject_constant))
     except (ValueError, RecursionError):
         return Outcome("undecodable", f"json parse error: {gojson.parse_error(text)}")
 
@@ -58,5 +73,4 @@ def decode_packed(raw: bytes, media: str, budget: Budget = Budget()) -> Outcome:
     if outcome.verdict != "ok":
         return outcome
     value = outcome.value[0] if "yaml" in media and len(outcome.value) == 1 else outcome.value
-    size = len(json.dumps(value, separators=(",", ":")))
-    return Outcome("ok", (pickle.dumps(outcome.value, protocol=pickle.HIGHEST_PROTOCOL), size))
+    return Outcome("ok", (pickle.dumps(outcome.value, protocol=pickle.HIGHEST_PROTOCOL), compact_size(value)))
