@@ -148,7 +148,8 @@ def new_rs_target(deploy: Obj, all_rss: list[Obj], new_replicas: int) -> int:
 
 def old_scale_down(deploy: Obj, new_rs: Obj | None, old_rss: list[Obj]) -> dict[str, int]:
     """New sizes for old ReplicaSets: unhealthy replicas first, then available ones, oldest first,
-    never taking availability below replicas - maxUnavailable."""
+    never taking availability below replicas - maxUnavailable (a ReplicaSet counts at most as many
+    available pods as it is sized for)."""
     if sum(replicas(rs) for rs in old_rss) == 0:
         return {}
     all_rss = old_rss + ([new_rs] if new_rs else [])
@@ -169,7 +170,10 @@ def old_scale_down(deploy: Obj, new_rs: Obj | None, old_rss: list[Obj]) -> dict[
         down = min(budget - cleaned, sizes[name] - available)
         sizes[name] -= down
         cleaned += down
-    surplus = sum(status_count(rs, "availableReplicas") for rs in all_rss) - min_available
+    # A ReplicaSet just scaled down reports the pods it had until its controller sees them go:
+    # counting more available pods than it is sized for would take a second step from a stale
+    # figure and dip below min_available (upstream sums the status as it is).
+    surplus = sum(min(status_count(rs, "availableReplicas"), replicas(rs)) for rs in all_rss) - min_available
     done = 0
     for rs in ordered:
         name = metadata(rs)["name"]

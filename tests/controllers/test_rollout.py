@@ -48,6 +48,16 @@ def test_old_replicasets_shrink_unhealthy_first_and_never_below_min_available():
     assert rollout.old_scale_down(d, new_ready, [unhealthy]) == {"old": 1}, "the two broken ones go first"
 
 
+def test_an_old_replicaset_whose_status_still_counts_a_deleted_pod_is_not_scaled_down_twice():
+    d = deployment(4, surge=1, unavailable=1)
+    new = replicaset("new", 2, status={"availableReplicas": 1})
+    # scaled 4 → 3 a moment ago; its controller has not yet seen the fourth pod go
+    stale = replicaset("old", 3, status={"availableReplicas": 4})
+    assert rollout.old_scale_down(d, new, [stale]) == {"old": 2}, "3 old + 1 new available: one may go"
+    settled = replicaset("old", 3, status={"availableReplicas": 3})
+    assert rollout.old_scale_down(d, new, [settled]) == {"old": 2}
+
+
 def test_scaling_mid_rollout_is_proportional():
     d = deployment(20, surge="25%", unavailable="25%")
     marks = {rollout.DESIRED: "10", rollout.MAX_REPLICAS: "13"}
