@@ -318,20 +318,33 @@ async def _caught_up(backlog: Any) -> bool:
     return False
 
 
+def _pieces(chunk: bytes, backlog: Any) -> list[bytes]:
+    """A chunk cut to at most KK_WATCH_MAX_BACKLOG_BYTES per piece when the backlog is watched: a
+    watch hands over every change it has waited for as one batch, and a batch sent whole would
+    put all of it in the server's buffer behind a client that is not reading, past the bound and
+    with no later check to drop it."""
+    size = max(16 * 1024, settings.KK_WATCH_MAX_BACKLOG_BYTES)
+    if backlog is None or len(chunk) <= size:
+        return [chunk]
+    return [chunk[at:at + size] for at in range(0, len(chunk), size)]
+
+
 async def _send_stream(stream: Stream, receive: Callable, send: Callable, backlog: Any = None) -> None:
     """Pump the stream to the client until it ends or the client goes; a client that stops reading
     (its unsent bytes stay over the bound, `backlog` is `control.serving.send_backlog`'s view of them) has
-    its connection dropped with what was buffered for it: it relists and watches again."""
+    its connection dropped with what was buffered for it: it relists and watches again. What the
+    server buffers for a client stays under about twice the bound, however large a batch."""
     await send({"type": "http.response.start", "status": stream.status,
                 "headers": _headers(stream.content_type, stream.headers)})
 
     async def pump() -> None:
         async for chunk in stream.chunks:
-            if backlog is not None and not await _caught_up(backlog):
-                log.warning("closing a stream whose client stopped reading (%d bytes unsent)", backlog.unsent())
-                backlog.abort()
-                return
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            for piece in _pieces(chunk, backlog):
+                if backlog is not None and not await _caught_up(backlog):
+                    log.warning("closing a stream whose client stopped reading (%d bytes unsent)", backlog.unsent())
+                    backlog.abort()
+                    return
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def client_gone() -> None:

@@ -3,7 +3,8 @@
 Guarantees:
 - `change_stream` is the only loop that turns the change feed into a stream: the API watch and
   `/kubekitchen/changes` both run on it. It sends the headers at once, then each batch of
-  committed changes after the start revision, in revision order with none lost or repeated, as
+  committed changes after the start revision (a large one in parts of about SLICE_BYTES, each
+  rendered only when the last was taken), in revision order with none lost or repeated, as
   soon as it is known; a start revision that was compacted gets one ERROR line carrying a 410
   Expired Status, then the stream ends (HTTP 200, as Kubernetes does). Bookmarks come every
   `KK_BOOKMARK_INTERVAL` seconds (the one bookmark setting) when the caller asks for them; the
@@ -21,7 +22,7 @@ Guarantees:
 from __future__ import annotations
 
 import random
-from typing import Any, AsyncIterator, Callable, Protocol
+from typing import Any, AsyncIterator, Callable, Iterator, Protocol
 
 from django.conf import settings
 
@@ -39,6 +40,8 @@ from control.storage.watchers import Interest, Trigger, Watcher
 
 DEFAULT_TIMEOUT = 1800  # the real server picks 30–60 minutes
 Render = Callable[[list[Change]], list[bytes]]
+SLICE_CHANGES = 16  # changes rendered at a time ...
+SLICE_BYTES = 256 * 1024  # ... and sent once their lines reach this size (or the batch ends)
 
 
 class Feed(Protocol):
@@ -55,6 +58,23 @@ class ResourceFeed(Feed, Protocol):
 
 def error_line(error: errors.ApiError) -> bytes:
     return f'{{"type":"ERROR","object":{dumps(error.status())}}}\n'.encode()
+
+
+def _rendered(changes: list[Change], render: Render) -> Iterator[tuple[list[bytes], int]]:
+    """A batch's event lines in parts of about SLICE_BYTES, each with the revision of its last
+    change. A watcher that fell behind is handed every change since it last read: rendered whole,
+    all of it would sit in memory before the server could see that the client is not reading; as
+    the stream is pulled a part at a time, the next part is rendered only once the last was sent."""
+    lines: list[bytes] = []
+    size = 0
+    for at in range(0, len(changes), SLICE_CHANGES):
+        part = changes[at:at + SLICE_CHANGES]
+        rendered = render(part)
+        lines += rendered
+        size += sum(map(len, rendered))
+        if lines and (size >= SLICE_BYTES or at + SLICE_CHANGES >= len(changes)):
+            yield lines, part[-1].revision
+            lines, size = [], 0
 
 
 async def change_stream(start: int, *, render: Render, timeout: float,
@@ -108,18 +128,16 @@ async def change_stream(start: int, *, render: Render, timeout: float,
                 expired(gone)
                 yield error_line(gone)
                 return
-            if changes:
-                lines = render(changes)
-                if lines:
-                    delivered(len(lines), changes[-1].revision)
-                    yield b"".join(lines)
+            for lines, last in _rendered(changes, render):
+                delivered(len(lines), last)
+                yield b"".join(lines)
             if bookmark and clock.monotonic() >= next_bookmark:
                 next_bookmark = clock.monotonic() + every
                 if watcher is not None and not watcher.dropped:
                     changes, revision = watcher.take()
-                    lines = render(changes) if changes else []
-                    if lines:  # handed over while the last batch was being sent: before the bookmark
-                        delivered(len(lines), changes[-1].revision)
+                    # handed over while the last batch was being sent: before the bookmark
+                    for lines, last in _rendered(changes, render):
+                        delivered(len(lines), last)
                         yield b"".join(lines)
                 elif resource is not None:
                     revision = feed.skip(revision, resource)  # type: ignore[attr-defined]

@@ -1,6 +1,7 @@
 """control.api.app's stream pump with control.serving.send_backlog's view: a client that stops reading has
 its stream dropped once its unsent bytes stay over the bound for the stall time (fake clock); one
-that catches up in time keeps its stream; without the extension nothing changes."""
+that catches up in time keeps its stream; a batch larger than the bound goes in pieces, each
+checked; without the extension nothing changes."""
 
 from __future__ import annotations
 
@@ -61,6 +62,21 @@ def test_a_client_that_stops_reading_is_dropped_after_the_stall(bounded):
         await bounded.advance(0.2)
         assert task.done() and backlog.aborted
         assert not any(m.get("more_body") is False for m in sent)  # dropped, not ended cleanly
+
+    asyncio.run(scenario())
+
+
+def test_a_batch_larger_than_the_bound_is_sent_in_pieces_and_dropped_midway(bounded, settings):
+    settings.KK_WATCH_MAX_BACKLOG_BYTES = 20_000  # pieces of 20 kB (never under 16 kB)
+
+    async def scenario():
+        backlog, chunks, sent = FakeBacklog(), asyncio.Queue(), []
+        task = pump(backlog, chunks, sent)
+        chunks.put_nowait(b"x" * 200_000)  # every change a stuck watcher waited for, as one batch
+        await settle()
+        assert [len(m["body"]) for m in sent[1:]] == [20_000, 20_000]  # the second put it over the bound
+        await bounded.advance(2.1)
+        assert task.done() and backlog.aborted and backlog.bytes == 40_000
 
     asyncio.run(scenario())
 

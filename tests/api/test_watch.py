@@ -57,6 +57,32 @@ def test_the_stream_sends_headers_then_batches_in_order_and_ends_at_its_timeout(
     assert clock.now() == 1030.0
 
 
+def test_a_large_batch_is_rendered_and_sent_in_parts_each_only_when_the_last_was_taken(settings, monkeypatch):
+    from control.api import watch as watch_module
+    monkeypatch.setattr(watch_module, "SLICE_BYTES", 10)
+    settings.KK_BOOKMARK_INTERVAL = 60
+    clock = FakeClock(1000.0)
+    feed = FakeFeed(clock, [[change(rv, f"n{rv}") for rv in range(5, 45)]])  # 40 changes a lagging watcher missed
+    rendered, seen = [], []
+
+    def render(changes):
+        rendered.extend(c.revision for c in changes)
+        return [b"x" * 6 for c in changes if c.revision != 44]  # the last change shows nothing
+
+    async def first_two():
+        stream = change_stream(4, render=render, timeout=30, feed=feed, clock=clock,
+                               delivered=lambda n, rv: seen.append((n, rv)))
+        assert await stream.__anext__() == b""
+        part = await stream.__anext__()
+        assert len(part) == 16 * 6 and rendered == list(range(5, 21)), "one part, nothing rendered ahead"
+        rest = [chunk async for chunk in stream]
+        return rest
+
+    rest = asyncio.run(first_two())
+    assert [len(chunk) for chunk in rest] == [16 * 6, 7 * 6]
+    assert seen == [(16, 20), (16, 36), (7, 44)], "the last part carries the batch's last revision"
+
+
 def test_bookmarks_come_at_the_one_interval_with_the_newest_revision(settings):
     settings.KK_BOOKMARK_INTERVAL = 10
     clock = FakeClock(1000.0)
