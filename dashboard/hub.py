@@ -12,6 +12,7 @@ Guarantees:
   (a context variable, so every client made under it, and every task started under it, acts as that
   user); with no identity the client is the dashboard's own identity when authentication is off, and
   anonymous when it is on (it never lends its own rights to a browser that is not logged in).
+  `acting_attendee()` names the acting user when they are an attendee (the room's roster).
 - One client of the hub per process per hub URL and identity, created on first use and kept: its
   keep-alive connections serve every page, form and websocket of that user; `close_clients` closes it at shutdown. A
   client belongs to the event loop it was made on; a request on another loop (only tests run one
@@ -33,6 +34,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from control import roster
 from control.client.http import HubClient
 
 AGENT = "dashboard (kube-kitchen)"
@@ -66,6 +68,15 @@ def acting_as(identity: Identity | None) -> Iterator[None]:
 
 def acting() -> Identity | None:
     return _acting.get()
+
+
+def acting_attendee() -> str | None:
+    """The acting user's name when they are one of the room's attendees (it is their namespace
+    too, and their kubeconfig's), else None (the instructor, or no authentication)."""
+    identity = _acting.get()
+    if identity is None or identity.user not in roster.attendee_codes(settings.DATA_DIR):
+        return None
+    return identity.user
 
 
 def agent_for(user: str) -> str:

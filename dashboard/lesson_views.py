@@ -71,9 +71,9 @@ def _user() -> str:
 
 async def viewer_scope(request: HttpRequest) -> Scope:
     """An attendee's own namespace; anyone else's chosen one (default: `default`)."""
-    user = _user()
-    if user and user in roster.attendee_codes(settings.DATA_DIR):
-        return Scope(namespace=user, own_namespaces=False, kubeconfig_namespace=user)
+    attendee = hub.acting_attendee()
+    if attendee is not None:
+        return Scope(namespace=attendee, own_namespaces=False, kubeconfig_namespace=attendee)
     chosen = await request.session.aget(SESSION_NAMESPACE) or DEFAULT
     return Scope(namespace=chosen, own_namespaces=True, kubeconfig_namespace=DEFAULT)
 

@@ -13,7 +13,8 @@ body's mode class).
 The forms need Django's CSRF token (sent by htmx in a header). The manifest form takes what the API
 takes (KK_MAX_BODY_BYTES of YAML, else 413) and reads the YAML as the API does (`manifests.read`:
 in a worker process, within a budget, holding the sender's fairness seats), so a big form never
-pauses the event loop the API is served on.
+pauses the event loop the API is served on. An object that names no namespace goes where the
+viewer's kubectl would put it: an attendee's own namespace, anyone else's `default`.
 """
 
 from __future__ import annotations
@@ -93,8 +94,11 @@ async def apply(request: HttpRequest) -> HttpResponse:
         documents = await manifests.read(text, sender)  # in a worker process: /healthz stays quick
     except manifests.ManifestError as exc:
         return render(request, "dashboard/_apply_result.html", {"error": str(exc)}, status=exc.code)
+    # An object that names no namespace goes where the viewer's kubectl would put it: an
+    # attendee's own namespace (their kubeconfig names it), else `default`.
+    namespace = hub.acting_attendee() or "default"
     async with hub.client_for(hub.scope_of(request)) as client:
-        stored, outcomes = await manifests.apply_all(client, documents)
+        stored, outcomes = await manifests.apply_all(client, documents, default_namespace=namespace)
     status = 200 if stored else next(o.code for o in outcomes if not o.ok)
     return render(request, "dashboard/_apply_result.html", {"stored": stored, "outcomes": outcomes}, status=status)
 

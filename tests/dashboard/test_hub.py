@@ -37,3 +37,16 @@ def test_another_event_loop_gets_its_own_client(fake):
         return client
 
     assert asyncio.run(one()) is not asyncio.run(one())
+
+
+def test_the_acting_attendee_is_named_only_for_a_user_of_the_rooms_roster(settings, tmp_path):
+    from control import roster
+
+    settings.DATA_DIR = tmp_path
+    roster.join_code(tmp_path, "attendee-1")
+    roster.instructor_code(tmp_path)
+    assert hub.acting_attendee() is None, "nobody logged in"
+    with hub.acting_as(hub.Identity("attendee-1", "t1")):
+        assert hub.acting_attendee() == "attendee-1"
+    with hub.acting_as(hub.Identity("admin", "t0")):
+        assert hub.acting_attendee() is None, "the instructor's code is not a seat in the room"

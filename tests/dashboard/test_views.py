@@ -83,6 +83,20 @@ def test_a_good_manifest_is_dry_run_then_applied_object_by_object(fake, client):
     assert patches[2].body["spec"]["replicas"] == 2
 
 
+def test_an_attendees_manifest_goes_to_their_own_namespace_as_their_kubectl_would_put_it(fake, client, monkeypatch):
+    from dashboard import hub
+    monkeypatch.setattr(hub, "acting_attendee", lambda: "attendee-1")
+    own = {"/apis/apps/v1/namespaces/attendee-1/deployments/pasta", "/api/v1/namespaces/attendee-1/services/pasta"}
+    for path in own:
+        applied(fake, path, code=201)
+    response = client.post("/apply/", {"manifest": DEPLOYMENT})
+    assert response.status_code == 200, response.content.decode()
+    assert {r.path for r in fake.requests if r.method == "PATCH"} == own
+    named = DEPLOYMENT.replace("{name: pasta}", "{name: pasta, namespace: default}", 1)
+    client.post("/apply/", {"manifest": named})
+    assert any(r.path == DEPLOYMENT_PATH for r in fake.requests), "a namespace the manifest names is kept"
+
+
 @pytest.mark.parametrize("text, message", [
     ("kind: [unclosed", "the YAML cannot be read"),
     ("apiVersion: v1\nkind: Pod\n", "metadata.name must be set"),
