@@ -1,16 +1,20 @@
 """The hub's keys in its data folder: the ServiceAccount token signing key and the cluster CA.
 
 Guarantees:
-- `KK_DATA_DIR/keys/sa.key` (RSA 2048, PKCS#8 PEM) and `keys/ca.key` + `keys/ca.crt` (a self-signed
-  CA, ten years) are made the first time they are asked for and then only read, so tokens stay
+- `KK_DATA_DIR/keys/sa.key` (ECDSA P-256, PKCS#8 PEM; a folder made before holds RSA 2048, which
+  is used as it is) and `keys/ca.key` + `keys/ca.crt` (RSA 2048, a self-signed CA, ten years) are
+  made the first time they are asked for and then only read, so tokens stay
   valid across restarts; private keys are created 0600 (never chmod-ed later), the keys folder 0700;
 - a file appears whole or not at all, and when two processes race to make one the first wins and
   both use it (written aside, then hard-linked into place, which refuses to replace);
-- `key_id` is upstream's `keyIDFromPublicKey` (base64url of the SHA-256 of the DER public key) and
-  `jwk` the JSON Web Key kube-apiserver publishes at /openid/v1/jwks;
+- `key_id` is upstream's `keyIDFromPublicKey` (base64url of the SHA-256 of the DER public key),
+  `algorithm` the JWS algorithm upstream signs with for a key (RSA: RS256, ECDSA P-256: ES256, as
+  `signerFromRSAPrivateKey` / `signerFromECDSAPrivateKey`) and `jwk` the JSON Web Key
+  kube-apiserver publishes at /openid/v1/jwks;
 - `ca_key(folder)` is the CA's private key, for the CSR signer (kube-controller-manager's
   --cluster-signing-key-file);
-- `signer(folder)` signs claims as RS256 JWTs with that key and its `kid` header;
+- `signer(folder)` signs claims as JWTs with that key, its algorithm and its `kid` header (ES256
+  signs in about a seventh of RS256's time: one token per pod the kubelets start);
 - `node_access_token(folder)` is the cluster's node-access secret (`keys/node-access.token`, 256
   random bits, 0600, made once like the keys): the hub presents it to the kubelets' and
   kube-proxies' servers, which answer no one without it (`control.client.nodeaccess`).
@@ -30,7 +34,7 @@ from typing import Any, Callable
 import jwt
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
 from control.clock import REAL
@@ -66,47 +70,71 @@ def _write_once(path: Path, content: bytes, mode: int) -> bytes:
 
 
 def _private_key(path: Path) -> rsa.RSAPrivateKey:
-    if not path.exists():
-        fresh = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        _write_once(path, fresh.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                              serialization.NoEncryption()), 0o600)
-    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    key = _load_or_make(path, lambda: rsa.generate_private_key(public_exponent=65537, key_size=2048))
     if not isinstance(key, rsa.RSAPrivateKey):
         raise ValueError(f"{path} does not hold an RSA private key")
     return key
 
 
-def signing_key(data_dir: Path) -> rsa.RSAPrivateKey:
-    return _private_key(Path(data_dir) / "keys" / SIGNING_KEY)
+def _load_or_make(path: Path, make: Callable[[], Any]) -> Any:
+    if not path.exists():
+        _write_once(path, make().private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                               serialization.NoEncryption()), 0o600)
+    return serialization.load_pem_private_key(path.read_bytes(), password=None)
+
+
+SigningKey = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
+
+
+def signing_key(data_dir: Path) -> SigningKey:
+    """The ServiceAccount token signing key: ECDSA P-256 when made here, RSA when an older folder holds one."""
+    path = Path(data_dir) / "keys" / SIGNING_KEY
+    key = _load_or_make(path, lambda: ec.generate_private_key(ec.SECP256R1()))
+    algorithm(key.public_key())  # refuses a key no token could be signed with
+    return key
+
+
+def algorithm(public_key: Any) -> str:
+    """The JWS algorithm of tokens signed with this key (upstream's choice for it)."""
+    if isinstance(public_key, rsa.RSAPublicKey):
+        return "RS256"
+    if isinstance(public_key, ec.EllipticCurvePublicKey) and isinstance(public_key.curve, ec.SECP256R1):
+        return "ES256"
+    raise ValueError("the signing key must be RSA or ECDSA P-256")
 
 
 def _b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def key_id(public_key: rsa.RSAPublicKey) -> str:
+def key_id(public_key: Any) -> str:
     der = public_key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
     return _b64url(hashlib.sha256(der).digest())
 
 
-def jwk(public_key: rsa.RSAPublicKey) -> dict[str, str]:
+def jwk(public_key: Any) -> dict[str, str]:
+    alg = algorithm(public_key)
+    if alg == "ES256":
+        point = public_key.public_numbers()
+        return {"use": "sig", "kty": "EC", "kid": key_id(public_key), "crv": "P-256", "alg": alg,
+                "x": _b64url(point.x.to_bytes(32, "big")), "y": _b64url(point.y.to_bytes(32, "big"))}
     numbers = public_key.public_numbers()
 
     def unsigned(value: int) -> str:
         return _b64url(value.to_bytes((value.bit_length() + 7) // 8, "big"))
 
-    return {"use": "sig", "kty": "RSA", "kid": key_id(public_key), "alg": "RS256",
+    return {"use": "sig", "kty": "RSA", "kid": key_id(public_key), "alg": alg,
             "n": unsigned(numbers.n), "e": unsigned(numbers.e)}
 
 
 def signer(data_dir: Path) -> Callable[[dict[str, Any]], str]:
-    """claims -> a compact RS256 JWT with the folder's signing key (made on first use)."""
+    """claims -> a compact JWT with the folder's signing key (made on first use)."""
     folder = Path(data_dir)
     with _lock:
         if folder not in _signers:
             key = signing_key(folder)
-            kid = key_id(key.public_key())
-            _signers[folder] = lambda claims: jwt.encode(claims, key, algorithm="RS256", headers={"kid": kid})
+            kid, alg = key_id(key.public_key()), algorithm(key.public_key())
+            _signers[folder] = lambda claims: jwt.encode(claims, key, algorithm=alg, headers={"kid": kid})
         return _signers[folder]
 
 

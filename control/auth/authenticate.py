@@ -94,7 +94,7 @@ def looks_like_jwt(token: str) -> bool:
 def service_account_user(token: str, public_key: Any, lookup: Lookup, clock: Clock = REAL) -> User:
     """The ServiceAccount a hub-signed token stands for; Unauthorized when any check fails."""
     try:
-        claims = jwt.decode(token, public_key, algorithms=["RS256"],
+        claims = jwt.decode(token, public_key, algorithms=[keys.algorithm(public_key)],
                             options={"verify_exp": False, "verify_nbf": False, "verify_iat": False,
                                      "verify_aud": False, "verify_iss": False})
     except jwt.PyJWTError:

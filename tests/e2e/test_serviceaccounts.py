@@ -66,7 +66,7 @@ def test_create_token_verifies_against_the_hubs_jwks(cluster, ns):
     assert config["issuer"] == ISSUER and config["jwks_uri"].endswith("/openid/v1/jwks")
     [published] = httpx.get(f"{cluster.url}/openid/v1/jwks", headers=cluster.auth).json()["keys"]
     assert jwt.get_unverified_header(token)["kid"] == published["kid"]
-    claims = jwt.decode(token, jwt.PyJWK(published).key, algorithms=["RS256"], audience=ISSUER, issuer=ISSUER)
+    claims = jwt.decode(token, jwt.PyJWK(published).key, algorithms=["ES256"], audience=ISSUER, issuer=ISSUER)
     assert claims["sub"] == f"system:serviceaccount:{ns}:robot"
     assert claims["exp"] - claims["iat"] == 600
     assert claims["kubernetes.io"]["namespace"] == ns

@@ -2,8 +2,9 @@
 `/.well-known/openid-configuration` and `/openid/v1/jwks`), so anyone can verify a token the hub
 signed without asking the hub.
 
-Guarantees: the configuration names the tokens' issuer, the JWKS address under it, RS256 and the
-`public` subject type, as upstream; the key set holds the hub's one signing key (made on first
+Guarantees: the configuration names the tokens' issuer, the JWKS address under it, the signing
+key's algorithm (ES256, or RS256 for an older folder's RSA key) and the `public` subject type, as
+upstream; the key set holds the hub's one signing key (made on first
 use in the data folder) with upstream's `kid`. Both are plain reads: no store access.
 """
 
@@ -24,8 +25,9 @@ JWKS_MEDIA_TYPE = "application/jwk-set+json"
 
 
 def openid_configuration(issuer: str = ISSUER) -> dict[str, object]:
+    algorithm = keys.algorithm(keys.signing_key(settings.DATA_DIR).public_key())
     return {"issuer": issuer, "jwks_uri": issuer + JWKS_PATH, "response_types_supported": ["id_token"],
-            "subject_types_supported": ["public"], "id_token_signing_alg_values_supported": ["RS256"]}
+            "subject_types_supported": ["public"], "id_token_signing_alg_values_supported": [algorithm]}
 
 
 def key_set() -> dict[str, object]:
@@ -34,7 +36,7 @@ def key_set() -> dict[str, object]:
 
 async def configuration(request: Request) -> Reply:
     request.tag = {"verb": "get", "resource": request.path}
-    return json_response(openid_configuration())
+    return json_response(await asyncio.to_thread(openid_configuration))  # the first read may make the key
 
 
 async def jwks(request: Request) -> Reply:

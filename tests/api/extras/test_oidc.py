@@ -45,7 +45,7 @@ def test_the_openid_configuration_points_at_the_key_set(api):
     assert answer.status_code == 200
     assert json.loads(answer.content) == {
         "issuer": ISSUER, "jwks_uri": ISSUER + "/openid/v1/jwks", "response_types_supported": ["id_token"],
-        "subject_types_supported": ["public"], "id_token_signing_alg_values_supported": ["RS256"]}
+        "subject_types_supported": ["public"], "id_token_signing_alg_values_supported": ["ES256"]}
 
 
 def test_a_token_verifies_against_the_published_key(api, data_dir):
@@ -56,11 +56,11 @@ def test_a_token_verifies_against_the_published_key(api, data_dir):
     assert status == 201 and answer["kind"] == "TokenRequest"
     token = answer["status"]["token"]
     published = published_key(api)
-    assert jwt.get_unverified_header(token) == {"alg": "RS256", "kid": published["kid"], "typ": "JWT"}
-    claims = jwt.decode(token, jwt.PyJWK(published).key, algorithms=["RS256"], audience="vault", issuer=ISSUER)
+    assert jwt.get_unverified_header(token) == {"alg": "ES256", "kid": published["kid"], "typ": "JWT"}
+    claims = jwt.decode(token, jwt.PyJWK(published).key, algorithms=["ES256"], audience="vault", issuer=ISSUER)
     assert claims["sub"] == "system:serviceaccount:default:robot" and claims["exp"] - claims["iat"] == 600
     with pytest.raises(jwt.InvalidAudienceError):
-        jwt.decode(token, jwt.PyJWK(published).key, algorithms=["RS256"], audience=ISSUER)
+        jwt.decode(token, jwt.PyJWK(published).key, algorithms=["ES256"], audience=ISSUER)
     assert (data_dir / "keys" / "sa.key").exists()
 
 
@@ -69,11 +69,11 @@ def test_an_expired_token_no_longer_verifies(api, monkeypatch):
     monkeypatch.setattr(verbs, "clock", FakeClock(REAL.now() - 3601))  # issued by the hub's clock, an hour ago
     _, answer = post(api, "/api/v1/namespaces/default/serviceaccounts/robot/token", {"spec": {}})
     key = jwt.PyJWK(published_key(api)).key
-    claims = jwt.decode(answer["status"]["token"], key, algorithms=["RS256"], audience=ISSUER,
+    claims = jwt.decode(answer["status"]["token"], key, algorithms=["ES256"], audience=ISSUER,
                         options={"verify_exp": False})
     assert claims["aud"] == [ISSUER] and claims["exp"] - claims["iat"] == 3600
     with pytest.raises(jwt.ExpiredSignatureError):
-        jwt.decode(answer["status"]["token"], key, algorithms=["RS256"], audience=ISSUER)
+        jwt.decode(answer["status"]["token"], key, algorithms=["ES256"], audience=ISSUER)
 
 
 def test_a_token_bound_to_a_pod_names_it(api):
