@@ -48,11 +48,11 @@ class Decoded:
     packed: bytes = b""
     problem: str | None = None
     compact_bytes: int = 0  # the size of the object as compact JSON: what the store would hold of it
-    json_text: bytes | None = None  # a YAML body that is JSON text (checked UTF-8), read again on each take
+    json_text: str | None = None  # a YAML body that is JSON text, read again on each take
 
     def take(self) -> Any:
         if self.json_text is not None:
-            return [json.loads(self.json_text.decode())]  # a YAML stream of one document, as the worker gives it
+            return [json.loads(self.json_text)]  # a YAML stream of one document, as the worker gives it
         return pickle.loads(self.packed)  # noqa: S301 - packed by our own worker (decoding.decode_packed)
 
 
@@ -103,10 +103,14 @@ def json_yaml(raw: bytes, media: str) -> Decoded | None:
     worker's own first reading (`decoding.json_object`), without the round trip to another process."""
     if "yaml" not in media or len(raw) > settings.KK_INLINE_JSON_BYTES:
         return None
-    value = decoding.json_object(raw)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None  # the worker refuses it, in YAML's words
+    value = decoding.json_object(text)
     if value is None:
         return None
-    return Decoded(media, json_text=raw, compact_bytes=decoding.compact_size(value))
+    return Decoded(media, json_text=text, compact_bytes=decoding.compact_size(value))
 
 
 def single_object(decoded: Decoded | None) -> Any:

@@ -26,15 +26,16 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def json_object(raw: bytes) -> dict[str, Any] | None:
-    """A YAML body whose text is one JSON object, read as the JSON it is (JSON is YAML: kubectl and
-    the dashboard send their server-side applies so), at JSON's speed; None for any other text (YAML
-    that only opens like JSON, `NaN`, not UTF-8, too deep), which is YAML's to read."""
-    if raw.lstrip()[:1] != b"{":
+def json_object(text: str) -> dict[str, Any] | None:
+    """A YAML body's text (decoded from UTF-8 by the caller) when it is one JSON object, read as the
+    JSON it is (JSON is YAML: kubectl and the dashboard send their server-side applies so), at JSON's
+    speed; None for any other text (YAML that only opens like JSON, `NaN`, too deep), which is YAML's
+    to read."""
+    if text.lstrip()[:1] != "{":
         return None
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
         return None
 
 
@@ -52,7 +53,7 @@ def decode_text(raw: bytes, media: str, budget: Budget = Budget()) -> Outcome:
         return Outcome("undecodable", "error converting YAML to JSON: yaml: invalid leading UTF-8 octet" if is_yaml
                        else "json parse error: invalid UTF-8 in JSON input")
     if is_yaml:
-        as_json = json_object(raw)
+        as_json = json_object(text)
         if as_json is not None:
             return Outcome("ok", [as_json])
         outcome = safeyaml.read_stream(text, budget)
