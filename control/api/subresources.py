@@ -59,7 +59,10 @@ def bind(call: Call, now: float) -> Reply:
     if call.dry_run:
         mutate(store.object_get(resource=resource, namespace=call.namespace, name=call.name))
     else:
-        store.object_update(resource=resource, namespace=call.namespace, name=call.name, mutate=mutate, actor=call.actor)
+        # shared: the bound pod is handed to the watchers as it is (nothing here reads it again), so
+        # a kubelet's spec.nodeName watch need not decode every binding's text once more
+        store.object_update_as_stored(resource=resource, namespace=call.namespace, name=call.name, mutate=mutate,
+                                      actor=call.actor, shared=True)
     return json_response({**success_status({}), "code": 201}, 201)
 
 

@@ -40,10 +40,14 @@ def warning_header(warnings: list[str]) -> str:
     return ", ".join('299 - "{}"'.format(w.replace("\\", "\\\\").replace('"', '\\"')) for w in warnings)
 
 
+def _warning_headers(call: Call) -> dict[str, str] | None:
+    return {"Warning": warning_header(call.warnings)} if call.warnings else None
+
+
 def _object_response(call: Call, obj: Obj, status: int = 200, stored: str | None = None) -> Reply:
     """The object as the answer to a request; `stored`: its JSON text as just written (the same
     bytes `json_response` would encode again), answered as it is when the client asked for JSON."""
-    headers = {"Warning": warning_header(call.warnings)} if call.warnings else None
+    headers = _warning_headers(call)
     if call.kind.on_read is not None:  # a custom kind: shown in the requested version, with defaults
         obj, stored = call.kind.on_read(obj), None
     if tables.wants_table(call.accept):
@@ -62,8 +66,11 @@ def _shareable(call: Call) -> bool:
 
 
 def get(call: Call) -> Reply:
-    obj = store.object_get(resource=call.kind.resource, namespace=call.namespace, name=call.name)
-    return _object_response(call, obj)
+    text = store.object_text(resource=call.kind.resource, namespace=call.namespace, name=call.name)
+    if call.kind.on_read is None and not tables.wants_table(call.accept):
+        # the stored text is the answer's JSON byte for byte: no decoding and encoding it again
+        return raw_json_response(text, headers=_warning_headers(call))
+    return _object_response(call, json.loads(text))
 
 
 # --- list ------------------------------------------------------------------------------------

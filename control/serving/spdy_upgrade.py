@@ -40,7 +40,10 @@ def _phrase(status: int) -> str:
 
 def wants_spdy_portforward(headers: Any) -> list[str] | None:
     """The stream protocols offered when the request (Twisted `Headers`) asks for SPDY port-forward."""
-    upgrade = b",".join(headers.getRawHeaders(b"upgrade") or []).lower()
+    raw_upgrade = headers.getRawHeaders(b"upgrade")
+    if not raw_upgrade:  # nearly every request: no second header lookup
+        return None
+    upgrade = b",".join(raw_upgrade).lower()
     offered = [v.strip() for raw in headers.getRawHeaders(b"x-stream-protocol-version") or []
                for v in raw.split(b",") if v.strip()]
     if b"spdy/3.1" not in upgrade or PORTFORWARD not in offered:

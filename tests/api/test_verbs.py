@@ -392,3 +392,29 @@ def test_a_status_write_walks_only_what_differs_from_the_stored_object(api, monk
                          QUERY_STRING="fieldValidation=Strict")
     assert code == 400 and 'unknown field "metadata.colour"' in refused["message"]
     assert walked == [["apiVersion", "kind", "metadata", "status"]]
+
+
+def test_get_answers_the_stored_text_as_it_is(api):
+    from control.storage import store
+
+    send(api, "post", PODS, pod("a"))
+    response = api.get(f"{PODS}/a")
+    assert response.status_code == 200
+    assert response.content.decode() == store.object_text(resource="/pods", namespace="default", name="a")
+
+
+def test_a_binding_hands_the_watchers_the_bound_pod_already_parsed(api):
+    from control.storage import store
+
+    send(api, "post", PODS, pod("a"))
+    heard = []
+    unsubscribe = store.subscribe(heard.extend)
+    try:
+        binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "a"},
+                   "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}
+        assert send(api, "post", f"{PODS}/a/binding", binding)[0] == 201
+    finally:
+        unsubscribe()
+    [change] = [c for c in heard if c.resource == "/pods"]
+    assert change._obj is not None and change._obj["spec"]["nodeName"] == "node-1"
+    assert change._obj == json.loads(change.body)
