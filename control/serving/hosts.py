@@ -70,9 +70,23 @@ def host_header(scope: dict[str, Any]) -> str | None:
     return None
 
 
+# (Host header, ALLOWED_HOSTS) -> allowed: a room sends a handful of distinct Host headers, and
+# Django's parsing and matching cost ~2 % of the hub's CPU asked again on every request. Bounded:
+# a client making up names only makes the memo start over.
+_DECIDED: dict[tuple[str, tuple[str, ...]], bool] = {}
+_DECIDED_MAX = 256
+
+
 def host_allowed(scope: dict[str, Any]) -> bool:
     host = host_header(scope)
     if host is None:
         return True
-    domain, _ = split_domain_port(host)
-    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
+    key = (host, tuple(settings.ALLOWED_HOSTS))
+    known = _DECIDED.get(key)
+    if known is None:
+        domain, _ = split_domain_port(host)
+        known = bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
+        if len(_DECIDED) >= _DECIDED_MAX:
+            _DECIDED.clear()
+        _DECIDED[key] = known
+    return known

@@ -102,6 +102,13 @@ def test_allow_bind_address_takes_effect_at_once(settings):
     assert hosts.host_allowed({"headers": []})  # no Host header: not a rebinding request
 
 
+def test_made_up_host_names_are_refused_and_do_not_grow_the_memo(settings):
+    for i in range(3 * hosts._DECIDED_MAX):
+        assert not hosts.host_allowed({"headers": [(b"host", f"rebind-{i}.example:8000".encode())]})
+        assert len(hosts._DECIDED) <= hosts._DECIDED_MAX
+    assert hosts.host_allowed({"headers": [(b"host", b"localhost:8000")]})
+
+
 # --- CSRF on the dashboard, none on the API ------------------------------------------------------
 
 @pytest.mark.django_db
