@@ -154,9 +154,9 @@ def _traffic_form(request: HttpRequest) -> dict[str, str]:
     """The traffic form; it has no namespace field: an attendee's short Service name is one of
     their own namespace (the hub lets them send only there), anyone else's of `default`."""
     form = form_of(request.POST)
-    identity = hub.acting()
-    if not form.get("namespace") and identity is not None and identity.user in roster.attendee_codes(settings.DATA_DIR):
-        form["namespace"] = identity.user
+    attendee = hub.acting_attendee()
+    if not form.get("namespace") and attendee is not None:
+        form["namespace"] = attendee
     return form
 
 

@@ -313,3 +313,20 @@ def test_healthz_answers_while_a_big_manifest_is_read(monkeypatch, fake):
 
     asyncio.run(scenario())
     assert seen["probe_answered"] < seen["read_done"]
+
+
+def test_the_traffic_form_sends_an_attendees_short_name_to_their_own_namespace(settings, tmp_path):
+    from django.test import RequestFactory
+
+    from control import roster
+    from dashboard import hub, views
+
+    settings.DATA_DIR = tmp_path
+    roster.join_code(tmp_path, "attendee-1")
+    post = RequestFactory().post("/traffic/", {"target": "soup", "count": "3"})
+    with hub.acting_as(hub.Identity("attendee-1", "t1")):
+        assert views._traffic_form(post)["namespace"] == "attendee-1"
+        named = RequestFactory().post("/traffic/", {"target": "soup", "namespace": "attendee-1-b"})
+        assert views._traffic_form(named)["namespace"] == "attendee-1-b", "a namespace the form names is kept"
+    with hub.acting_as(hub.Identity("admin", "t0")):
+        assert "namespace" not in views._traffic_form(post)
