@@ -140,21 +140,22 @@ def encode_fields(paths: set[Path]) -> dict:
 
 def decode_fields(trie: Any) -> set[Path]:
     out: set[Path] = set()
-
-    def walk(node: dict, prefix: Path) -> None:
-        for element, child in node.items():
-            if element == ".":
-                if prefix:
-                    out.add(prefix)
-            elif isinstance(child, dict):
-                if child:
-                    walk(child, prefix + (element,))
-                else:
-                    out.add(prefix + (element,))
-
     if isinstance(trie, dict):
-        walk(trie, ())
+        _decode_into(trie, (), out)
     return out
+
+
+def _decode_into(node: dict, prefix: Path, out: set[Path]) -> None:
+    # Not a closure that calls itself: that is a reference cycle, left to the cycle collector.
+    for element, child in node.items():
+        if element == ".":
+            if prefix:
+                out.add(prefix)
+        elif isinstance(child, dict):
+            if child:
+                _decode_into(child, prefix + (element,), out)
+            else:
+                out.add(prefix + (element,))
 
 
 def _lookup(obj: Any, path: Path) -> Any:

@@ -40,18 +40,19 @@ def _script_reads_stdin(text: str) -> bool:
         nodes = compound.structure(parse(text))
     except (ShellSyntaxError, compound.Incomplete):
         return False
+    return any(_node_reads_stdin(node) for _, node in nodes)
 
-    def reads(node: Any) -> bool:
-        if isinstance(node, compound.Loop):
-            return any(reads(n) for _, n in node.condition + node.body)
-        if isinstance(node, compound.ForLoop):
-            return any(reads(n) for _, n in node.body)
-        if isinstance(node, compound.If):
-            lists = [part for branch in node.branches for part in branch] + [node.otherwise or []]
-            return any(reads(n) for nodes in lists for _, n in nodes)
-        words = ["".join(text for text, _ in word) for word in node.words]
-        while words and ASSIGNMENT.match(words[0]):
-            words = words[1:]
-        return reads_stdin(words)  # the head of its pipeline: the rest read what it writes
 
-    return any(reads(node) for _, node in nodes)
+def _node_reads_stdin(node: Any) -> bool:
+    """Whether a parsed command (or a loop or if holding commands) reads its standard input."""
+    if isinstance(node, compound.Loop):
+        return any(_node_reads_stdin(n) for _, n in node.condition + node.body)
+    if isinstance(node, compound.ForLoop):
+        return any(_node_reads_stdin(n) for _, n in node.body)
+    if isinstance(node, compound.If):
+        lists = [part for branch in node.branches for part in branch] + [node.otherwise or []]
+        return any(_node_reads_stdin(n) for nodes in lists for _, n in nodes)
+    words = ["".join(text for text, _ in word) for word in node.words]
+    while words and ASSIGNMENT.match(words[0]):
+        words = words[1:]
+    return reads_stdin(words)  # the head of its pipeline: the rest read what it writes

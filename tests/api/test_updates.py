@@ -4,6 +4,7 @@ writer, and a renewal that changes only the writer's own field costs a retimed e
 from __future__ import annotations
 
 import copy
+import gc
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -133,6 +134,24 @@ def test_inputs_are_not_mutated() -> None:
     out["metadata"]["managedFields"][0]["time"] = "changed"
     assert stored == before_stored and body == before_body
 
+
+
+def test_an_update_leaves_no_garbage_for_the_cycle_collector() -> None:
+    """Everything a write's bookkeeping builds is freed by reference counting: a helper that made a
+    reference cycle (a closure calling itself) left both objects and their path sets to the
+    collector, a third of what the hub collected while 1,000 pods came up (control.heap)."""
+    stored = write({}, lease("a"), now=T0)
+    stored["metadata"]["labels"] = {"x": "1"}
+    body = renew(stored, "b")
+    body["metadata"]["labels"] = {"y": "2"}  # a change the writer does not own yet: the full recount
+    gc.collect()
+    gc.disable()
+    try:
+        out = write(stored, body, now=T1, manager="someone-else")
+        assert owned(out, "someone-else") >= {".metadata.labels.y", ".spec.renewTime"}
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
 
 # --- the comparison walks only where old and new differ, and finds what a full walk finds --------
 
