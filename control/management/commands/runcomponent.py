@@ -27,7 +27,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from control import config
+from control import config, heap
 from control.staticpods.manifests import VERSION, refused_flag
 
 # die_with_parent is imported from here by runcluster and the tests (it lived here first)
@@ -163,6 +163,7 @@ class Command(BaseCommand):
                     loop.remove_signal_handler(sig)
                     signal.signal(sig, signal.SIG_IGN)
 
+        heap.settle()  # started: what start-up built is frozen out of the collector's way (control.heap)
         asyncio.run(main())
         if signalled:
             exit_now()

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from control import config
+from control import config, heap
 
 
 def split_addr(addr: str) -> tuple[str, int]:
@@ -163,6 +163,7 @@ class Command(BaseCommand):
             return logged(failure)
 
         server.listen_error = listen_error
+        heap.settle()  # started: what start-up built is frozen out of the collector's way (control.heap)
         try:
             server.run()
         finally:
