@@ -4,16 +4,18 @@ threads (no thread, no database connection per request), with Django's own answe
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.core.exceptions import RequestAborted
 
 from control.serving import asgi
 from control.serving.django_handler import PooledASGIHandler
 
 
-def _get(app, path: str) -> tuple[int, bytes]:
+def _get(app, path: str, disconnect: bool = False) -> tuple[int, bytes]:
     scope = {"type": "http", "method": "GET", "path": path, "query_string": b"", "headers": [(b"host", b"localhost")],
              "server": ("localhost", 80), "client": ("127.0.0.1", 5000), "scheme": "http", "asgi": {"version": "3.0"}}
     sent: list[dict] = []
@@ -22,7 +24,9 @@ def _get(app, path: str) -> tuple[int, bytes]:
     async def receive():
         if messages:
             return messages.pop()
-        await asyncio.sleep(3600)  # the client stays: no disconnect while the page is answered
+        while not disconnect or not sent or sent[-1].get("more_body"):
+            await asyncio.sleep(0 if disconnect else 3600)  # the client stays while the page is answered
+        return {"type": "http.disconnect"}  # as Daphne says once the answer is written
 
     async def send(message):
         sent.append(message)
@@ -64,6 +68,22 @@ def test_a_page_answers_as_django_does():
     assert status == 200 and b"<form" in body
 
 
+@pytest.mark.django_db
+def test_a_request_the_client_then_leaves_makes_no_reference_cycle():
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        status, body = _get(asgi.django_app, "/login/", disconnect=True)
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, RequestAborted)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert status == 200 and b"<form" in body
+    assert left == []
+
+
 def test_it_serves_http_only():
     with pytest.raises(ValueError):
         asyncio.run(PooledASGIHandler(threads=1)({"type": "websocket"}, None, None))
+
