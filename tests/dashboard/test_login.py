@@ -6,6 +6,7 @@ the hub carries that user's token and a User-Agent naming them; logging out ends
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 
 import pytest
@@ -217,3 +218,26 @@ def test_an_attendees_traffic_form_sends_to_a_service_of_her_namespace(fake, bro
     assert other.post("/login/", {"token": "tok-carol", "next": "/"}).status_code == 302
     assert other.post("/traffic/", {"target": "pasta", "node": "node-1", "count": "2"}).status_code == 200
     assert fake.requests[-1].query["namespace"] == "default"
+
+
+def test_reading_a_stored_sessions_identity_makes_no_reference_cycle():
+    """Django's `aget` would read the session inside an `except AttributeError` block that
+    `sync_to_async` carries into its thread: a cycle holding the request, on every page."""
+    async def scenario():
+        cookie = await _session_cookie("alice", "tok-alice")
+        stored = SessionStore(session_key=cookie.partition("=")[2])  # as the middleware makes it: not read yet
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            identity = await login.identity_of(stored)
+            gc.collect()
+            left = [o for o in gc.garbage if isinstance(o, AttributeError)]
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+        await sync_to_async(connections.close_all)()
+        return identity, left
+
+    identity, left = asyncio.run(scenario())
+    assert identity is not None and identity.user == "alice" and identity.token == "tok-alice"
+    assert left == []
