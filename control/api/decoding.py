@@ -15,7 +15,7 @@ import json
 import pickle
 from typing import Any
 
-from control import safeyaml
+from control import jsontext, safeyaml
 from control.api import gojson
 from control.safeyaml import Budget, Outcome
 
@@ -34,7 +34,7 @@ def json_object(text: str) -> dict[str, Any] | None:
     if text.lstrip()[:1] != "{":
         return None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return jsontext.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
         return None
 
@@ -61,7 +61,7 @@ def decode_text(raw: bytes, media: str, budget: Budget = Budget()) -> Outcome:
             return Outcome("undecodable", f"error converting YAML to JSON: {outcome.value}")
         return outcome
     try:
-        return Outcome("ok", json.loads(text, parse_constant=_reject_constant))
+        return Outcome("ok", jsontext.loads(text, parse_constant=_reject_constant))
     except (ValueError, RecursionError):
         return Outcome("undecodable", f"json parse error: {gojson.parse_error(text)}")
 

@@ -16,7 +16,6 @@ Guarantees:
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -24,7 +23,7 @@ from typing import Any, Callable
 from django.db import connection, transaction
 
 from control.clock import REAL as clock  # injected time: a test may replace `store.clock`
-from control import errors
+from control import errors, jsontext
 from control.models import LogEntry, Revision, StoredObject
 from control.storage import savepoints
 
@@ -62,7 +61,7 @@ class Change:
     def obj(self) -> dict[str, Any]:
         """The object snapshot, parsed once and shared: callers must not change it."""
         if self._obj is None:
-            self._obj = json.loads(self.body)
+            self._obj = jsontext.loads(self.body)
         return self._obj
 
     def forget_parsed(self) -> None:
@@ -93,7 +92,7 @@ def _publish(changes: list[Change]) -> None:
 
 
 def _dumps(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, separators=(",", ":"))  # ASCII: lone surrogates stay valid escapes
+    return jsontext.dumps(obj)
 
 
 # etcd's --max-request-bytes default (1.5 MiB): a larger object is refused, as etcd refuses the put
@@ -166,8 +165,8 @@ def object_create(*, resource: str, obj: dict[str, Any], actor: str) -> dict[str
 
 def object_create_as_stored(*, resource: str, obj: dict[str, Any], actor: str,
                             shared: bool = True) -> tuple[dict[str, Any], str]:
-    """`object_create`, also giving the JSON text stored (the exact `json.dumps` of the object, for
-    an answer that would encode it again). `shared`: the object is handed to the watchers as the
+    """`object_create`, also giving the JSON text stored (the exact `jsontext.dumps` of the object,
+    for an answer that would encode it again). `shared`: the object is handed to the watchers as the
     change's parsed snapshot (saving them a decode), so the caller must not change it afterwards."""
     meta = obj["metadata"]
     namespace, name = meta.get("namespace", ""), meta["name"]
@@ -221,8 +220,8 @@ def object_update_as_stored(
     with savepoints.atomic("kk_write"):
         cursor = savepoints.cursor()
         row_id, body = _locked_row(cursor, resource, namespace, name)
-        current = json.loads(body)
-        result = mutate(json.loads(body))
+        current = jsontext.loads(body)
+        result = mutate(jsontext.loads(body))
         if isinstance(result, Delete):
             return _delete_row(cursor, row_id, resource, namespace, name, result.final, actor), None
         result["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
@@ -251,7 +250,7 @@ def object_delete(
     with savepoints.atomic("kk_write"):
         cursor = savepoints.cursor()
         row_id, body = _locked_row(cursor, resource, namespace, name)
-        current = json.loads(body)
+        current = jsontext.loads(body)
         if precondition:
             precondition(current)
         return _delete_row(cursor, row_id, resource, namespace, name, current, actor)
@@ -268,7 +267,7 @@ def _delete_row(cursor, row_id: int, resource: str, namespace: str, name: str,
 
 
 def object_get(*, resource: str, namespace: str, name: str) -> dict[str, Any]:
-    return json.loads(object_text(resource=resource, namespace=namespace, name=name))
+    return jsontext.loads(object_text(resource=resource, namespace=namespace, name=name))
 
 
 def object_text(*, resource: str, namespace: str, name: str) -> str:
