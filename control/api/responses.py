@@ -7,10 +7,10 @@ writes it (its field order, a trailing newline); JSON is compact and UTF-8.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
+from control import jsontext
 from control.errors import ApiError
 
 JSON = "application/json"
@@ -24,7 +24,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
     def json(self) -> Any:
-        return json.loads(self.body)
+        return jsontext.loads(self.body)
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Stream:
 
 
 def dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"))  # ASCII: lone surrogates stay valid escapes
+    return jsontext.dumps(obj)
 
 
 def json_response(obj: Any, status: int = 200, *, headers: dict[str, str] | None = None) -> Reply:

@@ -17,12 +17,11 @@ Guarantees:
 
 from __future__ import annotations
 
-import json
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 from urllib.parse import urlencode
 
-from control import config, errors
+from control import config, errors, jsontext
 from control.client.lean import Answer, ConnectionPool, ServerUnreachable
 from control.client.resources import PODS, Resource
 
@@ -56,16 +55,16 @@ class HubClient:
                       content_type: str = "application/json") -> Any:
         """The decoded JSON answer (None for an empty one)."""
         data = await self.request_bytes(method, path, params=params,
-                                        body=None if body is None else json.dumps(body).encode(),
+                                        body=None if body is None else jsontext.dumps(body).encode(),
                                         content_type=content_type)
-        return json.loads(data) if data else None
+        return jsontext.loads(data) if data else None
 
     async def request_coded(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                             body: Any = None, content_type: str = "application/json") -> tuple[int, Any]:
         """`request`, with the 2xx code it answered (a server-side apply: 201 when it created)."""
         code, data = await self._exchange(method, path, params,
-                                          None if body is None else json.dumps(body).encode(), content_type)
-        return code, json.loads(data) if data else None
+                                          None if body is None else jsontext.dumps(body).encode(), content_type)
+        return code, jsontext.loads(data) if data else None
 
     async def request_bytes(self, method: str, path: str, *, params: dict[str, Any] | None = None,
                             body: bytes | None = None, content_type: str = "application/json") -> bytes:
@@ -103,7 +102,7 @@ class HubClient:
         """Each JSON line of a streamed (NDJSON) answer, as it arrives."""
         async with self._streamed(method, path, params or {}, read_timeout, f"the stream of {path}") as answer:
             async for line in answer.lines():
-                yield json.loads(line)
+                yield jsontext.loads(line)
 
     # --- verbs ---------------------------------------------------------------------------------
 
@@ -163,7 +162,7 @@ class HubClient:
         async with self._streamed("GET", resource.path(namespace), params, timeout_seconds + STREAM_GRACE,
                                   f"watch of {resource.plural}") as answer:
             async for line in answer.lines():
-                event = json.loads(line)
+                event = jsontext.loads(line)
                 if event.get("type") == "ERROR":
                     status = event.get("object") or {}
                     raise errors.from_status(status, int(status.get("code") or 500))
