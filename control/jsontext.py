@@ -9,7 +9,7 @@ Guarantees:
 - `loads(text)` returns what `json.loads(text)` returns and raises what it raises, for every text.
   orjson refuses lone surrogate escapes, NaN and Infinity, numbers that overflow a double and
   nesting deeper than 1,024, and reads an integer beyond 64 bits as a float: a text orjson refuses,
-  or with a run of 20 digits or more (which may be such an integer), is read by `json.loads`.
+  or with a run of 19 digits or more (which may be such an integer), is read by `json.loads`.
 - `dumps(value)` returns compact JSON (no spaces) that `loads` reads back equal to `value`, as
   `json.dumps(value, separators=(",", ":"))` does. Only the spelling may differ: characters
   beyond ASCII as themselves (as Go's encoding/json, so kube-apiserver, writes them) rather than
@@ -22,19 +22,26 @@ Guarantees:
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
 
-_LONG_NUMBER = re.compile(r"[0-9]{20}")
-_LONG_NUMBER_BYTES = re.compile(rb"[0-9]{20}")
+# Digits to "0", every other byte to " ": a run of 19 digits (a 19-digit negative may be below
+# -2**63, which orjson also reads as a float) is then one substring search away. A regular expression
+# took 15 us on a 2 KB pod, longer than `json.loads` itself; this takes under 2 us.
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_NINETEEN_DIGITS = b"0" * 19
+
+
+def _may_hold_a_long_integer(text: str | bytes) -> bool:
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    return _NINETEEN_DIGITS in raw.translate(_DIGITS_ONLY)
 
 
 def loads(text: str | bytes, **json_options: Any) -> Any:
     """`json.loads(text, **json_options)` (its options only matter where orjson refuses: NaN and
     Infinity are the only constants, and orjson takes none)."""
-    if (_LONG_NUMBER if isinstance(text, str) else _LONG_NUMBER_BYTES).search(text) is None:
+    if not _may_hold_a_long_integer(text):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:

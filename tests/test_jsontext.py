@@ -48,6 +48,7 @@ def test_it_reads_every_text_json_writes_as_json_does(value) -> None:
 
 @pytest.mark.parametrize("text", [
     "123456789012345678901234567890",  # beyond 64 bits: orjson would give a float
+    "-9223372036854775809",  # below -2**63: so would it
     "[18446744073709551616]",
     '{"n": -98765432109876543210}',
     '"\\ud800"',  # a lone surrogate escape
@@ -60,7 +61,7 @@ def test_the_texts_orjson_reads_otherwise_are_read_by_json(text) -> None:
     assert _same(jsontext.loads(text), json.loads(text))
 
 
-@pytest.mark.parametrize("text", ["NaN", "[Infinity]", "{", '{"a":}', "[" * 2000 + "]" * 2000, ""])
+@pytest.mark.parametrize("text", ["NaN", "[Infinity]", "{", "\ufeff{}", "\"a\x01\"", "[1,]", "{\"a\":1,}", '{"a":}', "[" * 2000 + "]" * 2000, ""])
 def test_what_json_refuses_it_refuses_the_same_way(text) -> None:
     with pytest.raises((ValueError, RecursionError)) as expected:
         json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
