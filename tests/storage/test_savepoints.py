@@ -102,3 +102,22 @@ def test_the_cursor_takes_django_placeholders():
     cursor = savepoints.cursor()
     cursor.execute("SELECT %s + %s", [20, 22])
     assert cursor.fetchone()[0] == 42
+
+
+def test_each_thread_uses_its_own_django_connection_looked_up_once(monkeypatch):
+    import threading
+
+    from django.db import DEFAULT_DB_ALIAS, connections
+    from asgiref.local import Local
+
+    mine = savepoints._connection()
+    assert mine is connections[DEFAULT_DB_ALIAS] and savepoints._connection() is mine
+    theirs: list = []
+    worker = threading.Thread(target=lambda: theirs.append((savepoints._connection(), connections[DEFAULT_DB_ALIAS])))
+    worker.start()
+    worker.join()
+    assert theirs[0][0] is theirs[0][1] and theirs[0][0] is not mine
+    # Django handed another set of connections: looked up again
+    monkeypatch.setattr(connections, "_connections", Local(connections.thread_critical))
+    again = savepoints._connection()
+    assert again is connections[DEFAULT_DB_ALIAS] and again is not mine
