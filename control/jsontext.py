@@ -17,6 +17,8 @@ Guarantees:
   write (lone surrogates, integers beyond 64 bits, keys that are not strings) is written by
   `json.dumps`. NaN and infinities are written as `null` (`json.dumps` would write `NaN`, which is
   not JSON and no reader takes).
+- `size(text)` is the length in bytes of a text `dumps` wrote, as UTF-8: what etcd counts against
+  its request limit, and so what the store and the early refusal of a body both measure.
 """
 
 from __future__ import annotations
@@ -54,3 +56,8 @@ def dumps(value: Any) -> str:
         return orjson.dumps(value).decode()
     except TypeError:  # orjson.JSONEncodeError: lone surrogates, integers beyond 64 bits, other keys
         return json.dumps(value, separators=(",", ":"))
+
+
+def size(text: str) -> int:
+    # ASCII (nearly every object) is answered without copying: `isascii` is a flag of the string.
+    return len(text) if text.isascii() else len(text.encode("utf-8"))

@@ -80,3 +80,8 @@ def test_the_text_is_compact_and_keeps_characters_as_go_writes_them() -> None:
 
 def test_nan_is_written_as_null_not_as_text_no_reader_takes() -> None:
     assert jsontext.dumps([math.nan, math.inf]) == "[null,null]"
+
+
+def test_size_is_the_utf8_length_of_the_text() -> None:
+    assert jsontext.size('{"a":"x"}') == 9
+    assert jsontext.size(jsontext.dumps({"a": "한"})) == len("{\"a\":\"한\"}".encode()) == 11

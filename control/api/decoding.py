@@ -11,7 +11,6 @@ dashboard send) is read as JSON, which is YAML, at JSON's speed.
 
 from __future__ import annotations
 
-import json
 import pickle
 from typing import Any
 
@@ -40,8 +39,8 @@ def json_object(text: str) -> dict[str, Any] | None:
 
 
 def compact_size(value: Any) -> int:
-    """The length of `value` as compact JSON: what the store would hold of it."""
-    return len(json.dumps(value, separators=(",", ":")))
+    """The size of `value` as compact JSON: what the store would hold of it (`store._storable`)."""
+    return jsontext.size(jsontext.dumps(value))
 
 
 def decode_text(raw: bytes, media: str, budget: Budget = Budget()) -> Outcome:

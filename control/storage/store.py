@@ -102,7 +102,7 @@ MAX_OBJECT_BYTES = 1536 * 1024
 
 def _storable(obj: dict[str, Any]) -> str:
     body = _dumps(obj)
-    if len(body) > MAX_OBJECT_BYTES:
+    if jsontext.size(body) > MAX_OBJECT_BYTES:
         raise errors.RequestEntityTooLarge("etcdserver: request is too large")
     return body
 

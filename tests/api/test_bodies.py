@@ -95,6 +95,12 @@ def test_an_apply_whose_yaml_is_json_text_is_read_here_and_other_yaml_in_the_wor
     assert decodes == ["worker", "worker"]  # over the inline bound: YAML's way, whatever it looks like
 
 
+
+def test_the_size_refused_early_is_the_size_the_store_counts():
+    """In UTF-8 bytes, as the store writes the text (characters beyond ASCII as themselves)."""
+    decoded = bodies.json_yaml(' {"a": "한글", "b": [1]}'.encode(), "application/apply-patch+yaml")
+    assert decoded is not None and decoded.compact_bytes == len('{"a":"한글","b":[1]}'.encode())
+
 def test_a_json_yaml_body_gives_a_fresh_single_document_each_time():
     decoded = bodies.json_yaml(b' {"a": [1]}', "application/apply-patch+yaml")
     assert decoded is not None and decoded.compact_bytes == len('{"a":[1]}')

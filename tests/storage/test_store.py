@@ -234,6 +234,20 @@ def test_an_object_over_etcds_request_limit_is_refused_and_nothing_changes():
     assert "annotations" not in store.object_get(resource="/pods", namespace="default", name="grows")["metadata"]
 
 
+
+def test_the_limit_counts_bytes_as_utf8_as_etcd_does():
+    """Characters beyond ASCII are stored as themselves: 3 bytes each for Hangul, so an object of
+    fewer characters than the limit can still be over it."""
+    big = pod("hangul")
+    big["metadata"]["annotations"] = {"blob": "한" * (store.MAX_OBJECT_BYTES // 3 + 1)}
+    assert len(json.dumps(big, ensure_ascii=False)) < store.MAX_OBJECT_BYTES
+    with pytest.raises(errors.RequestEntityTooLarge):
+        store.object_create(resource="/pods", obj=big, actor="kubectl")
+    fits = pod("hangul")
+    fits["metadata"]["annotations"] = {"blob": "한" * (store.MAX_OBJECT_BYTES // 4)}
+    created, text = store.object_create_as_stored(resource="/pods", obj=fits, actor="kubectl")
+    assert "한" in text and created["metadata"]["annotations"] == fits["metadata"]["annotations"]
+
 def test_the_as_stored_writes_give_the_stored_text_and_share_the_object_only_when_asked():
     heard: list[store.Change] = []
     unsubscribe = store.subscribe(heard.extend)
