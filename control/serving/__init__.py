@@ -1,6 +1,6 @@
 """How a request is served: the ASGI dispatcher (`asgi`), the names the server answers to (`hosts`),
 the channel layer (`channel_layer`), and every adjustment of Daphne and Twisted the hub needs
-(`twisted_http`, `websocket_denial`, `send_backlog`, `spdy_upgrade`, `http2`, `timeouts`,
+(`twisted_http`, `websocket_denial`, `send_backlog`, `reaping`, `spdy_upgrade`, `http2`, `timeouts`,
 `client_certs`).
 
 Guarantees: `install()` applies every adjustment, in one order, exactly once per process (a second
@@ -27,8 +27,8 @@ def install() -> None:
     import daphne.server  # noqa: F401
     from django.conf import settings
 
-    from control.serving import (client_certs, http2, private, send_backlog, spdy_upgrade, timeouts, twisted_http,
-                                 websocket_denial)
+    from control.serving import (client_certs, http2, private, reaping, send_backlog, spdy_upgrade, timeouts,
+                                 twisted_http, websocket_denial)
 
     private.report()
     twisted_http.install()  # long request lines, 422/429 phrases, a cheap Content-Type parse, no unread access log
@@ -36,6 +36,7 @@ def install() -> None:
     # 429, not a TCP reset
     websocket_denial.install(decision=settings.KK_WEBSOCKET_DECISION_TIMEOUT)
     send_backlog.install()  # the hub sees how far a watcher is behind in reading (control.api.app)
+    reaping.install()  # an answered request leaves Daphne's books at once, not at its next sweep
     spdy_upgrade.install()  # kubectl's port-forward over SPDY without WebSocket reaches serve_portforward
     http2.install()  # a stuck HTTP/2 watcher must not spin Twisted's sending loop
     client_certs.install()  # the HTTPS port's client certificates reach the x509 authenticator

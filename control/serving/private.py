@@ -28,6 +28,7 @@ ATTRIBUTES: list[tuple[str, str]] = [
     # timeouts (HTTP/1.1)
     ("twisted.web.http", "HTTPChannel.dataReceived"),
     ("twisted.web.http", "HTTPChannel.allHeadersReceived"),
+    ("twisted.web.http", "HTTPChannel.allContentReceived"),
     ("twisted.web.http", "HTTPChannel.connectionLost"),
     ("twisted.web.http", "HTTPChannel.timeoutConnection"),
     ("twisted.web.http", "H2_ENABLED"),

@@ -9,7 +9,9 @@ Guarantees, after `install(header=..., idle=...)`:
   `http_timeout`, a limit on the whole response, stays off for that reason).
 - header: once the first byte of a request arrives, its request line and headers must all arrive
   within `header` seconds, however slowly they trickle (a slowloris resets the idle timer with
-  every byte, not this one); otherwise the connection is closed.
+  every byte, not this one); otherwise the connection is closed. The timer exists only while
+  headers are awaited (none is made when they come in the request's first read), and a body that
+  follows them is not bound by it (the idle bound covers a body that stops arriving).
 - HTTP/2 (ALPN `h2` on the HTTPS port), as Go's http2 server bounds it: idle counts only while the
   connection has no open stream (Twisted's H2Connection would otherwise cut a quiet watch whose client
   sends no PING); header: a frame, or a header block split over CONTINUATION frames, begun must be
@@ -36,8 +38,9 @@ def install(*, header: float, idle: float) -> None:
     if getattr(http.HTTPChannel, "_kk_bounded", False):
         return
     channel = http.HTTPChannel
-    build, received, headers_done, lost = (http_protocol.HTTPFactory.buildProtocol, channel.dataReceived,
-                                           channel.allHeadersReceived, channel.connectionLost)
+    build, received, headers_done, content_done, lost = (
+        http_protocol.HTTPFactory.buildProtocol, channel.dataReceived, channel.allHeadersReceived,
+        channel.allContentReceived, channel.connectionLost)
 
     def build_protocol(self: Any, addr: Any) -> Any:
         protocol = build(self, addr)
@@ -45,21 +48,34 @@ def install(*, header: float, idle: float) -> None:
         return protocol
 
     def data_received(self: Any, data: bytes) -> None:
-        if data and not self._handlingRequest and getattr(self, "_kk_header_call", None) is None:
-            self._kk_header_call = self.callLater(_bounds["header"], _headers_too_slow, self)
+        # A request begins with these bytes: its headers are timed from now. The timer is made
+        # only when they did not all come in this one read (the common case needs none).
+        begins = bool(data) and not self._handlingRequest and not self._kk_in_body and self._kk_header_call is None
+        heads = self._kk_heads
         received(self, data)
+        if begins and self._kk_heads == heads and not self._kk_lost:
+            self._kk_header_call = self.callLater(_bounds["header"], _headers_too_slow, self)
 
     def all_headers_received(self: Any) -> None:
         _cancel(self)
+        self._kk_heads, self._kk_in_body = self._kk_heads + 1, True
         headers_done(self)
 
+    def all_content_received(self: Any) -> None:
+        self._kk_in_body = False  # the body's bytes are not a slow header; the next request's are timed again
+        content_done(self)
+
     def connection_lost(self: Any, reason: Any) -> None:
+        self._kk_lost = True
         _cancel(self)
         lost(self, reason)
 
     http_protocol.HTTPFactory.buildProtocol = build_protocol
     channel.dataReceived = data_received
     channel.allHeadersReceived = all_headers_received
+    channel.allContentReceived = all_content_received
+    # per connection, set on the instance once they change: headers completed, reading a body, closed
+    channel._kk_heads, channel._kk_in_body, channel._kk_lost, channel._kk_header_call = 0, False, False, None
     channel.connectionLost = connection_lost
     channel._kk_bounded = True
     if http.H2_ENABLED:

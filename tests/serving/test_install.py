@@ -27,6 +27,7 @@ def adjusted() -> dict[str, bool]:
         "quiet access log": http_protocol.HTTPFactory.startFactory is twisted_http.start_factory,
         "websocket denial": getattr(ws_protocol.WebSocketFactory.protocol, "denial_response", False),
         "send backlog": getattr(server.Server.create_application, "_kk_backlog", False),
+        "reaping": getattr(server.Server.protocol_disconnected, "_kk_reaping", False),
         "spdy upgrade": getattr(http_protocol.WebRequest.process, "spdy_upgrade", False),
         "http2 window": getattr(_http2.H2Stream, "_kk_blocks_when_out_of_window", False),
         "timeouts": getattr(http.HTTPChannel, "_kk_bounded", False),

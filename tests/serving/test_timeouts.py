@@ -8,6 +8,8 @@ import time
 
 import httpx
 import pytest
+from twisted.internet.testing import MemoryReactorClock, StringTransport
+from twisted.web import http as http_server
 
 from tests.conftest import Hub
 
@@ -117,3 +119,63 @@ def test_a_quiet_http2_watch_outlives_both_bounds(bounded_hub):
                 pass
         assert time.monotonic() - started >= 3.5  # ended by its own timeoutSeconds, not cut
         assert client.get("/healthz").http_version == "HTTP/2"
+
+
+# --- the header timer on Twisted's own HTTPChannel, in memory (no hub, fake clock) ----------------
+
+class Answered(http_server.Request):
+    def process(self) -> None:
+        self.setResponseCode(200)
+        self.finish()
+
+
+def channel_on_clock(monkeypatch) -> tuple[http_server.HTTPChannel, MemoryReactorClock, StringTransport]:
+    from control.serving import timeouts
+
+    timeouts.install(header=timeouts._bounds.get("header", HEADER), idle=timeouts._bounds.get("idle", IDLE))
+    monkeypatch.setitem(timeouts._bounds, "header", HEADER)
+    clock, transport = MemoryReactorClock(), StringTransport()
+    channel = http_server.HTTPChannel()
+    channel.requestFactory = Answered
+    made = channel.timers_made = []
+
+    def call_later(*args, **kwargs):
+        made.append(args[0])
+        return clock.callLater(*args, **kwargs)
+
+    channel.callLater = call_later
+    channel.timeOut = None  # the idle timer is Twisted's own; only the header timer is counted here
+    channel.makeConnection(transport)
+    return channel, clock, transport
+
+
+def test_a_request_whose_headers_come_in_one_read_needs_no_header_timer(monkeypatch):
+    channel, clock, transport = channel_on_clock(monkeypatch)
+    for _ in range(3):  # kept alive: each request alike
+        channel.dataReceived(b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert channel.timers_made == []
+    assert transport.value().count(b"HTTP/1.1 200") == 3
+
+
+def test_headers_split_over_reads_are_timed_from_their_first_byte(monkeypatch):
+    channel, clock, transport = channel_on_clock(monkeypatch)
+    channel.dataReceived(b"GET /version HTTP/1.1\r\nHo")
+    assert len(clock.getDelayedCalls()) == 1
+    channel.dataReceived(b"st: x\r\n\r\n")
+    assert [c for c in clock.getDelayedCalls() if c.active()] == []
+    channel.dataReceived(b"GET /version HTTP/1.1\r\n")  # the next request's headers begin ...
+    clock.advance(HEADER + 0.1)  # ... and never end
+    assert transport.disconnecting
+
+
+def test_a_body_slower_than_the_header_bound_is_not_cut_by_it(monkeypatch):
+    channel, clock, transport = channel_on_clock(monkeypatch)
+    channel.dataReceived(b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab")
+    clock.advance(HEADER + 0.1)
+    channel.dataReceived(b"c")
+    clock.advance(HEADER + 0.1)
+    assert [c for c in clock.getDelayedCalls() if c.active()] == []
+    channel.dataReceived(b"d")
+    clock.advance(HEADER + 0.1)
+    assert not transport.disconnecting
+    assert b"HTTP/1.1 200" in transport.value()
