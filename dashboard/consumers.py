@@ -28,13 +28,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from typing import Any
 
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 
-from control import protocol
+from control import jsontext, protocol
 from control.auth import enabled
 from dashboard import audience, hub, live, wire, wire_h2
 from dashboard.login import identity_of
@@ -54,7 +53,7 @@ async def _cancel(task: asyncio.Task | None) -> None:
 
 
 def traffic_text(batch: list[dict[str, Any]], records: list[dict[str, Any]]) -> str:
-    """`{"t": "traffic", "records": records}` as `send_json` writes it (json.dumps' defaults), for
+    """`{"t": "traffic", "records": records}` as `send_json` writes it (compact, `jsontext.dumps`), for
     `records` taken from `batch`: each record of a batch is encoded once for every page it goes to
     (the embedded layer hands every page the same batch, `control.serving.channel_layer`)."""
     known = _ENCODED.get(id(batch))
@@ -68,9 +67,9 @@ def traffic_text(batch: list[dict[str, Any]], records: list[dict[str, Any]]) -> 
     for record in records:
         text = texts.get(id(record))
         if text is None:
-            text = texts[id(record)] = json.dumps(record)
+            text = texts[id(record)] = jsontext.dumps(record)
         parts.append(text)
-    return '{"t": "traffic", "records": [' + ", ".join(parts) + "]}"
+    return '{"t":"traffic","records":[' + ",".join(parts) + "]}"
 
 
 # id(batch) -> (the batch, {id(record): its JSON}): the last few batches (the entry holds the batch,
@@ -84,6 +83,10 @@ _NO_DATABASE = frozenset({"websocket.receive", protocol.TRAFFIC_BATCH})
 
 class LiveConsumer(AsyncJsonWebsocketConsumer):
     feed_task: asyncio.Task | None = None
+
+    @classmethod
+    async def encode_json(cls, content: Any) -> str:
+        return jsontext.dumps(content)  # what every page receives: compact, encoded in C
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         handler = getattr(self, get_handler_name(message), None) if message.get("type") in _NO_DATABASE else None

@@ -19,9 +19,9 @@ Guarantees:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from control import jsontext
 from control.api.apply import (
     _MISSING, Path, _compact, _copy_with_metadata, _differs, _entries, _entry, _ignored, _lookup, _render,
     _walk_field, _with_managed, field_set,
@@ -134,18 +134,18 @@ def record_update(old: dict, new: dict, *, manager: str, now: str, api_version: 
 def _renders_as_itself(managed: Any) -> bool:
     """Whether `_render(_entries(...))` of these stored entries gives them back unchanged (same
     entries, keys and order): true of every list this module or apply wrote. Decided once per
-    distinct text (its JSON, encoded in C, is the key) instead of decoding and encoding every
+    distinct text (its compact JSON, encoded in C, is the key) instead of decoding and encoding every
     field set again on each write that changes no tracked field."""
     if not isinstance(managed, list) or not managed:
         return False
     try:
-        text = json.dumps(managed, separators=(",", ":"))
+        text = jsontext.dumps(managed)
     except (TypeError, ValueError):
         return False
     known = _RENDERS_AS_ITSELF.get(text)
     if known is None:
         rendered = _render(_entries({"metadata": {"managedFields": managed}}))
-        known = json.dumps(rendered, separators=(",", ":")) == text
+        known = jsontext.dumps(rendered) == text
         if len(_RENDERS_AS_ITSELF) >= _RENDERS_AS_ITSELF_MAX:
             del _RENDERS_AS_ITSELF[next(iter(_RENDERS_AS_ITSELF))]
         _RENDERS_AS_ITSELF[text] = known

@@ -380,19 +380,19 @@ def test_a_logged_in_user_receives_only_the_traffic_records_they_may_see(fake, s
 
 
 def test_a_batch_is_encoded_once_for_every_page_and_reads_as_send_json_writes_it(monkeypatch):
-    import json
-
+    from control import jsontext
     from dashboard import consumers
 
     monkeypatch.setattr(consumers, "_ENCODED", {})
-    encoded, dumps = [], json.dumps
-    monkeypatch.setattr(consumers.json, "dumps", lambda value: encoded.append(value) or dumps(value))
     batch = [{"type": "request", "who": f"kubectl · u{i}", "verb": "get", "resource": "pods", "code": 200, "seq": i}
              for i in range(3)]
+    send_json = asyncio.run(consumers.LiveConsumer.encode_json({"t": "traffic", "records": batch}))
+    encoded, dumps = [], jsontext.dumps
+    monkeypatch.setattr(consumers.jsontext, "dumps", lambda value: encoded.append(value) or dumps(value))
     everything = consumers.traffic_text(batch, batch)  # an admin's page
     own = consumers.traffic_text(batch, [batch[2], batch[0]])  # an attendee's page: some of them
     assert len(encoded) == 3, "each record once, whatever the pages"
-    assert everything == dumps({"t": "traffic", "records": batch})
+    assert everything == send_json == dumps({"t": "traffic", "records": batch})
     assert own == dumps({"t": "traffic", "records": [batch[2], batch[0]]})
     copy = [dict(r) for r in batch]  # another batch (a Redis layer's copy): encoded for itself
     assert consumers.traffic_text(copy, copy[:1]) == dumps({"t": "traffic", "records": copy[:1]})
