@@ -112,10 +112,15 @@ class Watcher:
         """Until a change is handed over (or the watcher is dropped), at most `timeout` seconds."""
         if self.pending or self.dropped:
             return
-        self._wake = asyncio.get_running_loop().create_future()
+        # A future of its own and one timer: asyncio.wait's set, waiter and callbacks cost more
+        # than the watch's whole turn once every watcher wakes for every change.
+        loop = asyncio.get_running_loop()
+        self._wake = wake = loop.create_future()
+        timer = loop.call_later(timeout, _settle, wake)
         try:
-            await asyncio.wait((self._wake,), timeout=timeout)
+            await wake
         finally:
+            timer.cancel()
             self._wake = None
 
     def wake(self) -> None:
@@ -130,6 +135,11 @@ class Watcher:
         self.pending = []
         self.index.remove(self)
         self.wake()
+
+
+def _settle(wake: asyncio.Future) -> None:
+    if not wake.done():
+        wake.set_result(None)
 
 
 class WatcherIndex:

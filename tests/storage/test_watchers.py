@@ -114,6 +114,30 @@ def test_a_handed_change_wakes_its_waiting_reader_on_wake():
     assert [c.revision for c in changes] == [1] and head == 1
 
 
+def test_a_wait_ends_at_its_timeout_and_leaves_no_timer_behind():
+    async def scenario():
+        loop = asyncio.get_running_loop()
+        index = WatcherIndex(0)
+        watcher = index.join("pods", Interest())
+        started = loop.time()
+        await watcher.wait(0.01)  # nothing came: back after the timeout, nothing taken
+        waited = loop.time() - started
+        woken = asyncio.ensure_future(watcher.wait(60))
+        await asyncio.sleep(0)
+        watcher.wake()
+        await asyncio.wait_for(woken, 1)
+        cancelled = asyncio.ensure_future(watcher.wait(60))
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        await asyncio.gather(cancelled, return_exceptions=True)
+        timers = [t for t in loop._scheduled if not t.cancelled()]
+        return waited, watcher.take(), timers, watcher._wake
+
+    waited, (changes, _), timers, wake = asyncio.run(scenario())
+    assert 0.009 <= waited < 1 and changes == []  # (asyncio may run a timer a clock tick early)
+    assert timers == [] and wake is None
+
+
 def test_a_watcher_holding_a_change_the_feed_let_go_of_is_dropped():
     index = WatcherIndex(0)
     behind = index.join("pods", Interest("team-a"))
