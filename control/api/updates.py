@@ -10,7 +10,7 @@ Guarantees:
 - A write that changes nothing keeps every entry, times included. A client that sends other
   managedFields than the stored ones rewrites them (`[{}]` resets them). A write that changes no
   tracked field (a pod's status) keeps the stored list itself when rendering it again would give
-  it back (decided once per distinct list, `_renders_as_itself`).
+  it back (decided once per distinct field set, `_renders_as_itself`).
 - The cost follows what changed, not the object's size: old and new are compared map field by
   map field, and only the fields that differ are walked. When the writer already owns all it
   changed and nothing was removed (a Lease renewal, a node status heartbeat), the stored entries
@@ -24,7 +24,7 @@ from typing import Any
 from control import jsontext
 from control.api.apply import (
     _MISSING, Path, _compact, _copy_with_metadata, _differs, _entries, _entry, _ignored, _lookup, _render,
-    _walk_field, _with_managed, field_set,
+    _walk_field, _with_managed, decode_fields, encode_fields, field_set,
 )
 from control.api.smp import PatchMeta
 
@@ -133,27 +133,40 @@ def record_update(old: dict, new: dict, *, manager: str, now: str, api_version: 
 
 def _renders_as_itself(managed: Any) -> bool:
     """Whether `_render(_entries(...))` of these stored entries gives them back unchanged (same
-    entries, keys and order): true of every list this module or apply wrote. Decided once per
-    distinct text (its compact JSON, encoded in C, is the key) instead of decoding and encoding every
-    field set again on each write that changes no tracked field."""
+    entries, keys and order): true of every list this module or apply wrote. Entry by entry: the
+    rendering copies an entry's other keys as they are and appends `fieldsType` (when missing) and
+    `fieldsV1`, so an entry comes back itself when it has a manager, its `fieldsType` is
+    "FieldsV1", `fieldsV1` is its last key and that field set comes back itself (not empty). The
+    last is decided once per distinct field set (its compact JSON is the key), not per write: the
+    writes of one pod, or of the pods of one template, share their field sets while the entries'
+    times differ."""
     if not isinstance(managed, list) or not managed:
         return False
+    for entry in managed:
+        if not isinstance(entry, dict) or not isinstance(entry.get("manager"), str) \
+                or entry.get("fieldsType") != "FieldsV1" or next(reversed(entry)) != "fieldsV1" \
+                or not _fields_render_as_themselves(entry["fieldsV1"]):
+            return False
+    return True
+
+
+def _fields_render_as_themselves(fields: Any) -> bool:
     try:
-        text = jsontext.dumps(managed)
+        text = jsontext.dumps(fields)
     except (TypeError, ValueError):
         return False
     known = _RENDERS_AS_ITSELF.get(text)
     if known is None:
-        rendered = _render(_entries({"metadata": {"managedFields": managed}}))
-        known = jsontext.dumps(rendered) == text
+        paths = decode_fields(fields)
+        known = bool(paths) and jsontext.dumps(encode_fields(paths)) == text
         if len(_RENDERS_AS_ITSELF) >= _RENDERS_AS_ITSELF_MAX:
             del _RENDERS_AS_ITSELF[next(iter(_RENDERS_AS_ITSELF))]
         _RENDERS_AS_ITSELF[text] = known
     return known
 
 
-# managedFields text -> whether it renders as itself; a few hundred objects' worth (a pod's is a
-# few KiB), the oldest forgotten first
+# a field set's text -> whether it renders as itself; a few hundred (a pod's are a few KiB), the
+# oldest forgotten first
 _RENDERS_AS_ITSELF: dict[str, bool] = {}
 _RENDERS_AS_ITSELF_MAX = 512
 

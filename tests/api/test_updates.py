@@ -206,3 +206,49 @@ def test_a_write_after_an_apply_matches_the_full_recount(replicas: int, labels: 
     finally:
         updates._retimed = saved
     assert out == full
+
+
+# --- _renders_as_itself, entry by entry, against its definition ---------------------------------
+
+_paths = st.sets(st.lists(st.sampled_from(["f:a", "f:b", "k:{\"x\":1}", "v:2", "f:c"]), min_size=1, max_size=3)
+                 .map(tuple), max_size=5)
+
+
+def _field_sets():
+    from control.api.apply import encode_fields
+
+    canonical = _paths.map(encode_fields)  # as written: renders as itself unless empty
+    reordered = canonical.map(lambda trie: dict(reversed(list(trie.items()))))
+    odd = st.sampled_from([{}, {"f:a": {"f:b": {}}, ".": {}}, {"f:a": {}, "f:a2": 1}, None, [], "x"])
+    return st.one_of(canonical, reordered, odd)
+
+
+_entry_lists = st.lists(
+    st.fixed_dictionaries({"manager": st.one_of(st.just("kubelet"), st.just(3)), "time": st.just(T0),
+                           "fieldsType": st.sampled_from(["FieldsV1", "Other"]), "fieldsV1": _field_sets()},
+                          optional={"operation": st.just("Update")})
+    .flatmap(lambda entry: st.permutations(list(entry.items())).map(dict))
+    .flatmap(lambda entry: st.sampled_from([entry, {k: v for k, v in entry.items() if k != "fieldsType"}])),
+    max_size=3)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_entry_lists)
+def test_renders_as_itself_says_what_rendering_the_entries_again_gives(managed) -> None:
+    from control import jsontext
+    from control.api.apply import _entries, _render
+
+    rendered = _render(_entries({"metadata": {"managedFields": managed}}))
+    assert updates._renders_as_itself(managed) == (bool(managed) and jsontext.dumps(rendered) == jsontext.dumps(managed))
+
+
+def test_a_pods_later_status_writes_need_no_rendering_though_the_times_differ(monkeypatch) -> None:
+    monkeypatch.setattr(updates, "_RENDERS_AS_ITSELF", {})
+    stored = write({}, lease("a"), now=T0)
+    stored["status"] = {"note": "a"}
+    write(stored, {**copy.deepcopy(stored), "status": {"note": "b"}}, now=T1)  # its field sets, decided once
+    monkeypatch.setattr(updates, "_render", lambda entries: (_ for _ in ()).throw(AssertionError("rendered")))
+    for entry in stored["metadata"]["managedFields"]:
+        entry["time"] = T2  # another write of the same fields by the same managers, later
+    again = write(stored, {**copy.deepcopy(stored), "status": {"note": "c"}}, now=T2)
+    assert again["metadata"]["managedFields"] == stored["metadata"]["managedFields"]
