@@ -26,6 +26,18 @@ def daphne(app) -> server.Server:
     return srv
 
 
+def served(app, protocol, kind: str = "http") -> server.Server:
+    """A Daphne server that has accepted `protocol` and started `app` for it."""
+    srv = daphne(app)
+    srv.protocol_connected(protocol)
+    srv.create_application(protocol, {"type": kind})
+    return srv
+
+
+async def ends_at_once(scope, receive, send):
+    return None
+
+
 async def settle() -> None:
     for _ in range(3):
         await asyncio.sleep(0)
@@ -37,9 +49,8 @@ async def answered_then_ended():
     async def app(scope, receive, send):
         await ended.wait()
 
-    srv, req = daphne(app), request()
-    srv.protocol_connected(req)
-    srv.create_application(req, {"type": "http"})
+    req = request()
+    srv = served(app, req)
     srv.protocol_disconnected(req)  # the answer is written (Daphne's finish) ...
     await settle()
     assert req in srv.connections  # ... while the application still runs
@@ -55,12 +66,8 @@ def test_a_request_is_forgotten_when_its_application_ends_after_the_answer():
 
 def test_a_request_is_forgotten_when_its_client_goes_after_the_application_ended():
     async def run():
-        async def app(scope, receive, send):
-            return None
-
-        srv, req = daphne(app), request()
-        srv.protocol_connected(req)
-        srv.create_application(req, {"type": "http"})
+        req = request()
+        srv = served(ends_at_once, req)
         await settle()
         assert req in srv.connections  # the client is still there
         srv.protocol_disconnected(req)
@@ -79,9 +86,8 @@ def test_what_daphnes_sweep_must_see_stays_for_it(ending):
                 raise RuntimeError("boom")
             await asyncio.Event().wait()
 
-        srv, req = daphne(app), request()
-        srv.protocol_connected(req)
-        srv.create_application(req, {"type": "http"})
+        req = request()
+        srv = served(app, req)
         if ending == "cancelled":
             srv.connections[req]["application_instance"].cancel()
         await settle()
@@ -100,12 +106,8 @@ def test_what_daphnes_sweep_must_see_stays_for_it(ending):
 
 def test_other_protocols_are_left_to_daphne():
     async def run():
-        async def app(scope, receive, send):
-            return None
-
-        srv, websocket = daphne(app), object()
-        srv.protocol_connected(websocket)
-        srv.create_application(websocket, {"type": "websocket"})
+        websocket = object()
+        srv = served(ends_at_once, websocket, "websocket")
         await settle()
         srv.protocol_disconnected(websocket)
         assert websocket in srv.connections
