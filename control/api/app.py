@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from django.conf import settings
 
@@ -318,15 +318,18 @@ async def _caught_up(backlog: Any) -> bool:
     return False
 
 
-def _pieces(chunk: bytes, backlog: Any) -> list[bytes]:
+def _pieces(chunk: bytes, backlog: Any) -> Iterator[bytes]:
     """A chunk cut to at most KK_WATCH_MAX_BACKLOG_BYTES per piece when the backlog is watched: a
     watch hands over every change it has waited for as one batch, and a batch sent whole would
     put all of it in the server's buffer behind a client that is not reading, past the bound and
-    with no later check to drop it."""
+    with no later check to drop it. Each piece is cut only when the last was taken, so a stalled
+    client costs one piece beside the chunk, not a second copy of all of it."""
     size = max(16 * 1024, settings.KK_WATCH_MAX_BACKLOG_BYTES)
     if backlog is None or len(chunk) <= size:
-        return [chunk]
-    return [chunk[at:at + size] for at in range(0, len(chunk), size)]
+        yield chunk
+        return
+    for at in range(0, len(chunk), size):
+        yield chunk[at:at + size]
 
 
 async def _send_stream(stream: Stream, receive: Callable, send: Callable, backlog: Any = None) -> None:

@@ -40,7 +40,7 @@ from control.storage.watchers import Interest, Trigger, Watcher
 
 DEFAULT_TIMEOUT = 1800  # the real server picks 30–60 minutes
 Render = Callable[[list[Change]], list[bytes]]
-SLICE_CHANGES = 16  # changes rendered at a time ...
+SLICE_CHANGES = 16  # changes rendered at a time (fewer when their stored bodies reach SLICE_BYTES) ...
 SLICE_BYTES = 256 * 1024  # ... and sent once their lines reach this size (or the batch ends)
 
 
@@ -60,21 +60,43 @@ def error_line(error: errors.ApiError) -> bytes:
     return f'{{"type":"ERROR","object":{dumps(error.status())}}}\n'.encode()
 
 
-def _rendered(changes: list[Change], render: Render) -> Iterator[tuple[list[bytes], int]]:
-    """A batch's event lines in parts of about SLICE_BYTES, each with the revision of its last
-    change. A watcher that fell behind is handed every change since it last read: rendered whole,
-    all of it would sit in memory before the server could see that the client is not reading; as
-    the stream is pulled a part at a time, the next part is rendered only once the last was sent."""
+def _parts(changes: list[Change]) -> Iterator[list[Change]]:
+    """The batch in consecutive parts of at most SLICE_CHANGES changes, a part ending early once its
+    stored bodies reach SLICE_BYTES: sixteen 50 kB objects rendered at once would hold 800 kB of
+    lines (twice, joined) for one watcher, however little of it the client can take."""
+    part: list[Change] = []
+    weight = 0
+    for change in changes:
+        part.append(change)
+        weight += len(change.body)
+        if len(part) == SLICE_CHANGES or weight >= SLICE_BYTES:
+            yield part
+            part, weight = [], 0
+    if part:
+        yield part
+
+
+def _rendered(changes: list[Change], render: Render) -> Iterator[tuple[bytes, int, int]]:
+    """A batch's event lines joined in chunks of about SLICE_BYTES: (chunk, lines in it, revision of
+    the last change rendered into it). A watcher that fell behind is handed every change since it
+    last read: rendered whole, all of it would sit in memory before the server could see that the
+    client is not reading; as the stream is pulled a chunk at a time, the next part is rendered only
+    once the last chunk was sent, and a chunk's lines are let go as soon as they are joined."""
     lines: list[bytes] = []
-    size = 0
-    for at in range(0, len(changes), SLICE_CHANGES):
-        part = changes[at:at + SLICE_CHANGES]
+    size = last = 0
+    for part in _parts(changes):
         rendered = render(part)
         lines += rendered
         size += sum(map(len, rendered))
-        if lines and (size >= SLICE_BYTES or at + SLICE_CHANGES >= len(changes)):
-            yield lines, part[-1].revision
+        last = part[-1].revision
+        if lines and size >= SLICE_BYTES:
+            chunk, count = b"".join(lines), len(lines)
             lines, size = [], 0
+            yield chunk, count, last
+    if lines:
+        chunk, count = b"".join(lines), len(lines)
+        lines = []
+        yield chunk, count, last
 
 
 async def change_stream(start: int, *, render: Render, timeout: float,
@@ -128,17 +150,17 @@ async def change_stream(start: int, *, render: Render, timeout: float,
                 expired(gone)
                 yield error_line(gone)
                 return
-            for lines, last in _rendered(changes, render):
-                delivered(len(lines), last)
-                yield b"".join(lines)
+            for chunk, count, last in _rendered(changes, render):
+                delivered(count, last)
+                yield chunk
             if bookmark and clock.monotonic() >= next_bookmark:
                 next_bookmark = clock.monotonic() + every
                 if watcher is not None and not watcher.dropped:
                     changes, revision = watcher.take()
                     # handed over while the last batch was being sent: before the bookmark
-                    for lines, last in _rendered(changes, render):
-                        delivered(len(lines), last)
-                        yield b"".join(lines)
+                    for chunk, count, last in _rendered(changes, render):
+                        delivered(count, last)
+                        yield chunk
                 elif resource is not None:
                     revision = feed.skip(revision, resource)  # type: ignore[attr-defined]
                 yield bookmark(revision)

@@ -33,9 +33,9 @@ class FakeFeed:
         return []
 
 
-def change(revision: int, name: str = "a", type_: str = "ADDED") -> Change:
+def change(revision: int, name: str = "a", type_: str = "ADDED", body: str | None = None) -> Change:
     return Change(revision=revision, type=type_, resource="/configmaps", namespace="default", name=name,
-                  actor="t", created_at=0.0, body=json.dumps({"metadata": {"name": name}}))
+                  actor="t", created_at=0.0, body=json.dumps({"metadata": {"name": name}}) if body is None else body)
 
 
 def run(stream) -> list[bytes]:
@@ -59,10 +59,11 @@ def test_the_stream_sends_headers_then_batches_in_order_and_ends_at_its_timeout(
 
 def test_a_large_batch_is_rendered_and_sent_in_parts_each_only_when_the_last_was_taken(settings, monkeypatch):
     from control.api import watch as watch_module
-    monkeypatch.setattr(watch_module, "SLICE_BYTES", 10)
+    monkeypatch.setattr(watch_module, "SLICE_BYTES", 60)
     settings.KK_BOOKMARK_INTERVAL = 60
     clock = FakeClock(1000.0)
-    feed = FakeFeed(clock, [[change(rv, f"n{rv}") for rv in range(5, 45)]])  # 40 changes a lagging watcher missed
+    # 40 small changes a lagging watcher missed (16 bodies of 2 bytes stay under SLICE_BYTES)
+    feed = FakeFeed(clock, [[change(rv, f"n{rv}", body="{}") for rv in range(5, 45)]])
     rendered, seen = [], []
 
     def render(changes):
@@ -81,6 +82,32 @@ def test_a_large_batch_is_rendered_and_sent_in_parts_each_only_when_the_last_was
     rest = asyncio.run(first_two())
     assert [len(chunk) for chunk in rest] == [16 * 6, 7 * 6]
     assert seen == [(16, 20), (16, 36), (7, 44)], "the last part carries the batch's last revision"
+
+
+def test_large_objects_are_rendered_a_few_at_a_time_so_a_stalled_watcher_holds_one_chunk(settings, monkeypatch):
+    from control.api import watch as watch_module
+    monkeypatch.setattr(watch_module, "SLICE_BYTES", 250)
+    settings.KK_BOOKMARK_INTERVAL = 60
+    clock = FakeClock(1000.0)
+    feed = FakeFeed(clock, [[change(rv, f"n{rv}", body="x" * 100) for rv in range(1, 11)]])  # 10 objects of 100 B
+    rendered, seen = [], []
+
+    def render(changes):
+        rendered.append([c.revision for c in changes])
+        return [c.body.encode() for c in changes]
+
+    async def first_then_rest():
+        stream = change_stream(0, render=render, timeout=30, feed=feed, clock=clock,
+                               delivered=lambda n, rv: seen.append((n, rv)))
+        assert await stream.__anext__() == b""
+        first = await stream.__anext__()
+        assert len(first) == 300 and rendered == [[1, 2, 3]], "three bodies reach the bound: nothing rendered ahead"
+        return [first] + [chunk async for chunk in stream]
+
+    chunks = asyncio.run(first_then_rest())
+    assert [len(chunk) for chunk in chunks] == [300, 300, 300, 100]
+    assert rendered == [[1, 2, 3], [4, 5, 6], [7, 8, 9], [10]]
+    assert seen == [(3, 3), (3, 6), (3, 9), (1, 10)]
 
 
 def test_bookmarks_come_at_the_one_interval_with_the_newest_revision(settings):
