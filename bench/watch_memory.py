@@ -1,13 +1,15 @@
 """Does the hub's memory come back after stalled watchers and a big deletion?
-`python bench/watch_memory.py [--configmaps 9000] [--watchers 10] [--nodes 3] [--root DIR]`.
+`python bench/watch_memory.py [--configmaps 9000] [--bytes 960] [--watchers 10] [--nodes 3] [--root DIR]`.
 
 Starts `manage.py runcluster` (from --root, default this checkout), opens --watchers watches of
 ConfigMaps across the cluster that never read a byte (a small receive buffer, as a stuck client),
-creates a namespace with --configmaps ConfigMaps (about 1 kB each), deletes the namespace and
+creates a namespace with --configmaps ConfigMaps (a payload of --bytes each: 960 by default, about
+1 kB stored; 50000 for objects a lagging watcher is handed several of at once), deletes the namespace and
 waits until the namespace controller has emptied it and it is gone, then lets the hub rest
 --rest seconds. The hub's RSS (VmRSS, from psutil) is sampled throughout.
 
-Prints one JSON line: rss_before_mib, rss_peak_mib, rss_after_mib, and the seconds each phase took.
+Prints one JSON line: rss_before_mib, rss_created_mib (just after the last create, the stalled
+watchers not yet all dropped), rss_peak_mib, rss_after_mib, and the seconds each phase took.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def stalled_watch(port: int, token: str) -> socket.socket:
     return sock  # ... and never read
 
 
-def create_configmaps(url: str, token: str, count: int) -> None:
+def create_configmaps(url: str, token: str, count: int, size: int) -> None:
     headers = {"Authorization": f"Bearer {token}"}
     local = threading.local()
 
@@ -79,7 +81,7 @@ def create_configmaps(url: str, token: str, count: int) -> None:
         if client is None:
             client = local.client = httpx.Client(base_url=url, headers=headers, timeout=60)
         body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i}", "labels": {"bench": "memory"}},
-                "data": {"payload": f"{i:08d}" * 120}}
+                "data": {"payload": (f"{i:08d}" * (size // 8 + 1))[:size]}}
         for _ in range(20):
             answer = client.post(f"/api/v1/namespaces/{NAMESPACE}/configmaps", json=body)
             if answer.status_code in (201, 409):
@@ -91,7 +93,7 @@ def create_configmaps(url: str, token: str, count: int) -> None:
         list(pool.map(create, range(count)))
 
 
-def run(root: Path, configmaps: int, watchers: int, nodes: int, rest: float) -> dict[str, float]:
+def run(root: Path, configmaps: int, size: int, watchers: int, nodes: int, rest: float) -> dict[str, float]:
     cluster, data, url = start_cluster(root, nodes, "kubernetes", "kk-bench-memory-")
     sockets: list[socket.socket] = []
     try:
@@ -114,7 +116,7 @@ def run(root: Path, configmaps: int, watchers: int, nodes: int, rest: float) -> 
             client.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
                                                     "metadata": {"name": NAMESPACE}}).raise_for_status()
             started = time.monotonic()
-            create_configmaps(url, token, configmaps)
+            create_configmaps(url, token, configmaps, size)
             figures["create_s"] = round(time.monotonic() - started, 1)
             figures["rss_created_mib"] = round(rss_mib(hub), 1)
             log(f"{configmaps} ConfigMaps created in {figures['create_s']} s; deleting the namespace")
@@ -165,14 +167,15 @@ def run(root: Path, configmaps: int, watchers: int, nodes: int, rest: float) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configmaps", type=int, default=9000)
+    parser.add_argument("--bytes", type=int, default=960, help="each ConfigMap's payload")
     parser.add_argument("--watchers", type=int, default=10)
     parser.add_argument("--nodes", type=int, default=3)
     parser.add_argument("--rest", type=float, default=30, help="seconds after the deletion before the last reading")
     parser.add_argument("--root", default=str(ROOT), help="the checkout whose runcluster is measured")
     args = parser.parse_args()
     root = Path(args.root).resolve()
-    emit({"root": str(root), "configmaps": args.configmaps, "watchers": args.watchers,
-          **run(root, args.configmaps, args.watchers, args.nodes, args.rest)})
+    emit({"root": str(root), "configmaps": args.configmaps, "bytes": args.bytes, "watchers": args.watchers,
+          **run(root, args.configmaps, args.bytes, args.watchers, args.nodes, args.rest)})
 
 
 if __name__ == "__main__":
