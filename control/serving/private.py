@@ -46,6 +46,9 @@ ATTRIBUTES: list[tuple[str, str]] = [
     # connection, are checked by tests/serving/test_websocket_denial.py on Daphne's own protocol)
     ("autobahn.websocket.protocol", "WebSocketProtocol.onOpenHandshakeTimeout"),
     ("autobahn.websocket.protocol", "WebSocketProtocol.STATE_CONNECTING"),
+    # websocket_denial: a send once the closing handshake began is dropped
+    ("autobahn.websocket.protocol", "WebSocketProtocol.STATE_CLOSING"),
+    ("autobahn.websocket.protocol", "WebSocketProtocol.STATE_CLOSED"),
     ("daphne.ws_protocol", "WebSocketProtocol.check_timeouts"),
     ("twisted.internet.abstract", "FileDescriptor.dataBuffer"),
     ("twisted.internet.abstract", "FileDescriptor.offset"),

@@ -19,6 +19,12 @@ Guarantees: after `install(decision=...)`:
   20), and Daphne's connect timeout (20 s) answered a bodyless 403 "Access denied". Daphne hands
   the WebSocket protocol the whole request at once, after Twisted's HTTP channel read it under
   KK_HTTP_HEADER_TIMEOUT, so this bound only ever measures the hub's own slowness, never a client's.
+- a `websocket.send` that comes once the closing handshake has begun (the browser closed its tab,
+  or the server closed) is dropped: RFC 6455 allows no data frame after a Close frame, and the
+  application, busy sending when the client left, learns of it from its `websocket.disconnect`.
+  Daphne handed it to autobahn, which raised `Disconnected` back into the application: a
+  traceback in the instructor's terminal each time a page was closed while the hub was sending
+  to it.
 - Everything else Daphne does is unchanged. Installing twice only changes the bound.
 """
 
@@ -96,6 +102,8 @@ def install(*, decision: float = 15.0) -> None:
                 self._denial["body"].append(message.get("body", b""))
                 if not message.get("more_body", False):
                     self._deny()
+            elif kind == "websocket.send" and self.state in (self.STATE_CLOSING, self.STATE_CLOSED):
+                return  # the peer is gone or going (above); its websocket.disconnect is on its way
             else:
                 super().handle_reply(message)
 

@@ -10,7 +10,9 @@ import json
 
 import pytest
 from django.conf import settings
+from twisted.internet.error import ConnectionDone
 from twisted.internet.testing import StringTransport
+from twisted.python.failure import Failure
 
 from control.serving import websocket_denial
 from tests.serving import fakeserver
@@ -124,6 +126,34 @@ def test_the_applications_own_refusal_is_written_as_given(upgraded):
     status_line, headers, body = answer(transport)
     assert status_line == b"HTTP/1.1 404 Not Found" and body == b'{"kind":"Status","code":404}'
     assert b"retry-after" not in headers and transport.disconnecting and not transport.aborted
+
+
+def test_a_send_after_the_client_closed_is_dropped_and_the_application_told_it_left(upgraded):
+    server, protocol, transport = upgraded
+    protocol.handle_reply({"type": "websocket.accept"})
+    protocol.handle_reply({"type": "websocket.send", "text": "before"})
+    assert protocol.state == protocol.STATE_OPEN and b"before" in transport.value()
+    transport.clear()
+    protocol.dataReceived(_masked_close())  # the browser closed its tab: a Close frame
+    assert protocol.state in (protocol.STATE_CLOSING, protocol.STATE_CLOSED)
+    transport.clear()
+    protocol.handle_reply({"type": "websocket.send", "text": "after"})  # autobahn raised Disconnected here
+    protocol.handle_reply({"type": "websocket.send", "bytes": b"after"})
+    assert b"after" not in transport.value()
+    protocol.connectionLost(Failure(ConnectionDone()))
+    assert server.queue[-1]["type"] == "websocket.disconnect"
+
+
+def test_a_send_on_a_connection_not_yet_accepted_is_still_refused(upgraded):
+    _, protocol, _ = upgraded
+    with pytest.raises(ValueError):  # Daphne's own check: an application bug, not a client gone
+        protocol.handle_reply({"type": "websocket.send", "text": "too soon"})
+
+
+def _masked_close(code: int = 1001) -> bytes:
+    """A client's Close frame (clients mask every frame, RFC 6455 5.3)."""
+    payload, mask = code.to_bytes(2, "big"), b"\x01\x02\x03\x04"
+    return bytes([0x88, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
 
 
 @pytest.mark.e2e
