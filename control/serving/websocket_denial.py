@@ -1,6 +1,7 @@
 """ASGI's Websocket Denial Response for Daphne, so a websocket upgrade can be refused with a real
-HTTP answer (a 404 Kubernetes Status) instead of Daphne's bodyless 403 or a 500; and an upgrade the
-hub is slow to decide is answered with a Status, never a TCP reset.
+HTTP answer (a 404 Kubernetes Status) instead of Daphne's bodyless 403 or a 500; an upgrade the hub
+is slow to decide is answered with a Status, never a TCP reset; and a send after the client closed
+is dropped, never raised into the application.
 
 Guarantees: after `install(decision=...)`:
 - every websocket scope Daphne creates advertises the `websocket.http.response` extension, and an
