@@ -216,32 +216,84 @@ def _walk(value: Any, schema: Any, path: str, owner: str, depth: int) -> Iterato
             yield from _walk(item, items, f"{path}[{index}]", owner, depth + 1)
 
 
+class _Shape:
+    """What `_clean` needs of one schema node, read from its resolved schema once: the JSON type
+    test (`cls` for an isinstance test, else `test`, else none), the declared fields of an object
+    checked field by field (`props`, None when its fields are not checked: not an object, or
+    free-form) and what any other field may be (`extra`: a schema, True, or anything else for
+    "unknown"), and an array's `items` (`array` says whether its items are checked)."""
+
+    __slots__ = ("cls", "test", "props", "extra", "array", "items")
+
+    def __init__(self, resolved: Schema) -> None:
+        self.cls: type | tuple[type, ...] | None = None
+        self.test: Any = None
+        one_of = resolved.get("oneOf")
+        if isinstance(one_of, list) and one_of:
+            self.test = lambda value, schema=resolved: _type_ok(value, schema)
+        else:
+            kind = resolved.get("type")
+            self.cls = _CLASSES.get(kind) if isinstance(kind, str) else None
+            if kind in ("integer", "number"):
+                self.test = lambda value, schema=resolved: _type_ok(value, schema)
+        self.props: dict[Any, Any] | None = None
+        self.extra: Any = None
+        if resolved.get("type") == "object" and not _is_free(resolved):
+            props = resolved.get("properties")
+            self.props = props if isinstance(props, dict) else {}
+            self.extra = resolved.get("additionalProperties")
+        self.array = resolved.get("type") == "array"
+        self.items = resolved.get("items")
+
+
+_CLASSES: dict[str, type | tuple[type, ...]] = {"string": str, "boolean": bool, "object": dict, "array": (list, tuple)}
+_SHAPES: dict[int, tuple[Any, _Shape]] = {}
+_ABSENT = object()
+
+
+def _shape(schema: Any) -> _Shape:
+    """The shape of a schema node, kept per node as `_resolve` keeps what it finds."""
+    entry = _SHAPES.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    shape = _Shape(_resolve(schema)[0])
+    if isinstance(schema, dict) and len(_SHAPES) < _RESOLVED_MAX:
+        _SHAPES[id(schema)] = (schema, shape)
+    return shape
+
+
 def _clean(value: Any, schema: Any, depth: int) -> bool:
-    """Whether `_walk` would find nothing: the same traversal without paths or messages, so the
-    common case (a valid body) costs one pass of look-ups; `_walk` runs only to explain a problem."""
+    """Whether `_walk` would find nothing: the same traversal without paths or messages, each
+    node's schema read once into its `_Shape`, so the common case (a valid body) costs one pass of
+    look-ups; `_walk` runs only to explain a problem."""
     if value is None or depth > _MAX_DEPTH:
         return True
-    resolved, _ = _resolve(schema)
-    if not _type_ok(value, resolved):
+    shape = _shape(schema)
+    if shape.cls is not None:
+        if not isinstance(value, shape.cls):
+            return False
+    elif shape.test is not None and not shape.test(value):
         return False
     if isinstance(value, dict):
-        if resolved.get("type") != "object" or _is_free(resolved):
+        props = shape.props
+        if props is None:
             return True
-        props = resolved.get("properties")
-        props = props if isinstance(props, dict) else {}
-        extra = resolved.get("additionalProperties")
+        extra = shape.extra
         for key, item in value.items():
-            if isinstance(key, str) and key in props:
-                if not _clean(item, props[key], depth + 1):
+            child = props.get(key, _ABSENT) if isinstance(key, str) else _ABSENT
+            if child is not _ABSENT:
+                if item is not None and not _clean(item, child, depth + 1):
                     return False
             elif isinstance(extra, dict):
-                if not _clean(item, extra, depth + 1):
+                if item is not None and not _clean(item, extra, depth + 1):
                     return False
             elif extra is not True:
                 return False
-    elif isinstance(value, (list, tuple)) and resolved.get("type") == "array":
-        items = resolved.get("items")
-        return all(_clean(item, items, depth + 1) for item in value)
+    elif shape.array and isinstance(value, (list, tuple)):
+        items = shape.items
+        for item in value:
+            if item is not None and not _clean(item, items, depth + 1):
+                return False
     return True
 
 

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from control.kinds.schemas import DEFINITIONS
+from control.kinds import structure
 from control.kinds.structure import Problem, check, message, prune
 
 POD = "io.k8s.api.core.v1.Pod"
@@ -301,6 +302,51 @@ def test_never_raises_and_prune_leaves_no_unknown_fields(value, definition):
 def test_never_raises_on_shaped_input(spec):
     obj = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": spec}
     assert [p for p in check(prune(obj, DEPLOYMENT), DEPLOYMENT) if p.kind == "unknown"] == []
+
+
+def _paths(value, at=()):
+    """Every place inside a manifest: (path of keys and indexes, the value there)."""
+    yield at, value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, at + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, at + (index,))
+
+
+def _replaced(value, path, new):
+    if not path:
+        return new
+    out = copy.copy(value)
+    out[path[0]] = _replaced(value[path[0]], path[1:], new)
+    return out
+
+
+def _finds_nothing(value, definition) -> bool:
+    root = structure._root(definition)
+    return not list(structure._walk(value, root, "", "", 0))
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_the_quick_pass_agrees_with_the_explaining_walk_near_valid_manifests(data):
+    """`_clean` (the one pass every write takes) says clean exactly when `_walk` finds no problem:
+    valid manifests with one value replaced (wrong types, nulls, nested junk) or one field added."""
+    definition, manifest = data.draw(st.sampled_from(VALID))
+    path, here = data.draw(st.sampled_from(list(_paths(manifest))))
+    if isinstance(here, dict) and data.draw(st.booleans()):
+        new = {**here, data.draw(st.text(max_size=4)): data.draw(JSON)}
+    else:
+        new = data.draw(JSON | st.sampled_from([1, -1, 2**40, 1.5, "s", True, [], {}]))
+    value = _replaced(manifest, path, new)
+    assert structure._clean(value, structure._root(definition), 0) is _finds_nothing(value, definition)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON, definition=NAMES)
+def test_the_quick_pass_agrees_with_the_explaining_walk_on_any_json(value, definition):
+    assert structure._clean(value, structure._root(definition), 0) is _finds_nothing(value, definition)
 
 
 # --- the schemas themselves ----------------------------------------------------------------------
