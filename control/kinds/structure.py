@@ -10,6 +10,7 @@ accepted anywhere, as Go's JSON decoder does. Nothing inside an object marked
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Iterator, Literal
@@ -38,21 +39,10 @@ class Problem:
 
 
 def _resolve(schema: Any) -> tuple[Schema, str | None]:
-    """Follow `allOf: [{$ref}]` and `$ref` to the schema they name; returns (schema, name).
-
-    Kept per schema object: every write checks its whole body, and the schemas are the fixed
-    built-in DEFINITIONS (the entry holds the schema itself, so its id cannot be reused)."""
-    entry = _RESOLVED.get(id(schema))
-    if entry is not None and entry[0] is schema:
-        return entry[1], entry[2]
-    resolved, name = _follow(schema)
-    if isinstance(schema, dict) and len(_RESOLVED) < _RESOLVED_MAX:
-        _RESOLVED[id(schema)] = (schema, resolved, name)
-    return resolved, name
-
-
-_RESOLVED: dict[int, tuple[Any, Schema, str | None]] = {}
-_RESOLVED_MAX = 20_000  # the built-in schemas have a few thousand nodes; a bound all the same
+    """Follow `allOf: [{$ref}]` and `$ref` to the schema they name; returns (schema, name). Read
+    once per schema node, with the rest of its `_Shape`."""
+    shape = _shape(schema)
+    return shape.resolved, shape.name
 
 
 def _follow(schema: Any) -> tuple[Schema, str | None]:
@@ -217,47 +207,49 @@ def _walk(value: Any, schema: Any, path: str, owner: str, depth: int) -> Iterato
 
 
 class _Shape:
-    """What `_clean` needs of one schema node, read from its resolved schema once: the JSON type
-    test (`cls` for an isinstance test, else `test`, else none), the declared fields of an object
-    checked field by field (`props`, None when its fields are not checked: not an object, or
-    free-form) and what any other field may be (`extra`: a schema, True, or anything else for
-    "unknown"), and an array's `items` (`array` says whether its items are checked)."""
+    """One schema node as the passes over a value need it, read once: what it resolves to and the
+    definition it names (`resolved`, `name`); for `_clean`, the JSON type test (`cls` for an
+    isinstance test, else `test`, else none), the declared fields of an object checked field by
+    field (`props`, None when its fields are not checked: not an object, or free-form) and what any
+    other field may be (`extra`: a schema, True, or anything else for "unknown"), and an array's
+    `items` (`array` says whether its items are checked)."""
 
-    __slots__ = ("cls", "test", "props", "extra", "array", "items")
+    __slots__ = ("resolved", "name", "cls", "test", "props", "extra", "array", "items")
 
-    def __init__(self, resolved: Schema) -> None:
-        self.cls: type | tuple[type, ...] | None = None
-        self.test: Any = None
+    def __init__(self, schema: Any) -> None:
+        resolved, name = _follow(schema)
+        self.resolved, self.name = resolved, name
+        kind = resolved.get("type")
         one_of = resolved.get("oneOf")
-        if isinstance(one_of, list) and one_of:
-            self.test = lambda value, schema=resolved: _type_ok(value, schema)
-        else:
-            kind = resolved.get("type")
-            self.cls = _CLASSES.get(kind) if isinstance(kind, str) else None
-            if kind in ("integer", "number"):
-                self.test = lambda value, schema=resolved: _type_ok(value, schema)
+        plain = not (isinstance(one_of, list) and one_of)  # else `_type_ok` tries each alternative
+        self.cls: type | tuple[type, ...] | None = _CLASSES.get(kind) if plain and isinstance(kind, str) else None
+        self.test: Any = None if plain and kind not in ("integer", "number") else functools.partial(_type_ok, schema=resolved)
         self.props: dict[Any, Any] | None = None
         self.extra: Any = None
-        if resolved.get("type") == "object" and not _is_free(resolved):
+        if kind == "object" and not _is_free(resolved):
             props = resolved.get("properties")
             self.props = props if isinstance(props, dict) else {}
             self.extra = resolved.get("additionalProperties")
-        self.array = resolved.get("type") == "array"
+        self.array = kind == "array"
         self.items = resolved.get("items")
 
 
 _CLASSES: dict[str, type | tuple[type, ...]] = {"string": str, "boolean": bool, "object": dict, "array": (list, tuple)}
+# schema node id -> (the node, its shape): kept per node since every write checks its whole body and
+# the schemas are the fixed built-in DEFINITIONS (the entry holds the node, so its id cannot be
+# reused); they have a few thousand nodes, this is a bound all the same
 _SHAPES: dict[int, tuple[Any, _Shape]] = {}
+_SHAPES_MAX = 20_000
 _ABSENT = object()
 
 
 def _shape(schema: Any) -> _Shape:
-    """The shape of a schema node, kept per node as `_resolve` keeps what it finds."""
+    """The shape of a schema node, made the first time it is asked for."""
     entry = _SHAPES.get(id(schema))
     if entry is not None and entry[0] is schema:
         return entry[1]
-    shape = _Shape(_resolve(schema)[0])
-    if isinstance(schema, dict) and len(_SHAPES) < _RESOLVED_MAX:
+    shape = _Shape(schema)
+    if isinstance(schema, dict) and len(_SHAPES) < _SHAPES_MAX:
         _SHAPES[id(schema)] = (schema, shape)
     return shape
 
