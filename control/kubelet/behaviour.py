@@ -1,6 +1,7 @@
 """What a simulated container does, read from its pod's manifest: the workshop's remote control.
 
-Guarantees: `script_for(pod, container)` is a pure function of the manifest; a value that cannot
+Guarantees: `script_for(pod, container)` is a pure function of the manifest (a stored pod's is
+read once per resourceVersion); a value that cannot
 be read (e.g. `crash-after: "soon"`) is ignored, never an error; annotations win over the image
 and command conventions, and a container-specific annotation wins over the pod-wide one.
 
@@ -199,7 +200,31 @@ def _by_convention(container: dict[str, Any]) -> tuple[float | None, int]:
     return None, 0
 
 
+# What a container of a stored pod does, per (uid, resourceVersion, container name): the kubelet
+# asks several times per pod sync (the step, the enforcement, the loads, the runs), ~30 us each
+# time, and a stored version's manifest never changes. Kept for as many versions as a node's pods
+# have; emptied when full (nothing here is expensive to read again).
+_SCRIPTS: dict[tuple[str, str, str], Script] = {}
+_SCRIPTS_MAX = 4096
+
+
 def script_for(pod: dict[str, Any], container: dict[str, Any]) -> Script:
+    """What `container` of `pod` does. A pod read from the hub (with a uid and a resourceVersion)
+    is read once per version; a manifest without them (a dry run, a test's dict) every time."""
+    meta = pod.get("metadata") or {}
+    uid, version = meta.get("uid"), meta.get("resourceVersion")
+    if not uid or not version:
+        return _read_script(pod, container)
+    key = (uid, version, container.get("name") or "")
+    script = _SCRIPTS.get(key)
+    if script is None:
+        if len(_SCRIPTS) >= _SCRIPTS_MAX:
+            _SCRIPTS.clear()
+        script = _SCRIPTS[key] = _read_script(pod, container)
+    return script
+
+
+def _read_script(pod: dict[str, Any], container: dict[str, Any]) -> Script:
     name = container.get("name") or ""
     exit_after, exit_code = _by_convention(container)
     crash_after = _seconds(annotation(pod, "crash-after", name))

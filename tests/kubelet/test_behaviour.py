@@ -119,3 +119,44 @@ def test_a_command_that_kills_its_own_pid_1_ends_as_an_exec_kill_1_does():
     assert ends("sleep 2; exit 3; kill 1") == (2.0, 3), "the exit comes first"
     assert ends("sleep 2; kill -STOP 1; sleep 3") == (5.0, 0), "STOP only pauses"
     assert ends("sleep 1; kill 10") == (1.0, 0) and ends("kill -BOGUS 1") == (1.0, 0), "not PID 1, not a signal"
+
+
+def stored(version: str, annotations=None, **container):
+    p = pod(annotations, **container)
+    p["metadata"].update(uid="uid-1", resourceVersion=version)
+    return p
+
+
+def test_a_stored_pod_is_read_once_per_version_and_a_new_version_is_read_again(monkeypatch):
+    from control.kubelet import behaviour
+
+    reads = []
+    real = behaviour._read_script
+    monkeypatch.setattr(behaviour, "_read_script", lambda p, c: reads.append(c["name"]) or real(p, c))
+    monkeypatch.setattr(behaviour, "_SCRIPTS", {})
+    v1 = stored("7", {"kubekitchen.dev/crash-after": "5"})
+    assert script_for(v1, v1["spec"]["containers"][0]).exit_after == 5.0
+    assert script_for(v1, v1["spec"]["containers"][0]).exit_after == 5.0
+    assert reads == ["app"]
+    v2 = stored("8", {"kubekitchen.dev/crash-after": "9"})  # the annotation changed: a new version
+    assert script_for(v2, v2["spec"]["containers"][0]).exit_after == 9.0
+    assert reads == ["app", "app"]
+
+
+def test_a_manifest_without_a_version_is_read_every_time():
+    p = pod({"kubekitchen.dev/crash-after": "5"})
+    p["metadata"]["uid"] = "uid-2"
+    assert script_for(p, p["spec"]["containers"][0]).exit_after == 5.0
+    p["metadata"]["annotations"]["kubekitchen.dev/crash-after"] = "2"  # a dry run's manifest, changed
+    assert script_for(p, p["spec"]["containers"][0]).exit_after == 2.0
+
+
+def test_the_kept_scripts_are_bounded(monkeypatch):
+    from control.kubelet import behaviour
+
+    monkeypatch.setattr(behaviour, "_SCRIPTS", {})
+    monkeypatch.setattr(behaviour, "_SCRIPTS_MAX", 3)
+    for version in range(10):
+        p = stored(str(version))
+        script_for(p, p["spec"]["containers"][0])
+        assert len(behaviour._SCRIPTS) <= 3
