@@ -90,3 +90,118 @@ def test_run_db_answers_a_batch_in_one_hand_off_and_skips_a_cancelled_call():
     assert answers == [0, 1, 2]
     assert ran == ["call 0", "call 1", "call 2"], "the cancelled call must not run"
     assert hand_offs == 1, "one batch, one loop: one hand-off"
+
+
+# --- serve_on: the loop's own thread as the one writer (runhub on SQLite) ----------------------
+
+@pytest.fixture
+def on_the_loop():
+    """Runs a coroutine on a fresh loop whose thread is the writer; back to the thread after."""
+    def run(coroutine_function):
+        async def main():
+            assert db.serve_on(asyncio.get_running_loop()) is True
+            return await coroutine_function()
+        try:
+            return asyncio.run(main())
+        finally:
+            db.serve_on(None)
+    return run
+
+
+def test_on_the_loop_a_call_runs_on_its_thread_with_no_running_loop_in_sight(on_the_loop):
+    seen = {}
+
+    def call() -> int:
+        seen["thread"] = threading.get_ident()
+        seen["loop"] = asyncio.events._get_running_loop()
+        from django.db import connection
+        seen["in_transaction"] = connection.in_atomic_block
+        return 42
+
+    async def main():
+        seen["loop thread"] = threading.get_ident()
+        answer = await db.run_db(call)
+        seen["loop afterwards"] = asyncio.events._get_running_loop()
+        return answer
+
+    assert on_the_loop(main) == 42
+    assert seen["thread"] == seen["loop thread"], "it ran on another thread"
+    assert seen["loop"] is None, "Django would refuse the database inside a running loop"
+    assert seen["in_transaction"], "a call runs inside its batch's transaction"
+    assert seen["loop afterwards"] is not None
+
+
+def test_on_the_loop_calls_of_one_step_share_one_commit_and_a_failing_one_disturbs_none(on_the_loop):
+    committed: list[str] = []
+    batches: list[int] = []
+    original = db._run_batch
+
+    def counting(batch):
+        batches.append(len(batch))
+        return original(batch)
+
+    def call(i: int) -> int:
+        transaction.on_commit(lambda: committed.append(f"call {i}"))
+        assert committed == [], "an earlier call of the batch was committed on its own"
+        return i
+
+    async def main():
+        db._run_batch = counting
+        try:
+            calls = [asyncio.ensure_future(db.run_db(call, i)) for i in range(3)]
+            failing = asyncio.ensure_future(db.run_db(lambda: 1 / 0))
+            answers = await asyncio.gather(*calls)
+            with pytest.raises(ZeroDivisionError):
+                await failing
+            return answers
+        finally:
+            db._run_batch = original
+
+    assert on_the_loop(main) == [0, 1, 2]
+    assert batches == [4], "the calls of one loop step are one batch"
+    assert committed == ["call 0", "call 1", "call 2"], "each answered after the one commit, in order"
+
+
+def test_on_the_loop_a_cancelled_call_does_not_run(on_the_loop):
+    ran: list[str] = []
+
+    async def main():
+        doomed = asyncio.ensure_future(db.run_db(lambda: ran.append("doomed")))
+        kept = asyncio.ensure_future(db.run_db(lambda: ran.append("kept") or "kept"))
+        await asyncio.sleep(0)  # both queued for the next step
+        doomed.cancel()
+        return await kept
+
+    assert on_the_loop(main) == "kept"
+    assert ran == ["kept"]
+
+
+def test_on_the_loop_another_threads_submit_runs_on_the_loop_and_the_loops_own_at_once(on_the_loop):
+    seen: dict[str, int] = {}
+
+    async def main():
+        seen["loop"] = threading.get_ident()
+        from_thread = await asyncio.to_thread(lambda: db.submit(threading.get_ident).result(timeout=5))
+        here = db.submit(threading.get_ident)  # a synchronous caller on the loop's thread
+        assert here.done(), "the loop's own thread cannot wait for itself: it runs at once"
+        return from_thread, here.result()
+
+    from_thread, here = on_the_loop(main)
+    assert from_thread == seen["loop"] and here == seen["loop"]
+
+
+def test_after_serve_on_none_calls_go_to_the_database_thread_again(on_the_loop):
+    on_the_loop(lambda: db.run_db(lambda: None))
+    caller = threading.get_ident()
+    assert db.submit(threading.get_ident).result(timeout=5) != caller
+    assert asyncio.run(db.run_db(threading.get_ident)) != caller
+
+
+def test_serve_on_leaves_postgresql_on_its_thread(monkeypatch):
+    monkeypatch.setattr(db, "_on_postgresql", lambda: True)
+    loop = asyncio.new_event_loop()
+    try:
+        assert db.serve_on(loop) is False
+        assert db._home is None
+    finally:
+        loop.close()
