@@ -28,8 +28,9 @@ Guarantees:
   Django's thread connection, no async-context checks). The order, the atomicity of each call,
   the group commit and the answers after commit are as above. A call from another thread is put
   on that loop (run there once it runs); one from the loop's thread outside a coroutine (a
-  synchronous `submit`) runs at once. The loop then does block on the database, for one batch
-  (at most MAX_BATCH calls) at a time, and reads and writes its sockets between two batches. On
+  synchronous `submit`) runs at once. The loop then does block on the database, for one batch at
+  a time: it takes calls until it has run STEP_SECONDS (20 ms) or MAX_BATCH calls, and the loop
+  reads and writes its sockets between two batches. On
   PostgreSQL it does nothing: there a write may wait for the revision row another hub holds,
   which must never stop the loop.
 
@@ -49,6 +50,8 @@ import asyncio
 import logging
 import queue
 import threading
+import time
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
@@ -61,6 +64,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_BATCH = 64
+# serve_on: a batch on the loop's thread takes no more calls once it has run this long, so the loop
+# serves its sockets (watches, /healthz, other attendees) at least this often between batches.
+STEP_SECONDS = 0.02
 
 _calls: "queue.SimpleQueue[tuple[Any, Callable[..., Any], tuple]]" = queue.SimpleQueue()  # Future or _LoopCall
 _thread: threading.Thread | None = None
@@ -70,7 +76,7 @@ _reader: "ThreadPoolExecutor | None" = None
 # the calls due at its next step, and whether that step is already asked for.
 _home: "asyncio.AbstractEventLoop | None" = None
 _home_thread = 0
-_due: list[tuple[Any, Callable[..., Any], tuple]] = []
+_due: "deque[tuple[Any, Callable[..., Any], tuple]]" = deque()
 _step_asked = False
 
 
@@ -87,7 +93,9 @@ def _joiners(room: int) -> list[tuple[Any, Callable[..., Any], tuple]]:
     return out
 
 
-def _run_batch(batch: list[tuple[Any, Callable[..., Any], tuple]]) -> None:
+def _run_batch(batch: list[tuple[Any, Callable[..., Any], tuple]],
+               more: Callable[[int], list[tuple[Any, Callable[..., Any], tuple]]] = _joiners) -> None:
+    """Run `batch`, and the calls `more(room)` gives while there is room, in one transaction."""
     # A call whose caller went away (its request was cancelled) is not run at all.
     batch = [call for call in batch if call[0].set_running_or_notify_cancel()]
     if not batch:
@@ -105,7 +113,7 @@ def _run_batch(batch: list[tuple[Any, Callable[..., Any], tuple]]) -> None:
                         outcomes.append((future, None, exc))
                 # Calls that arrived while these ran join this commit instead of waiting for the
                 # next one: one fsync for more writes (with 8 clients, 3.9 → 4.8 calls per commit).
-                pending = _joiners(MAX_BATCH - len(outcomes))
+                pending = more(MAX_BATCH - len(outcomes))
                 batch = batch + pending
     except Exception as exc:  # the commit itself failed: nothing of the batch is stored
         log.exception("group commit of %d calls failed", len(batch))
@@ -189,22 +197,33 @@ def _queue_on_home(call: tuple[Any, Callable[..., Any], tuple]) -> None:
 
 
 def _run_due() -> None:
+    """One step's batch: the calls due, one after the other, until STEP_SECONDS have gone by or
+    MAX_BATCH calls ran; the rest at the next step, after the loop has served its sockets once."""
     global _step_asked
     _step_asked = False
-    batch = _due[:MAX_BATCH]
-    del _due[:MAX_BATCH]
-    if _due and _home is not None:  # the rest after the loop has read and written its sockets once
+    started = time.perf_counter()
+
+    def next_due(room: int) -> list[tuple[Any, Callable[..., Any], tuple]]:
+        while _due and room > 0 and time.perf_counter() - started < STEP_SECONDS:
+            call = _due.popleft()
+            if call[0].set_running_or_notify_cancel():
+                return [call]
+        return []
+
+    if _due:
+        _run_synchronously(_due.popleft(), next_due)
+    if _due and _home is not None and not _step_asked:
         _step_asked = True
         _home.call_soon(_run_due)
-    _run_synchronously(batch)
 
 
-def _run_synchronously(batch: list[tuple[Any, Callable[..., Any], tuple]]) -> None:
+def _run_synchronously(first: tuple[Any, Callable[..., Any], tuple],
+                       more: Callable[[int], list[tuple[Any, Callable[..., Any], tuple]]] = lambda room: []) -> None:
     """A batch on this thread, as the database thread runs it: with no running loop in sight."""
     running = asyncio.events._get_running_loop()
     asyncio.events._set_running_loop(None)
     try:
-        _run_batch(batch)
+        _run_batch([first], more)
     except BaseException:  # the loop must outlive anything one batch does, as the thread does
         log.exception("database calls: a batch failed")
     finally:
@@ -227,7 +246,7 @@ def submit(fn: Callable[..., T], *args: Any) -> "Future[T]":
     home = _home
     if home is not None:
         if threading.get_ident() == _home_thread:
-            _run_synchronously([(future, fn, args)])
+            _run_synchronously((future, fn, args))
             return future
         if home.is_running():  # a loop that stopped would never take it: the database thread does
             home.call_soon_threadsafe(_queue_on_home, (future, fn, args))

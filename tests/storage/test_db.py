@@ -136,9 +136,9 @@ def test_on_the_loop_calls_of_one_step_share_one_commit_and_a_failing_one_distur
     batches: list[int] = []
     original = db._run_batch
 
-    def counting(batch):
+    def counting(batch, *more):
         batches.append(len(batch))
-        return original(batch)
+        return original(batch, *more)
 
     def call(i: int) -> int:
         transaction.on_commit(lambda: committed.append(f"call {i}"))
@@ -158,8 +158,24 @@ def test_on_the_loop_calls_of_one_step_share_one_commit_and_a_failing_one_distur
             db._run_batch = original
 
     assert on_the_loop(main) == [0, 1, 2]
-    assert batches == [4], "the calls of one loop step are one batch"
+    assert len(batches) == 1, "the calls of one loop step are one batch"
     assert committed == ["call 0", "call 1", "call 2"], "each answered after the one commit, in order"
+
+
+def test_on_the_loop_a_batch_ends_after_its_time_and_the_loop_serves_before_the_next(on_the_loop, monkeypatch):
+    monkeypatch.setattr(db, "STEP_SECONDS", 0.0)  # every call is over the budget: one call per batch
+    order: list[str] = []
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        calls = [asyncio.ensure_future(db.run_db(lambda i=i: order.append(f"call {i}"))) for i in range(3)]
+        await asyncio.sleep(0)  # all three due at the next step
+        loop.call_soon(lambda: order.append("the loop"))  # ready after the first batch was asked for
+        await asyncio.gather(*calls)
+
+    on_the_loop(main)
+    assert order[0] == "call 0" and "the loop" in order[1:3], order
+    assert [entry for entry in order if entry.startswith("call")] == ["call 0", "call 1", "call 2"]
 
 
 def test_on_the_loop_a_cancelled_call_does_not_run(on_the_loop):
