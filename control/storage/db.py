@@ -30,9 +30,8 @@ Guarantees:
   on that loop (run there once it runs); one from the loop's thread outside a coroutine (a
   synchronous `submit`) runs at once. The loop then does block on the database, for one batch at
   a time: it takes calls until it has run STEP_SECONDS (20 ms) or MAX_BATCH calls, and the loop
-  reads and writes its sockets between two batches. On
-  PostgreSQL it does nothing: there a write may wait for the revision row another hub holds,
-  which must never stop the loop.
+  reads and writes its sockets between two batches. On PostgreSQL it does nothing: there a write
+  may wait for the revision row another hub holds, which must never stop the loop.
 
 Group commit is etcd's own trick (its backend batches transactions): with eight clients the
 fsync of one commit covers several writes instead of each paying for its own.
@@ -40,7 +39,7 @@ fsync of one commit covers several writes instead of each paying for its own.
 Why the loop's thread on SQLite: a write's statements each release the GIL (the driver lets go
 around every SQLite call), and the database thread then waited for the loop thread to give it back.
 While 1,000 pods came up it was busy 100 % of the time at 35 % CPU, and every write waited ~85 ms
-in its queue; on the loop's thread the same writes wait ~45 ms and the hub spends ~5 % less CPU
+in its queue; on the loop's thread the same writes wait ~45 ms and the hub spends 3-5 % less CPU
 (no hand-offs between the two threads).
 """
 
@@ -63,12 +62,13 @@ from control.storage import savepoints
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+_Call = tuple[Any, Callable[..., Any], tuple]  # (Future or _LoopCall, fn, args)
 MAX_BATCH = 64
 # serve_on: a batch on the loop's thread takes no more calls once it has run this long, so the loop
 # serves its sockets (watches, /healthz, other attendees) at least this often between batches.
 STEP_SECONDS = 0.02
 
-_calls: "queue.SimpleQueue[tuple[Any, Callable[..., Any], tuple]]" = queue.SimpleQueue()  # Future or _LoopCall
+_calls: "queue.SimpleQueue[_Call]" = queue.SimpleQueue()
 _thread: threading.Thread | None = None
 _lock = threading.Lock()
 _reader: "ThreadPoolExecutor | None" = None
@@ -76,11 +76,11 @@ _reader: "ThreadPoolExecutor | None" = None
 # the calls due at its next step, and whether that step is already asked for.
 _home: "asyncio.AbstractEventLoop | None" = None
 _home_thread = 0
-_due: "deque[tuple[Any, Callable[..., Any], tuple]]" = deque()
+_due: "deque[_Call]" = deque()
 _step_asked = False
 
 
-def _joiners(room: int) -> list[tuple[Any, Callable[..., Any], tuple]]:
+def _joiners(room: int) -> list[_Call]:
     """Calls queued meanwhile, up to `room`, whose callers still wait."""
     out = []
     while len(out) < room:
@@ -93,8 +93,7 @@ def _joiners(room: int) -> list[tuple[Any, Callable[..., Any], tuple]]:
     return out
 
 
-def _run_batch(batch: list[tuple[Any, Callable[..., Any], tuple]],
-               more: Callable[[int], list[tuple[Any, Callable[..., Any], tuple]]] = _joiners) -> None:
+def _run_batch(batch: list[_Call], more: Callable[[int], list[_Call]] = _joiners) -> None:
     """Run `batch`, and the calls `more(room)` gives while there is room, in one transaction."""
     # A call whose caller went away (its request was cancelled) is not run at all.
     batch = [call for call in batch if call[0].set_running_or_notify_cancel()]
@@ -187,7 +186,7 @@ def serve_on(loop: "asyncio.AbstractEventLoop | None") -> bool:
     return True
 
 
-def _queue_on_home(call: tuple[Any, Callable[..., Any], tuple]) -> None:
+def _queue_on_home(call: _Call) -> None:
     """On the home loop's thread: the call joins the batch of the loop's next step."""
     global _step_asked
     _due.append(call)
@@ -203,7 +202,7 @@ def _run_due() -> None:
     _step_asked = False
     started = time.perf_counter()
 
-    def next_due(room: int) -> list[tuple[Any, Callable[..., Any], tuple]]:
+    def next_due(room: int) -> list[_Call]:
         while _due and room > 0 and time.perf_counter() - started < STEP_SECONDS:
             call = _due.popleft()
             if call[0].set_running_or_notify_cancel():
@@ -217,14 +216,13 @@ def _run_due() -> None:
         _home.call_soon(_run_due)
 
 
-def _run_synchronously(first: tuple[Any, Callable[..., Any], tuple],
-                       more: Callable[[int], list[tuple[Any, Callable[..., Any], tuple]]] = lambda room: []) -> None:
+def _run_synchronously(first: _Call, more: Callable[[int], list[_Call]] = lambda room: []) -> None:
     """A batch on this thread, as the database thread runs it: with no running loop in sight."""
     running = asyncio.events._get_running_loop()
     asyncio.events._set_running_loop(None)
     try:
         _run_batch([first], more)
-    except BaseException:  # the loop must outlive anything one batch does, as the thread does
+    except Exception:  # the loop must outlive anything one batch does, as the thread does
         log.exception("database calls: a batch failed")
     finally:
         asyncio.events._set_running_loop(running)
