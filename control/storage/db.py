@@ -49,7 +49,6 @@ import asyncio
 import logging
 import queue
 import threading
-import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
@@ -57,6 +56,7 @@ from typing import Any, Callable, TypeVar
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, close_old_connections, connection, transaction
 
+from control.clock import REAL as clock  # injected time: a test may replace `db.clock`
 from control.storage import savepoints
 
 log = logging.getLogger(__name__)
@@ -200,10 +200,10 @@ def _run_due() -> None:
     MAX_BATCH calls ran; the rest at the next step, after the loop has served its sockets once."""
     global _step_asked
     _step_asked = False
-    started = time.perf_counter()
+    started = clock.monotonic()
 
     def next_due(room: int) -> list[_Call]:
-        while _due and room > 0 and time.perf_counter() - started < STEP_SECONDS:
+        while _due and room > 0 and clock.monotonic() - started < STEP_SECONDS:
             call = _due.popleft()
             if call[0].set_running_or_notify_cancel():
                 return [call]

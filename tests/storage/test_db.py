@@ -163,19 +163,25 @@ def test_on_the_loop_calls_of_one_step_share_one_commit_and_a_failing_one_distur
 
 
 def test_on_the_loop_a_batch_ends_after_its_time_and_the_loop_serves_before_the_next(on_the_loop, monkeypatch):
-    monkeypatch.setattr(db, "STEP_SECONDS", 0.0)  # every call is over the budget: one call per batch
+    from control.clock import FakeClock
+
+    clock = FakeClock()
+    monkeypatch.setattr(db, "clock", clock)
     order: list[str] = []
+
+    def call(i: int) -> None:
+        order.append(f"call {i}")
+        clock.t += 0.015  # each call takes 15 ms: the second one ends the 20 ms batch
 
     async def main():
         loop = asyncio.get_running_loop()
-        calls = [asyncio.ensure_future(db.run_db(lambda i=i: order.append(f"call {i}"))) for i in range(3)]
+        calls = [asyncio.ensure_future(db.run_db(call, i)) for i in range(3)]
         await asyncio.sleep(0)  # all three due at the next step
         loop.call_soon(lambda: order.append("the loop"))  # ready after the first batch was asked for
         await asyncio.gather(*calls)
 
     on_the_loop(main)
-    assert order[0] == "call 0" and "the loop" in order[1:3], order
-    assert [entry for entry in order if entry.startswith("call")] == ["call 0", "call 1", "call 2"]
+    assert order == ["call 0", "call 1", "the loop", "call 2"]
 
 
 def test_on_the_loop_a_cancelled_call_does_not_run(on_the_loop):
