@@ -22,9 +22,8 @@ Guarantees:
   and removing it when it stops (upstream's endpoint reconciler: RemoveEndpoints on Stop); the
   endpoints controller leaves them alone because the Service has no selector. Several hubs on one
   PostgreSQL therefore share one Endpoints object instead of overwriting each other.
-- `KubernetesServiceKeeper` runs those passes every `ENDPOINT_INTERVAL` seconds as the process's
-  database calls (`storage.db`: its one writer), so a hub's writes never race each other for
-  SQLite's lock.
+- `KubernetesServiceKeeper` runs those passes every `ENDPOINT_INTERVAL` seconds on the process's
+  database thread (`storage.db`), so a hub's writes never race each other for SQLite's lock.
 """
 
 from __future__ import annotations
@@ -242,7 +241,7 @@ def advertise_address(host: str) -> str:
 
 class KubernetesServiceKeeper:
     """Runs `ensure_kubernetes_service` now and every `interval` seconds until `stop()`, which
-    removes this hub's address. `submit` makes it a database call (`control.storage.db.submit`) and returns a Future."""
+    removes this hub's address. `submit` puts a call on the database thread and returns a Future."""
 
     def __init__(self, ip: str, port: int, *, submit: Callable[..., Any], interval: float = ENDPOINT_INTERVAL,
                  clock: Clock = REAL):

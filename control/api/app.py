@@ -11,8 +11,7 @@ Guarantees:
 - Bodies over the limit are refused with 413 before they are read in full; the others are decoded
   (`control.api.bodies`) only after RBAC let the request in and its fairness seats are held, off
   the event loop; the checks that read the object (escalation, NodeRestriction) come after that.
-- All database work runs as the process's one writer's calls (`control.storage.db`: its database
-  thread, or on SQLite under `runhub` the loop's thread between two steps); a coroutine here
+- All database work runs on the process's one database thread (`control.storage.db`); the event loop
   only parses, routes and streams.
 - Every request is authenticated and authorized (`control.auth.gate`) before it is routed: a
   401 or 403 Status otherwise.

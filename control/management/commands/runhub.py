@@ -93,7 +93,7 @@ class Command(BaseCommand):
         from control.asgi import ServedLifespan, application
 
         from control.bootstrap import KubernetesServiceKeeper, advertise_address
-        from control.storage import db
+        from control.storage.db import submit
 
         host, port = split_addr(addr)
         from control.serving.hosts import allow_bind_address
@@ -130,9 +130,6 @@ class Command(BaseCommand):
             shown = f"[{secure_host}]" if ":" in secure_host else secure_host
             advertise(settings.DATA_DIR, f"http://{host}:{port}", f"https://{shown}:{secure_port}")  # ALLOWED_HOSTS: the address we serve on, besides localhost and KK_ALLOWED_HOSTS
         lifespan = ServedLifespan(application)
-        # On SQLite the store's one writer is the loop's own thread (control.storage.db.serve_on),
-        # from the first call on: the start-up's writes already run there.
-        db.serve_on(twisted_loop)
         try:
             twisted_loop.run_until_complete(lifespan.startup())
         except Exception as exc:
@@ -140,7 +137,7 @@ class Command(BaseCommand):
         reactor.addSystemEventTrigger(
             "before", "shutdown", lambda: defer.Deferred.fromFuture(asyncio.ensure_future(lifespan.shutdown())))
         # kube-apiserver's kubernetesservice controller: default/kubernetes and this hub's endpoint
-        keeper = KubernetesServiceKeeper(advertise_address(host), port, submit=db.submit)
+        keeper = KubernetesServiceKeeper(advertise_address(host), port, submit=submit)
         keeper.start()
         _follow_parent()
         server = Server(
