@@ -1,9 +1,9 @@
 """What a simulated container does, read from its pod's manifest: the workshop's remote control.
 
 Guarantees: `script_for(pod, container)` is a pure function of the manifest (a stored pod's is
-read once per resourceVersion); a value that cannot
-be read (e.g. `crash-after: "soon"`) is ignored, never an error; annotations win over the image
-and command conventions, and a container-specific annotation wins over the pod-wide one.
+read once per resourceVersion); a value that cannot be read (e.g. `crash-after: "soon"`) is
+ignored, never an error; annotations win over the image and command conventions, and a
+container-specific annotation wins over the pod-wide one.
 
 Annotations (on the pod; add `.<container>` to the key to aim at one container, e.g.
 `kubekitchen.dev/crash-after.sidecar: "4"`):
