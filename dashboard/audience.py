@@ -10,6 +10,9 @@ Guarantees:
 - The viewer's rules come from the hub as a SelfSubjectRulesReview (`kubectl auth can-i --list`),
   asked as the viewer: once for the cluster scope and once per namespace met, never per record;
   decisions are memoized per (namespace, group, resource).
+- A batch is looked over once for every page it goes to (`digest`: its records' scopes, users,
+  namespaces, RBAC writes and numbering); a page then decides per distinct scope, and a batch with
+  nothing for it (an attendee's page, most batches) costs it no pass over the records.
 - The rules are asked again when the traffic says they may have changed, not on a short timer (a
   room of N pages each meeting N namespaces would ask N² reviews per period):
   - a record says an RBAC object changed (a successful write to `rbac.authorization.k8s.io`),
@@ -81,24 +84,28 @@ class Audience:
         followed, as for records that come with no numbering)."""
         if self.viewer is None:
             return records
+        batch = digest(records)
         if source is not None:
-            self._follow(source, records)
-        namespaces = self._namespaces(records)
+            self._follow(source, batch)
+        namespaces = self._namespaces(batch)
         await self._known("")
         if self._visibility().sees_everything:
             return records
-        missing = [ns for ns in namespaces if not self._fresh(ns)]
+        stale_before, read_at = self.clock.monotonic() - MAX_AGE, self._read_at
+        missing = [ns for ns in namespaces if read_at.get(ns, stale_before) <= stale_before]  # as `_fresh`
         if missing:
             await asyncio.gather(*(self._known(ns) for ns in missing))
-        return [r for r in records if self._allows(r)]
+        memo = self._memo
+        shown = {key for key in batch.scopes if memo.get(key) or (key not in memo and self._shows(key))}
+        if not shown and self.viewer not in batch.users:
+            return []  # an attendee's page, most batches: others' records in others' namespaces
+        if len(shown) == len(batch.scopes) and not batch.unscoped:
+            return records
+        return [record for record, key, user in zip(records, batch.keys, batch.record_users)
+                if user == self.viewer or key in shown]
 
-    def _allows(self, record: Record) -> bool:
-        if record.get("user") == self.viewer:
-            return True
-        scope = record.get("scope")
-        if not isinstance(scope, dict):
-            return False  # not a Kubernetes resource: a cluster admin's to see (`sees_everything`)
-        key = (scope.get("namespace") or "", scope.get("group") or "", scope.get("resource") or "")
+    def _shows(self, key: tuple[Any, Any, Any]) -> bool:
+        """Whether others' records of this (namespace, group, resource) reach the viewer (memoized)."""
         known = self._memo.get(key)
         if known is None:
             namespace, group, resource = (str(part) for part in key)
@@ -139,22 +146,13 @@ class Audience:
         self._read_at[namespace] = read_at
         self._rules_changed()
 
-    def _namespaces(self, records: list[Record]) -> set[str]:
-        """The namespaces of others' records (one pass), forgetting the rules an RBAC write changed."""
-        namespaces: set[str] = set()
-        for record in records:
-            scope = record.get("scope")
-            if not isinstance(scope, dict):
-                continue
-            if (scope.get("group") == RBAC_GROUP and record.get("type") == "request"
-                    and record.get("verb") not in READS and int(record.get("code") or 0) < 400):
-                self._changed(str(scope.get("namespace") or "") or None)
-            if record.get("user") != self.viewer:
-                namespaces.add(scope.get("namespace") or "")
-        namespaces.discard("")
-        return namespaces
+    def _namespaces(self, batch: Digest) -> set[str]:
+        """The namespaces of others' records, forgetting the rules an RBAC write changed."""
+        for namespace in batch.rbac_writes:
+            self._changed(namespace)
+        return batch.namespaces - batch.alone.get(self.viewer, set())
 
-    def _follow(self, source: str, records: list[Record]) -> None:
+    def _follow(self, source: str, batch: Digest) -> None:
         """Notice records that never reached this page: a source not met before or a gap in its
         `seq`. What they said is unknown: every rule is read again within `LOST_RECHECK`."""
         lost = False
@@ -163,15 +161,10 @@ class Audience:
                 self._last_seq.clear()
             lost = bool(self._read_at)  # nothing held yet: nothing that could be stale
         last = self._last_seq.get(source)
-        for record in records:
-            seq = record.get("seq")
-            if not isinstance(seq, int):
-                continue
-            if last is not None and seq != last + 1:
+        if batch.first_seq is not None:
+            if (last is not None and batch.first_seq != last + 1) or batch.gap:
                 lost = True
-            last = seq
-        if last is not None:
-            self._last_seq[source] = last
+            self._last_seq[source] = batch.last_seq
         if lost:
             latest = self.clock.monotonic() - MAX_AGE + LOST_RECHECK
             for namespace, read_at in self._read_at.items():
@@ -213,6 +206,73 @@ class Audience:
             self._read_at.pop(namespace, None)
             self._rules.by_namespace.pop(namespace, None)
         self._rules_changed()
+
+
+class Digest:
+    """What every page asks of one batch, worked out once for all of them: per record its scope key
+    (namespace, group, resource; None without a scope) and user; the distinct keys and users; the
+    namespaces met, and per user those where every record is theirs; the RBAC writes' namespaces (None for a
+    cluster-scoped one), in order; and the first and last `seq` and whether they run with a gap."""
+
+    __slots__ = ("keys", "record_users", "scopes", "users", "unscoped", "namespace_users", "namespaces", "alone",
+                 "rbac_writes", "first_seq", "last_seq", "gap")
+
+    def __init__(self, records: list[Record]):
+        self.keys: list[tuple[Any, Any, Any] | None] = []
+        self.record_users: list[Any] = []
+        self.namespace_users: dict[str, set[Any]] = {}
+        self.rbac_writes: list[str | None] = []
+        self.unscoped = False
+        self.first_seq: int | None = None
+        self.last_seq: int | None = None
+        self.gap = False
+        for record in records:
+            user = record.get("user")
+            self.record_users.append(user)
+            seq = record.get("seq")
+            if isinstance(seq, int):
+                if self.last_seq is None:
+                    self.first_seq = seq
+                elif seq != self.last_seq + 1:
+                    self.gap = True
+                self.last_seq = seq
+            scope = record.get("scope")
+            if not isinstance(scope, dict):
+                self.keys.append(None)
+                self.unscoped = True
+                continue
+            namespace = scope.get("namespace") or ""
+            self.keys.append((namespace, scope.get("group") or "", scope.get("resource") or ""))
+            self.namespace_users.setdefault(namespace, set()).add(user)
+            if (scope.get("group") == RBAC_GROUP and record.get("type") == "request"
+                    and record.get("verb") not in READS and int(record.get("code") or 0) < 400):
+                self.rbac_writes.append(str(namespace) or None)
+        self.scopes = {key for key in self.keys if key is not None}
+        self.users = set(self.record_users)
+        self.namespaces = {namespace for namespace in self.namespace_users if namespace}
+        self.alone: dict[Any, set[str]] = {}  # user -> the namespaces where every record is theirs
+        for namespace, users in self.namespace_users.items():
+            if len(users) == 1:
+                self.alone.setdefault(next(iter(users)), set()).add(namespace)
+
+
+def digest(records: list[Record]) -> Digest:
+    """The batch's digest, made once for every page the batch goes to (the embedded channel layer
+    hands each page the same list; through Redis each page has its own copy and makes its own)."""
+    known = _DIGESTS.get(id(records))
+    if known is not None and known[0] is records:
+        return known[1]
+    made = Digest(records)
+    if len(_DIGESTS) >= _DIGESTS_MAX:
+        del _DIGESTS[next(iter(_DIGESTS))]
+    _DIGESTS[id(records)] = (records, made)
+    return made
+
+
+# id(batch) -> (the batch, its digest): the last few batches (the entry holds the batch, so its id
+# is not reused while the entry lives).
+_DIGESTS: dict[int, tuple[list[Record], Digest]] = {}
+_DIGESTS_MAX = 8
 
 
 def hub_review(client: Any) -> Callable[[str], Awaitable[Rules]]:

@@ -256,3 +256,61 @@ def test_recheck_waits_longer_than_a_hubs_rbac_snapshot_may_lag():
     from control.auth import policystore
 
     assert RECHECK_AFTER > policystore.MAX_AGE
+
+
+def test_one_batch_is_looked_over_once_for_every_page_and_each_page_gets_exactly_its_records():
+    import random
+
+    from control.auth.rbac import User
+    from control.auth.visibility import Visibility
+    from dashboard import audience as audience_module
+
+    rng = random.Random(7)
+    users = ["alice", "bob", "carol", "system:kube-scheduler"]
+    batch = []
+    for seq in range(1, 301):
+        namespace = rng.choice(["alice", "bob", "carol", "", None])
+        resource, group = rng.choice([("pods", ""), ("deployments", "apps"), ("nodes", ""), ("events", "")])
+        record = request(rng.choice(users), namespace, resource, group)
+        record["seq"] = seq
+        batch.append(record)
+    pages = {name: (Audience(name, alice_hub().review, FakeClock()) if name == "alice" else
+                    Audience(name, Hub([BASIC], {name: [ADMIN_IN_NS]}).review, FakeClock()))
+             for name in ("alice", "bob", "carol")}
+    made = []
+    real_digest = audience_module.Digest
+    audience_module.Digest = lambda records: made.append(1) or real_digest(records)  # type: ignore[misc]
+    try:
+        shown = {name: visible(page, batch) for name, page in pages.items()}
+    finally:
+        audience_module.Digest = real_digest  # type: ignore[misc]
+    assert made == [1]  # three pages, one look at the batch
+
+    for name, page in pages.items():
+        rules = page._rules
+        seen = Visibility(rules, User(name), "list")  # type: ignore[arg-type]
+
+        def passes(record: dict) -> bool:
+            if record["user"] == name:
+                return True
+            scope = record.get("scope")
+            if scope is None:
+                return False
+            kind = f"{scope['group']}/{scope['resource']}" if scope["group"] else scope["resource"]
+            return seen.allows(kind, scope["namespace"])
+        assert shown[name] == [r for r in batch if passes(r)], name
+        assert shown[name] and len(shown[name]) < len(batch)
+
+
+def test_a_page_with_nothing_to_see_in_a_batch_gets_nothing_and_a_gap_inside_a_batch_is_noticed():
+    hub, clock = Hub([BASIC], {"carol": [ADMIN_IN_NS]}), FakeClock()
+    audience = Audience("carol", hub.review, clock)
+    first = numbered([request("bob", "bob"), request("alice", "alice", "deployments", "apps")], 1)
+    assert asyncio.run(audience.visible(first, "hub-a")) == []
+    assert sorted(hub.asked) == ["", "alice", "bob"]
+    gapped = [{**request("bob", "bob"), "seq": 3}, {**request("bob", "bob"), "seq": 5}]  # 4 never came
+    assert asyncio.run(audience.visible(gapped, "hub-a")) == []
+    assert len(hub.asked) == 3
+    clock.t += LOST_RECHECK
+    asyncio.run(audience.visible(numbered([request("bob", "bob")], 6), "hub-a"))
+    assert sorted(hub.asked) == ["", "", "alice", "bob", "bob"]
