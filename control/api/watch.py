@@ -113,7 +113,8 @@ async def change_stream(start: int, *, render: Render, timeout: float,
     woken only by that resource's changes and steps over the others unread (the feed must then be
     a `ResourceFeed`); with an `interest` too, once it has caught up it joins the feed's watcher
     index and is handed only the changes that can concern it (`control.storage.watchers`), which
-    `render` still translates; it leaves the index when the stream ends."""
+    `render` still translates; it leaves the index when the stream ends. An `interest` without a
+    `resource` joins as a watcher of every resource, handed what its `admits` accepts."""
     yield b""  # sends the status line and headers now: clients wait for them before the first event
     if opening:
         yield opening
@@ -131,7 +132,7 @@ async def change_stream(start: int, *, render: Render, timeout: float,
             wait = min(remaining, max(0.05, next_bookmark - clock.monotonic())) if bookmark else remaining
             if watcher is not None and watcher.dropped:
                 watcher = None  # too slow, or the feed restarted: read for ourselves from `revision`
-            if watcher is None and interest is not None and resource is not None:
+            if watcher is None and interest is not None:
                 watcher = feed.join(revision, resource, interest)  # type: ignore[attr-defined]
             try:
                 if watcher is not None:

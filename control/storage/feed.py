@@ -225,7 +225,7 @@ class ChangeFeed:
             return self.first - 1
         return revision
 
-    def join(self, revision: int, resource: str, interest: Interest) -> Watcher | None:
+    def join(self, revision: int, resource: str | None, interest: Interest) -> Watcher | None:
         """Index a reader that stands at the head (`revision` is the last change offered), so the
         changes after it are handed to it as they come; None when it is not there yet."""
         if revision != self.last or revision < self.compacted:

@@ -17,6 +17,9 @@ Guarantees:
   (upstream uses the previous object's trigger value for the same purpose), so after the
   selector's own translation (ADDED / MODIFIED / DELETED) a watcher sends exactly what a scan of
   every change would have sent; no other group, namespace or value is looked at for it.
+- A watcher of every resource (joined with resource None: the kitchen's change stream of one
+  dashboard page) is handed each change its `admits(resource, namespace)` accepts (every change
+  without one), so a page that may see only its own namespace is not woken by the others'.
 - Order and no loss: changes are appended in the order `dispatch` is called (the feed's revision
   order), each at most once per watcher. A watcher whose `pending` grows past `limit` or holds a
   change the feed has let go of (a slow reader: `forget_before`, so pending changes never hold
@@ -52,11 +55,14 @@ class Trigger:
 @dataclass
 class Interest:
     """What a watcher selects, for the index: namespace ("" all), trigger, and the objects it
-    holds when it joins (those of its list or its translated past)."""
+    holds when it joins (those of its list or its translated past). A watcher of every resource
+    (joined with resource None: the kitchen's change stream) selects by `admits(resource,
+    namespace)` instead (None: every change)."""
 
     namespace: str = ""
     trigger: Trigger | None = None
     held: Callable[[], Iterable[Key]] = lambda: ()
+    admits: Callable[[str, str], bool] | None = None
 
 
 class _Group:
@@ -75,8 +81,9 @@ class Watcher:
     """One reader's place in the index: the changes handed to it and not yet taken."""
 
     def __init__(self, index: WatcherIndex, where: tuple[str, str], group: _Group, trigger: Trigger | None,
-                 limit: int):
+                 limit: int, admits: Callable[[str, str], bool] | None = None):
         self.index, self.where, self.group, self.trigger, self.limit = index, where, group, trigger, limit
+        self.admits = admits
         self.pending: list[Change] = []
         self.held: set[Key] = set()
         self.dropped = False
@@ -147,11 +154,19 @@ class WatcherIndex:
         self.head = head  # the revision of the last change dispatched
         self.limit = limit
         self.groups: dict[tuple[str, str], _Group] = {}
+        self.everywhere = _Group()  # watchers of every resource, each with its `admits`
         self.woken: set[Watcher] = set()
         self.overflowed: list[Watcher] = []
         self.members = 0
 
-    def join(self, resource: str, interest: Interest) -> Watcher:
+    def join(self, resource: str | None, interest: Interest) -> Watcher:
+        """Index a watcher of `resource` as `interest` says, or (resource None) of every resource,
+        handed the changes `interest.admits` (namespace and trigger then play no part)."""
+        if resource is None:
+            watcher = Watcher(self, ("", ""), self.everywhere, None, self.limit, interest.admits)
+            self.everywhere.everyone.add(watcher)
+            self.members += 1
+            return watcher
         where = (resource, interest.namespace)
         group = self.groups.setdefault(where, _Group())
         watcher = Watcher(self, where, group, interest.trigger, self.limit)
@@ -187,19 +202,26 @@ class WatcherIndex:
                 if not getter_values[1]:
                     del group.by_trigger[trigger.name]
         self.members -= 1
-        if group.empty() and self.groups.get(watcher.where) is group:
+        if group is not self.everywhere and group.empty() and self.groups.get(watcher.where) is group:
             del self.groups[watcher.where]
 
     def dispatch(self, change: Change) -> None:
         """Hand one committed change (the next revision) to the watchers it can concern."""
         self.head = change.revision
+        for watcher in self.everywhere.everyone:
+            if watcher.admits is None or watcher.admits(change.resource, change.namespace):
+                watcher.push(change)
         if not self.groups:
+            self._drop_overflowed()
             return
         scopes = (change.namespace, "") if change.namespace else ("",)
         for scope in scopes:
             group = self.groups.get((change.resource, scope))
             if group is not None:
                 self._dispatch(group, change)
+        self._drop_overflowed()
+
+    def _drop_overflowed(self) -> None:
         if self.overflowed:
             overflowed, self.overflowed = self.overflowed, []
             for watcher in overflowed:
@@ -240,16 +262,19 @@ class WatcherIndex:
     def forget_before(self, first: int) -> None:
         """The feed let changes before `first` leave its memory: a watcher still holding one of
         them is dropped, so a stuck reader never keeps changes alive past the feed's own bounds."""
-        behind = [w for group in self.groups.values() for w in _members(group) if w.pending
+        behind = [w for group in self._all_groups() for w in _members(group) if w.pending
                   and w.pending[0].revision < first]
         for watcher in behind:
             watcher.drop()
 
     def drop_all(self, head: int) -> None:
         """The feed restarted its run at `head`: every watcher reads for itself again."""
-        for watcher in [w for group in self.groups.values() for w in _members(group)]:
+        for watcher in [w for group in self._all_groups() for w in _members(group)]:
             watcher.drop()
         self.head = head
+
+    def _all_groups(self) -> list[_Group]:
+        return [*self.groups.values(), self.everywhere]
 
 
 def _members(group: _Group) -> list[Watcher]:

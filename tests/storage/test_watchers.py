@@ -151,3 +151,55 @@ def test_a_watcher_holding_a_change_the_feed_let_go_of_is_dropped():
         index.dispatch(pod(revision, "p"))
     index.forget_before(4)
     assert behind.dropped and behind.pending == [] and not current.dropped
+
+
+def configmap(revision: int, name: str, namespace: str) -> Change:
+    body = {"metadata": {"name": name, "namespace": namespace}}
+    return Change(revision=revision, type="ADDED", resource="configmaps", namespace=namespace, name=name, actor="t",
+                  created_at=0.0, body=json.dumps(body))
+
+
+def test_a_watcher_of_every_resource_is_handed_what_it_admits_and_is_woken_by_nothing_else():
+    async def scenario():
+        index = WatcherIndex(0)
+        asked: list[tuple[str, str]] = []
+
+        def team_a_only(resource: str, namespace: str) -> bool:
+            asked.append((resource, namespace))
+            return namespace == "team-a"
+        page = index.join(None, Interest(admits=team_a_only))
+        admin = index.join(None, Interest())
+        kubelet = index.join("pods", Interest("", node_trigger("node-1")))
+        waiting = asyncio.ensure_future(page.wait(60))
+        await asyncio.sleep(0)
+        index.dispatch(pod(1, "p", "node-1", namespace="team-b"))
+        index.dispatch(configmap(2, "c", "team-b"))
+        index.wake()
+        await asyncio.sleep(0)
+        assert not waiting.done(), "nothing it may see: not woken"
+        index.dispatch(configmap(3, "c", "team-a"))
+        index.wake()
+        await asyncio.wait_for(waiting, 1)
+        return index, page, admin, kubelet, asked
+
+    index, page, admin, kubelet, asked = asyncio.run(scenario())
+    assert revisions(page) == [3]
+    assert revisions(admin) == [1, 2, 3] and revisions(kubelet) == [1]
+    assert asked == [("pods", "team-b"), ("configmaps", "team-b"), ("configmaps", "team-a")]
+    assert index.members == 3
+    page.drop()
+    assert index.members == 2 and page not in index.everywhere.everyone
+    index.drop_all(9)
+    assert admin.dropped and kubelet.dropped and index.members == 0 and not index.everywhere.everyone
+
+
+def test_a_watcher_of_every_resource_falling_behind_is_dropped_like_any_other():
+    index = WatcherIndex(0, limit=2)
+    page = index.join(None, Interest())
+    for revision in range(1, 4):
+        index.dispatch(configmap(revision, f"c{revision}", "team-a"))
+    assert page.dropped and page.pending == [] and index.members == 0
+    behind = index.join(None, Interest())
+    index.dispatch(configmap(4, "c4", "team-a"))
+    index.forget_before(5)
+    assert behind.dropped

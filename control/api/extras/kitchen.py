@@ -46,6 +46,7 @@ from control import kinds as registry
 from control.api import traffic
 from control.storage.db import run_db
 from control.storage.feed import get_feed
+from control.storage.watchers import Interest
 from control.api.request import Route, int_param, parse_revision
 from control.api.responses import Reply, Stream, dumps, raw_json_response
 from control.api.watch import change_stream
@@ -203,7 +204,10 @@ async def changes(query: dict[str, str], actor: str, seen: Visibility | None = N
     def render(batch: list[store.Change]) -> list[bytes]:
         return [change_line(c) for c in _shown(batch, seen)]
 
-    return Stream(change_stream(start, render=render, timeout=timeout, bookmark=_bookmark,
+    # Joined to the feed's index as a watcher of every resource: a page that may see only its own
+    # namespace is woken by its changes alone, not by every batch of the room's.
+    interest = Interest(admits=None if seen.sees_everything else seen.allows)
+    return Stream(change_stream(start, render=render, timeout=timeout, bookmark=_bookmark, interest=interest,
                                 delivered=lambda count, revision: traffic.delivered(actor, _CHANGES, count, revision,
                                                                                     user)))
 

@@ -3,6 +3,7 @@ they may list/watch, a cluster admin everything, an anonymous caller nothing (40
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -100,3 +101,41 @@ def test_an_anonymous_caller_gets_no_feed(hub):
 
 def test_a_cluster_admin_is_not_filtered_at_all():
     assert Visibility(None, None, "list").sees_everything
+
+
+def test_a_caught_up_change_stream_is_handed_only_what_the_user_may_watch(hub):
+    """Once at the head, a page's stream is a watcher of every resource in the feed's index with the
+    user's visibility: others' writes do not reach it at all, its own namespace's do."""
+    from control.storage.feed import get_feed
+
+    alice = hub["alice"]
+    head = json.loads(hub["admin"].get("/kubekitchen/snapshot").content)["revision"]
+
+    async def open_stream():
+        policy = await policystore.cache().current()
+        seen = Visibility(policy, User("alice", "alice", ("system:authenticated",)), "watch")
+        stream = await kitchen.changes({"watch": "1", "resourceVersion": str(head), "timeoutSeconds": "30"},
+                                       "dashboard", seen)
+        assert await stream.chunks.__anext__() == b""  # the headers
+        reading = asyncio.ensure_future(stream.chunks.__anext__())
+        await asyncio.sleep(0.05)
+        return stream, reading, (await get_feed()).watchers
+
+    stream, reading, index = alice.runner.run(open_stream())
+    pages = list(index.everywhere.everyone)
+    assert len(pages) == 1 and pages[0].admits is not None
+    for n in range(3):
+        hub["admin"].post("/api/v1/namespaces/bob/configmaps", json.dumps({"metadata": {"name": f"b{n}"}}))
+
+    async def settle():
+        await asyncio.sleep(0.05)
+        return reading.done(), list(pages[0].pending)
+    assert alice.runner.run(settle()) == (False, [])  # bob's writes were handed to no one on alice's page
+    hub["admin"].post("/api/v1/namespaces/alice/configmaps", json.dumps({"metadata": {"name": "a0"}}))
+
+    async def read():
+        chunk = await asyncio.wait_for(reading, 5)
+        await stream.chunks.aclose()
+        return [json.loads(x) for x in chunk.splitlines() if x]
+    assert [(x["namespace"], x["name"]) for x in alice.runner.run(read())] == [("alice", "a0")]
+    assert not index.everywhere.everyone  # the stream left the index when it ended
