@@ -130,14 +130,45 @@ def list_(call: Call) -> Reply:
 
 # --- writes ----------------------------------------------------------------------------------
 
+# kube-apiserver's maxNameGenerationCreateAttempts (the RetryGenerateName feature, on by default
+# since 1.31 and GA in 1.32): a create whose generated name is taken is tried again with a new one.
+GENERATE_NAME_ATTEMPTS = 8
+
+
 def create(call: Call) -> Reply:
-    with serialised(call.kind, dry_run=call.dry_run):  # a Service's addresses: chosen and stored in one transaction
-        obj = prepare_create(call, decode_object(call), now())
+    """Create the request's object; with `generateName` (and no name) a generated name that is
+    already taken is drawn again, up to GENERATE_NAME_ATTEMPTS attempts in all, each from the
+    request's body afresh, with whatever an attempt admitted (a quota's charge) undone with it."""
+    attempt = 0
+    while True:
+        attempt += 1
+        generated: list[bool] = []
+        try:
+            return _create_once(call, generated)
+        except errors.AlreadyExists:
+            if not generated or attempt >= GENERATE_NAME_ATTEMPTS:
+                raise
+
+
+def _create_once(call: Call, generated: list[bool]) -> Reply:
+    # `serialised` is the attempt's scope: a Service's addresses chosen and a quota charged in one
+    # transaction with the write, and rolled back with an attempt that fails.
+    with serialised(call.kind, dry_run=call.dry_run):
+        body = decode_object(call)
+        if _wants_generated_name(body):
+            generated.append(True)
+        obj = prepare_create(call, body, now())
         if call.dry_run:
             return _object_response(call, obj, 201)
         created, stored = store.object_create_as_stored(resource=call.kind.resource, obj=obj, actor=call.actor,
                                                         shared=_shareable(call))
     return _object_response(call, created, 201, stored)
+
+
+def _wants_generated_name(body: Any) -> bool:
+    """upstream's needsNameGeneration: no name, and a generateName to make one from."""
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    return isinstance(meta, dict) and not meta.get("name") and bool(meta.get("generateName"))
 
 
 def update(call: Call, subresource: str = "") -> Reply:

@@ -202,3 +202,19 @@ def test_an_update_refused_after_its_charge_leaves_the_quota_as_it_was(api):
     answer = api.patch("/api/v1/namespaces/default/services/s", json.dumps({"spec": {"type": "NodePort"}}), merge)
     assert answer.status_code == 200
     assert read_quota(api)["status"]["used"] == {"services.nodeports": "2"}
+
+
+def test_a_create_drawn_again_for_a_taken_generated_name_is_charged_to_the_quota_once(api, monkeypatch):
+    from control.api import objects
+
+    assert post(api, "resourcequotas", quota("pods", pods="2"))[0] == 201
+    assert post(api, "pods", pod("web-bbbbb"))[0] == 201
+    suffixes = ["bbbbb", "ccccc"]
+    monkeypatch.setattr(objects, "generate_name", lambda base: base + suffixes.pop(0))
+    status, created = post(api, "pods", {"metadata": {"generateName": "web-"},
+                                         "spec": {"containers": [{"name": "app", "image": "nginx"}]}})
+    assert status == 201 and created["metadata"]["name"] == "web-ccccc"
+    used = json.loads(api.get("/api/v1/namespaces/default/resourcequotas/pods").content)["status"]["used"]
+    assert used == {"pods": "2"}  # the attempt that found its name taken charged nothing
+    status, refused = post(api, "pods", pod("third"))
+    assert status == 403 and "exceeded quota: pods" in refused["message"]

@@ -51,6 +51,43 @@ def test_generate_name(api):
     assert all(ch in "bcdfghjklmnpqrstvwxz2456789" for ch in name[4:])
 
 
+def drawn(monkeypatch, *suffixes: str) -> list[str]:
+    """Make the generated names' suffixes come from `suffixes` (in order); the names drawn."""
+    from control.api import objects
+
+    names: list[str] = []
+    pending = list(suffixes)
+
+    def generate(base: str) -> str:
+        names.append(base + pending.pop(0))
+        return names[-1]
+    monkeypatch.setattr(objects, "generate_name", generate)
+    return names
+
+
+def test_a_generated_name_already_taken_is_drawn_again(api, monkeypatch):
+    assert send(api, "post", PODS, pod("web-bbbbb"))[0] == 201
+    assert send(api, "post", PODS, pod("web-ccccc"))[0] == 201
+    names = drawn(monkeypatch, "bbbbb", "ccccc", "ddddd")
+    body = pod("")
+    body["metadata"] = {"generateName": "web-", "labels": {"app": "web"}}
+    code, created = send(api, "post", PODS, body)
+    assert code == 201 and created["metadata"]["name"] == "web-ddddd" and names == ["web-bbbbb", "web-ccccc", "web-ddddd"]
+    assert created["metadata"]["labels"] == {"app": "web"}  # each attempt from the request's body afresh
+
+
+def test_generated_names_are_drawn_eight_times_at_most_and_a_given_name_never_again(api, monkeypatch):
+    assert send(api, "post", PODS, pod("web-bbbbb"))[0] == 201
+    names = drawn(monkeypatch, *["bbbbb"] * 9)
+    body = pod("")
+    body["metadata"] = {"generateName": "web-"}
+    code, status = send(api, "post", PODS, body)
+    assert (code, status["reason"]) == (409, "AlreadyExists") and len(names) == 8  # kube-apiserver's 8 attempts
+    names.clear()
+    code, status = send(api, "post", PODS, pod("web-bbbbb"))
+    assert (code, status["reason"]) == (409, "AlreadyExists") and names == []  # a name of its own: no retry
+
+
 def test_already_exists_and_not_found_messages(api):
     send(api, "post", DEPLOYS, deployment())
     code, status = send(api, "post", DEPLOYS, deployment())
