@@ -23,7 +23,8 @@ import functools
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable
+from types import MappingProxyType
+from typing import Callable, Mapping
 
 from django.conf import settings
 
@@ -56,14 +57,18 @@ class PriorityLevel:
         return uid("PriorityLevelConfiguration", self.name)
 
 
-def levels() -> dict[str, PriorityLevel]:
-    """The levels, sized by the settings (read each time: tests and `runhub` may change them)."""
-    per_user = settings.KK_FAIR_INFLIGHT_PER_USER
-    queue, wait = settings.KK_FAIR_QUEUE_LENGTH, settings.KK_FAIR_QUEUE_WAIT
-    return {"exempt": PriorityLevel("exempt"),
-            "system": PriorityLevel("system", 4 * per_user, 4 * queue, wait),
-            "workload-low": PriorityLevel("workload-low", per_user, queue, wait),
-            "global-default": PriorityLevel("global-default", per_user, queue, wait)}
+def levels() -> Mapping[str, PriorityLevel]:
+    """The levels, sized by the settings (read each time: tests and `runhub` may change them).
+    The same table for the same sizes: it is asked once per request, and the levels are frozen."""
+    return _levels(settings.KK_FAIR_INFLIGHT_PER_USER, settings.KK_FAIR_QUEUE_LENGTH, settings.KK_FAIR_QUEUE_WAIT)
+
+
+@functools.lru_cache(maxsize=8)
+def _levels(per_user: int, queue: int, wait: float) -> Mapping[str, PriorityLevel]:
+    return MappingProxyType({"exempt": PriorityLevel("exempt"),
+                             "system": PriorityLevel("system", 4 * per_user, 4 * queue, wait),
+                             "workload-low": PriorityLevel("workload-low", per_user, queue, wait),
+                             "global-default": PriorityLevel("global-default", per_user, queue, wait)})
 
 
 def too_many_requests() -> errors.TooManyRequests:

@@ -85,3 +85,17 @@ def test_a_waiter_behind_a_refused_wide_one_gets_its_seat():
         assert limiter.flows == {}
 
     asyncio.run(scenario())
+
+
+def test_the_levels_are_made_once_per_sizing_and_follow_a_change_of_the_settings(settings):
+    from control.seats import levels
+
+    settings.KK_FAIR_INFLIGHT_PER_USER = 3
+    first = levels()
+    assert levels() is first and first["workload-low"].per_flow == 3 and first["system"].per_flow == 12
+    settings.KK_FAIR_INFLIGHT_PER_USER = 5
+    assert levels()["workload-low"].per_flow == 5
+    settings.KK_FAIR_INFLIGHT_PER_USER = 3
+    assert levels() is first
+    with pytest.raises(TypeError):
+        first["exempt"] = first["system"]  # type: ignore[index]  # shared by every request: read-only
