@@ -159,10 +159,22 @@ def _create_once(call: Call, generated: list[bool]) -> Reply:
             generated.append(True)
         obj = prepare_create(call, body, now())
         if call.dry_run:
+            _refuse_if_stored(call.kind, obj)
             return _object_response(call, obj, 201)
         created, stored = store.object_create_as_stored(resource=call.kind.resource, obj=obj, actor=call.actor,
                                                         shared=_shareable(call))
     return _object_response(call, created, 201, stored)
+
+
+def _refuse_if_stored(kind: Kind, obj: Obj) -> None:
+    """A dry run's create is refused when the name is taken, as the write would be (kube-apiserver's
+    DryRunnableStorage.Create reads the key and answers the same AlreadyExists)."""
+    meta = obj["metadata"]
+    try:
+        store.object_text(resource=kind.resource, namespace=meta.get("namespace", ""), name=meta["name"])
+    except errors.NotFound:
+        return
+    raise errors.already_exists(kind.resource, meta["name"])
 
 
 def _wants_generated_name(body: Any) -> bool:

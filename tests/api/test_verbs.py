@@ -88,6 +88,20 @@ def test_generated_names_are_drawn_eight_times_at_most_and_a_given_name_never_ag
     assert (code, status["reason"]) == (409, "AlreadyExists") and names == []  # a name of its own: no retry
 
 
+def test_a_dry_run_create_of_a_taken_name_is_refused_as_the_create_would_be(api, monkeypatch):
+    assert send(api, "post", PODS, pod("a"))[0] == 201
+    code, status = send(api, "post", f"{PODS}?dryRun=All", pod("a"))
+    assert (code, status["reason"], status["message"]) == (409, "AlreadyExists", 'pods "a" already exists')
+    assert send(api, "post", f"{PODS}?dryRun=All", pod("b"))[0] == 201
+    assert send(api, "get", f"{PODS}/b")[0] == 404  # a dry run stores nothing
+    names = drawn(monkeypatch, "aaaaa", "bbbbb")
+    assert send(api, "post", PODS, pod("web-aaaaa"))[0] == 201
+    body = pod("")
+    body["metadata"] = {"generateName": "web-"}
+    code, created = send(api, "post", f"{PODS}?dryRun=All", body)
+    assert code == 201 and created["metadata"]["name"] == "web-bbbbb" and names == ["web-aaaaa", "web-bbbbb"]
+
+
 def test_already_exists_and_not_found_messages(api):
     send(api, "post", DEPLOYS, deployment())
     code, status = send(api, "post", DEPLOYS, deployment())

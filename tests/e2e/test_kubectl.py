@@ -506,6 +506,9 @@ def test_dry_run_server_create_apply_label(hub, ns, tmp_path):
     shown = json.loads(hub.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-",
                                    input=yaml.safe_dump(pod("ghost", ns))).stdout)
     assert shown["metadata"]["uid"] and shown["status"]["phase"] == "Pending"
+    hub.kubectl("create", "-f", "-", input=yaml.safe_dump(pod("real", ns)))
+    taken = hub.kubectl("create", "--dry-run=server", "-f", "-", input=yaml.safe_dump(pod("real", ns)), check=False)
+    assert 'Error from server (AlreadyExists): error when creating "STDIN": pods "real" already exists' in failed(taken)
 
     path = write(tmp_path, "dr.yaml", deployment("dr", ns, replicas=2))
     out = hub.kubectl("apply", "--dry-run=server", "-f", str(path)).stdout
