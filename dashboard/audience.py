@@ -211,8 +211,9 @@ class Audience:
 class Digest:
     """What every page asks of one batch, worked out once for all of them: per record its scope key
     (namespace, group, resource; None without a scope) and user; the distinct keys and users; the
-    namespaces met, and per user those where every record is theirs; the RBAC writes' namespaces (None for a
-    cluster-scoped one), in order; and the first and last `seq` and whether they run with a gap."""
+    namespaces met, and per user those where every record is theirs; the RBAC writes' namespaces
+    (None for a cluster-scoped one), in order; and the first and last `seq` and whether they run
+    with a gap."""
 
     __slots__ = ("keys", "record_users", "scopes", "users", "unscoped", "namespace_users", "namespaces", "alone",
                  "rbac_writes", "first_seq", "last_seq", "gap")

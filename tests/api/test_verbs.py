@@ -72,7 +72,8 @@ def test_a_generated_name_already_taken_is_drawn_again(api, monkeypatch):
     body = pod("")
     body["metadata"] = {"generateName": "web-", "labels": {"app": "web"}}
     code, created = send(api, "post", PODS, body)
-    assert code == 201 and created["metadata"]["name"] == "web-ddddd" and names == ["web-bbbbb", "web-ccccc", "web-ddddd"]
+    assert code == 201 and created["metadata"]["name"] == "web-ddddd"
+    assert names == ["web-bbbbb", "web-ccccc", "web-ddddd"]
     assert created["metadata"]["labels"] == {"app": "web"}  # each attempt from the request's body afresh
 
 
