@@ -91,12 +91,11 @@ class Audience:
         await self._known("")
         if self._visibility().sees_everything:
             return records
-        stale_before, read_at = self.clock.monotonic() - MAX_AGE, self._read_at
-        missing = [ns for ns in namespaces if read_at.get(ns, stale_before) <= stale_before]  # as `_fresh`
+        now = self.clock.monotonic()
+        missing = [ns for ns in namespaces if not self._fresh(ns, now)]
         if missing:
             await asyncio.gather(*(self._known(ns) for ns in missing))
-        memo = self._memo
-        shown = {key for key in batch.scopes if memo.get(key) or (key not in memo and self._shows(key))}
+        shown = {key for key in batch.scopes if self._shows(key)}
         if not shown and self.viewer not in batch.users:
             return []  # an attendee's page, most batches: others' records in others' namespaces
         if len(shown) == len(batch.scopes) and not batch.unscoped:
@@ -122,9 +121,11 @@ class Audience:
         """Every decision made so far may be wrong now."""
         self._seen, self._memo = None, {}
 
-    def _fresh(self, namespace: str) -> bool:
+    def _fresh(self, namespace: str, now: float | None = None) -> bool:
         read_at = self._read_at.get(namespace)
-        return read_at is not None and self.clock.monotonic() - read_at < MAX_AGE
+        if read_at is None:
+            return False
+        return (self.clock.monotonic() if now is None else now) - read_at < MAX_AGE
 
     async def _known(self, namespace: str) -> None:
         """The viewer's rules in `namespace` are at hand (asked when missing or old)."""
@@ -215,13 +216,13 @@ class Digest:
     (None for a cluster-scoped one), in order; and the first and last `seq` and whether they run
     with a gap."""
 
-    __slots__ = ("keys", "record_users", "scopes", "users", "unscoped", "namespace_users", "namespaces", "alone",
-                 "rbac_writes", "first_seq", "last_seq", "gap")
+    __slots__ = ("keys", "record_users", "scopes", "users", "unscoped", "namespaces", "alone", "rbac_writes",
+                 "first_seq", "last_seq", "gap")
 
     def __init__(self, records: list[Record]):
         self.keys: list[tuple[Any, Any, Any] | None] = []
         self.record_users: list[Any] = []
-        self.namespace_users: dict[str, set[Any]] = {}
+        namespace_users: dict[str, set[Any]] = {}
         self.rbac_writes: list[str | None] = []
         self.unscoped = False
         self.first_seq: int | None = None
@@ -244,15 +245,15 @@ class Digest:
                 continue
             namespace = scope.get("namespace") or ""
             self.keys.append((namespace, scope.get("group") or "", scope.get("resource") or ""))
-            self.namespace_users.setdefault(namespace, set()).add(user)
+            namespace_users.setdefault(namespace, set()).add(user)
             if (scope.get("group") == RBAC_GROUP and record.get("type") == "request"
                     and record.get("verb") not in READS and int(record.get("code") or 0) < 400):
                 self.rbac_writes.append(str(namespace) or None)
         self.scopes = {key for key in self.keys if key is not None}
         self.users = set(self.record_users)
-        self.namespaces = {namespace for namespace in self.namespace_users if namespace}
+        self.namespaces = {namespace for namespace in namespace_users if namespace}
         self.alone: dict[Any, set[str]] = {}  # user -> the namespaces where every record is theirs
-        for namespace, users in self.namespace_users.items():
+        for namespace, users in namespace_users.items():
             if len(users) == 1:
                 self.alone.setdefault(next(iter(users)), set()).add(namespace)
 

@@ -21,7 +21,7 @@ from control.api.allocation import serialised
 from control.api.listing import encode_continue, list_revision, read_list
 from control.api.listing import FutureRevision, require_revision  # noqa: F401  (callers know them as verbs.*)
 from control.api.objects import (
-    check_preconditions, deletion_if_done, prepare_create, prepare_update, status_details,
+    check_preconditions, deletion_if_done, prepare_create, prepare_update, status_details, stored_or_none,
 )
 from control.api.patching import apply_patch
 from control.api.request import PATCH_TYPES, Call, decode, decode_object, int_param
@@ -139,42 +139,31 @@ def create(call: Call) -> Reply:
     """Create the request's object; with `generateName` (and no name) a generated name that is
     already taken is drawn again, up to GENERATE_NAME_ATTEMPTS attempts in all, each from the
     request's body afresh, with whatever an attempt admitted (a quota's charge) undone with it."""
-    attempt = 0
-    while True:
-        attempt += 1
-        generated: list[bool] = []
+    for _ in range(GENERATE_NAME_ATTEMPTS - 1):
         try:
-            return _create_once(call, generated)
+            return _create_once(call)
         except errors.AlreadyExists:
-            if not generated or attempt >= GENERATE_NAME_ATTEMPTS:
+            # the body is read again only on this rare path: a name of the client's own is final
+            if not _wants_generated_name(decode_object(call)):
                 raise
+    return _create_once(call)  # the last attempt: its AlreadyExists is the answer
 
 
-def _create_once(call: Call, generated: list[bool]) -> Reply:
+def _create_once(call: Call) -> Reply:
     # `serialised` is the attempt's scope: a Service's addresses chosen and a quota charged in one
     # transaction with the write, and rolled back with an attempt that fails.
     with serialised(call.kind, dry_run=call.dry_run):
-        body = decode_object(call)
-        if _wants_generated_name(body):
-            generated.append(True)
-        obj = prepare_create(call, body, now())
+        obj = prepare_create(call, decode_object(call), now())
         if call.dry_run:
-            _refuse_if_stored(call.kind, obj)
+            # kube-apiserver's DryRunnableStorage.Create reads the key: a taken name is refused as
+            # the write would be
+            meta = obj["metadata"]
+            if stored_or_none(call.kind.resource, meta.get("namespace", ""), meta["name"]) is not None:
+                raise errors.already_exists(call.kind.resource, meta["name"])
             return _object_response(call, obj, 201)
         created, stored = store.object_create_as_stored(resource=call.kind.resource, obj=obj, actor=call.actor,
                                                         shared=_shareable(call))
     return _object_response(call, created, 201, stored)
-
-
-def _refuse_if_stored(kind: Kind, obj: Obj) -> None:
-    """A dry run's create is refused when the name is taken, as the write would be (kube-apiserver's
-    DryRunnableStorage.Create reads the key and answers the same AlreadyExists)."""
-    meta = obj["metadata"]
-    try:
-        store.object_text(resource=kind.resource, namespace=meta.get("namespace", ""), name=meta["name"])
-    except errors.NotFound:
-        return
-    raise errors.already_exists(kind.resource, meta["name"])
 
 
 def _wants_generated_name(body: Any) -> bool:

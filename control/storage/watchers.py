@@ -211,17 +211,11 @@ class WatcherIndex:
         for watcher in self.everywhere.everyone:
             if watcher.admits is None or watcher.admits(change.resource, change.namespace):
                 watcher.push(change)
-        if not self.groups:
-            self._drop_overflowed()
-            return
         scopes = (change.namespace, "") if change.namespace else ("",)
         for scope in scopes:
             group = self.groups.get((change.resource, scope))
             if group is not None:
                 self._dispatch(group, change)
-        self._drop_overflowed()
-
-    def _drop_overflowed(self) -> None:
         if self.overflowed:
             overflowed, self.overflowed = self.overflowed, []
             for watcher in overflowed:
