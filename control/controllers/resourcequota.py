@@ -8,9 +8,12 @@ Guarantees (level-triggered, idempotent):
   built-in kind listed from the hub; so a busy namespace's recounts cost the hub no request. It
   writes the status subresource only when it differs, guarded by the resourceVersion read (a
   conflict is retried with back-off); a quota that is gone is the end of it;
-- a quota is recounted when it changes, when an object of a cached kind in its namespace comes,
-  changes or goes (replenishment, upstream's QuotaMonitor), and every `Timings.quota_sync` seconds
-  (the listed kinds' changes are seen then);
+- a quota is recounted when it comes or its `spec.hard` changes, when an object of a cached kind
+  in its namespace comes, changes or goes (replenishment, upstream's QuotaMonitor), and every
+  `Timings.quota_sync` seconds (the listed kinds' changes are seen then). A write of the quota's
+  status alone is no reason (upstream's updateQuota ignores it too): such writes are this
+  controller's own and admission's charges, and a charge is seen before the object charged for
+  reaches the caches, so a recount then would write a usage that dips and comes back;
 - names the hub cannot count (a custom kind) are reported as used 0, as upstream does for
   resources no evaluator knows.
 """
@@ -41,6 +44,10 @@ def store_key(resource: Resource) -> str:
     return f"{resource.group}/{resource.plural}"
 
 
+def _hard(quota: Obj) -> dict[str, Any]:
+    return (quota.get("spec") or {}).get("hard") or {}
+
+
 def counted_kinds(hard: list[str]) -> list[Resource]:
     """The built-in namespaced kinds whose objects may count against any of these names."""
     from control.kinds import KINDS
@@ -59,7 +66,7 @@ class ResourceQuotaController:
         self.queue = WorkQueue(clock=clock)
         self.wakeups = Wakeups(clock)
         self.caches = {store_key(PODS): pods, **{store_key(r): i for r, i in (caches or {}).items()}}
-        quotas.add_handlers(Handlers(on_add=self._quota, on_update=lambda old, new: self._quota(new),
+        quotas.add_handlers(Handlers(on_add=self._quota, on_update=self._quota_updated,
                                      on_delete=lambda q: self.wakeups.forget(key_of(q))))
         for informer in self.caches.values():
             informer.add_handlers(Handlers(on_add=self._counted, on_update=lambda old, new: self._counted(new),
@@ -67,6 +74,10 @@ class ResourceQuotaController:
 
     def _quota(self, quota: Obj) -> None:
         self.queue.add(key_of(quota))
+
+    def _quota_updated(self, old: Obj, new: Obj) -> None:
+        if _hard(old) != _hard(new):
+            self._quota(new)
 
     def _counted(self, obj: Obj) -> None:
         for quota in self.quotas.cache.by_index("namespace", metadata(obj).get("namespace", "")):
@@ -89,7 +100,7 @@ class ResourceQuotaController:
         if quota is None:
             return DONE
         namespace, _ = split_key(key)
-        hard = dict((quota.get("spec") or {}).get("hard") or {})
+        hard = dict(_hard(quota))
         used = namespace_usage(quota, await self._objects(namespace, list(hard)))
         status = {"hard": hard, "used": {name: show(name, used.get(name, 0.0)) for name in hard}}
         if status != (quota.get("status") or {}):

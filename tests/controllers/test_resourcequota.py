@@ -111,3 +111,22 @@ def test_a_change_of_a_cached_kind_queues_the_quotas_of_its_namespace():
     assert list(controller.queue._queue) == ["default/q"]
     vanish(caches[CONFIGMAPS], {"metadata": metadata("cm")})
     assert list(controller.queue._queue) == ["default/q"]
+
+
+def test_a_charge_written_by_admission_is_not_recounted_before_its_object_arrives():
+    # Admission charges pods=1 in the quota's status; that update reaches the controller before the
+    # pod it charged for reaches the pod cache. Recounting then would write pods=0, and pods=1 again
+    # once the pod arrives (upstream's updateQuota ignores status-only updates for this reason).
+    controller, client = setup(quota(pods="3", status={"hard": {"pods": "3"}, "used": {"pods": "0"}}))
+    observe(controller.quotas, quota(pods="3", status={"hard": {"pods": "3"}, "used": {"pods": "1"}}))
+    assert len(controller.queue) == 0
+    observe(controller.pods, pod("a"))  # the pod arrives: its namespace's quotas are recounted
+    assert list(controller.queue._queue) == ["default/q"]
+    run(controller.reconcile("default/q"))
+    assert client.summary() == []  # the charge was right: nothing to write
+
+
+def test_a_new_hard_limit_queues_the_quota():
+    controller, _ = setup(quota(pods="3"))
+    observe(controller.quotas, quota(pods="5"))
+    assert list(controller.queue._queue) == ["default/q"]
