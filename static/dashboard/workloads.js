@@ -8,6 +8,13 @@ import { button, h, nsTag } from "./dom.js";
 import { ownerColour } from "./namespaces.js";
 import { term, ui } from "./words.js";
 
+// The namespace tag, then the name, with a line-break opportunity between them: the tag and the
+// name are one unbreakable run otherwise, which the narrow name column splits inside the name.
+function tagged(vm) {
+  const tag = nsTag(vm.ns);
+  return tag ? [tag, h("wbr"), vm.name] : [vm.name];
+}
+
 export class WorkloadRows {
   constructor(model, tbody) {
     this.model = model;
@@ -63,7 +70,7 @@ export class WorkloadRows {
     buttons.append(button("stale-write", "409", { namespace: vm.ns, name: vm.name }, "stale-write"));
     buttons.lastChild.title = ui("stale-write");
     row.dataset.ns = vm.ns;
-    name.append(...[h("span", "kind", term("deployment")), nsTag(vm.ns), vm.name, buttons].filter(Boolean));
+    name.append(...[h("span", "kind", term("deployment")), ...tagged(vm), buttons].filter(Boolean));
     row.replaceChildren(name, h("td", "num", String(vm.desired)), h("td", "num", String(vm.current)),
       h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)));
   }
@@ -122,7 +129,7 @@ export class WorkloadRows {
     buttons.firstChild.title = term("scale-down");
     buttons.lastChild.title = term("scale-up");
     const label = h("th", "");
-    label.append(...[swatch, h("span", "kind", term("replicationcontroller")), nsTag(vm.ns), vm.name, buttons]
+    label.append(...[swatch, h("span", "kind", term("replicationcontroller")), ...tagged(vm), buttons]
       .filter(Boolean));
     row.replaceChildren(label, h("td", "num", String(vm.desired)), h("td", "num", String(vm.current)),
       h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)));
