@@ -70,7 +70,7 @@ export class WorkloadRows {
     buttons.append(button("stale-write", "409", { namespace: vm.ns, name: vm.name }, "stale-write"));
     buttons.lastChild.title = ui("stale-write");
     row.dataset.ns = vm.ns;
-    name.append(...[h("span", "kind", term("deployment")), ...tagged(vm), buttons].filter(Boolean));
+    name.append(h("span", "kind", term("deployment")), ...tagged(vm), buttons);
     row.replaceChildren(name, h("td", "num", String(vm.desired)), h("td", "num", String(vm.current)),
       h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)));
   }
@@ -129,8 +129,7 @@ export class WorkloadRows {
     buttons.firstChild.title = term("scale-down");
     buttons.lastChild.title = term("scale-up");
     const label = h("th", "");
-    label.append(...[swatch, h("span", "kind", term("replicationcontroller")), ...tagged(vm), buttons]
-      .filter(Boolean));
+    label.append(swatch, h("span", "kind", term("replicationcontroller")), ...tagged(vm), buttons);
     row.replaceChildren(label, h("td", "num", String(vm.desired)), h("td", "num", String(vm.current)),
       h("td", `num ${vm.ready < vm.desired ? "short" : ""}`, String(vm.ready)));
   }
